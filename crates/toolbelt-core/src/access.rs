@@ -1,0 +1,89 @@
+//! What a call touches, declared by the tool before it runs.
+
+use std::path::PathBuf;
+
+/// Whether a call may run beside other calls.
+///
+/// Decided per input: `Read` is always shared, a read-only `Bash` command is shared, a write
+/// is exclusive. The batch scheduler runs consecutive shared calls together and every
+/// exclusive call alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Concurrency {
+    /// May run concurrently with other shared calls.
+    Shared,
+    /// Must run with no other call in flight.
+    Exclusive,
+}
+
+/// One thing a call touches. The permission engine matches rules against these.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "target", rename_all = "snake_case")]
+pub enum Touch {
+    /// Reads this path (file or directory).
+    Read(PathBuf),
+    /// Creates, modifies or deletes this path.
+    Write(PathBuf),
+    /// Runs this command line.
+    Execute(String),
+    /// Talks to this URL (or host).
+    Network(String),
+    /// Changes session-local state only (a todo list, the cwd).
+    State(String),
+}
+
+/// The declaration a tool makes for one call: everything it touches, and its concurrency.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Access {
+    /// What the call touches, in the order the tool listed it.
+    pub touches: Vec<Touch>,
+    /// Whether the call may run beside others.
+    pub concurrency: Concurrency,
+}
+
+impl Access {
+    /// A call that may run beside other shared calls and touches nothing yet.
+    pub fn shared() -> Self {
+        Self { touches: Vec::new(), concurrency: Concurrency::Shared }
+    }
+
+    /// A call that must run alone and touches nothing yet.
+    pub fn exclusive() -> Self {
+        Self { touches: Vec::new(), concurrency: Concurrency::Exclusive }
+    }
+
+    /// Adds a path the call reads.
+    pub fn reads(mut self, path: impl Into<PathBuf>) -> Self {
+        self.touches.push(Touch::Read(path.into()));
+        self
+    }
+
+    /// Adds a path the call writes.
+    pub fn writes(mut self, path: impl Into<PathBuf>) -> Self {
+        self.touches.push(Touch::Write(path.into()));
+        self
+    }
+
+    /// Adds a command line the call executes.
+    pub fn executes(mut self, command: impl Into<String>) -> Self {
+        self.touches.push(Touch::Execute(command.into()));
+        self
+    }
+
+    /// Adds a URL the call contacts.
+    pub fn contacts(mut self, url: impl Into<String>) -> Self {
+        self.touches.push(Touch::Network(url.into()));
+        self
+    }
+
+    /// Adds a piece of session state the call changes.
+    pub fn changes_state(mut self, what: impl Into<String>) -> Self {
+        self.touches.push(Touch::State(what.into()));
+        self
+    }
+
+    /// Whether the call may run beside others.
+    pub fn is_shared(&self) -> bool {
+        self.concurrency == Concurrency::Shared
+    }
+}

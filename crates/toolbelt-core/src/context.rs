@@ -1,0 +1,169 @@
+//! The narrow view of the session a tool gets for one call.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{EventSink, OutputStream, ToolEvent};
+use crate::session::{SessionSlot, SessionState};
+
+/// Limits that apply to one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How long the call may run before the runtime stops it.
+    pub timeout: Duration,
+    /// How many characters of text the model gets before the runtime cuts the result.
+    pub output_budget: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { timeout: Duration::from_secs(120), output_budget: 30_000 }
+    }
+}
+
+/// Shared services keyed by type (an HTTP client, a task manager…), set up once by whoever
+/// builds the runtime and handed to every call. Tools ask for what they need by type.
+#[derive(Clone, Default)]
+pub struct Extensions {
+    map: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extensions").field("len", &self.map.len()).finish()
+    }
+}
+
+impl Extensions {
+    /// Adds a service, replacing any of the same type. Meant for set-up, before sharing.
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        Arc::make_mut(&mut self.map).insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The service of type `T`, if one was set up.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.map.get(&TypeId::of::<T>()).and_then(|v| Arc::clone(v).downcast::<T>().ok())
+    }
+}
+
+/// Everything a tool may use during one call. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    call_id: Arc<str>,
+    session: Arc<SessionState>,
+    cancel: CancellationToken,
+    events: EventSink,
+    limits: Limits,
+    services: Extensions,
+}
+
+impl ToolContext {
+    /// A context for one call. The runtime builds these; tests may too.
+    pub fn new(
+        call_id: impl Into<Arc<str>>,
+        session: Arc<SessionState>,
+        cancel: CancellationToken,
+        events: EventSink,
+        limits: Limits,
+        services: Extensions,
+    ) -> Self {
+        Self { call_id: call_id.into(), session, cancel, events, limits, services }
+    }
+
+    /// A context over a fresh session rooted at `cwd`, with no listener: for tests and for
+    /// calling a tool directly.
+    pub fn detached(cwd: PathBuf) -> Self {
+        let session = Arc::new(SessionState::new("detached", cwd, Vec::new()));
+        Self::new(
+            "call",
+            session,
+            CancellationToken::new(),
+            EventSink::none(),
+            Limits::default(),
+            Extensions::default(),
+        )
+    }
+
+    /// The call's id.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The session's working directory at this moment.
+    pub fn cwd(&self) -> PathBuf {
+        self.session.cwd()
+    }
+
+    /// The session's workspace roots.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.session.roots()
+    }
+
+    /// Resolves a path against the session cwd.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        self.session.resolve(path)
+    }
+
+    /// The session state (cwd, roots, typed slots).
+    pub fn session(&self) -> &Arc<SessionState> {
+        &self.session
+    }
+
+    /// The session slot of type `T`; see [`SessionState::with_slot`].
+    pub fn with_slot<T: SessionSlot, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        self.session.with_slot(f)
+    }
+
+    /// Fires when the call is cancelled or times out; long-running tools should watch it
+    /// and clean up (kill processes, remove temp files) before returning.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The call's limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The shared service of type `T`, if set up.
+    pub fn service<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.services.get::<T>()
+    }
+
+    /// Whether anybody listens to events (skip formatting progress nobody reads).
+    pub fn is_streaming(&self) -> bool {
+        self.events.is_listening()
+    }
+
+    /// Reports progress, with a fraction from 0.0 to 1.0 when known.
+    pub fn progress(&self, message: impl Into<String>, fraction: Option<f64>) {
+        if self.events.is_listening() {
+            self.events.emit(&ToolEvent::Progress {
+                id: self.call_id.to_string(),
+                message: message.into(),
+                fraction: fraction.map(|f| f.clamp(0.0, 1.0)),
+            });
+        }
+    }
+
+    /// Streams a chunk of live output.
+    pub fn output(&self, stream: OutputStream, chunk: impl Into<String>) {
+        if self.events.is_listening() {
+            self.events.emit(&ToolEvent::Output {
+                id: self.call_id.to_string(),
+                stream,
+                chunk: chunk.into(),
+            });
+        }
+    }
+}

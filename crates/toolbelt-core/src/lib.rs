@@ -1,0 +1,49 @@
+//! The contracts of toolbelt: what a tool is, what a call touches, what it returns.
+//!
+//! Everything that implements or drives a tool meets here, and nothing here does I/O.
+//!
+//! # Why it is shaped so
+//!
+//! * **One source of truth per tool.** A tool's input is a Rust type deriving `serde` and
+//!   `schemars`; its doc comments become the model-facing parameter docs and the JSON Schema
+//!   that validates calls. Nothing is written twice ([`Tool`]).
+//! * **Tools declare, the runtime decides.** [`Tool::access`] says what a call will touch
+//!   (paths read or written, a command, URLs) and whether it may run beside other calls. A tool
+//!   never checks permissions itself; the runtime authorizes from the declaration ([`Access`]).
+//! * **Typed at home, erased at the border.** Built-in tools are typed ([`Tool`]); tools from
+//!   elsewhere (MCP upstreams, config) and the registry speak the erased form ([`DynTool`]),
+//!   so both kinds share one registry, one validator and one pipeline.
+//! * **One error enum on the call path.** [`ToolError`] separates what the model should read
+//!   (invalid input, a failure, a denial, a timeout) from internal faults, and every message
+//!   says what to do next.
+//! * **A narrow context.** [`ToolContext`] carries the call id, the session's cwd and roots,
+//!   cancellation, an event sink and typed session state — not the whole session.
+
+mod access;
+mod context;
+mod error;
+mod event;
+mod export;
+mod output;
+mod registry;
+mod schema;
+mod session;
+mod spec;
+mod tool;
+mod validate;
+
+pub use access::{Access, Concurrency, Touch};
+pub use context::{Extensions, Limits, ToolContext};
+pub use error::{FieldError, ToolError};
+pub use event::{EventSink, OutputStream, ToolEvent};
+pub use export::ExportFormat;
+pub use output::{Content, ToolOutput};
+pub use registry::{Registry, RegistryError, ToolEntry};
+pub use schema::{input_schema, output_schema};
+pub use session::{SessionSlot, SessionState};
+pub use spec::{Annotations, Category, PermissionClass, SideEffects, ToolSpec};
+pub use tool::{BoxFuture, DynTool, Prepared, Tool, erase};
+pub use validate::InputValidator;
+
+/// Re-exported so tool crates and tests use the same cancellation type as the runtime.
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,224 @@
+//! The set of tools a runtime offers, looked up by name or alias.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::export::{ExportFormat, export_spec};
+use crate::spec::ToolSpec;
+use crate::tool::{DynTool, Prepared};
+use crate::validate::InputValidator;
+
+/// Why a tool could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// The name or an alias is already taken.
+    #[error("cannot register `{tool}`: the name `{name}` is already used by `{owner}`")]
+    Duplicate {
+        /// The tool being registered.
+        tool: String,
+        /// The clashing name or alias.
+        name: String,
+        /// The registered tool that owns it.
+        owner: String,
+    },
+    /// The input schema does not compile.
+    #[error("cannot register `{tool}`: its input schema is invalid: {reason}")]
+    InvalidSchema {
+        /// The tool being registered.
+        tool: String,
+        /// What the schema compiler said.
+        reason: String,
+    },
+}
+
+/// One registered tool with its compiled validator. Cheap to clone.
+#[derive(Clone)]
+pub struct ToolEntry {
+    tool: Arc<dyn DynTool>,
+    validator: Arc<InputValidator>,
+    enabled: bool,
+}
+
+impl std::fmt::Debug for ToolEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolEntry").field("name", &self.spec().name).field("enabled", &self.enabled).finish()
+    }
+}
+
+impl ToolEntry {
+    /// The tool's manifest.
+    pub fn spec(&self) -> &ToolSpec {
+        self.tool.spec()
+    }
+
+    /// The erased tool.
+    pub fn tool(&self) -> &Arc<dyn DynTool> {
+        &self.tool
+    }
+
+    /// Whether the tool is enabled.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Validates a raw input against the compiled schema and decodes it.
+    pub fn prepare(&self, input: Value) -> Result<Prepared, ToolError> {
+        let normalized = self.validator.check(input)?;
+        self.tool.prepare(normalized)
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Canonical name → entry; a BTreeMap so every listing is in stable name order.
+    tools: BTreeMap<String, ToolEntry>,
+    /// Every name and alias → canonical name.
+    names: HashMap<String, String>,
+}
+
+/// The tools a runtime offers. Shared behind an `Arc`; tools may join later (MCP upstreams
+/// connecting), so every method takes `&self`.
+#[derive(Default)]
+pub struct Registry {
+    inner: RwLock<Inner>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.read().tools.keys()).finish()
+    }
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds a tool. Its name and every alias must be free; its schema is compiled now.
+    pub fn register(&self, tool: Arc<dyn DynTool>) -> Result<(), RegistryError> {
+        let spec = tool.spec();
+        let validator = InputValidator::compile(&spec.name, &spec.input_schema, &spec.param_aliases)
+            .map_err(|reason| RegistryError::InvalidSchema { tool: spec.name.clone(), reason })?;
+        let mut inner = self.write();
+        let mut names: Vec<&String> = std::iter::once(&spec.name).chain(&spec.aliases).collect();
+        names.dedup();
+        for name in &names {
+            if let Some(owner) = inner.names.get(*name) {
+                return Err(RegistryError::Duplicate {
+                    tool: spec.name.clone(),
+                    name: (*name).clone(),
+                    owner: owner.clone(),
+                });
+            }
+        }
+        for name in names {
+            inner.names.insert(name.clone(), spec.name.clone());
+        }
+        let entry = ToolEntry { validator: Arc::new(validator), enabled: true, tool: Arc::clone(&tool) };
+        inner.tools.insert(spec.name.clone(), entry);
+        Ok(())
+    }
+
+    /// Enables or disables a tool by name or alias. Returns false when no tool answers.
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> bool {
+        let mut inner = self.write();
+        let Some(canonical) = inner.names.get(name).cloned() else { return false };
+        match inner.tools.get_mut(&canonical) {
+            Some(entry) => {
+                entry.enabled = enabled;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Looks a tool up by name or alias (exact first, then ignoring case when that is
+    /// unambiguous). Unknown names get the closest registered names as suggestions; a
+    /// disabled tool is an error too.
+    pub fn lookup(&self, name: &str) -> Result<ToolEntry, ToolError> {
+        let inner = self.read();
+        let canonical = match inner.names.get(name) {
+            Some(c) => Some(c),
+            None => {
+                let mut hits = inner.names.iter().filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, c)| c);
+                match (hits.next(), hits.next()) {
+                    (Some(c), None) => Some(c),
+                    _ => None,
+                }
+            }
+        };
+        let entry = canonical.and_then(|c| inner.tools.get(c));
+        match entry {
+            Some(e) if e.enabled => Ok(e.clone()),
+            Some(e) => Err(ToolError::Disabled { name: e.spec().name.clone() }),
+            None => Err(ToolError::UnknownTool { name: name.to_string(), suggestions: suggest(&inner, name) }),
+        }
+    }
+
+    /// Every tool, enabled or not, in name order.
+    pub fn entries(&self) -> Vec<ToolEntry> {
+        self.read().tools.values().cloned().collect()
+    }
+
+    /// The manifests of the enabled tools, in name order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.read().tools.values().filter(|e| e.enabled).map(|e| e.spec().clone()).collect()
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.read().tools.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.read().tools.is_empty()
+    }
+
+    /// Every enabled tool's schema in `format`, in name order.
+    pub fn export(&self, format: ExportFormat) -> Vec<Value> {
+        self.read().tools.values().filter(|e| e.enabled).map(|e| export_spec(e.spec(), format)).collect()
+    }
+}
+
+/// Up to three registered names closest to `name`, canonical names only, best first.
+fn suggest(inner: &Inner, name: &str) -> Vec<String> {
+    let wanted = name.to_lowercase();
+    let mut scored: Vec<(f64, &String)> = inner
+        .names
+        .iter()
+        .filter(|(_, canonical)| inner.tools.get(*canonical).is_some_and(|e| e.enabled))
+        .map(|(n, canonical)| {
+            let n = n.to_lowercase();
+            let mut score = strsim::jaro_winkler(&n, &wanted);
+            if n.contains(&wanted) || wanted.contains(&n) {
+                score = score.max(0.85);
+            }
+            (score, canonical)
+        })
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let mut out: Vec<String> = Vec::new();
+    for (_, canonical) in scored {
+        if !out.contains(canonical) {
+            out.push(canonical.clone());
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}

@@ -1,0 +1,221 @@
+//! Checking a call's input against its tool's schema, with errors a model can act on.
+//!
+//! Each tool's schema is compiled once, when the tool is registered. A call is first
+//! normalized (accepted parameter spellings renamed to the canonical ones, a `null` input
+//! read as `{}`), then checked, and *every* failing field is reported with its JSON path and
+//! what was expected — never just the first, so the model fixes the call in one retry.
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{ValidationError, Validator};
+use serde_json::Value;
+
+use crate::error::{FieldError, ToolError};
+
+/// A compiled input schema plus the parameter spellings it accepts.
+pub struct InputValidator {
+    tool: String,
+    validator: Validator,
+    param_aliases: Vec<(String, String)>,
+    properties: Vec<String>,
+}
+
+impl std::fmt::Debug for InputValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputValidator").field("tool", &self.tool).finish_non_exhaustive()
+    }
+}
+
+impl InputValidator {
+    /// Compiles `schema` (draft 2020-12) for the tool `tool`.
+    pub fn compile(
+        tool: &str,
+        schema: &Value,
+        param_aliases: &[(String, String)],
+    ) -> Result<Self, String> {
+        let validator = jsonschema::draft202012::new(schema).map_err(|e| e.to_string())?;
+        let properties = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        Ok(Self {
+            tool: tool.to_string(),
+            validator,
+            param_aliases: param_aliases.to_vec(),
+            properties,
+        })
+    }
+
+    /// Normalizes and checks `input`, returning the normalized value or every problem found.
+    pub fn check(&self, input: Value) -> Result<Value, ToolError> {
+        let mut input = match input {
+            Value::Null => Value::Object(Default::default()),
+            other => other,
+        };
+        if let Value::Object(map) = &mut input {
+            for (alias, canonical) in &self.param_aliases {
+                if !map.contains_key(canonical)
+                    && let Some(v) = map.remove(alias)
+                {
+                    map.insert(canonical.clone(), v);
+                }
+            }
+        }
+        let mut problems: Vec<FieldError> =
+            self.validator.iter_errors(&input).map(|e| self.field_error(&e)).collect();
+        // Sorted by path so the report reads top-down whatever order the checks ran in.
+        problems.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.message.cmp(&b.message)));
+        problems.dedup();
+        if problems.is_empty() {
+            Ok(input)
+        } else {
+            Err(ToolError::InvalidInput { tool: self.tool.clone(), problems })
+        }
+    }
+
+    fn field_error(&self, e: &ValidationError<'_>) -> FieldError {
+        let path = e.instance_path().to_string();
+        let message = match e.kind() {
+            ValidationErrorKind::Type { kind } => {
+                format!("expected {}, got {}", expected_types(kind), json_type(e.instance()))
+            }
+            ValidationErrorKind::Required { property } => {
+                let name = property.as_str().map_or_else(|| property.to_string(), str::to_string);
+                format!("missing required field `{name}`")
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let parts: Vec<String> = unexpected.iter().map(|u| self.unknown_field(u)).collect();
+                parts.join("; ")
+            }
+            ValidationErrorKind::Enum { options } => {
+                format!("expected one of {}, got {}", list_options(options), short(e.instance()))
+            }
+            _ => e.to_string(),
+        };
+        FieldError { path, message }
+    }
+
+    fn unknown_field(&self, name: &str) -> String {
+        let best = self
+            .properties
+            .iter()
+            .map(|p| (strsim::jaro_winkler(&p.to_lowercase(), &name.to_lowercase()), p))
+            .filter(|(score, _)| *score > 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        match best {
+            Some((_, p)) => format!("unknown field `{name}`; did you mean `{p}`?"),
+            None if self.properties.is_empty() => format!("unknown field `{name}`; this tool takes no parameters"),
+            None => format!("unknown field `{name}`; expected one of {}", backticked(&self.properties)),
+        }
+    }
+}
+
+fn backticked(names: &[String]) -> String {
+    let v: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    v.join(", ")
+}
+
+fn expected_types(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Single(t) => t.as_str().to_string(),
+        TypeKind::Multiple(set) => {
+            let names: Vec<&str> = set.iter().map(|t| t.as_str()).collect();
+            names.join(" or ")
+        }
+    }
+}
+
+/// The JSON type name of a value as the model would say it (`integer` for whole numbers).
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn list_options(options: &Value) -> String {
+    match options.as_array() {
+        Some(values) => {
+            let v: Vec<String> = values.iter().map(short).collect();
+            v.join(", ")
+        }
+        None => short(options),
+    }
+}
+
+/// A value's JSON text, cut to keep error messages short.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        let head: String = s.chars().take(57).collect();
+        format!("{head}...")
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn validator() -> InputValidator {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string"},
+                "offset": {"type": "integer", "minimum": 0},
+                "mode": {"enum": ["a", "b"]},
+                "edits": {"type": "array", "items": {"type": "object",
+                    "properties": {"old": {"type": "string"}}, "required": ["old"]}}
+            },
+            "required": ["file_path"],
+            "additionalProperties": false
+        });
+        InputValidator::compile("Read", &schema, &[("path".into(), "file_path".into())]).unwrap()
+    }
+
+    fn problems(input: Value) -> Vec<String> {
+        match validator().check(input) {
+            Err(ToolError::InvalidInput { problems, .. }) => problems.iter().map(ToString::to_string).collect(),
+            other => panic!("expected invalid input, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reports_every_bad_field_with_path_and_expected_type() {
+        let p = problems(json!({"offset": "10", "mode": "c", "edits": [{"old": 1}, {}], "ofset": 1}));
+        assert_eq!(
+            p,
+            vec![
+                "/: missing required field `file_path`",
+                "/: unknown field `ofset`; did you mean `offset`?",
+                "/edits/0/old: expected string, got integer",
+                "/edits/1: missing required field `old`",
+                "/mode: expected one of \"a\", \"b\", got \"c\"",
+                "/offset: expected integer, got string",
+            ]
+        );
+    }
+
+    #[test]
+    fn accepts_parameter_aliases_and_null_input() {
+        let ok = validator().check(json!({"path": "a.txt"})).unwrap();
+        assert_eq!(ok, json!({"file_path": "a.txt"}));
+        // The canonical spelling wins when both are given; the alias is then unknown.
+        let p = problems(json!({"path": "a", "file_path": "b"}));
+        assert_eq!(p, vec!["/: unknown field `path`; expected one of `edits`, `file_path`, `mode`, `offset`"]);
+        assert_eq!(problems(Value::Null), vec!["/: missing required field `file_path`"]);
+    }
+
+    #[test]
+    fn non_object_input_is_a_clear_error() {
+        assert_eq!(problems(json!("a.txt")), vec!["/: expected object, got string"]);
+        assert_eq!(problems(json!({"file_path": "a", "offset": -1})), vec!["/offset: -1 is less than the minimum of 0"]);
+    }
+}

@@ -1,1 +1,38 @@
-//! x
+//! The pipeline every tool call goes through, the batch scheduler, and session state.
+//!
+//! # One call
+//!
+//! ```text
+//! resolve → validate → describe → pre-hooks → authorize → execute → post-hooks → render
+//! ```
+//!
+//! Each stage is one small module under `stages/`, so a reader finds "where is the timeout
+//! applied" or "where is output cut" in one hop. The first three stages ([`stages::plan`])
+//! need no I/O and decide whether the call may run beside others; the rest
+//! ([`stages::run`]) happen when the scheduler lets the call run.
+//!
+//! # Why it is shaped so
+//!
+//! * **Nothing a tool does can take its siblings down.** A call's failure, panic, timeout or
+//!   cancellation becomes that call's `is_error` result; the batch goes on.
+//! * **Concurrency is declared per input and enforced in one place.** A session holds a
+//!   read/write lock: shared calls take the read side, exclusive calls the write side. The
+//!   batch scheduler groups consecutive shared calls to run them together (bounded), and the
+//!   lock keeps exclusive calls alone even when several front ends share a session.
+//! * **The model always gets a well-shaped result.** Text over the budget is cut with a
+//!   notice that says how much was cut and where the whole output was saved, so the model
+//!   can read the rest instead of losing it.
+//! * **Every call is recorded.** A tracing span per call carries tool, call id, outcome and
+//!   duration; logs go to stderr (stdout is the MCP channel).
+
+mod batch;
+mod call;
+mod config;
+mod runtime;
+mod session;
+pub mod stages;
+
+pub use call::{ToolCall, ToolResult};
+pub use config::RuntimeConfig;
+pub use runtime::{Runtime, RuntimeBuilder};
+pub use session::{Session, SessionError};

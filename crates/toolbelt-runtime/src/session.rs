@@ -1,0 +1,133 @@
+//! A session: the state its calls share, where its files go, and its execution lock.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::RwLock;
+use toolbelt_core::SessionState;
+
+/// Why a saved session could not be loaded or saved.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Reading or writing the session file failed.
+    #[error("session file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The session file is not valid.
+    #[error("session file {path} is not a valid saved session ({source}); delete it to start afresh")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// The decoding error.
+        source: serde_json::Error,
+    },
+}
+
+/// One session: a batch, an MCP connection, or a named CLI session.
+///
+/// Its calls share the cwd, the roots and the typed state slots (the file-read ledger, the
+/// todo list…). Exclusive calls hold the write side of its execution lock, shared calls the
+/// read side, so an exclusive call never overlaps another call of the same session, whoever
+/// sent them.
+pub struct Session {
+    state: Arc<SessionState>,
+    data_dir: PathBuf,
+    exec_lock: RwLock<()>,
+    seq: AtomicU64,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("id", &self.state.id()).field("data_dir", &self.data_dir).finish()
+    }
+}
+
+impl Session {
+    /// A session with the given id, cwd and roots (the cwd when empty), keeping its files
+    /// (spilled output, saved state) under `data_dir`, which is created when first needed.
+    pub fn new(id: impl Into<String>, cwd: PathBuf, roots: Vec<PathBuf>, data_dir: PathBuf) -> Self {
+        Self {
+            state: Arc::new(SessionState::new(id, cwd, roots)),
+            data_dir,
+            exec_lock: RwLock::new(()),
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        self.state.id()
+    }
+
+    /// The state shared by the session's calls.
+    pub fn state(&self) -> &Arc<SessionState> {
+        &self.state
+    }
+
+    /// Where the session's files go.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub(crate) fn exec_lock(&self) -> &RwLock<()> {
+        &self.exec_lock
+    }
+
+    /// A number unique within the session, for file names.
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Restores the state saved at `path`, if the file exists (a missing file is a fresh
+    /// session, not an error).
+    pub fn load_state(&self, path: &Path) -> Result<(), SessionError> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => return Err(SessionError::Io { path: path.to_path_buf(), source }),
+        };
+        let corrupt = |source| SessionError::Corrupt { path: path.to_path_buf(), source };
+        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(corrupt)?;
+        self.state.load(value).map_err(corrupt)
+    }
+
+    /// Saves the state to `path` atomically (a temp file beside it, then a rename), so a
+    /// crash mid-save never leaves a half-written session.
+    pub fn save_state(&self, path: &Path) -> Result<(), SessionError> {
+        let io = |source| SessionError::Io { path: path.to_path_buf(), source };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let bytes = serde_json::to_vec_pretty(&self.state.save()).map_err(|e| io(e.into()))?;
+        let mut tmp = tempfile_in(dir).map_err(io)?;
+        tmp.1.write_all(&bytes).map_err(io)?;
+        tmp.1.sync_all().map_err(io)?;
+        std::fs::rename(&tmp.0, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp.0);
+            io(e)
+        })
+    }
+}
+
+/// Creates a new file with a unique name in `dir`.
+fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    let pid = std::process::id();
+    for n in 0..1000u32 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = dir.join(format!(".state.{pid}.{nanos}.{n}.tmp"));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("could not create a temporary file"))
+}

@@ -1,0 +1,155 @@
+//! Stage 8: turn the output or error into what the model gets, within the output budget.
+//!
+//! Text over the budget is cut at a character boundary and the whole text is written to a
+//! spill file under the session's data directory; the notice says how much was cut and
+//! where the rest is, so the model can read it back instead of losing it. Images and the
+//! structured result are passed through (tools cap those themselves).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use toolbelt_core::{Content, EventSink, ToolEntry, ToolError, ToolEvent, ToolOutput};
+
+use crate::call::ToolResult;
+use crate::runtime::Runtime;
+use crate::session::Session;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn run(
+    rt: &Runtime,
+    session: &Session,
+    id: &str,
+    entry: &ToolEntry,
+    result: Result<ToolOutput, ToolError>,
+    context: Vec<String>,
+    arrived: Instant,
+    events: &EventSink,
+) -> ToolResult {
+    let tool = entry.spec().name.clone();
+    let (mut content, structured, is_error, outcome) = match result {
+        Ok(out) => {
+            let outcome = if out.is_error { "tool_error" } else { "ok" };
+            (out.content, out.structured, out.is_error, outcome)
+        }
+        Err(e) => {
+            if let ToolError::Internal { message } = &e {
+                tracing::error!(tool = %tool, call_id = %id, %message, "internal fault in a tool call");
+            }
+            (vec![Content::text(e.to_string())], None, true, e.kind())
+        }
+    };
+    apply_budget(rt.config.output_budget, session, id, &tool, &mut content).await;
+    content.extend(context.into_iter().map(Content::text));
+    let result = ToolResult { id: id.to_string(), tool: Some(tool), content, structured, is_error, outcome, duration: arrived.elapsed() };
+    emit_finished(&result, events);
+    result
+}
+
+/// Emits the `finished` event for a result.
+pub(super) fn emit_finished(result: &ToolResult, events: &EventSink) {
+    if events.is_listening() {
+        events.emit(&ToolEvent::Finished { id: result.id.clone(), is_error: result.is_error, duration: result.duration });
+    }
+}
+
+/// The first `budget` characters of `text` and the text's length in characters, or `None`
+/// when it fits.
+pub fn truncate_text(text: &str, budget: usize) -> Option<(&str, usize)> {
+    if text.len() <= budget {
+        return None; // bytes ≥ chars, so it fits
+    }
+    let cut = text.char_indices().nth(budget).map(|(i, _)| i)?;
+    Some((&text[..cut], text.chars().count()))
+}
+
+async fn apply_budget(budget: usize, session: &Session, id: &str, tool: &str, content: &mut Vec<Content>) {
+    let total: usize = content.iter().filter_map(Content::as_text).map(|t| t.chars().count()).sum();
+    if total <= budget {
+        return;
+    }
+    let full: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
+    let full = full.join("\n");
+    let spill = spill(session, id, tool, &full).await;
+
+    let mut left = budget;
+    let mut kept = Vec::with_capacity(content.len() + 1);
+    for block in content.drain(..) {
+        match block {
+            Content::Text { text } if left == 0 => drop(text),
+            Content::Text { text } => match truncate_text(&text, left) {
+                None => {
+                    left -= text.chars().count();
+                    kept.push(Content::Text { text });
+                }
+                Some((head, _)) => {
+                    left = 0;
+                    kept.push(Content::text(head));
+                }
+            },
+            other => kept.push(other),
+        }
+    }
+    let where_ = match spill {
+        Ok(path) => format!(
+            "The full output was saved to {}; read it with Read (offset/limit) or search it with Grep.",
+            path.display()
+        ),
+        Err(e) => format!("The full output could not be saved ({e}); narrow the call to see the rest."),
+    };
+    let notice = format!(
+        "\n\n[Output truncated: showing the first {} of {} characters ({} cut). {where_}]",
+        thousands(budget),
+        thousands(total),
+        thousands(total - budget)
+    );
+    match kept.iter_mut().rev().find_map(|c| match c {
+        Content::Text { text } => Some(text),
+        Content::Image { .. } => None,
+    }) {
+        Some(text) => text.push_str(&notice),
+        None => kept.push(Content::text(notice.trim_start())),
+    }
+    *content = kept;
+}
+
+async fn spill(session: &Session, id: &str, tool: &str, text: &str) -> std::io::Result<PathBuf> {
+    let dir = session.data_dir().join("spill");
+    tokio::fs::create_dir_all(&dir).await?;
+    let safe: String = id
+        .chars()
+        .chain(std::iter::once('-'))
+        .chain(tool.chars())
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .take(100)
+        .collect();
+    let path = dir.join(format!("{:04}-{safe}.txt", session.next_seq()));
+    tokio::fs::write(&path, text).await?;
+    Ok(std::path::absolute(&path).unwrap_or(path))
+}
+
+/// `123456` → `123,456`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncates_on_char_boundaries() {
+        assert_eq!(truncate_text("héllo", 10), None);
+        assert_eq!(truncate_text("héllo wörld", 4), Some(("héll", 11)));
+        assert_eq!(truncate_text("ééé", 3), None);
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+    }
+}

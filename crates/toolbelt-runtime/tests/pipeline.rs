@@ -1,0 +1,311 @@
+//! One call through every stage, driven with test doubles.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolbelt_core::{BoxFuture, CancellationToken, EventSink, ToolEvent, ToolOutput};
+use toolbelt_policy::{
+    Approval, Approver, Authorizer, CallInfo, Decision, Finished, Hooks, PostToolOutcome, PreToolOutcome, Verdict,
+};
+use toolbelt_runtime::{RuntimeConfig, ToolCall};
+
+use common::*;
+
+fn call(name: &str, input: Value) -> ToolCall {
+    ToolCall::new("c1", name, input)
+}
+
+async fn run(h: &Harness, name: &str, input: Value) -> toolbelt_runtime::ToolResult {
+    h.runtime.call(&h.session, call(name, input), &EventSink::none(), &CancellationToken::new()).await
+}
+
+#[tokio::test]
+async fn a_call_runs_through_every_stage_and_reports_events() {
+    let h = harness();
+    let (sink, log) = EventSink::recording();
+    let r = h
+        .runtime
+        .call(&h.session, call("Probe", json!({"text": "hi", "chatty": true})), &sink, &CancellationToken::new())
+        .await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.text(), "hi");
+    assert_eq!(r.outcome, "ok");
+    assert_eq!(r.tool.as_deref(), Some("Probe"));
+    let events = log.lock().unwrap().clone();
+    assert!(matches!(&events[0], ToolEvent::Started { id, tool } if id == "c1" && tool == "Probe"));
+    assert!(matches!(&events[1], ToolEvent::Progress { message, fraction: Some(f), .. } if message == "halfway" && *f == 0.5));
+    assert!(matches!(&events[2], ToolEvent::Output { chunk, .. } if chunk == "chunk"));
+    assert!(matches!(&events[3], ToolEvent::Finished { is_error: false, .. }));
+    assert_eq!(events.len(), 4);
+}
+
+#[tokio::test]
+async fn aliases_and_parameter_aliases_resolve() {
+    let h = harness();
+    let r = run(&h, "probe_alias", json!({"message": "via alias"})).await;
+    assert_eq!(r.text(), "via alias");
+    assert_eq!(r.tool.as_deref(), Some("Probe"));
+    // Case-insensitive when unambiguous.
+    assert_eq!(run(&h, "probe", json!({"text": "lower"})).await.text(), "lower");
+}
+
+#[tokio::test]
+async fn unknown_tool_names_the_closest() {
+    let h = harness();
+    let (sink, log) = EventSink::recording();
+    let r = h.runtime.call(&h.session, call("Prbe", json!({})), &sink, &CancellationToken::new()).await;
+    assert!(r.is_error);
+    assert_eq!(r.outcome, "unknown_tool");
+    assert_eq!(r.text(), "unknown tool `Prbe`; did you mean `Probe`?");
+    // Even a call that never ran reports that it finished.
+    assert!(matches!(log.lock().unwrap().as_slice(), [ToolEvent::Finished { is_error: true, .. }]));
+}
+
+#[tokio::test]
+async fn invalid_input_lists_every_field() {
+    let h = harness();
+    let r = run(&h, "Probe", json!({"sleep_ms": "10", "exclusive": 1, "txet": "a"})).await;
+    assert!(r.is_error);
+    assert_eq!(r.outcome, "invalid_input");
+    assert_eq!(
+        r.text(),
+        "invalid input for `Probe` (3 problems); fix these fields and call again:\n  \
+         /: unknown field `txet`; did you mean `text`?\n  \
+         /exclusive: expected boolean, got integer\n  \
+         /sleep_ms: expected integer, got string"
+    );
+    assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn tool_failures_and_panics_become_error_results() {
+    let h = harness();
+    let r = run(&h, "Probe", json!({"fail": "file not found: a.txt; check the path"})).await;
+    assert!(r.is_error);
+    assert_eq!(r.outcome, "failed");
+    assert_eq!(r.text(), "file not found: a.txt; check the path");
+
+    let r = run(&h, "Probe", json!({"panic": true})).await;
+    assert!(r.is_error);
+    assert_eq!(r.outcome, "internal");
+    assert_eq!(r.text(), "internal error: the tool panicked: probe panicked on purpose");
+}
+
+#[tokio::test]
+async fn timeout_ends_the_call_and_its_process() {
+    let h = harness();
+    // The spec's default timeout (300 ms) applies.
+    let r = run(&h, "Spawner", json!({})).await;
+    assert!(r.is_error);
+    assert_eq!(r.outcome, "timed_out");
+    assert!(r.text().starts_with("timed out after 300 ms"), "{}", r.text());
+    let pid = h.pid.lock().unwrap().expect("the tool spawned a process");
+    assert_process_gone(pid).await;
+
+    // The input's timeout wins over the default…
+    let r = run(&h, "Probe", json!({"sleep_ms": 10_000, "timeout_ms": 50})).await;
+    assert_eq!(r.outcome, "timed_out");
+    assert!(r.text().starts_with("timed out after 50 ms"));
+}
+
+#[tokio::test]
+async fn the_runtime_cap_bounds_every_timeout() {
+    let config = RuntimeConfig { max_timeout: Duration::from_millis(40), ..RuntimeConfig::default() };
+    let h = harness_with(3, config, |b| b);
+    let r = run(&h, "Probe", json!({"sleep_ms": 10_000, "timeout_ms": 60_000})).await;
+    assert_eq!(r.outcome, "timed_out");
+    assert!(r.text().starts_with("timed out after 40 ms"), "{}", r.text());
+}
+
+#[tokio::test]
+async fn cancellation_ends_the_call_and_its_process() {
+    let h = harness();
+    let cancel = CancellationToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        let pid = h.pid.clone();
+        tokio::spawn(async move {
+            while pid.lock().unwrap().is_none() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            cancel.cancel();
+        })
+    };
+    let spawner = ToolCall::new("c1", "Spawner", json!({}));
+    let r = h.runtime.call(&h.session, spawner, &EventSink::none(), &cancel).await;
+    canceller.await.unwrap();
+    assert!(r.is_error);
+    assert_eq!(r.outcome, "cancelled");
+    assert_process_gone(h.pid.lock().unwrap().unwrap()).await;
+}
+
+/// Waits (bounded) for the process to disappear; a zombie counts as gone only once reaped.
+async fn assert_process_gone(pid: u32) {
+    for _ in 0..200 {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("process {pid} is still running after the call ended");
+}
+
+#[tokio::test]
+async fn output_over_budget_is_cut_and_spilled_whole() {
+    let config = RuntimeConfig { output_budget: 1_000, ..RuntimeConfig::default() };
+    let h = harness_with(3, config, |b| b);
+    let r = run(&h, "Probe", json!({"repeat": 5_000})).await;
+    assert!(!r.is_error);
+    let text = r.text();
+    assert!(text.starts_with(&"x".repeat(1_000)));
+    assert!(!text.starts_with(&"x".repeat(1_001)));
+    let notice = &text[1_000..];
+    assert!(
+        notice.starts_with("\n\n[Output truncated: showing the first 1,000 of 5,000 characters (4,000 cut). The full output was saved to "),
+        "{notice}"
+    );
+    let path = notice.split("saved to ").nth(1).unwrap().split("; read it").next().unwrap();
+    assert!(path.starts_with(data_dir(&h).to_str().unwrap()), "{path}");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), "x".repeat(5_000));
+
+    // Within budget: untouched, nothing spilled.
+    let r = run(&h, "Probe", json!({"repeat": 1_000})).await;
+    assert_eq!(r.text(), "x".repeat(1_000));
+    assert_eq!(std::fs::read_dir(data_dir(&h).join("spill")).unwrap().count(), 1);
+}
+
+// ---- policy and hooks, as test doubles ----
+
+struct Fixed(Decision);
+impl Authorizer for Fixed {
+    fn authorize(&self, _: &CallInfo<'_>) -> Verdict {
+        Verdict::new(self.0, "test rule", "rule `Probe` in test.toml")
+    }
+}
+
+struct Answer(Approval, Arc<AtomicUsize>);
+impl Approver for Answer {
+    fn approve<'a>(&'a self, _: &'a CallInfo<'a>, _: &'a Verdict) -> BoxFuture<'a, Approval> {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        Box::pin(std::future::ready(self.0.clone()))
+    }
+}
+
+#[tokio::test]
+async fn deny_and_ask_verdicts() {
+    let h = harness_with(3, RuntimeConfig::default(), |b| b.authorizer(Arc::new(Fixed(Decision::Deny))));
+    let r = run(&h, "Probe", json!({"text": "x"})).await;
+    assert_eq!(r.outcome, "denied");
+    assert_eq!(r.text(), "permission denied: test rule (rule `Probe` in test.toml)");
+    assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0);
+
+    // Ask with nobody to approve: denied, and the message says what would allow it.
+    let h = harness_with(3, RuntimeConfig::default(), |b| b.authorizer(Arc::new(Fixed(Decision::Ask))));
+    let r = run(&h, "Probe", json!({})).await;
+    assert_eq!(r.outcome, "denied");
+    assert!(r.text().contains("needs approval") && r.text().contains("add an allow rule"), "{}", r.text());
+
+    for (approval, allowed) in [
+        (Approval::AllowOnce, true),
+        (Approval::AllowSession, true),
+        (Approval::Deny { reason: "not now".into() }, false),
+    ] {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let approver = Arc::new(Answer(approval, asked.clone()));
+        let h = harness_with(3, RuntimeConfig::default(), |b| {
+            b.authorizer(Arc::new(Fixed(Decision::Ask))).approver(approver)
+        });
+        let r = run(&h, "Probe", json!({"text": "ran"})).await;
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert_eq!(!r.is_error, allowed, "{r:?}");
+        if !allowed {
+            assert_eq!(r.text(), "permission denied: not now");
+        }
+    }
+}
+
+struct TestHooks {
+    pre: PreToolOutcome,
+    post: PostToolOutcome,
+    seen_post: Arc<std::sync::Mutex<Vec<String>>>,
+}
+impl Hooks for TestHooks {
+    fn is_empty(&self) -> bool {
+        false
+    }
+    fn pre_tool_use<'a>(&'a self, _: &'a CallInfo<'a>) -> BoxFuture<'a, PreToolOutcome> {
+        Box::pin(std::future::ready(self.pre.clone()))
+    }
+    fn post_tool_use<'a>(&'a self, done: &'a Finished<'a>) -> BoxFuture<'a, PostToolOutcome> {
+        let seen = match done.result {
+            Ok(out) => format!("ok:{}:{}", done.call.input["text"], out.joined_text()),
+            Err(e) => format!("err:{}", e.kind()),
+        };
+        self.seen_post.lock().unwrap().push(seen);
+        Box::pin(std::future::ready(self.post.clone()))
+    }
+}
+
+fn with_hooks(pre: PreToolOutcome, post: PostToolOutcome) -> (Harness, Arc<std::sync::Mutex<Vec<String>>>) {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let hooks = Arc::new(TestHooks { pre, post, seen_post: seen.clone() });
+    (harness_with(3, RuntimeConfig::default(), |b| b.hooks(hooks)), seen)
+}
+
+fn keep() -> PostToolOutcome {
+    PostToolOutcome::Continue { additional_context: vec![] }
+}
+
+#[tokio::test]
+async fn pre_hooks_rewrite_deny_and_add_context() {
+    // A rewrite is validated and used.
+    let pre = PreToolOutcome { updated_input: Some(json!({"text": "rewritten"})), ..Default::default() };
+    let (h, seen) = with_hooks(pre, keep());
+    let r = run(&h, "Probe", json!({"text": "original"})).await;
+    assert_eq!(r.text(), "rewritten");
+    assert_eq!(seen.lock().unwrap().as_slice(), ["ok:\"rewritten\":rewritten"]);
+
+    // An invalid rewrite is an error naming the hook, not a crash.
+    let pre = PreToolOutcome { updated_input: Some(json!({"text": 5})), ..Default::default() };
+    let (h, _) = with_hooks(pre, keep());
+    let r = run(&h, "Probe", json!({"text": "original"})).await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "a PreToolUse hook rewrote the input of `Probe` into an invalid one: /text: expected string, got integer; fix the hook"
+    );
+
+    // A hook's deny wins over the allow-all default.
+    let pre = PreToolOutcome { verdict: Some(Verdict::new(Decision::Deny, "no probes on Fridays", "hook probe-guard")), ..Default::default() };
+    let (h, seen) = with_hooks(pre, keep());
+    let r = run(&h, "Probe", json!({})).await;
+    assert_eq!(r.text(), "permission denied: no probes on Fridays (hook probe-guard)");
+    assert!(seen.lock().unwrap().is_empty(), "post hooks run only for calls that ran");
+
+    // Context is added after the result.
+    let pre = PreToolOutcome { additional_context: vec!["remember the style guide".into()], ..Default::default() };
+    let (h, _) = with_hooks(pre, keep());
+    let r = run(&h, "Probe", json!({"text": "out"})).await;
+    assert_eq!(r.text(), "out\nremember the style guide");
+}
+
+#[tokio::test]
+async fn post_hooks_block_replace_and_see_failures() {
+    let (h, _) = with_hooks(PreToolOutcome::default(), PostToolOutcome::Block { reason: "contains a secret".into() });
+    let r = run(&h, "Probe", json!({"text": "AKIA..."})).await;
+    assert!(r.is_error);
+    assert_eq!(r.text(), "a PostToolUse hook blocked this result: contains a secret");
+
+    let (h, _) = with_hooks(PreToolOutcome::default(), PostToolOutcome::Replace { output: ToolOutput::text("[redacted]") });
+    assert_eq!(run(&h, "Probe", json!({"text": "AKIA..."})).await.text(), "[redacted]");
+
+    let (h, seen) = with_hooks(PreToolOutcome::default(), keep());
+    let r = run(&h, "Probe", json!({"fail": "boom"})).await;
+    assert!(r.is_error);
+    assert_eq!(seen.lock().unwrap().as_slice(), ["err:failed"]);
+}

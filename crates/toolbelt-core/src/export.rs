@@ -15,8 +15,24 @@ pub enum ExportFormat {
     Mcp,
 }
 
-/// One tool's schema in `format`.
-pub fn export_spec(spec: &ToolSpec, format: ExportFormat) -> Value {
+impl ExportFormat {
+    /// Parses `openai`, `anthropic` or `mcp`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "openai" => Some(Self::OpenAi),
+            "anthropic" => Some(Self::Anthropic),
+            "mcp" => Some(Self::Mcp),
+            _ => None,
+        }
+    }
+
+    /// One tool's schema in this format.
+    pub fn render(self, spec: &ToolSpec) -> Value {
+        export_spec(spec, self)
+    }
+}
+
+fn export_spec(spec: &ToolSpec, format: ExportFormat) -> Value {
     match format {
         ExportFormat::OpenAi => json!({
             "type": "function",

@@ -6,7 +6,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde_json::Value;
 
 use crate::error::ToolError;
-use crate::export::{ExportFormat, export_spec};
+use crate::export::ExportFormat;
 use crate::spec::ToolSpec;
 use crate::tool::{DynTool, Prepared};
 use crate::validate::InputValidator;
@@ -189,7 +189,7 @@ impl Registry {
 
     /// Every enabled tool's schema in `format`, in name order.
     pub fn export(&self, format: ExportFormat) -> Vec<Value> {
-        self.read().tools.values().filter(|e| e.enabled).map(|e| export_spec(e.spec(), format)).collect()
+        self.read().tools.values().filter(|e| e.enabled).map(|e| format.render(e.spec())).collect()
     }
 }
 

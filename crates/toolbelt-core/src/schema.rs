@@ -1,9 +1,11 @@
 //! Deriving JSON Schemas from Rust types, in the form every export accepts.
 //!
 //! Schemas are draft 2020-12 with subschemas inlined: some hosts do not follow `$ref`, and
-//! tool inputs are small and never recursive, so inlining costs nothing. The `$schema` and
-//! `title` keywords are dropped: the title of an input struct (`ReadInput`) tells the model
-//! nothing, and every export format carries the dialect implicitly.
+//! tool inputs are small and never recursive, so inlining costs nothing. The root's
+//! `$schema`, `title` and `description` are dropped: the name and doc of an input struct
+//! (`ReadInput`, "Input of Read") tell the model nothing the tool's description does not,
+//! and every export format carries the dialect implicitly. Doc comments wrapped over
+//! several source lines are joined back into paragraphs, as a reader of the schema expects.
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -19,13 +21,37 @@ fn schema_for<T: JsonSchema>() -> Value {
         map.remove("title");
         map.remove("$schema");
     }
+    unwrap_descriptions(&mut value);
     value
+}
+
+/// Joins hard-wrapped doc comment lines ("a\nb" → "a b"), keeping paragraph breaks.
+fn unwrap_descriptions(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::String(s) if key == "description" => *s = unwrap_lines(s),
+                    other => unwrap_descriptions(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
+        _ => {}
+    }
+}
+
+fn unwrap_lines(text: &str) -> String {
+    let paragraphs: Vec<String> =
+        text.split("\n\n").map(|p| p.lines().map(str::trim).collect::<Vec<_>>().join(" ")).collect();
+    paragraphs.join("\n\n")
 }
 
 /// The input schema of a tool whose input type is `T`: always an object schema.
 pub fn input_schema<T: JsonSchema>() -> Value {
     let mut value = schema_for::<T>();
     if let Value::Object(map) = &mut value {
+        map.remove("description");
         // Function-calling APIs require an object with `properties`, even when empty.
         map.entry("properties").or_insert_with(|| Value::Object(Default::default()));
     }

@@ -17,6 +17,7 @@ pub struct InputValidator {
     validator: Validator,
     param_aliases: Vec<(String, String)>,
     properties: Vec<String>,
+    schema: Value,
 }
 
 impl std::fmt::Debug for InputValidator {
@@ -43,6 +44,7 @@ impl InputValidator {
             validator,
             param_aliases: param_aliases.to_vec(),
             properties,
+            schema: schema.clone(),
         })
     }
 
@@ -90,9 +92,31 @@ impl InputValidator {
             ValidationErrorKind::Enum { options } => {
                 format!("expected one of {}, got {}", list_options(options), short(e.instance()))
             }
+            ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => {
+                match self.constants_at(e.schema_path().as_str()) {
+                    Some(options) => format!("expected one of {options}, got {}", short(e.instance())),
+                    None => e.to_string(),
+                }
+            }
             _ => e.to_string(),
         };
         FieldError { path, message }
+    }
+
+    /// When the failed `oneOf`/`anyOf` is a choice between constants (how documented enums
+    /// come out of schemars), the constants, listed.
+    fn constants_at(&self, schema_path: &str) -> Option<String> {
+        let branches = self.schema.pointer(schema_path)?.as_array()?;
+        let consts: Option<Vec<String>> = branches
+            .iter()
+            .map(|b| match (b.get("const"), b.get("enum").and_then(Value::as_array)) {
+                (Some(c), _) => Some(vec![short(c)]),
+                (None, Some(values)) => Some(values.iter().map(short).collect()),
+                (None, None) => None,
+            })
+            .collect::<Option<Vec<Vec<String>>>>()
+            .map(|v| v.concat());
+        consts.map(|c| c.join(", "))
     }
 
     fn unknown_field(&self, name: &str) -> String {
@@ -211,6 +235,22 @@ mod tests {
         let p = problems(json!({"path": "a", "file_path": "b"}));
         assert_eq!(p, vec!["/: unknown field `path`; expected one of `edits`, `file_path`, `mode`, `offset`"]);
         assert_eq!(problems(Value::Null), vec!["/: missing required field `file_path`"]);
+    }
+
+    #[test]
+    fn documented_enums_list_their_values() {
+        let schema = json!({"type": "object", "properties": {"status": {"oneOf": [
+            {"const": "pending", "description": "Not started."},
+            {"enum": ["done", "dropped"]}
+        ]}}});
+        let v = InputValidator::compile("T", &schema, &[]).unwrap();
+        match v.check(json!({"status": "open"})) {
+            Err(ToolError::InvalidInput { problems, .. }) => assert_eq!(
+                problems[0].to_string(),
+                "/status: expected one of \"pending\", \"done\", \"dropped\", got \"open\""
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

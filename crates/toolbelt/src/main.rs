@@ -1,1 +1,88 @@
-fn main(){}
+//! The `toolbelt` command.
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory as _, FromArgMatches as _};
+
+mod cli;
+mod cmd;
+mod output;
+mod project;
+
+use cli::{Cli, Command};
+
+/// A usage or configuration error: the command exits with status 2.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+fn main() -> ExitCode {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let mut command = Cli::command();
+    if no_color {
+        command = command.color(clap::ColorChoice::Never);
+    }
+    let cli = match command.try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    init_logging(cli.global.verbose, no_color);
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match &cli.command {
+            Command::Tools(args) => cmd::tools::run(&cli.global, args),
+            Command::Call(args) => cmd::call::run(&cli.global, args).await,
+            Command::Batch(args) => cmd::batch::run(&cli.global, args).await,
+        }
+    });
+    // Don't wait for blocking tasks of cancelled calls: what they own was already killed.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Logs go to stderr (stdout carries results, and the MCP protocol). `TOOLBELT_LOG` takes a
+/// full filter (`toolbelt_runtime=debug`); `-v`/`-vv` raise the default level.
+fn init_logging(verbose: u8, no_color: bool) {
+    use std::io::IsTerminal as _;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLBELT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(!no_color && std::io::stderr().is_terminal())
+        .with_target(false)
+        .try_init();
+}

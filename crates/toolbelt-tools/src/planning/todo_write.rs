@@ -1,0 +1,211 @@
+//! `TodoWrite`: the agent's task list for the session, replaced whole on every call.
+//!
+//! Same shape as Claude Code's (`todos[{content, status, activeForm}]`), so models use it
+//! without being taught. The list lives in the session (and survives across invocations of
+//! a named CLI session); each call answers with the list and what changed since the last
+//! call, so the model sees at a glance that its update landed.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{
+    Access, Annotations, Category, PermissionClass, SessionSlot, SideEffects, Tool, ToolContext, ToolError,
+    ToolOutput, ToolSpec, output_schema,
+};
+
+/// Where a task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on now (keep exactly one task in progress).
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Todo {
+    /// What to do, in the imperative ("Run the tests").
+    #[schemars(length(min = 1))]
+    pub content: String,
+    /// Where the task stands.
+    pub status: TodoStatus,
+    /// The same task in the present continuous ("Running the tests"), shown while it is in
+    /// progress.
+    #[serde(rename = "activeForm")]
+    #[schemars(length(min = 1))]
+    pub active_form: String,
+}
+
+/// Input of `TodoWrite`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodoWriteInput {
+    /// The whole updated list, in order. It replaces the previous list.
+    pub todos: Vec<Todo>,
+}
+
+/// The session's task list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoList {
+    /// The tasks, in order.
+    pub todos: Vec<Todo>,
+}
+
+impl SessionSlot for TodoList {
+    const KEY: &'static str = "todos";
+}
+
+/// The structured result of `TodoWrite`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TodoWriteOutput {
+    /// The list as it is now.
+    pub todos: Vec<Todo>,
+    /// How many tasks are pending.
+    pub pending: usize,
+    /// How many tasks are in progress.
+    pub in_progress: usize,
+    /// How many tasks are completed.
+    pub completed: usize,
+}
+
+/// The `TodoWrite` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TodoWrite;
+
+const DESCRIPTION: &str = "Create and manage a structured task list for the current session. \
+Send the whole list every time: it replaces the previous one. Use it for work with three or \
+more steps: add the steps as `pending`, mark one `in_progress` before starting it, and mark it \
+`completed` as soon as it is done (do not batch completions). Keep exactly one task in progress. \
+Each task has `content` (imperative: \"Run the tests\") and `activeForm` (present continuous: \
+\"Running the tests\").";
+
+impl Tool for TodoWrite {
+    type Input = TodoWriteInput;
+    const NAME: &'static str = "TodoWrite";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, DESCRIPTION)
+            .title("Update the task list")
+            .aliases(["todo_write"])
+            .category(Category::Planning)
+            .tags(["planning", "session"])
+            // It changes nothing outside the session, so it needs no permission beyond a read's.
+            .permission(PermissionClass::Read)
+            .side_effects(SideEffects::LocalState)
+            .annotations(Annotations { read_only: false, destructive: false, idempotent: true, open_world: false })
+            .search_hint("todo task list plan checklist progress steps")
+            .output_schema(output_schema::<TodoWriteOutput>())
+    }
+
+    fn access(&self, _input: &TodoWriteInput, _cx: &ToolContext) -> Result<Access, ToolError> {
+        Ok(Access::exclusive().changes_state(TodoList::KEY))
+    }
+
+    async fn call(&self, input: TodoWriteInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let previous = cx.with_slot::<TodoList, _>(|list| std::mem::replace(&mut list.todos, input.todos.clone()));
+        let todos = input.todos;
+        let count = |s: TodoStatus| todos.iter().filter(|t| t.status == s).count();
+        let (pending, in_progress, completed) =
+            (count(TodoStatus::Pending), count(TodoStatus::InProgress), count(TodoStatus::Completed));
+
+        let mut text = format!(
+            "Todo list updated: {} task{} ({completed} completed, {in_progress} in progress, {pending} pending).",
+            todos.len(),
+            if todos.len() == 1 { "" } else { "s" }
+        );
+        let changes = describe_changes(&previous, &todos);
+        if !changes.is_empty() {
+            text.push_str(&format!(" Since the last update: {}.", changes.join(", ")));
+        }
+        for t in &todos {
+            let line = match t.status {
+                TodoStatus::Completed => format!("\n[x] {}", t.content),
+                TodoStatus::InProgress => format!("\n[~] {}", t.active_form),
+                TodoStatus::Pending => format!("\n[ ] {}", t.content),
+            };
+            text.push_str(&line);
+        }
+        if in_progress > 1 {
+            text.push_str(&format!(
+                "\nNote: {in_progress} tasks are in progress; keep exactly one in progress and finish it first."
+            ));
+        } else if in_progress == 0 && pending > 0 {
+            text.push_str("\nNote: no task is in progress; mark the next one `in_progress` before starting it.");
+        }
+        let structured = TodoWriteOutput { todos, pending, in_progress, completed };
+        let structured = serde_json::to_value(&structured).map_err(|e| ToolError::internal(e.to_string()))?;
+        Ok(ToolOutput::text(text).with_structured(structured))
+    }
+}
+
+/// "2 added, 1 completed, 1 removed": what changed between two lists, by task content.
+fn describe_changes(before: &[Todo], after: &[Todo]) -> Vec<String> {
+    let find = |list: &[Todo], content: &str| list.iter().find(|t| t.content == content).map(|t| t.status);
+    let added = after.iter().filter(|t| find(before, &t.content).is_none()).count();
+    let removed = before.iter().filter(|t| find(after, &t.content).is_none()).count();
+    let newly = |status: TodoStatus| {
+        after
+            .iter()
+            .filter(|t| t.status == status && find(before, &t.content).is_some_and(|s| s != status))
+            .count()
+    };
+    let mut out = Vec::new();
+    for (n, what) in [
+        (added, "added"),
+        (newly(TodoStatus::Completed), "completed"),
+        (newly(TodoStatus::InProgress), "started"),
+        (newly(TodoStatus::Pending), "reopened"),
+        (removed, "removed"),
+    ] {
+        if n > 0 {
+            out.push(format!("{n} {what}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn todo(content: &str, status: TodoStatus) -> Todo {
+        Todo { content: content.into(), status, active_form: format!("{content}ing") }
+    }
+
+    #[tokio::test]
+    async fn replaces_the_list_and_reports_changes() {
+        let cx = ToolContext::detached(PathBuf::from("/"));
+        let first = TodoWriteInput {
+            todos: vec![todo("Plan", TodoStatus::InProgress), todo("Build", TodoStatus::Pending)],
+        };
+        let out = TodoWrite.call(first, cx.clone()).await.unwrap();
+        assert_eq!(
+            out.joined_text(),
+            "Todo list updated: 2 tasks (0 completed, 1 in progress, 1 pending). Since the last update: 2 added.\n\
+             [~] Planing\n[ ] Build"
+        );
+        let second = TodoWriteInput {
+            todos: vec![todo("Plan", TodoStatus::Completed), todo("Build", TodoStatus::InProgress), todo("Ship", TodoStatus::Pending)],
+        };
+        let out = TodoWrite.call(second, cx.clone()).await.unwrap();
+        assert!(out.joined_text().contains("Since the last update: 1 added, 1 completed, 1 started."), "{}", out.joined_text());
+        assert_eq!(out.structured.as_ref().unwrap()["completed"], 1);
+        assert_eq!(cx.with_slot::<TodoList, _>(|l| l.todos.len()), 3);
+    }
+
+    #[tokio::test]
+    async fn nudges_when_not_exactly_one_task_is_in_progress() {
+        let cx = ToolContext::detached(PathBuf::from("/"));
+        let two = TodoWriteInput { todos: vec![todo("A", TodoStatus::InProgress), todo("B", TodoStatus::InProgress)] };
+        let text = TodoWrite.call(two, cx.clone()).await.unwrap().joined_text();
+        assert!(text.ends_with("2 tasks are in progress; keep exactly one in progress and finish it first."));
+        let none = TodoWriteInput { todos: vec![todo("A", TodoStatus::Pending)] };
+        let text = TodoWrite.call(none, cx).await.unwrap().joined_text();
+        assert!(text.ends_with("mark the next one `in_progress` before starting it."));
+    }
+}

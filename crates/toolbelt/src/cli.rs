@@ -1,0 +1,120 @@
+//! The command line, as clap sees it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The tool system of an AI coding agent: list, call and batch tools through one pipeline
+/// (validation, permissions, hooks, timeouts, output budget).
+#[derive(Debug, Parser)]
+#[command(name = "toolbelt", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+
+    #[command(flatten)]
+    pub global: Global,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Working directory of the session (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Another workspace root besides the working directory (repeatable).
+    #[arg(long = "add-dir", global = true, value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+
+    /// Characters of text a result may have before it is cut and the rest saved to a file.
+    #[arg(long, global = true, value_name = "CHARS", default_value_t = 30_000)]
+    pub output_budget: usize,
+
+    /// Log more to stderr (-v info, -vv debug); TOOLBELT_LOG takes a full filter.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the tools and export their schemas.
+    Tools(ToolsArgs),
+    /// Run one call through the full pipeline and print its result.
+    Call(CallArgs),
+    /// Run JSON Lines of calls as one session; print one result line per call, in order.
+    Batch(BatchArgs),
+}
+
+/// How `toolbelt tools` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolsFormat {
+    /// A table for people: name, category, aliases, summary.
+    Table,
+    /// One name per line.
+    Names,
+    /// Every tool's full manifest (JSON array).
+    Json,
+    /// OpenAI function-calling definitions (JSON array).
+    Openai,
+    /// Anthropic tool definitions (JSON array).
+    Anthropic,
+    /// MCP `tools/list` entries (JSON array).
+    Mcp,
+}
+
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ToolsFormat::Table)]
+    pub format: ToolsFormat,
+
+    /// Only tools of this category (files, search, shell, web, code, planning, agent, mcp, other).
+    #[arg(long, value_name = "CATEGORY")]
+    pub category: Option<String>,
+
+    /// Only tools carrying this tag (repeatable: all must match).
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// Tool name or alias.
+    pub tool: String,
+
+    /// The input as JSON, or `-` to read it from stdin (default: `{}`).
+    pub input: Option<String>,
+
+    /// Print one JSON object: {"is_error","content","structured","duration_ms"}.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// A file of JSON Lines ({"id","name","input"} per line), or `-` for stdin (default).
+    pub file: Option<PathBuf>,
+
+    /// Also stream the calls' events (started, progress, output, finished) as JSON lines.
+    #[arg(long)]
+    pub events: bool,
+
+    /// How many shared calls run at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: u16,
+
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionArgs {
+    /// Keep the session's state (cwd, file-read ledger, todo list) across invocations under
+    /// the project's .toolbelt/ directory, by this name.
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+}

@@ -1,0 +1,54 @@
+//! `toolbelt call`: one call through the full pipeline.
+
+use std::io::Read as _;
+use std::process::ExitCode;
+
+use serde_json::Value;
+use toolbelt_core::EventSink;
+use toolbelt_runtime::ToolCall;
+
+use crate::Usage;
+use crate::cli::{CallArgs, Global};
+use crate::output::{call_json, line, result_text};
+use crate::project::{OpenSession, Workspace};
+
+pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
+    let input = read_input(args.input.as_deref())?;
+    let ws = Workspace::from_flags(global)?;
+    let runtime = super::runtime(global, 1);
+    // An unknown name is a usage error: say so before opening a session.
+    if let Err(e) = runtime.registry().lookup(&args.tool) {
+        return Err(Usage(e.to_string()).into());
+    }
+    let open = OpenSession::open(&ws, args.session.session.as_deref(), "call")?;
+    let cancel = super::cancel_on_ctrl_c();
+    let call = ToolCall::new("call-1", &args.tool, input);
+    let result = runtime.call(&open.session, call, &EventSink::none(), &cancel).await;
+    open.close()?;
+
+    if args.json {
+        line(&serde_json::to_string(&call_json(&result))?)?;
+    } else {
+        line(&result_text(&result))?;
+    }
+    Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The input argument as JSON: absent → `{}`, `-` → stdin.
+fn read_input(arg: Option<&str>) -> anyhow::Result<Value> {
+    let text = match arg {
+        None => return Ok(Value::Object(Default::default())),
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).map_err(|e| Usage(format!("cannot read the input from stdin: {e}")))?;
+            s
+        }
+        Some(s) => s.to_string(),
+    };
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        Usage(format!("the input is not valid JSON ({e}); pass a JSON object such as '{{\"todos\": []}}'")).into()
+    })
+}

@@ -1,0 +1,32 @@
+//! One module per subcommand.
+
+pub mod batch;
+pub mod call;
+pub mod tools;
+
+use std::sync::Arc;
+
+use toolbelt_core::CancellationToken;
+use toolbelt_runtime::{Runtime, RuntimeConfig};
+
+use crate::cli::Global;
+
+/// The runtime every command uses: the built-in tools behind the default policy.
+pub fn runtime(global: &Global, concurrency: usize) -> Runtime {
+    let config = RuntimeConfig { output_budget: global.output_budget, concurrency, ..RuntimeConfig::default() };
+    Runtime::builder(Arc::new(toolbelt::builtin_registry())).config(config).build()
+}
+
+/// A token cancelled by Ctrl-C, so an interrupted command still ends its calls cleanly
+/// (processes killed, results reported as cancelled).
+pub fn cancel_on_ctrl_c() -> CancellationToken {
+    let token = CancellationToken::new();
+    let trigger = token.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            tracing::warn!("interrupted: cancelling running calls");
+            trigger.cancel();
+        }
+    });
+    token
+}

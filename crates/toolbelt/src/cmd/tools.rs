@@ -1,0 +1,70 @@
+//! `toolbelt tools`: list the tools, or export their schemas.
+
+use std::process::ExitCode;
+
+use toolbelt_core::{Category, ExportFormat, ToolSpec};
+
+use crate::Usage;
+use crate::cli::{Global, ToolsArgs, ToolsFormat};
+use crate::output::line;
+
+pub fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
+    let category = match &args.category {
+        Some(name) => Some(Category::parse(name).ok_or_else(|| {
+            let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+            Usage(format!("unknown category `{name}`; expected one of: {}", all.join(", ")))
+        })?),
+        None => None,
+    };
+    let registry = super::runtime(global, 1).registry().clone();
+    let specs: Vec<ToolSpec> = registry
+        .specs()
+        .into_iter()
+        .filter(|s| category.is_none_or(|c| s.category == c))
+        .filter(|s| args.tag.iter().all(|t| s.has_tag(t)))
+        .collect();
+
+    match args.format {
+        ToolsFormat::Names => {
+            for s in &specs {
+                line(&s.name)?;
+            }
+        }
+        ToolsFormat::Table => table(&specs)?,
+        ToolsFormat::Json => line(&serde_json::to_string_pretty(&specs)?)?,
+        ToolsFormat::Openai | ToolsFormat::Anthropic | ToolsFormat::Mcp => {
+            let format = match args.format {
+                ToolsFormat::Openai => ExportFormat::OpenAi,
+                ToolsFormat::Anthropic => ExportFormat::Anthropic,
+                _ => ExportFormat::Mcp,
+            };
+            let exported: Vec<_> = specs.iter().map(|s| format.render(s)).collect();
+            line(&serde_json::to_string_pretty(&exported)?)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(specs: &[ToolSpec]) -> std::io::Result<()> {
+    if specs.is_empty() {
+        return line("no tools match");
+    }
+    let width = specs.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
+    line(&format!("{:width$}  {:9}  {:8}  DESCRIPTION", "NAME", "CATEGORY", "ACCESS"))?;
+    for s in specs {
+        let access = if s.annotations.read_only { "read" } else { permission(s) };
+        let summary = s.description.split(". ").next().unwrap_or("").trim_end_matches('.');
+        let aliases =
+            if s.aliases.is_empty() { String::new() } else { format!(" (aliases: {})", s.aliases.join(", ")) };
+        line(&format!("{:width$}  {:9}  {:8}  {summary}{aliases}", s.name, s.category.as_str(), access))?;
+    }
+    Ok(())
+}
+
+fn permission(s: &ToolSpec) -> &'static str {
+    match s.permission {
+        toolbelt_core::PermissionClass::Read => "session",
+        toolbelt_core::PermissionClass::Write => "write",
+        toolbelt_core::PermissionClass::External => "external",
+    }
+}

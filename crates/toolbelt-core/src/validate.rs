@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(ok, json!({"file_path": "a.txt"}));
         // The canonical spelling wins when both are given; the alias is then unknown.
         let p = problems(json!({"path": "a", "file_path": "b"}));
-        assert_eq!(p, vec!["/: unknown field `path`; expected one of `edits`, `file_path`, `mode`, `offset`"]);
+        assert_eq!(p, vec!["/: unknown field `path`; expected one of `file_path`, `offset`, `mode`, `edits`"]);
         assert_eq!(problems(Value::Null), vec!["/: missing required field `file_path`"]);
     }
 

@@ -22,7 +22,54 @@ fn schema_for<T: JsonSchema>() -> Value {
         map.remove("$schema");
     }
     unwrap_descriptions(&mut value);
+    drop_optional_null(&mut value);
     value
+}
+
+/// An optional field is shown as its type, not "integer or null": being left out of
+/// `required` already says it is optional. A `null` the model sends anyway is read as
+/// absent (see `InputValidator::check`).
+fn drop_optional_null(schema: &mut Value) {
+    let Value::Object(map) = schema else { return };
+    let required: Vec<String> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if !required.contains(name) {
+                strip_null_type(prop);
+            }
+        }
+    }
+    for (_, child) in map.iter_mut() {
+        match child {
+            Value::Object(_) => drop_optional_null(child),
+            Value::Array(items) => items.iter_mut().for_each(drop_optional_null),
+            _ => {}
+        }
+    }
+}
+
+fn strip_null_type(prop: &mut Value) {
+    let Value::Object(map) = prop else { return };
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            map.insert("type".into(), only);
+        }
+    } else if let Some(Value::Array(branches)) = map.get("anyOf") {
+        let non_null: Vec<&Value> = branches.iter().filter(|b| b.get("type") != Some(&Value::from("null"))).collect();
+        if let ([Value::Object(inner)], true) = (non_null.as_slice(), branches.len() == 2) {
+            let inner = inner.clone();
+            map.remove("anyOf");
+            for (k, v) in inner {
+                map.entry(k).or_insert(v);
+            }
+        }
+    }
 }
 
 /// Joins hard-wrapped doc comment lines ("a\nb" → "a b"), keeping paragraph breaks.

@@ -2,7 +2,8 @@
 //!
 //! Each tool's schema is compiled once, when the tool is registered. A call is first
 //! normalized (accepted parameter spellings renamed to the canonical ones, a `null` input
-//! read as `{}`), then checked, and *every* failing field is reported with its JSON path and
+//! read as `{}`, a top-level parameter set to `null` read as left out — models often send
+//! `"offset": null` for "no offset"), then checked, and *every* failing field is reported with its JSON path and
 //! what was expected — never just the first, so the model fixes the call in one retry.
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -54,6 +55,7 @@ impl InputValidator {
             Value::Null => Value::Object(Default::default()),
             other => other,
         };
+        drop_nulls_of_optional_fields(&mut input, &self.schema);
         if let Value::Object(map) = &mut input {
             for (alias, canonical) in &self.param_aliases {
                 if !map.contains_key(canonical)
@@ -134,6 +136,40 @@ impl InputValidator {
     }
 }
 
+/// Removes `"field": null` where the field is optional and its schema has a type that is
+/// not null, recursing through nested objects and arrays the schema describes.
+fn drop_nulls_of_optional_fields(value: &mut Value, schema: &Value) {
+    match value {
+        Value::Object(map) => {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else { return };
+            let required = schema.get("required").and_then(Value::as_array);
+            let is_required = |k: &str| required.is_some_and(|r| r.iter().any(|x| x == k));
+            map.retain(|k, v| {
+                !(v.is_null() && !is_required(k) && props.get(k).is_some_and(|p| typed_not_null(p)))
+            });
+            for (k, v) in map.iter_mut() {
+                if let Some(p) = props.get(k) {
+                    drop_nulls_of_optional_fields(v, p);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                items.iter_mut().for_each(|v| drop_nulls_of_optional_fields(v, item_schema));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn typed_not_null(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t != "null",
+        Some(Value::Array(ts)) => !ts.iter().any(|t| t == "null"),
+        _ => false,
+    }
+}
+
 fn backticked(names: &[String]) -> String {
     let v: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     v.join(", ")
@@ -143,7 +179,11 @@ fn expected_types(kind: &TypeKind) -> String {
     match kind {
         TypeKind::Single(t) => t.as_str().to_string(),
         TypeKind::Multiple(set) => {
-            let names: Vec<&str> = set.iter().map(|t| t.as_str()).collect();
+            // `null` only marks an optional field: "expected integer" is what the caller needs.
+            let mut names: Vec<&str> = set.iter().map(|t| t.as_str()).collect();
+            if names.len() > 1 {
+                names.retain(|n| *n != "null");
+            }
             names.join(" or ")
         }
     }

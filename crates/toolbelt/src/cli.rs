@@ -113,8 +113,8 @@ pub struct BatchArgs {
 
 #[derive(Debug, Args)]
 pub struct SessionArgs {
-    /// Keep the session's state (cwd, file-read ledger, todo list) across invocations under
-    /// the project's .toolbelt/ directory, by this name.
+    /// Keep the session's state (working directory, todo list, and what other tools keep)
+    /// across invocations, under the project's .toolbelt/ directory, by this name.
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
 }

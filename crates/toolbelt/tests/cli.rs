@@ -1,0 +1,237 @@
+//! The `toolbelt` binary, driven as a user or script would.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+fn toolbelt(dir: &std::path::Path) -> Command {
+    let mut cmd = Command::cargo_bin("toolbelt").unwrap();
+    cmd.current_dir(dir).env("NO_COLOR", "1").env("COLUMNS", "100").env_remove("TOOLBELT_LOG");
+    cmd
+}
+
+fn todos(items: &[(&str, &str)]) -> String {
+    let list: Vec<Value> =
+        items.iter().map(|(c, s)| json!({"content": c, "status": s, "activeForm": format!("{c}ing")})).collect();
+    json!({ "todos": list }).to_string()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn help_is_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["--help"][..], &["tools", "--help"], &["call", "--help"], &["batch", "--help"]] {
+        let out = toolbelt(dir.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let text = stdout(&out);
+        assert!(text.contains("Usage: toolbelt"), "{text}");
+        assert!(!text.contains('\u{1b}'), "NO_COLOR is honoured");
+        let name = if args[0] == "--help" { "toolbelt" } else { args[0] };
+        insta::assert_snapshot!(format!("help_{name}"), text);
+    }
+    toolbelt(dir.path()).arg("--version").assert().success().stdout(predicate::str::starts_with("toolbelt "));
+    toolbelt(dir.path()).arg("frobnicate").assert().code(2);
+}
+
+#[test]
+fn tools_lists_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    toolbelt(dir.path()).args(["tools", "--format", "names"]).assert().success().stdout("TodoWrite\n");
+    toolbelt(dir.path())
+        .args(["tools"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("TodoWrite  planning"));
+    toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "planning"]).assert().stdout("TodoWrite\n");
+    toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "files"]).assert().success().stdout("");
+    toolbelt(dir.path()).args(["tools", "--format", "names", "--tag", "planning"]).assert().stdout("TodoWrite\n");
+    toolbelt(dir.path()).args(["tools", "--format", "names", "--tag", "nope"]).assert().stdout("");
+    toolbelt(dir.path())
+        .args(["tools", "--category", "filez"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown category `filez`; expected one of: files, search"));
+}
+
+#[test]
+fn exports_are_stable_and_valid_draft_2020_12() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = jsonschema::draft202012::meta::validator();
+    for (format, pointers) in [
+        ("openai", &["/function/parameters"][..]),
+        ("anthropic", &["/input_schema"]),
+        ("mcp", &["/inputSchema", "/outputSchema"]),
+    ] {
+        let out = toolbelt(dir.path()).args(["tools", "--format", format]).output().unwrap();
+        assert!(out.status.success());
+        let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(!tools.is_empty());
+        for tool in &tools {
+            for p in pointers {
+                let schema = tool.pointer(p).unwrap_or_else(|| panic!("{format}: {p} missing in {tool}"));
+                let errors: Vec<String> = meta.iter_errors(schema).map(|e| e.to_string()).collect();
+                assert!(errors.is_empty(), "{format} {p}: {errors:?}");
+            }
+        }
+        insta::assert_json_snapshot!(format!("tools_{format}"), tools);
+    }
+    let out = toolbelt(dir.path()).args(["tools", "--format", "json"]).output().unwrap();
+    let specs: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    insta::assert_json_snapshot!("tools_json", specs);
+}
+
+#[test]
+fn call_prints_the_model_facing_text_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    toolbelt(dir.path())
+        .args(["call", "TodoWrite", &todos(&[("Build", "in_progress")])])
+        .assert()
+        .success()
+        .stdout("Todo list updated: 1 task (0 completed, 1 in progress, 0 pending). Since the last update: 1 added.\n[~] Building\n");
+    // By alias, with the input on stdin.
+    toolbelt(dir.path())
+        .args(["call", "todo_write", "-"])
+        .write_stdin(todos(&[]))
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("Todo list updated: 0 tasks"));
+}
+
+#[test]
+fn call_json_has_the_documented_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolbelt(dir.path()).args(["call", "TodoWrite", "--json", &todos(&[("A", "pending")])]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["is_error", "content", "structured", "duration_ms"]);
+    assert_eq!(v["is_error"], false);
+    assert_eq!(v["content"][0]["type"], "text");
+    assert_eq!(v["structured"]["pending"], 1);
+    assert!(v["duration_ms"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn call_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    // The tool returned an error (the input failed validation): 1, with the message on stdout.
+    let out = toolbelt(dir.path()).args(["call", "TodoWrite", "--json", r#"{"todos": "none"}"#]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["is_error"], true);
+    assert_eq!(
+        v["content"][0]["text"],
+        "invalid input for `TodoWrite` (1 problem); fix these fields and call again:\n  /todos: expected array, got string"
+    );
+    // Unknown tool: 2, with suggestions on stderr.
+    toolbelt(dir.path())
+        .args(["call", "TodoWrit", "{}"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("error: unknown tool `TodoWrit`; did you mean `TodoWrite`?\n");
+    // Invalid JSON: 2.
+    toolbelt(dir.path())
+        .args(["call", "TodoWrite", "{todos:"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("error: the input is not valid JSON"));
+    // A missing --cwd: 2.
+    toolbelt(dir.path())
+        .args(["call", "TodoWrite", "--cwd", "no/such/dir", "{}"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cwd"));
+}
+
+#[test]
+fn batch_answers_in_input_order_as_one_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        json!({"id": "a", "name": "TodoWrite", "input": serde_json::from_str::<Value>(&todos(&[("A", "in_progress")])).unwrap()}),
+        json!({"id": "b", "name": "Nope", "input": {}}),
+        json!({"name": "todo_write", "input": serde_json::from_str::<Value>(&todos(&[("A", "completed")])).unwrap()}),
+        json!({"id": 7, "name": "TodoWrite", "input": {"todos": 3}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = toolbelt(dir.path()).arg("batch").write_stdin(input).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "some calls failed");
+    let results: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: Vec<&str> = results.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["a", "b", "3", "7"]);
+    let outcomes: Vec<&str> = results.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["ok", "unknown_tool", "ok", "invalid_input"]);
+    // The third call saw the first one's list: the batch is one session.
+    assert!(results[2]["content"][0]["text"].as_str().unwrap().contains("Since the last update: 1 completed."));
+    assert_eq!(results[2]["tool"], "TodoWrite");
+}
+
+#[test]
+fn batch_streams_events_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = json!({"id": "x", "name": "TodoWrite", "input": {"todos": []}});
+    let out = toolbelt(dir.path()).args(["batch", "--events"]).write_stdin(format!("{line}\n")).output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap_or("result")).collect();
+    assert_eq!(kinds, ["started", "finished", "result"]);
+    assert_eq!(lines[0]["tool"], "TodoWrite");
+}
+
+#[test]
+fn a_malformed_batch_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = format!("{}\nnot json\n", json!({"name": "TodoWrite", "input": {"todos": []}}));
+    toolbelt(dir.path())
+        .arg("batch")
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("line 2: not a call"));
+    // From a file too.
+    std::fs::write(dir.path().join("calls.jsonl"), format!("{}\n", json!({"name": "TodoWrite", "input": {"todos": []}}))).unwrap();
+    toolbelt(dir.path()).args(["batch", "calls.jsonl"]).assert().success();
+    toolbelt(dir.path()).args(["batch", "missing.jsonl"]).assert().code(2);
+}
+
+#[test]
+fn named_sessions_keep_state_across_invocations() {
+    let dir = tempfile::tempdir().unwrap();
+    toolbelt(dir.path()).args(["call", "--session", "work", "TodoWrite", &todos(&[("A", "in_progress")])]).assert().success();
+    toolbelt(dir.path())
+        .args(["call", "--session", "work", "TodoWrite", &todos(&[("A", "completed")])])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Since the last update: 1 completed."));
+    // Without --session, every call starts afresh.
+    toolbelt(dir.path())
+        .args(["call", "TodoWrite", &todos(&[("A", "completed")])])
+        .assert()
+        .stdout(predicate::str::contains("Since the last update: 1 added."));
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(".toolbelt/sessions/work/state.json")).unwrap()).unwrap();
+    assert_eq!(state["slots"]["todos"]["todos"][0]["status"], "completed");
+    assert!(dir.path().join(".toolbelt/sessions/.gitignore").exists());
+    toolbelt(dir.path()).args(["call", "--session", "../x", "TodoWrite", "{}"]).assert().code(2);
+}
+
+#[test]
+fn long_results_are_cut_and_spilled() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: Vec<(String, &str)> = (0..50).map(|i| (format!("Task number {i}"), "pending")).collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(c, s)| (c.as_str(), *s)).collect();
+    let out = toolbelt(dir.path()).args(["call", "--output-budget", "200", "TodoWrite", &todos(&many)]).output().unwrap();
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let notice = text.split("[Output truncated: ").nth(1).expect("a truncation notice");
+    assert!(notice.starts_with("showing the first 200 of "), "{notice}");
+    let path = notice.split("saved to ").nth(1).unwrap().split("; read it").next().unwrap();
+    let full = std::fs::read_to_string(path).unwrap();
+    assert!(full.contains("[ ] Task number 49"));
+    assert!(path.contains(".toolbelt/sessions/call-"), "{path}");
+}

@@ -159,11 +159,7 @@ impl ToolContext {
     /// Streams a chunk of live output.
     pub fn output(&self, stream: OutputStream, chunk: impl Into<String>) {
         if self.events.is_listening() {
-            self.events.emit(&ToolEvent::Output {
-                id: self.call_id.to_string(),
-                stream,
-                chunk: chunk.into(),
-            });
+            self.events.emit(&ToolEvent::Output { id: self.call_id.to_string(), stream, chunk: chunk.into() });
         }
     }
 }

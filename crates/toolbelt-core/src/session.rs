@@ -73,12 +73,7 @@ impl SessionState {
         if roots.is_empty() {
             roots.push(cwd.clone());
         }
-        Self {
-            id: id.into(),
-            cwd: RwLock::new(cwd),
-            roots: RwLock::new(roots),
-            slots: Mutex::new(BTreeMap::new()),
-        }
+        Self { id: id.into(), cwd: RwLock::new(cwd), roots: RwLock::new(roots), slots: Mutex::new(BTreeMap::new()) }
     }
 
     /// The session id.

@@ -83,11 +83,7 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the call. Must stop promptly when `cx.cancellation()` fires and leave nothing
     /// running behind (kill spawned processes, remove temp files).
-    fn call(
-        &self,
-        input: Self::Input,
-        cx: ToolContext,
-    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+    fn call(&self, input: Self::Input, cx: ToolContext) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
 }
 
 /// A call's input after validation: the normalized JSON (for hooks and audit) and the typed
@@ -141,11 +137,7 @@ pub trait DynTool: Send + Sync + 'static {
     fn timeout(&self, input: &Prepared) -> Option<Duration>;
 
     /// Runs the call.
-    fn call<'a>(
-        &'a self,
-        input: Prepared,
-        cx: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
 struct Erased<T: Tool> {
@@ -192,11 +184,7 @@ impl<T: Tool> DynTool for Erased<T> {
         self.input(input).ok().and_then(|i| self.tool.timeout(i))
     }
 
-    fn call<'a>(
-        &'a self,
-        input: Prepared,
-        cx: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         match input.into_typed::<T::Input>() {
             Some(typed) => Box::pin(self.tool.call(typed, cx)),
             None => Box::pin(std::future::ready(Err(ToolError::internal(format!(
@@ -206,4 +194,3 @@ impl<T: Tool> DynTool for Erased<T> {
         }
     }
 }
-

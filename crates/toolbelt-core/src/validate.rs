@@ -29,11 +29,7 @@ impl std::fmt::Debug for InputValidator {
 
 impl InputValidator {
     /// Compiles `schema` (draft 2020-12) for the tool `tool`.
-    pub fn compile(
-        tool: &str,
-        schema: &Value,
-        param_aliases: &[(String, String)],
-    ) -> Result<Self, String> {
+    pub fn compile(tool: &str, schema: &Value, param_aliases: &[(String, String)]) -> Result<Self, String> {
         let validator = jsonschema::draft202012::new(schema).map_err(|e| e.to_string())?;
         let properties = schema
             .get("properties")
@@ -65,16 +61,11 @@ impl InputValidator {
                 }
             }
         }
-        let mut problems: Vec<FieldError> =
-            self.validator.iter_errors(&input).map(|e| self.field_error(&e)).collect();
+        let mut problems: Vec<FieldError> = self.validator.iter_errors(&input).map(|e| self.field_error(&e)).collect();
         // Sorted by path so the report reads top-down whatever order the checks ran in.
         problems.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.message.cmp(&b.message)));
         problems.dedup();
-        if problems.is_empty() {
-            Ok(input)
-        } else {
-            Err(ToolError::InvalidInput { tool: self.tool.clone(), problems })
-        }
+        if problems.is_empty() { Ok(input) } else { Err(ToolError::InvalidInput { tool: self.tool.clone(), problems }) }
     }
 
     fn field_error(&self, e: &ValidationError<'_>) -> FieldError {
@@ -144,9 +135,7 @@ fn drop_nulls_of_optional_fields(value: &mut Value, schema: &Value) {
             let Some(props) = schema.get("properties").and_then(Value::as_object) else { return };
             let required = schema.get("required").and_then(Value::as_array);
             let is_required = |k: &str| required.is_some_and(|r| r.iter().any(|x| x == k));
-            map.retain(|k, v| {
-                !(v.is_null() && !is_required(k) && props.get(k).is_some_and(|p| typed_not_null(p)))
-            });
+            map.retain(|k, v| !(v.is_null() && !is_required(k) && props.get(k).is_some_and(typed_not_null)));
             for (k, v) in map.iter_mut() {
                 if let Some(p) = props.get(k) {
                     drop_nulls_of_optional_fields(v, p);
@@ -296,6 +285,9 @@ mod tests {
     #[test]
     fn non_object_input_is_a_clear_error() {
         assert_eq!(problems(json!("a.txt")), vec!["/: expected object, got string"]);
-        assert_eq!(problems(json!({"file_path": "a", "offset": -1})), vec!["/offset: -1 is less than the minimum of 0"]);
+        assert_eq!(
+            problems(json!({"file_path": "a", "offset": -1})),
+            vec!["/offset: -1 is less than the minimum of 0"]
+        );
     }
 }

@@ -13,6 +13,7 @@ use toolbelt_core::{
 
 /// Input of a file reader shaped like the real one.
 #[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
 #[serde(deny_unknown_fields)]
 struct ReadInput {
     /// Absolute path, or relative to the working directory.
@@ -62,6 +63,7 @@ struct MultiEditInput {
 
 /// One replacement.
 #[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
 struct EditOp {
     /// Text to find.
     old_string: String,
@@ -141,10 +143,7 @@ fn unknown_names_suggest_the_closest_tools() {
     assert_eq!(suggestions("readfile"), ["Read"]);
     assert_eq!(suggestions("multi_edits"), ["MultiEdit"]);
     assert!(suggestions("WebSearch").is_empty());
-    assert_eq!(
-        r.lookup("Reed").unwrap_err().to_string(),
-        "unknown tool `Reed`; did you mean `Read`?"
-    );
+    assert_eq!(r.lookup("Reed").unwrap_err().to_string(), "unknown tool `Reed`; did you mean `Read`?");
 }
 
 #[test]
@@ -231,7 +230,11 @@ fn erased_tools_from_elsewhere_join_the_same_registry() {
         fn timeout(&self, _: &toolbelt_core::Prepared) -> Option<std::time::Duration> {
             None
         }
-        fn call<'a>(&'a self, input: toolbelt_core::Prepared, _: ToolContext) -> toolbelt_core::BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        fn call<'a>(
+            &'a self,
+            input: toolbelt_core::Prepared,
+            _: ToolContext,
+        ) -> toolbelt_core::BoxFuture<'a, Result<ToolOutput, ToolError>> {
             Box::pin(async move { Ok(ToolOutput::text(input.json().to_string())) })
         }
     }

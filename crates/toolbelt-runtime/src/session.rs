@@ -118,10 +118,8 @@ impl Session {
 fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     let pid = std::process::id();
     for n in 0..1000u32 {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let path = dir.join(format!(".state.{pid}.{nanos}.{n}.tmp"));
         match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(f) => return Ok((path, f)),

@@ -59,7 +59,8 @@ async fn an_exclusive_call_splits_shared_groups_and_runs_alone() {
     // only after the exclusive call, and the first can't finish without it.
     let h = harness_with(2, RuntimeConfig::default(), |b| b);
     let waiter = json!({"barrier": true, "timeout_ms": 300});
-    let results = batch(&h, &[("Probe", waiter.clone()), ("Probe", json!({"exclusive": true})), ("Probe", waiter)]).await;
+    let results =
+        batch(&h, &[("Probe", waiter.clone()), ("Probe", json!({"exclusive": true})), ("Probe", waiter)]).await;
     assert_eq!(results[0].outcome, "timed_out");
 }
 
@@ -76,8 +77,10 @@ async fn concurrency_is_bounded() {
 #[tokio::test]
 async fn results_come_back_in_call_order() {
     let h = harness();
-    let inputs: Vec<(&str, Value)> =
-        [60, 0, 40, 10, 0, 30].iter().map(|ms| ("Probe", json!({"sleep_ms": ms, "text": format!("slept {ms}")}))).collect();
+    let inputs: Vec<(&str, Value)> = [60, 0, 40, 10, 0, 30]
+        .iter()
+        .map(|ms| ("Probe", json!({"sleep_ms": ms, "text": format!("slept {ms}")})))
+        .collect();
     let results = batch(&h, &inputs).await;
     let ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["c0", "c1", "c2", "c3", "c4", "c5"]);

@@ -38,7 +38,9 @@ async fn a_call_runs_through_every_stage_and_reports_events() {
     assert_eq!(r.tool.as_deref(), Some("Probe"));
     let events = log.lock().unwrap().clone();
     assert!(matches!(&events[0], ToolEvent::Started { id, tool } if id == "c1" && tool == "Probe"));
-    assert!(matches!(&events[1], ToolEvent::Progress { message, fraction: Some(f), .. } if message == "halfway" && *f == 0.5));
+    assert!(
+        matches!(&events[1], ToolEvent::Progress { message, fraction: Some(f), .. } if message == "halfway" && *f == 0.5)
+    );
     assert!(matches!(&events[2], ToolEvent::Output { chunk, .. } if chunk == "chunk"));
     assert!(matches!(&events[3], ToolEvent::Finished { is_error: false, .. }));
     assert_eq!(events.len(), 4);
@@ -141,7 +143,8 @@ async fn cancellation_ends_the_call_and_its_process() {
     canceller.await.unwrap();
     assert!(r.is_error);
     assert_eq!(r.outcome, "cancelled");
-    assert_process_gone(h.pid.lock().unwrap().unwrap()).await;
+    let pid = h.pid.lock().unwrap().unwrap();
+    assert_process_gone(pid).await;
 }
 
 /// Waits (bounded) for the process to disappear; a zombie counts as gone only once reaped.
@@ -281,7 +284,10 @@ async fn pre_hooks_rewrite_deny_and_add_context() {
     );
 
     // A hook's deny wins over the allow-all default.
-    let pre = PreToolOutcome { verdict: Some(Verdict::new(Decision::Deny, "no probes on Fridays", "hook probe-guard")), ..Default::default() };
+    let pre = PreToolOutcome {
+        verdict: Some(Verdict::new(Decision::Deny, "no probes on Fridays", "hook probe-guard")),
+        ..Default::default()
+    };
     let (h, seen) = with_hooks(pre, keep());
     let r = run(&h, "Probe", json!({})).await;
     assert_eq!(r.text(), "permission denied: no probes on Fridays (hook probe-guard)");
@@ -301,7 +307,8 @@ async fn post_hooks_block_replace_and_see_failures() {
     assert!(r.is_error);
     assert_eq!(r.text(), "a PostToolUse hook blocked this result: contains a secret");
 
-    let (h, _) = with_hooks(PreToolOutcome::default(), PostToolOutcome::Replace { output: ToolOutput::text("[redacted]") });
+    let (h, _) =
+        with_hooks(PreToolOutcome::default(), PostToolOutcome::Replace { output: ToolOutput::text("[redacted]") });
     assert_eq!(run(&h, "Probe", json!({"text": "AKIA..."})).await.text(), "[redacted]");
 
     let (h, seen) = with_hooks(PreToolOutcome::default(), keep());

@@ -36,4 +36,3 @@ pub fn builtin_registry() -> toolbelt_core::Registry {
     }
     registry
 }
-

@@ -118,9 +118,6 @@ impl OpenSession {
 }
 
 fn fresh_id(kind: &str) -> String {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     format!("{kind}-{millis}-{}", std::process::id())
 }

@@ -41,11 +41,7 @@ fn help_is_everywhere() {
 fn tools_lists_and_filters() {
     let dir = tempfile::tempdir().unwrap();
     toolbelt(dir.path()).args(["tools", "--format", "names"]).assert().success().stdout("TodoWrite\n");
-    toolbelt(dir.path())
-        .args(["tools"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("TodoWrite  planning"));
+    toolbelt(dir.path()).args(["tools"]).assert().success().stdout(predicate::str::contains("TodoWrite  planning"));
     toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "planning"]).assert().stdout("TodoWrite\n");
     toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "files"]).assert().success().stdout("");
     toolbelt(dir.path()).args(["tools", "--format", "names", "--tag", "planning"]).assert().stdout("TodoWrite\n");
@@ -194,7 +190,11 @@ fn a_malformed_batch_runs_nothing() {
         .stdout("")
         .stderr(predicate::str::contains("line 2: not a call"));
     // From a file too.
-    std::fs::write(dir.path().join("calls.jsonl"), format!("{}\n", json!({"name": "TodoWrite", "input": {"todos": []}}))).unwrap();
+    std::fs::write(
+        dir.path().join("calls.jsonl"),
+        format!("{}\n", json!({"name": "TodoWrite", "input": {"todos": []}})),
+    )
+    .unwrap();
     toolbelt(dir.path()).args(["batch", "calls.jsonl"]).assert().success();
     toolbelt(dir.path()).args(["batch", "missing.jsonl"]).assert().code(2);
 }
@@ -202,7 +202,10 @@ fn a_malformed_batch_runs_nothing() {
 #[test]
 fn named_sessions_keep_state_across_invocations() {
     let dir = tempfile::tempdir().unwrap();
-    toolbelt(dir.path()).args(["call", "--session", "work", "TodoWrite", &todos(&[("A", "in_progress")])]).assert().success();
+    toolbelt(dir.path())
+        .args(["call", "--session", "work", "TodoWrite", &todos(&[("A", "in_progress")])])
+        .assert()
+        .success();
     toolbelt(dir.path())
         .args(["call", "--session", "work", "TodoWrite", &todos(&[("A", "completed")])])
         .assert()
@@ -214,7 +217,8 @@ fn named_sessions_keep_state_across_invocations() {
         .assert()
         .stdout(predicate::str::contains("Since the last update: 1 added."));
     let state: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join(".toolbelt/sessions/work/state.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(".toolbelt/sessions/work/state.json")).unwrap())
+            .unwrap();
     assert_eq!(state["slots"]["todos"]["todos"][0]["status"], "completed");
     assert!(dir.path().join(".toolbelt/sessions/.gitignore").exists());
     toolbelt(dir.path()).args(["call", "--session", "../x", "TodoWrite", "{}"]).assert().code(2);
@@ -225,7 +229,8 @@ fn long_results_are_cut_and_spilled() {
     let dir = tempfile::tempdir().unwrap();
     let many: Vec<(String, &str)> = (0..50).map(|i| (format!("Task number {i}"), "pending")).collect();
     let many: Vec<(&str, &str)> = many.iter().map(|(c, s)| (c.as_str(), *s)).collect();
-    let out = toolbelt(dir.path()).args(["call", "--output-budget", "200", "TodoWrite", &todos(&many)]).output().unwrap();
+    let out =
+        toolbelt(dir.path()).args(["call", "--output-budget", "200", "TodoWrite", &todos(&many)]).output().unwrap();
     assert!(out.status.success());
     let text = stdout(&out);
     let notice = text.split("[Output truncated: ").nth(1).expect("a truncation notice");

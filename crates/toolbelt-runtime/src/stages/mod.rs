@@ -39,7 +39,7 @@ impl Planned {
 }
 
 /// A call that ended before it could be scheduled (unknown tool, invalid input…).
-pub struct Early(ToolResult);
+pub struct Early(Box<ToolResult>);
 
 /// Resolve → validate → describe.
 pub fn plan(rt: &Runtime, session: &Session, call: ToolCall) -> Result<Planned, Early> {
@@ -48,7 +48,7 @@ pub fn plan(rt: &Runtime, session: &Session, call: ToolCall) -> Result<Planned, 
     let fail = |tool: Option<&ToolEntry>, e: ToolError| {
         let tool = tool.map(|t| t.spec().name.clone());
         tracing::debug!(call_id = %id, tool = tool.as_deref().unwrap_or(&name), outcome = e.kind(), "call refused before running");
-        Early(ToolResult::from_error(&id, tool, &e, arrived.elapsed()))
+        Early(Box::new(ToolResult::from_error(&id, tool, &e, arrived.elapsed())))
     };
     let entry = resolve::run(rt, &name).map_err(|e| fail(None, e))?;
     let input = validate::run(&entry, input).map_err(|e| fail(Some(&entry), e))?;
@@ -60,7 +60,7 @@ pub fn plan(rt: &Runtime, session: &Session, call: ToolCall) -> Result<Planned, 
 pub fn finish_early(early: Early, events: &EventSink) -> ToolResult {
     let Early(result) = early;
     render::emit_finished(&result, events);
-    result
+    *result
 }
 
 /// Pre-hooks → authorize → execute → post-hooks → render.

@@ -40,7 +40,15 @@ pub(super) async fn run(
     };
     apply_budget(rt.config.output_budget, session, id, &tool, &mut content).await;
     content.extend(context.into_iter().map(Content::text));
-    let result = ToolResult { id: id.to_string(), tool: Some(tool), content, structured, is_error, outcome, duration: arrived.elapsed() };
+    let result = ToolResult {
+        id: id.to_string(),
+        tool: Some(tool),
+        content,
+        structured,
+        is_error,
+        outcome,
+        duration: arrived.elapsed(),
+    };
     emit_finished(&result, events);
     result
 }
@@ -48,7 +56,11 @@ pub(super) async fn run(
 /// Emits the `finished` event for a result.
 pub(super) fn emit_finished(result: &ToolResult, events: &EventSink) {
     if events.is_listening() {
-        events.emit(&ToolEvent::Finished { id: result.id.clone(), is_error: result.is_error, duration: result.duration });
+        events.emit(&ToolEvent::Finished {
+            id: result.id.clone(),
+            is_error: result.is_error,
+            duration: result.duration,
+        });
     }
 }
 
@@ -132,7 +144,7 @@ fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

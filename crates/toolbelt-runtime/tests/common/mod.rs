@@ -174,13 +174,20 @@ pub fn registry(barrier_size: usize) -> (Arc<Registry>, Arc<Observed>, Arc<std::
     let pid = Arc::new(std::sync::Mutex::new(None));
     let registry = Arc::new(Registry::new());
     registry
-        .register(erase(Probe { observed: observed.clone(), barrier: Arc::new(tokio::sync::Barrier::new(barrier_size)) }))
+        .register(erase(Probe {
+            observed: observed.clone(),
+            barrier: Arc::new(tokio::sync::Barrier::new(barrier_size)),
+        }))
         .unwrap();
     registry.register(erase(Spawner { pid: pid.clone() })).unwrap();
     (registry, observed, pid)
 }
 
-pub fn harness_with(barrier_size: usize, config: RuntimeConfig, build: impl FnOnce(toolbelt_runtime::RuntimeBuilder) -> toolbelt_runtime::RuntimeBuilder) -> Harness {
+pub fn harness_with(
+    barrier_size: usize,
+    config: RuntimeConfig,
+    build: impl FnOnce(toolbelt_runtime::RuntimeBuilder) -> toolbelt_runtime::RuntimeBuilder,
+) -> Harness {
     let (registry, observed, pid) = registry(barrier_size);
     let runtime = build(Runtime::builder(registry).config(config)).build();
     let dir = tempfile::tempdir().unwrap();

@@ -8,8 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, PermissionClass, SessionSlot, SideEffects, Tool, ToolContext, ToolError,
-    ToolOutput, ToolSpec, output_schema,
+    Access, Annotations, Category, PermissionClass, SessionSlot, SideEffects, Tool, ToolContext, ToolError, ToolOutput,
+    ToolSpec, output_schema,
 };
 
 /// Where a task stands.
@@ -148,10 +148,7 @@ fn describe_changes(before: &[Todo], after: &[Todo]) -> Vec<String> {
     let added = after.iter().filter(|t| find(before, &t.content).is_none()).count();
     let removed = before.iter().filter(|t| find(after, &t.content).is_none()).count();
     let newly = |status: TodoStatus| {
-        after
-            .iter()
-            .filter(|t| t.status == status && find(before, &t.content).is_some_and(|s| s != status))
-            .count()
+        after.iter().filter(|t| t.status == status && find(before, &t.content).is_some_and(|s| s != status)).count()
     };
     let mut out = Vec::new();
     for (n, what) in [
@@ -180,9 +177,8 @@ mod tests {
     #[tokio::test]
     async fn replaces_the_list_and_reports_changes() {
         let cx = ToolContext::detached(PathBuf::from("/"));
-        let first = TodoWriteInput {
-            todos: vec![todo("Plan", TodoStatus::InProgress), todo("Build", TodoStatus::Pending)],
-        };
+        let first =
+            TodoWriteInput { todos: vec![todo("Plan", TodoStatus::InProgress), todo("Build", TodoStatus::Pending)] };
         let out = TodoWrite.call(first, cx.clone()).await.unwrap();
         assert_eq!(
             out.joined_text(),
@@ -190,10 +186,18 @@ mod tests {
              [~] Planing\n[ ] Build"
         );
         let second = TodoWriteInput {
-            todos: vec![todo("Plan", TodoStatus::Completed), todo("Build", TodoStatus::InProgress), todo("Ship", TodoStatus::Pending)],
+            todos: vec![
+                todo("Plan", TodoStatus::Completed),
+                todo("Build", TodoStatus::InProgress),
+                todo("Ship", TodoStatus::Pending),
+            ],
         };
         let out = TodoWrite.call(second, cx.clone()).await.unwrap();
-        assert!(out.joined_text().contains("Since the last update: 1 added, 1 completed, 1 started."), "{}", out.joined_text());
+        assert!(
+            out.joined_text().contains("Since the last update: 1 added, 1 completed, 1 started."),
+            "{}",
+            out.joined_text()
+        );
         assert_eq!(out.structured.as_ref().unwrap()["completed"], 1);
         assert_eq!(cx.with_slot::<TodoList, _>(|l| l.todos.len()), 3);
     }

@@ -51,7 +51,8 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
         .batch_streaming(&open.session, calls, &events, &cancel, |result| {
             any_error |= result.is_error;
             if write_error.is_none()
-                && let Err(e) = serde_json::to_string(&batch_json(&result)).map_err(std::io::Error::from).and_then(|s| line(&s))
+                && let Err(e) =
+                    serde_json::to_string(&batch_json(&result)).map_err(std::io::Error::from).and_then(|s| line(&s))
             {
                 write_error = Some(e);
             }
@@ -77,7 +78,9 @@ fn parse(text: &str) -> anyhow::Result<Vec<ToolCall>> {
             continue;
         }
         let parsed: Line = serde_json::from_str(raw).map_err(|e| {
-            Usage(format!("line {n}: not a call ({e}); each line must be {{\"id\": \"…\", \"name\": \"Tool\", \"input\": {{…}}}}"))
+            Usage(format!(
+                "line {n}: not a call ({e}); each line must be {{\"id\": \"…\", \"name\": \"Tool\", \"input\": {{…}}}}"
+            ))
         })?;
         let id = match parsed.id {
             None | Some(Value::Null) => n.to_string(),

@@ -40,7 +40,9 @@ fn read_input(arg: Option<&str>) -> anyhow::Result<Value> {
         None => return Ok(Value::Object(Default::default())),
         Some("-") => {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map_err(|e| Usage(format!("cannot read the input from stdin: {e}")))?;
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Usage(format!("cannot read the input from stdin: {e}")))?;
             s
         }
         Some(s) => s.to_string(),

@@ -8,11 +8,14 @@ use std::sync::Arc;
 
 use toolbelt_core::{DynTool, Registry, RegistryError, erase};
 
+pub mod fs;
 pub mod planning;
 
 /// Every built-in tool, erased, in no particular order (the registry sorts by name).
 pub fn builtin() -> Vec<Arc<dyn DynTool>> {
-    vec![erase(planning::TodoWrite)]
+    let mut tools = vec![erase(planning::TodoWrite)];
+    tools.extend(fs::tools());
+    tools
 }
 
 /// Registers every built-in tool.

@@ -1,0 +1,27 @@
+//! File tools, and what they share: confinement to the workspace roots at open time
+//! ([`workspace`]), the session's read ledger ([`ledger`]), text decoding that round-trips
+//! every encoding byte-exact ([`text`]), and atomic writes ([`atomic`]).
+
+use std::sync::Arc;
+
+use toolbelt_core::DynTool;
+
+pub mod apply_patch;
+pub mod atomic;
+pub mod edit;
+pub mod glob;
+pub mod grep;
+pub mod ledger;
+pub mod list_dir;
+pub mod multi_edit;
+pub mod notebook;
+pub mod notebook_edit;
+pub mod read;
+pub mod text;
+pub mod workspace;
+pub mod write;
+
+/// Every file tool, erased.
+pub fn tools() -> Vec<Arc<dyn DynTool>> {
+    vec![]
+}

@@ -1,0 +1,62 @@
+//! Helpers for driving built-in tools the way the runtime does: through the registry
+//! (schema validation, parameter aliases) and a session rooted in a temp directory.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolbelt_core::{
+    CancellationToken, EventSink, Extensions, Limits, Registry, SessionState, ToolContext, ToolError, ToolOutput,
+};
+
+/// A session whose cwd is `cwd` and whose roots are `roots` (the cwd when empty).
+pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
+    let roots: Vec<PathBuf> = roots.iter().map(|r| r.to_path_buf()).collect();
+    Arc::new(SessionState::new("test", cwd.to_path_buf(), roots))
+}
+
+/// A call context over `session`.
+pub fn cx(session: &Arc<SessionState>) -> ToolContext {
+    ToolContext::new(
+        "call",
+        Arc::clone(session),
+        CancellationToken::new(),
+        EventSink::none(),
+        Limits::default(),
+        Extensions::default(),
+    )
+}
+
+/// Every built-in tool.
+pub fn registry() -> Registry {
+    let r = Registry::new();
+    toolbelt_tools::register_builtin(&r).unwrap();
+    r
+}
+
+/// Validates `input` against the tool's schema, then runs it (as the runtime would, minus
+/// policy): returns the output or the error.
+pub async fn call(session: &Arc<SessionState>, tool: &str, input: Value) -> Result<ToolOutput, ToolError> {
+    let entry = registry().lookup(tool)?;
+    let prepared = entry.prepare(input)?;
+    let cx = cx(session);
+    entry.tool().access(&prepared, &cx)?;
+    entry.tool().call(prepared, cx).await
+}
+
+/// The text of a successful call; panics with the error otherwise.
+pub async fn ok(session: &Arc<SessionState>, tool: &str, input: Value) -> String {
+    match call(session, tool, input).await {
+        Ok(out) => out.joined_text(),
+        Err(e) => panic!("{tool} failed: {e}"),
+    }
+}
+
+/// The message of a failed call; panics if it succeeded.
+pub async fn err(session: &Arc<SessionState>, tool: &str, input: Value) -> String {
+    match call(session, tool, input).await {
+        Ok(out) => panic!("{tool} succeeded unexpectedly: {}", out.joined_text()),
+        Err(e) => e.to_string(),
+    }
+}

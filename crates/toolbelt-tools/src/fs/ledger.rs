@@ -26,19 +26,25 @@ pub struct FileState {
 impl FileState {
     /// The state of `bytes`, with the file's mtime.
     pub fn of(bytes: &[u8], mtime: Option<std::time::SystemTime>) -> Self {
-        Self {
-            hash: hash(bytes),
-            size: bytes.len() as u64,
-            mtime_ms: mtime
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .and_then(|d| u64::try_from(d.as_millis()).ok()),
-        }
+        Self { hash: hash(bytes), size: bytes.len() as u64, mtime_ms: mtime_ms(mtime) }
     }
+}
+
+/// A modification time as milliseconds since the epoch.
+pub fn mtime_ms(mtime: Option<std::time::SystemTime>) -> Option<u64> {
+    mtime
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| u64::try_from(d.as_millis()).ok())
 }
 
 /// The content hash used by the ledger.
 pub fn hash(bytes: &[u8]) -> String {
-    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+    hash_hex(xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// How a 128-bit digest is written in the ledger (so a streamed hash matches [`hash`]).
+pub fn hash_hex(digest: u128) -> String {
+    format!("{digest:032x}")
 }
 
 /// Every file read (or written) in the session, by real path.

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use toolbelt_core::DynTool;
+use toolbelt_core::{DynTool, erase};
 
 pub mod apply_patch;
 pub mod atomic;
@@ -17,11 +17,13 @@ pub mod multi_edit;
 pub mod notebook;
 pub mod notebook_edit;
 pub mod read;
+pub mod read_stream;
 pub mod text;
+pub mod textfile;
 pub mod workspace;
 pub mod write;
 
 /// Every file tool, erased.
 pub fn tools() -> Vec<Arc<dyn DynTool>> {
-    vec![]
+    vec![erase(read::Read), erase(write::Write)]
 }

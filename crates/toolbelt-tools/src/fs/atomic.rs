@@ -28,10 +28,14 @@ pub struct Staged {
 pub fn stage(root: &Dir, rel: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
     let name = rel.file_name().ok_or_else(|| std::io::Error::other("the path has no file name"))?.to_os_string();
     let dir = match rel.parent() {
-        Some(p) if !p.as_os_str().is_empty() => {
-            root.create_dir_all(p)?;
-            root.open_dir(p)?
-        }
+        Some(p) if !p.as_os_str().is_empty() => match root.open_dir(p) {
+            Ok(dir) => dir,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                root.create_dir_all(p)?;
+                root.open_dir(p)?
+            }
+            Err(e) => return Err(e),
+        },
         _ => root.try_clone()?,
     };
     let previous = dir.metadata(&name).ok().map(|m| m.permissions());

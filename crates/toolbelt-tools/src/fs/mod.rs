@@ -18,6 +18,7 @@ pub mod notebook;
 pub mod notebook_edit;
 pub mod read;
 pub mod read_stream;
+pub mod replace;
 pub mod text;
 pub mod textfile;
 pub mod workspace;
@@ -25,5 +26,5 @@ pub mod write;
 
 /// Every file tool, erased.
 pub fn tools() -> Vec<Arc<dyn DynTool>> {
-    vec![erase(read::Read), erase(write::Write)]
+    vec![erase(read::Read), erase(write::Write), erase(edit::Edit), erase(multi_edit::MultiEdit)]
 }

@@ -131,12 +131,16 @@ impl Workspace {
         self.dir(loc).metadata(&loc.rel).map_err(|e| io_error(&loc.abs, &e))
     }
 
-    /// Whether the path exists (confined; a path escaping the roots is an error, not "no").
+    /// Whether the path exists (confined). A path that escapes the roots is an error, not a
+    /// "no"; a dangling symlink counts as missing.
     pub fn exists(&self, loc: &Located) -> Result<bool, ToolError> {
         match self.metadata(loc) {
             Ok(_) => Ok(true),
-            Err(_) if self.dir(loc).symlink_metadata(&loc.rel).is_err() => Ok(false),
-            Err(e) => Err(e),
+            Err(_) => match self.dir(loc).metadata(&loc.rel) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(io_error(&loc.abs, &e)),
+                Ok(_) => Ok(true),
+            },
         }
     }
 

@@ -1,0 +1,131 @@
+//! Every path trick aimed outside the workspace roots fails at open time.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use common::*;
+use serde_json::json;
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    outside: std::path::PathBuf,
+}
+
+/// `<tmp>/app` is the root; `<tmp>/app2` (a sibling sharing the prefix) and `<tmp>/secret`
+/// are outside it.
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("app");
+    let outside = base.join("secret");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(base.join("app2")).unwrap();
+    std::fs::write(root.join("src/ok.txt"), "inside\n").unwrap();
+    std::fs::write(outside.join("key.txt"), "SECRET\n").unwrap();
+    std::fs::write(base.join("app2/key.txt"), "SIBLING SECRET\n").unwrap();
+    symlink(outside.join("key.txt"), root.join("file_link")).unwrap();
+    symlink(&outside, root.join("dir_link")).unwrap();
+    symlink("../secret/key.txt", root.join("relative_link")).unwrap();
+    symlink("src/ok.txt", root.join("inner_link")).unwrap();
+    Setup { _tmp: tmp, root, outside }
+}
+
+#[tokio::test]
+async fn reads_outside_the_roots_fail() {
+    let s = setup();
+    let session = session(&s.root, &[]);
+    let attacks = [
+        "../secret/key.txt".to_string(),
+        "src/../../secret/key.txt".to_string(),
+        s.outside.join("key.txt").display().to_string(),
+        format!("{}/key.txt", s.root.display().to_string().replace("/app", "/app2")),
+        "file_link".to_string(),
+        "dir_link/key.txt".to_string(),
+        "relative_link".to_string(),
+    ];
+    for path in &attacks {
+        let message = err(&session, "Read", json!({"file_path": path})).await;
+        assert!(!message.contains("SECRET"), "{path}: {message}");
+        assert!(
+            message.contains("outside the workspace roots"),
+            "{path} must be refused as outside the roots, got: {message}"
+        );
+    }
+    // The absolute path outside gets the way to add a root.
+    let message = err(&session, "Read", json!({"file_path": s.outside.join("key.txt")})).await;
+    assert!(message.contains(&format!("--add-dir {}", s.outside.display())), "{message}");
+    // A symlink that stays inside is followed.
+    assert!(ok(&session, "Read", json!({"file_path": "inner_link"})).await.contains("inside"));
+}
+
+#[tokio::test]
+async fn writes_outside_the_roots_fail_and_write_nothing() {
+    let s = setup();
+    let session = session(&s.root, &[]);
+    for path in ["../secret/new.txt", "dir_link/new.txt", "file_link"] {
+        let message = err(&session, "Write", json!({"file_path": path, "content": "pwned"})).await;
+        assert!(message.contains("outside the workspace roots"), "{path}: {message}");
+    }
+    let names: Vec<_> = std::fs::read_dir(&s.outside).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["key.txt"]);
+    assert_eq!(std::fs::read_to_string(s.outside.join("key.txt")).unwrap(), "SECRET\n");
+}
+
+#[tokio::test]
+async fn an_added_root_is_reachable() {
+    let s = setup();
+    let session = session(&s.root, &[&s.root, &s.outside]);
+    assert!(ok(&session, "Read", json!({"file_path": s.outside.join("key.txt")})).await.contains("SECRET"));
+}
+
+/// A symlink flipped between an inside and an outside target while reads run: no read ever
+/// returns the outside content, because the check and the open are the same operation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlink_swapped_during_reads_never_leaks() {
+    let s = setup();
+    let session = session(&s.root, &[]);
+    let link = s.root.join("swap");
+    symlink(s.root.join("src/ok.txt"), &link).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let (stop, link, inside, outside) =
+            (stop.clone(), link.clone(), s.root.join("src/ok.txt"), s.outside.join("key.txt"));
+        std::thread::spawn(move || {
+            let tmp = link.with_extension("tmp");
+            let mut flips = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let target = if flips % 2 == 0 { &outside } else { &inside };
+                let _ = std::fs::remove_file(&tmp);
+                symlink(target, &tmp).unwrap();
+                std::fs::rename(&tmp, &link).unwrap(); // atomic swap of the link
+                flips += 1;
+            }
+            flips
+        })
+    };
+    let (mut inside_reads, mut refused) = (0, 0);
+    for _ in 0..400 {
+        match call(&session, "Read", json!({"file_path": "swap"})).await {
+            Ok(out) => {
+                let text = out.joined_text();
+                assert!(!text.contains("SECRET"), "leaked: {text}");
+                inside_reads += 1;
+            }
+            Err(e) => {
+                assert!(!e.to_string().contains("SECRET"));
+                refused += 1;
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let flips = flipper.join().unwrap();
+    assert!(flips > 10, "the link really was swapped ({flips} times)");
+    assert!(refused > 0, "some reads met the outside target and were refused");
+    let _ = inside_reads;
+}

@@ -1,0 +1,109 @@
+//! The Read tool on real files.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use toolbelt_core::Content;
+
+fn dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    (tmp, root)
+}
+
+#[tokio::test]
+async fn numbered_lines_windows_and_notices() {
+    let (_t, root) = dir();
+    let text: String = (1..=2_500).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(root.join("big.txt"), &text).unwrap();
+    let s = session(&root, &[]);
+    let out = ok(&s, "Read", json!({"file_path": "big.txt"})).await;
+    assert!(out.starts_with("     1\tline 1\n     2\tline 2\n"));
+    assert!(out.contains("  2000\tline 2000\n\n(Showing lines 1-2000 of 2500. Continue with offset=2001 to read more.)"));
+    let out = ok(&s, "Read", json!({"file_path": "big.txt", "offset": 2499, "limit": 10})).await;
+    assert_eq!(out, "  2499\tline 2499\n  2500\tline 2500");
+    let e = err(&s, "Read", json!({"file_path": "big.txt", "offset": 3000})).await;
+    assert!(e.contains("has 2500 lines; offset 3000 is past the end"), "{e}");
+    // Aliases of the tool and of the parameter.
+    assert!(ok(&s, "read_file", json!({"path": "big.txt", "limit": 1})).await.starts_with("     1\tline 1"));
+
+    std::fs::write(root.join("empty.txt"), "").unwrap();
+    assert_eq!(ok(&s, "Read", json!({"file_path": "empty.txt"})).await, "(empty.txt exists but is empty.)");
+    let long = "x".repeat(2_100);
+    std::fs::write(root.join("long.txt"), format!("{long}\nshort\n")).unwrap();
+    let out = ok(&s, "Read", json!({"file_path": "long.txt"})).await;
+    assert!(out.contains(&format!("{}… [line cut: 100 more characters]\n     2\tshort", "x".repeat(2_000))));
+}
+
+#[tokio::test]
+async fn encodings_are_shown_as_text() {
+    let (_t, root) = dir();
+    let s = session(&root, &[]);
+    std::fs::write(root.join("bom.txt"), b"\xEF\xBB\xBFhello\r\nworld\r\n").unwrap();
+    assert!(ok(&s, "Read", json!({"file_path": "bom.txt"})).await.starts_with("     1\thello\n     2\tworld\n\n(Decoded as UTF-8 with BOM"));
+    let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain("héllo\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    std::fs::write(root.join("u16.txt"), utf16).unwrap();
+    assert!(ok(&s, "Read", json!({"file_path": "u16.txt"})).await.starts_with("     1\théllo"));
+    let latin1: Vec<u8> = "café crème brûlée, naïve façade\n".chars().map(|c| c as u8).collect();
+    std::fs::write(root.join("l1.txt"), latin1).unwrap();
+    let out = ok(&s, "Read", json!({"file_path": "l1.txt"})).await;
+    assert!(out.starts_with("     1\tcafé crème brûlée, naïve façade"), "{out}");
+    assert!(out.contains("windows-1252"));
+}
+
+#[tokio::test]
+async fn binaries_directories_and_images() {
+    let (_t, root) = dir();
+    let s = session(&root, &[]);
+    std::fs::write(root.join("prog"), b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0more").unwrap();
+    let e = err(&s, "Read", json!({"file_path": "prog"})).await;
+    assert!(e.starts_with("prog is a binary file (ELF executable, 20 bytes)"), "{e}");
+    std::fs::create_dir(root.join("sub")).unwrap();
+    assert!(err(&s, "Read", json!({"file_path": "sub"})).await.contains("use ListDir"));
+    assert!(err(&s, "Read", json!({"file_path": "nope"})).await.contains("does not exist"));
+
+    // A 2x1 PNG.
+    let png: &[u8] = &[
+        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 2, 0, 0, 0, 1,
+        8, 2, 0, 0, 0, 0x7B, 0x40, 0xE8, 0xDD, 0, 0, 0, 0x0C, 0x49, 0x44, 0x41, 0x54, 0x08, 0xD7, 0x63, 0xF8, 0xCF,
+        0xC0, 0xF0, 0x1F, 0, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+        0x42, 0x60, 0x82,
+    ];
+    std::fs::write(root.join("dot.png"), png).unwrap();
+    let out = call(&s, "Read", json!({"file_path": "dot.png"})).await.unwrap();
+    assert_eq!(out.content[0].as_text().unwrap(), "Image dot.png (image/png, 2×1, 70 bytes)");
+    match &out.content[1] {
+        Content::Image { data, mime_type } => {
+            assert_eq!(mime_type, "image/png");
+            assert!(data.starts_with("iVBORw0KGgo"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A file over the whole-file limit is streamed: the right window, the right line count,
+/// and the ledger entry needed to edit it later.
+#[tokio::test]
+async fn large_files_are_read_in_slices() {
+    let (_t, root) = dir();
+    let s = session(&root, &[]);
+    let path = root.join("huge.log");
+    {
+        use std::io::Write as _;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        for i in 1..=700_000 {
+            writeln!(f, "entry {i:07} {}", "payload ".repeat(5)).unwrap();
+        }
+    }
+    assert!(std::fs::metadata(&path).unwrap().len() > 32 * 1024 * 1024);
+    let out = ok(&s, "Read", json!({"file_path": "huge.log", "offset": 500_000, "limit": 2})).await;
+    assert!(out.starts_with("500000\tentry 0500000 payload"), "{out}");
+    assert!(out.contains("(Showing lines 500000-500001 of 700000. Continue with offset=500002 to read more.)"), "{out}");
+    // The streamed hash matches the one-shot hash, so an edit after it is allowed.
+    let bytes = std::fs::read(&path).unwrap();
+    let state = toolbelt_tools::fs::ledger::FileLedger::get(&cx(&s), &path).unwrap();
+    assert_eq!(state.hash, toolbelt_tools::fs::ledger::hash(&bytes));
+    assert_eq!(state.size, bytes.len() as u64);
+}

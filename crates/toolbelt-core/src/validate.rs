@@ -61,6 +61,9 @@ impl InputValidator {
                 }
             }
         }
+        if self.validator.is_valid(&input) {
+            return Ok(input);
+        }
         let mut problems: Vec<FieldError> = self.validator.iter_errors(&input).map(|e| self.field_error(&e)).collect();
         // Sorted by path so the report reads top-down whatever order the checks ran in.
         problems.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.message.cmp(&b.message)));

@@ -66,7 +66,10 @@ pub(super) async fn run(
         events.emit(&ToolEvent::Started { id: call_id.to_string(), tool: entry.spec().name.clone() });
     }
     let work = AssertUnwindSafe(entry.tool().call(input, cx)).catch_unwind();
+    // Biased, tool first: a call that finishes on its first poll never arms the timer
+    // (registering it costs more than the rest of the pipeline).
     let outcome = tokio::select! {
+        biased;
         r = work => match r {
             Ok(result) => result,
             Err(panic) => Err(ToolError::internal(format!("the tool panicked: {}", panic_message(&panic)))),

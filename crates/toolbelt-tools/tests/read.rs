@@ -107,3 +107,25 @@ async fn large_files_are_read_in_slices() {
     assert_eq!(state.hash, toolbelt_tools::fs::ledger::hash(&bytes));
     assert_eq!(state.size, bytes.len() as u64);
 }
+
+#[tokio::test]
+async fn notebooks_are_shown_as_cells_with_outputs() {
+    let (_t, root) = dir();
+    let s = session(&root, &[]);
+    let nb = json!({
+        "cells": [
+            {"cell_type": "markdown", "id": "intro", "metadata": {}, "source": ["# Title\n", "Some text"]},
+            {"cell_type": "code", "id": "calc", "execution_count": 1, "metadata": {}, "source": "print(6 * 7)",
+             "outputs": [{"output_type": "stream", "name": "stdout", "text": ["42\n"]}]}
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    std::fs::write(root.join("n.ipynb"), serde_json::to_string_pretty(&nb).unwrap()).unwrap();
+    let out = ok(&s, "Read", json!({"file_path": "n.ipynb"})).await;
+    for expected in ["# Title", "intro", "print(6 * 7)", "calc", "42"] {
+        assert!(out.contains(expected), "{expected} missing in:\n{out}");
+    }
+    assert!(out.find("print(6 * 7)").unwrap() < out.rfind("42").unwrap());
+    std::fs::write(root.join("bad.ipynb"), "{not json").unwrap();
+    assert!(err(&s, "Read", json!({"file_path": "bad.ipynb"})).await.starts_with("bad.ipynb: "));
+}

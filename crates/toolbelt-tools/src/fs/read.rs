@@ -113,7 +113,12 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     file.read_to_end(&mut bytes).map_err(|e| io_error(&abs, &e))?;
     FileLedger::record(cx, &real.abs, FileState::of(&bytes, mtime));
 
-    // NOTEBOOK-HOOK
+    if abs.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb")) {
+        let text = String::from_utf8_lossy(&bytes);
+        let rendered =
+            super::notebook::render_for_read(&text).map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
+        return Ok(ToolOutput::text(rendered));
+    }
     let (text, format) = text::decode(&bytes).map_err(|b| binary(&name, b.kind, size))?;
     let mut out = render_lines(&text, &name, offset, limit)?;
     if format != text::TextFormat::UTF8 {

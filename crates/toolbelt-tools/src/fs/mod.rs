@@ -19,6 +19,7 @@ pub mod notebook_edit;
 pub mod read;
 pub mod read_stream;
 pub mod replace;
+pub mod search;
 pub mod text;
 pub mod textfile;
 pub mod workspace;
@@ -26,5 +27,13 @@ pub mod write;
 
 /// Every file tool, erased.
 pub fn tools() -> Vec<Arc<dyn DynTool>> {
-    vec![erase(read::Read), erase(write::Write), erase(edit::Edit), erase(multi_edit::MultiEdit)]
+    vec![
+        erase(read::Read),
+        erase(write::Write),
+        erase(edit::Edit),
+        erase(multi_edit::MultiEdit),
+        erase(grep::Grep),
+        erase(glob::Glob),
+        erase(list_dir::ListDir),
+    ]
 }

@@ -35,5 +35,6 @@ pub fn tools() -> Vec<Arc<dyn DynTool>> {
         erase(grep::Grep),
         erase(glob::Glob),
         erase(list_dir::ListDir),
+        erase(apply_patch::ApplyPatch),
     ]
 }

@@ -100,7 +100,7 @@ async fn a_symlink_swapped_during_reads_never_leaks() {
             let tmp = link.with_extension("tmp");
             let mut flips = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let target = if flips % 2 == 0 { &outside } else { &inside };
+                let target = if flips.is_multiple_of(2) { &outside } else { &inside };
                 let _ = std::fs::remove_file(&tmp);
                 symlink(target, &tmp).unwrap();
                 std::fs::rename(&tmp, &link).unwrap(); // atomic swap of the link

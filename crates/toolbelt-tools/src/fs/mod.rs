@@ -32,6 +32,7 @@ pub fn tools() -> Vec<Arc<dyn DynTool>> {
         erase(write::Write),
         erase(edit::Edit),
         erase(multi_edit::MultiEdit),
+        erase(notebook_edit::NotebookEdit),
         erase(grep::Grep),
         erase(glob::Glob),
         erase(list_dir::ListDir),

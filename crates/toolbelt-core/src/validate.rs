@@ -158,7 +158,14 @@ fn typed_not_null(schema: &Value) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t != "null",
         Some(Value::Array(ts)) => !ts.iter().any(|t| t == "null"),
-        _ => false,
+        _ => {
+            // A choice (documented enums come out as `oneOf` of constants): not null when
+            // no branch admits null.
+            let branches = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array);
+            branches.is_some_and(|bs| {
+                !bs.is_empty() && bs.iter().all(|b| b.get("const").is_some_and(|c| !c.is_null()) || typed_not_null(b))
+            })
+        }
     }
 }
 
@@ -283,6 +290,16 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn null_for_an_optional_choice_is_read_as_absent() {
+        let schema = json!({"type": "object", "properties": {
+            "mode": {"oneOf": [{"const": "a"}, {"const": "b"}]},
+            "nullable": {"type": ["string", "null"]}
+        }});
+        let v = InputValidator::compile("T", &schema, &[]).unwrap();
+        assert_eq!(v.check(json!({"mode": null, "nullable": null})).unwrap(), json!({"nullable": null}));
     }
 
     #[test]

@@ -152,9 +152,12 @@ fn run(text: &str, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let mut notes = outcome.notes;
     notes.extend(commit::apply(&ws, &outcome.changes)?);
     for change in &outcome.changes {
-        if let Action::Write { bytes, .. } = &change.action {
-            let mtime = ws.metadata(&change.loc).ok().and_then(|m| m.modified().ok()).map(|t| t.into_std());
-            FileLedger::record(cx, &change.loc.abs, FileState::of(bytes, mtime));
+        match &change.action {
+            Action::Write { bytes, .. } => {
+                let mtime = ws.metadata(&change.loc).ok().and_then(|m| m.modified().ok()).map(|t| t.into_std());
+                FileLedger::record(cx, &change.loc.abs, FileState::of(bytes, mtime));
+            }
+            _ => FileLedger::forget(cx, &change.loc.abs),
         }
     }
     let out = ApplyPatchOutput { files: outcome.files, notes };

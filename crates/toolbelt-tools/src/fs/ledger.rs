@@ -65,6 +65,13 @@ impl FileLedger {
         });
     }
 
+    /// Drops what was recorded for a file that no longer exists (deleted or moved away).
+    pub fn forget(cx: &ToolContext, real_path: &Path) {
+        cx.with_slot::<FileLedger, _>(|l| {
+            l.files.remove(real_path);
+        });
+    }
+
     /// What was recorded for the file, if anything.
     pub fn get(cx: &ToolContext, real_path: &Path) -> Option<FileState> {
         cx.with_slot::<FileLedger, _>(|l| l.files.get(real_path).cloned())

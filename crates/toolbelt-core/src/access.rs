@@ -39,17 +39,21 @@ pub struct Access {
     pub touches: Vec<Touch>,
     /// Whether the call may run beside others.
     pub concurrency: Concurrency,
+    /// Set when this call needs a person's approval whatever the rules allow, with the
+    /// reason (e.g. a command that cannot be sandboxed here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
 }
 
 impl Access {
     /// A call that may run beside other shared calls and touches nothing yet.
     pub fn shared() -> Self {
-        Self { touches: Vec::new(), concurrency: Concurrency::Shared }
+        Self { touches: Vec::new(), concurrency: Concurrency::Shared, approval: None }
     }
 
     /// A call that must run alone and touches nothing yet.
     pub fn exclusive() -> Self {
-        Self { touches: Vec::new(), concurrency: Concurrency::Exclusive }
+        Self { touches: Vec::new(), concurrency: Concurrency::Exclusive, approval: None }
     }
 
     /// Adds a path the call reads.
@@ -79,6 +83,12 @@ impl Access {
     /// Adds a piece of session state the call changes.
     pub fn changes_state(mut self, what: impl Into<String>) -> Self {
         self.touches.push(Touch::State(what.into()));
+        self
+    }
+
+    /// Asks for a person's approval of this call, for `reason`, even where the rules allow it.
+    pub fn needs_approval(mut self, reason: impl Into<String>) -> Self {
+        self.approval = Some(reason.into());
         self
     }
 

@@ -232,6 +232,20 @@ async fn deny_and_ask_verdicts() {
     }
 }
 
+#[tokio::test]
+async fn a_call_that_asks_for_approval_goes_to_the_approver() {
+    // Allowed by the rules, but the call itself asks: nobody to approve means denied.
+    let h = harness();
+    let r = run(&h, "Probe", json!({"approval": "the sandbox is unavailable here"})).await;
+    assert_eq!(r.outcome, "denied");
+    assert!(r.text().contains("the sandbox is unavailable here"), "{}", r.text());
+    let asked = Arc::new(AtomicUsize::new(0));
+    let approver = Arc::new(Answer(Approval::AllowOnce, asked.clone()));
+    let h = harness_with(3, RuntimeConfig::default(), |b| b.approver(approver));
+    assert!(!run(&h, "Probe", json!({"approval": "x", "text": "ran"})).await.is_error);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
 struct TestHooks {
     pre: PreToolOutcome,
     post: PostToolOutcome,

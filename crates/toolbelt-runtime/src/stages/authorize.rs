@@ -13,8 +13,12 @@ pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>
     if let Some(hook) = hook {
         verdict = verdict.max(hook);
     }
-    if info.tool.needs_confirmation && verdict.decision == Decision::Allow {
-        verdict = Verdict::new(Decision::Ask, "this tool asks for confirmation on every call", "tool spec");
+    if verdict.decision == Decision::Allow {
+        if info.tool.needs_confirmation {
+            verdict = Verdict::new(Decision::Ask, "this tool asks for confirmation on every call", "tool spec");
+        } else if let Some(reason) = &info.access.approval {
+            verdict = Verdict::new(Decision::Ask, reason.clone(), "the tool, for this call");
+        }
     }
     match verdict.decision {
         Decision::Allow => Ok(()),

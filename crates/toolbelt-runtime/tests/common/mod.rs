@@ -39,6 +39,8 @@ pub struct ProbeInput {
     pub chatty: bool,
     /// Per-call timeout (ms).
     pub timeout_ms: Option<u64>,
+    /// Ask for approval with this reason.
+    pub approval: Option<String>,
 }
 
 /// Shared observations of every probe call.
@@ -95,7 +97,11 @@ impl Tool for Probe {
     }
 
     fn access(&self, input: &ProbeInput, _: &ToolContext) -> Result<Access, ToolError> {
-        Ok(if input.exclusive { Access::exclusive().changes_state("probe") } else { Access::shared() })
+        let access = if input.exclusive { Access::exclusive().changes_state("probe") } else { Access::shared() };
+        Ok(match &input.approval {
+            Some(reason) => access.needs_approval(reason.clone()),
+            None => access,
+        })
     }
 
     fn timeout(&self, input: &ProbeInput) -> Option<Duration> {

@@ -16,7 +16,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
-use super::search::{Page, Shown, Start, WalkErrors, WalkOptions, clean_glob, file_pattern, target, thousands, walker};
+use super::search::{
+    Page, Shown, Start, WalkErrors, WalkOptions, clean_glob, file_pattern, path_order, target, thousands, walker,
+};
 
 /// Files shown when no limit is given.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -114,7 +116,9 @@ fn split_pattern(cx: &ToolContext, input: &GlobInput) -> (PathBuf, String) {
         // Anchored: the rest of an absolute pattern is relative to its literal part exactly.
         return (target(cx, Some(&base)), format!("/{}", parts[literal..].join("/")));
     }
-    (target(cx, input.path.as_deref()), pattern.to_string())
+    // `src/` means what is in `src`, not a file named `src`.
+    let pattern = if pattern.ends_with('/') { format!("{pattern}**") } else { pattern.to_string() };
+    (target(cx, input.path.as_deref()), pattern)
 }
 
 fn glob(input: &GlobInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -136,7 +140,7 @@ fn glob(input: &GlobInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         return Err(ToolError::Cancelled);
     }
     // Newest first; ties (same mtime) in path order, so the order is deterministic.
-    files.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    files.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| path_order(&a.0, &b.0)));
 
     let page = Page::new(input.offset, input.limit, DEFAULT_LIMIT);
     let range = page.range(files.len());
@@ -248,7 +252,7 @@ fn nothing_found(
     if pattern.chars().any(char::is_alphabetic) {
         let (mut other_case, _) = find(cx, start, pattern, hidden, no_ignore, true)?;
         if !other_case.is_empty() {
-            other_case.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            other_case.sort_unstable_by(|a, b| path_order(&a.0, &b.0));
             let examples: Vec<String> = other_case.iter().take(3).map(|(p, _)| shown.show(p)).collect();
             text.push_str(&format!(
                 " The pattern is case-sensitive; {} file{} match{} it ignoring case: {}{}.",
@@ -288,5 +292,6 @@ mod tests {
         assert_eq!(split_pattern(&cx, &input("/repo/a.rs", None)), (PathBuf::from("/repo"), "/a.rs".to_string()));
         assert_eq!(split_pattern(&cx, &input("./src/*.rs", Some("sub"))), (PathBuf::from("/w/sub"), "src/*.rs".into()));
         assert_eq!(split_pattern(&cx, &input("*.rs", None)), (PathBuf::from("/w"), "*.rs".to_string()));
+        assert_eq!(split_pattern(&cx, &input("src/", None)), (PathBuf::from("/w"), "src/**".to_string()));
     }
 }

@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
-use super::search::content::{self, FileHits, LineKind, Mode, Outcome, Plan};
-use super::search::{Page, Shown, Start, WalkErrors, WalkOptions, clean_glob, globs, matcher, target, walker};
+use super::search::content::{self, FileHits, Found, LineKind, Mode, Outcome, Plan};
+use super::search::{Page, Shown, Start, WalkOptions, clean_glob, globs, matcher, target, walker};
 
 /// Entries of the structured result at most (the text is cut by the output budget).
 pub const STRUCTURED_LIMIT: usize = 1_000;
@@ -77,8 +77,8 @@ pub struct GrepInput {
     /// Default false.
     pub multiline: Option<bool>,
     /// Show at most this many entries: output lines (content), files (files_with_matches)
-    /// or count entries (count), like `| head -N`. Default: all (long output is cut to the
-    /// output budget).
+    /// or count entries (count), like `| head -N`. Default (or 0): all; long output is cut
+    /// to the output budget.
     pub head_limit: Option<u64>,
     /// Skip this many entries first, like `| tail -n +N+1`; use with `head_limit` to page.
     pub offset: Option<u64>,
@@ -193,22 +193,26 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let types = input.file_type.as_deref().map(matcher::types).transpose()?;
     let start = Start::resolve(cx, input.path.as_deref())?;
     let cancel = cx.cancellation();
+    let shown = Shown::new(cx);
 
-    let (hits, errors) = if start.is_dir {
+    let found = if start.is_dir {
         let overrides = match input.glob.as_deref().map(str::trim).filter(|g| !g.is_empty()) {
             Some(glob) => Some(globs(&start.loc.abs, glob.split_whitespace().map(clean_glob), "glob")?),
             None => None,
         };
         let options = WalkOptions { overrides, types, ..WalkOptions::default() };
-        content::search_tree(&plan, &start, &walker(&start.loc.abs, &cx.cwd(), options), cancel)
+        content::search_tree(&plan, &start, &shown, &walker(&start.loc.abs, &cx.cwd(), options), cancel)
     } else {
-        match content::search_start_file(&plan, &start, cancel) {
-            Ok(Outcome::Hits(hits)) => (vec![hits], WalkErrors::default()),
-            Ok(Outcome::NoMatch) => (Vec::new(), WalkErrors::default()),
-            Ok(Outcome::Binary) => {
+        match content::search_start_file(&plan, &start, &shown, cancel) {
+            Ok((Outcome::Hits(hits), mut found)) => {
+                found.files.push(hits);
+                found
+            }
+            Ok((Outcome::NoMatch, found)) => found,
+            Ok((Outcome::Binary, _)) => {
                 return Ok(ToolOutput::text(format!(
                     "{} is a binary file (it contains NUL bytes); Grep searches text files only.",
-                    Shown::new(cx).show(&start.loc.abs)
+                    shown.show(&start.loc.abs)
                 )));
             }
             Err(e) => return Err(super::workspace::io_error(&start.loc.abs, &e)),
@@ -219,11 +223,10 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     }
 
     let page = Page::new(input.offset, input.head_limit, usize::MAX);
-    let shown = Shown::new(cx);
     let (mut text, structured) = match mode {
-        Mode::Files => render_files(&hits, &shown, page),
-        Mode::Count => render_counts(&hits, &shown, page),
-        Mode::Content => render_content(&hits, &shown, page, plan.before > 0 || plan.after > 0),
+        Mode::Files => render_files(&found.files, page),
+        Mode::Count => render_counts(&found.files, page),
+        Mode::Content => render_content(&found, page, plan.before > 0 || plan.after > 0),
     };
     if structured.total == 0 {
         text = no_match(input, &shown, &start);
@@ -231,7 +234,7 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         text.push_str("\n\n");
         text.push_str(&notice);
     }
-    if let Some(note) = errors.note() {
+    if let Some(note) = found.errors.note() {
         text.push_str("\n\n");
         text.push_str(&note);
     }
@@ -273,31 +276,33 @@ fn output(mode: OutputMode, total: usize, page: Page, returned: usize) -> GrepOu
     }
 }
 
-fn render_files(hits: &[FileHits], shown: &Shown, page: Page) -> (String, GrepOutput) {
-    let mut text = String::new();
+fn render_files(hits: &[FileHits], page: Page) -> (String, GrepOutput) {
+    let on_page = &hits[page.range(hits.len())];
+    let mut text = String::with_capacity(on_page.iter().map(|h| h.shown.len() + 1).sum());
     let mut files = Vec::new();
-    for hit in &hits[page.range(hits.len())] {
-        let path = shown.show(&hit.path);
-        push_line(&mut text, &path);
+    for hit in on_page {
+        text.push_str(&hit.shown);
+        text.push('\n');
         if files.len() < STRUCTURED_LIMIT {
-            files.push(path);
+            files.push(hit.shown.clone());
         }
     }
+    text.pop();
     let mut out = output(OutputMode::FilesWithMatches, hits.len(), page, files.len());
     out.files = Some(files);
     (text, out)
 }
 
-fn render_counts(hits: &[FileHits], shown: &Shown, page: Page) -> (String, GrepOutput) {
+fn render_counts(hits: &[FileHits], page: Page) -> (String, GrepOutput) {
     let mut text = String::new();
     let mut counts = Vec::new();
     for hit in &hits[page.range(hits.len())] {
-        let path = shown.show(&hit.path);
-        push_line(&mut text, &format!("{path}:{}", hit.count));
+        text.push_str(&format!("{}:{}\n", hit.shown, hit.count));
         if counts.len() < STRUCTURED_LIMIT {
-            counts.push(GrepCount { path, count: hit.count });
+            counts.push(GrepCount { path: hit.shown.clone(), count: hit.count });
         }
     }
+    text.pop();
     let mut out = output(OutputMode::Count, hits.len(), page, counts.len());
     out.counts = Some(counts);
     (text, out)
@@ -305,39 +310,47 @@ fn render_counts(hits: &[FileHits], shown: &Shown, page: Page) -> (String, GrepO
 
 /// `path:line:text` for matches, `path-line-text` for context lines (without line numbers
 /// `path:text` / `path-text`), `--` between non-adjacent groups and, with context, between
-/// files: ripgrep's standard format.
-fn render_content(hits: &[FileHits], shown: &Shown, page: Page, context: bool) -> (String, GrepOutput) {
-    let mut text = String::new();
+/// files: ripgrep's standard format. The lines were formatted while searching; here they
+/// are only put together, whole files at a time when the page allows.
+fn render_content(found: &Found, page: Page, context: bool) -> (String, GrepOutput) {
+    let hits = &found.files;
+    let mut text = String::with_capacity(hits.iter().map(|h| found.text(h).len() + 3).sum::<usize>().min(1 << 30));
     let mut matches = Vec::new();
     let mut structured_end = None;
     let mut i = 0usize;
     for (n, hit) in hits.iter().enumerate() {
-        let lines = hit.lines.len() + usize::from(context && n > 0);
-        if i + lines <= page.offset || !page.contains(i.max(page.offset)) {
-            i += lines;
+        let lines = found.lines(hit);
+        let separated = context && n > 0;
+        let count = lines.len() + usize::from(separated);
+        if i + count <= page.offset || !page.contains(i.max(page.offset)) {
+            i += count;
             continue;
         }
-        let path = shown.show(&hit.path);
-        if context && n > 0 {
+        let whole = page.contains(i) && page.contains(i + count - 1);
+        if separated {
             if page.contains(i) {
-                push_line(&mut text, "--");
+                text.push_str("--\n");
             }
             i += 1;
         }
-        for (line, body) in hit.lines() {
+        if whole {
+            text.push_str(found.text(hit));
+            if structured_end.is_some() {
+                i += lines.len();
+                continue;
+            }
+        }
+        for (k, line) in lines.iter().enumerate() {
             if page.contains(i) {
-                let sep = if line.kind == LineKind::Match { ':' } else { '-' };
-                match line.kind {
-                    LineKind::Break => push_line(&mut text, "--"),
-                    _ if line.number > 0 => push_line(&mut text, &format!("{path}{sep}{}{sep}{body}", line.number)),
-                    _ => push_line(&mut text, &format!("{path}{sep}{body}")),
+                if !whole {
+                    text.push_str(found.formatted(hit, k));
                 }
                 if line.kind != LineKind::Break {
                     if matches.len() < STRUCTURED_LIMIT {
                         matches.push(GrepLine {
-                            path: path.clone(),
+                            path: hit.shown.clone(),
                             line: (line.number > 0).then_some(line.number),
-                            text: body.to_string(),
+                            text: found.body(hit, k).to_string(),
                             context: line.kind == LineKind::Context,
                         });
                     } else if structured_end.is_none() {
@@ -348,19 +361,13 @@ fn render_content(hits: &[FileHits], shown: &Shown, page: Page, context: bool) -
             i += 1;
         }
     }
+    text.pop();
     let total = i;
     let mut out = output(OutputMode::Content, total, page, 0);
     let end = page.range(total).end;
     out.next_offset = structured_end.or((end < total).then_some(end));
     out.matches = Some(matches);
     (text, out)
-}
-
-fn push_line(text: &mut String, line: &str) {
-    if !text.is_empty() {
-        text.push('\n');
-    }
-    text.push_str(line);
 }
 
 #[cfg(test)]

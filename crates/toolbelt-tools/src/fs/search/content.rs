@@ -1,8 +1,10 @@
-//! Grep's engine: ripgrep's searcher over ripgrep's parallel walker, collecting each file's
-//! results in its own buffer so they can be put in path order at the end (`rg --sort path`
-//! without giving up the parallel walk).
+//! Grep's engine: ripgrep's searcher over ripgrep's parallel walker. Output lines are
+//! formatted by the thread that searched the file, appended to that thread's own buffer (an
+//! arena: no allocation per file or per line); at the end the files are put in path order
+//! (`rg --sort path`, without giving up the parallel walk) and their slices concatenated.
 
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -12,7 +14,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use ignore::{WalkBuilder, WalkState};
 use toolbelt_core::CancellationToken;
 
-use super::{Start, WalkErrors};
+use super::{Shown, Start, WalkErrors, path_order};
 
 /// Characters of one line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 2_000;
@@ -68,39 +70,73 @@ pub enum LineKind {
     Break,
 }
 
-/// One line of content output; its text is the file's `text[previous end..end]`.
+/// One line of content output, as offsets into its arena's text: the formatted line
+/// (`path:12:text\n`) ends at `end`, the line's own text is `body..end - 1`.
 #[derive(Debug, Clone, Copy)]
 pub struct Line {
     /// 1-based line number (0 when not counted, and for breaks).
     pub number: u64,
     /// What the line is.
     pub kind: LineKind,
-    /// Where its text ends in [`FileHits::text`].
+    /// Where the line's own text starts.
+    pub body: usize,
+    /// Where the formatted line ends (after its newline).
     pub end: usize,
 }
 
-/// One file's results.
+/// The formatted output of the files one thread searched.
 #[derive(Debug, Default)]
+pub struct Arena {
+    text: String,
+    lines: Vec<Line>,
+}
+
+/// One file's results.
+#[derive(Debug)]
 pub struct FileHits {
     /// The file's real absolute path.
     pub path: PathBuf,
+    /// The path as shown to the model.
+    pub shown: String,
     /// Matching lines (multiline mode: matches); 1 in files mode.
     pub count: u64,
-    /// The text of every line in `lines`, concatenated.
-    pub text: String,
-    /// Content output lines, in file order.
-    pub lines: Vec<Line>,
+    arena: usize,
+    text: Range<usize>,
+    lines: Range<usize>,
 }
 
-impl FileHits {
-    /// The lines with their text.
-    pub fn lines(&self) -> impl Iterator<Item = (&Line, &str)> {
-        let mut start = 0;
-        self.lines.iter().map(move |line| {
-            let text = self.text.get(start..line.end).unwrap_or("");
-            start = line.end;
-            (line, text)
-        })
+/// Everything a search found: the files with matches, in path order, and their output.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The files with matches, in path order.
+    pub files: Vec<FileHits>,
+    arenas: Vec<Arena>,
+    /// What could not be read.
+    pub errors: WalkErrors,
+}
+
+impl Found {
+    /// A file's content output lines.
+    pub fn lines(&self, hit: &FileHits) -> &[Line] {
+        self.arenas.get(hit.arena).and_then(|a| a.lines.get(hit.lines.clone())).unwrap_or(&[])
+    }
+
+    /// A file's content output, formatted, each line ending with a newline.
+    pub fn text(&self, hit: &FileHits) -> &str {
+        self.arenas.get(hit.arena).and_then(|a| a.text.get(hit.text.clone())).unwrap_or("")
+    }
+
+    /// Output line `k` of a file, formatted (with its newline).
+    pub fn formatted(&self, hit: &FileHits, k: usize) -> &str {
+        let lines = self.lines(hit);
+        let start = if k == 0 { hit.text.start } else { lines[k - 1].end };
+        self.arenas.get(hit.arena).and_then(|a| a.text.get(start..lines[k].end)).unwrap_or("")
+    }
+
+    /// Output line `k` of a file: the line's own text.
+    pub fn body(&self, hit: &FileHits, k: usize) -> &str {
+        let line = self.lines(hit)[k];
+        self.arenas.get(hit.arena).and_then(|a| a.text.get(line.body..line.end.saturating_sub(1))).unwrap_or("")
     }
 }
 
@@ -114,20 +150,40 @@ pub enum Outcome {
     Binary,
 }
 
+/// What one walker thread found, handed over when the thread is done.
+#[derive(Default)]
+struct Handed {
+    /// The thread's number, in the order the walk created them.
+    index: usize,
+    arena: Arena,
+    files: Vec<FileHits>,
+    errors: WalkErrors,
+}
+
+/// One walker thread's state.
+struct Worker<'a> {
+    searcher: Searcher,
+    mine: Handed,
+    done: &'a Mutex<Vec<Handed>>,
+}
+
+impl Drop for Worker<'_> {
+    fn drop(&mut self) {
+        let mine = std::mem::take(&mut self.mine);
+        self.done.lock().unwrap_or_else(PoisonError::into_inner).push(mine);
+    }
+}
+
 /// Searches every file under `start` that `walk` yields, in parallel; returns the files
 /// with matches in path order, and what could not be read. Stops early when `cancel` fires.
-pub fn search_tree(
-    plan: &Plan,
-    start: &Start,
-    walk: &WalkBuilder,
-    cancel: &CancellationToken,
-) -> (Vec<FileHits>, WalkErrors) {
-    let found: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
-    let errors: Mutex<WalkErrors> = Mutex::new(WalkErrors::default());
+pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder, cancel: &CancellationToken) -> Found {
+    let done = Mutex::new(Vec::new());
     let dir = start.ws.dir(&start.loc);
+    let mut threads = 0;
     walk.build_parallel().run(|| {
-        let mut searcher = plan.searcher();
-        let (found, errors) = (&found, &errors);
+        let mine = Handed { index: threads, ..Handed::default() };
+        let mut worker = Worker { searcher: plan.searcher(), mine, done: &done };
+        threads += 1;
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -135,7 +191,7 @@ pub fn search_tree(
             let entry = match entry {
                 Ok(entry) => entry,
                 Err(e) => {
-                    lock(errors).push(&e);
+                    worker.mine.errors.push(&e);
                     return WalkState::Continue;
                 }
             };
@@ -145,68 +201,134 @@ pub fn search_tree(
             }
             let Some(rel) = start.rel_in_root(entry.path()) else { return WalkState::Continue };
             // Opened beneath the root's handle: confined at open time.
-            let result =
-                dir.open(rel).and_then(|file| search_file(plan, &mut searcher, &file.into_std(), entry.path(), cancel));
+            let result = dir.open(rel).and_then(|file| {
+                let sink = Collect::new(plan, shown, entry.path(), cancel, &mut worker.mine.arena, worker.mine.index);
+                search_file(&mut worker.searcher, &file.into_std(), sink)
+            });
             match result {
-                Ok(Outcome::Hits(hits)) => lock(found).push(hits),
+                Ok(Outcome::Hits(hits)) => worker.mine.files.push(hits),
                 Ok(Outcome::NoMatch | Outcome::Binary) => {}
-                Err(e) => lock(errors).push_message(format!("{}: {e}", entry.path().display())),
+                Err(e) => worker.mine.errors.push_message(format!("{}: {e}", entry.path().display())),
             }
             WalkState::Continue
         })
     });
-    let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    // Component-wise, as `rg --sort path` orders (`a/b` before `a.txt`).
-    found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    (found, errors.into_inner().unwrap_or_else(PoisonError::into_inner))
+    let mut handed = done.into_inner().unwrap_or_else(PoisonError::into_inner);
+    handed.sort_unstable_by_key(|h| h.index);
+    let mut found = Found::default();
+    for h in handed {
+        // Indexes are 0.. in order; a gap (a thread that never handed over) keeps its slot.
+        while found.arenas.len() < h.index {
+            found.arenas.push(Arena::default());
+        }
+        found.arenas.push(h.arena);
+        found.files.extend(h.files);
+        found.errors.merge(h.errors);
+    }
+    found.files.sort_unstable_by(|a, b| path_order(&a.path, &b.path));
+    found
 }
 
 /// Searches the start when it is a single file.
-pub fn search_start_file(plan: &Plan, start: &Start, cancel: &CancellationToken) -> io::Result<Outcome> {
+pub fn search_start_file(
+    plan: &Plan,
+    start: &Start,
+    shown: &Shown,
+    cancel: &CancellationToken,
+) -> io::Result<(Outcome, Found)> {
     let file = start.ws.dir(&start.loc).open(&start.loc.rel)?.into_std();
-    search_file(plan, &mut plan.searcher(), &file, &start.loc.abs, cancel)
+    let mut arena = Arena::default();
+    let sink = Collect::new(plan, shown, &start.loc.abs, cancel, &mut arena, 0);
+    let outcome = search_file(&mut plan.searcher(), &file, sink)?;
+    Ok((outcome, Found { files: Vec::new(), arenas: vec![arena], errors: WalkErrors::default() }))
 }
 
-fn search_file(
-    plan: &Plan,
-    searcher: &mut Searcher,
-    file: &std::fs::File,
-    path: &Path,
-    cancel: &CancellationToken,
-) -> io::Result<Outcome> {
-    let mut sink = Collect { plan, cancel, hits: FileHits::default(), binary: false };
-    searcher.search_file(&plan.matcher, file, &mut sink)?;
+fn search_file(searcher: &mut Searcher, file: &std::fs::File, mut sink: Collect<'_>) -> io::Result<Outcome> {
+    let result = searcher.search_file(&sink.plan.matcher, file, &mut sink);
+    if result.is_err() || sink.binary || sink.count == 0 {
+        // Nothing of this file is kept: drop what it added to the arena.
+        sink.arena.text.truncate(sink.text_start);
+        sink.arena.lines.truncate(sink.lines_start);
+    }
+    result?;
     if sink.binary {
         return Ok(Outcome::Binary);
     }
-    if sink.hits.count == 0 {
+    if sink.count == 0 {
         return Ok(Outcome::NoMatch);
     }
-    sink.hits.path = path.to_path_buf();
-    Ok(Outcome::Hits(sink.hits))
+    let shown = sink.path_shown.take().unwrap_or_else(|| sink.shown.show(sink.path));
+    Ok(Outcome::Hits(FileHits {
+        path: sink.path.to_path_buf(),
+        shown,
+        count: sink.count,
+        arena: sink.arena_index,
+        text: sink.text_start..sink.arena.text.len(),
+        lines: sink.lines_start..sink.arena.lines.len(),
+    }))
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The searcher's sink: records one file's results.
+/// The searcher's sink: records one file's results, formatted into the thread's arena.
 struct Collect<'a> {
     plan: &'a Plan,
+    shown: &'a Shown,
+    path: &'a Path,
     cancel: &'a CancellationToken,
-    hits: FileHits,
+    arena: &'a mut Arena,
+    arena_index: usize,
+    text_start: usize,
+    lines_start: usize,
+    path_shown: Option<String>,
+    count: u64,
     binary: bool,
 }
 
-impl Collect<'_> {
+impl<'a> Collect<'a> {
+    fn new(
+        plan: &'a Plan,
+        shown: &'a Shown,
+        path: &'a Path,
+        cancel: &'a CancellationToken,
+        arena: &'a mut Arena,
+        arena_index: usize,
+    ) -> Self {
+        let (text_start, lines_start) = (arena.text.len(), arena.lines.len());
+        Self {
+            plan,
+            shown,
+            path,
+            cancel,
+            arena,
+            arena_index,
+            text_start,
+            lines_start,
+            path_shown: None,
+            count: 0,
+            binary: false,
+        }
+    }
+
+    /// Appends `path:12:text` (match) or `path-12-text` (context), without the number when
+    /// lines are not numbered.
     fn push(&mut self, kind: LineKind, number: u64, bytes: &[u8]) {
+        let shown = self.path_shown.get_or_insert_with(|| self.shown.show(self.path));
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        match std::str::from_utf8(bytes) {
-            Ok(text) => push_cut(&mut self.hits.text, text),
-            Err(_) => push_cut(&mut self.hits.text, &String::from_utf8_lossy(bytes)),
+        let sep = if kind == LineKind::Match { ':' } else { '-' };
+        let text = &mut self.arena.text;
+        text.push_str(shown);
+        text.push(sep);
+        if number > 0 {
+            push_number(text, number);
+            text.push(sep);
         }
-        self.hits.lines.push(Line { number, kind, end: self.hits.text.len() });
+        let body = text.len();
+        match std::str::from_utf8(bytes) {
+            Ok(line) => push_cut(text, line),
+            Err(_) => push_cut(text, &String::from_utf8_lossy(bytes)),
+        }
+        text.push('\n');
+        self.arena.lines.push(Line { number, kind, body, end: text.len() });
     }
 
     fn push_lines(&mut self, kind: LineKind, first: Option<u64>, bytes: &[u8]) {
@@ -220,21 +342,36 @@ impl Collect<'_> {
     }
 }
 
+/// Appends `n` in decimal.
+fn push_number(text: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    text.push_str(std::str::from_utf8(&digits[at..]).unwrap_or("0"));
+}
+
 impl Sink for Collect<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
         match self.plan.mode {
             Mode::Files => {
-                self.hits.count = 1;
+                self.count = 1;
                 return Ok(false);
             }
             Mode::Count if searcher.multi_line_with_matcher(&self.plan.matcher) => {
-                self.hits.count += count_matches(&self.plan.matcher, mat);
+                self.count += count_matches(&self.plan.matcher, mat);
             }
-            Mode::Count => self.hits.count += 1,
+            Mode::Count => self.count += 1,
             Mode::Content => {
-                self.hits.count += 1;
+                self.count += 1;
                 self.push_lines(LineKind::Match, mat.line_number(), mat.bytes());
             }
         }
@@ -247,7 +384,9 @@ impl Sink for Collect<'_> {
     }
 
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, io::Error> {
-        self.hits.lines.push(Line { number: 0, kind: LineKind::Break, end: self.hits.text.len() });
+        self.arena.text.push_str("--\n");
+        let end = self.arena.text.len();
+        self.arena.lines.push(Line { number: 0, kind: LineKind::Break, body: end - 1, end });
         Ok(true)
     }
 
@@ -306,5 +445,15 @@ mod tests {
         let mut out = String::new();
         push_cut(&mut out, &"a".repeat(MAX_LINE_CHARS));
         assert_eq!(out.len(), MAX_LINE_CHARS);
+    }
+
+    #[test]
+    fn numbers_in_decimal() {
+        let mut out = String::new();
+        for n in [0, 7, 10, 1234, u64::MAX] {
+            push_number(&mut out, n);
+            out.push(' ');
+        }
+        assert_eq!(out, format!("0 7 10 1234 {} ", u64::MAX));
     }
 }

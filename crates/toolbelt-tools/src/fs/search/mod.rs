@@ -62,28 +62,41 @@ pub fn target(cx: &ToolContext, raw: Option<&str>) -> PathBuf {
 }
 
 /// Shows paths the way the model should read them: relative to the session cwd when inside
-/// it, absolute otherwise.
+/// it, absolute otherwise. Cheap enough to call once per file of a large search.
 pub struct Shown {
     cwd: PathBuf,
-    real_cwd: Option<PathBuf>,
+    /// The cwd as given and, when it differs, with symlinks resolved (search paths are real).
+    bases: Vec<Vec<u8>>,
 }
 
 impl Shown {
     /// For the call's session.
     pub fn new(cx: &ToolContext) -> Self {
         let cwd = cx.cwd();
-        let real_cwd = std::fs::canonicalize(&cwd).ok().filter(|real| *real != cwd);
-        Self { cwd, real_cwd }
+        let mut bases = Vec::with_capacity(2);
+        if let Ok(real) = std::fs::canonicalize(&cwd)
+            && real != cwd
+        {
+            bases.push(real.into_os_string().into_encoded_bytes());
+        }
+        bases.push(cwd.clone().into_os_string().into_encoded_bytes());
+        Self { cwd, bases }
     }
 
     /// The path as shown (`.` for the cwd itself).
     pub fn show(&self, path: &Path) -> String {
-        for base in self.real_cwd.iter().chain(std::iter::once(&self.cwd)) {
-            if let Ok(rest) = path.strip_prefix(base) {
-                if rest.as_os_str().is_empty() {
-                    return ".".to_string();
-                }
-                return rest.to_string_lossy().into_owned();
+        let bytes = path.as_os_str().as_encoded_bytes();
+        for base in &self.bases {
+            let Some(rest) = bytes.strip_prefix(base.as_slice()) else { continue };
+            let rest = if base.ends_with(b"/") {
+                Some(rest)
+            } else {
+                rest.strip_prefix(b"/").or(Some(rest).filter(|r| r.is_empty()))
+            };
+            match rest {
+                Some([]) => return ".".to_string(),
+                Some(rest) => return String::from_utf8_lossy(rest).into_owned(),
+                None => {}
             }
         }
         path.to_string_lossy().into_owned()
@@ -97,6 +110,24 @@ impl Shown {
             shown => shown,
         }
     }
+}
+
+/// Path order as `rg --sort path` gives it: component by component, so `a/b` comes before
+/// `a.txt`. The same as comparing `Path`s, but on bytes with `/` ranked first, which is
+/// several times faster on the long shared prefixes of a search's results.
+pub fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    let (a, b) = (a.as_os_str().as_encoded_bytes(), b.as_os_str().as_encoded_bytes());
+    let rank = |c: u8| if c == b'/' { 0 } else { u16::from(c) + 1 };
+    // Skip the shared prefix eight bytes at a time.
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    if i < n { rank(a[i]).cmp(&rank(b[i])) } else { a.len().cmp(&b.len()) }
 }
 
 /// How a walk filters what it visits.
@@ -184,7 +215,7 @@ pub fn clean_glob(pattern: &str) -> &str {
 
 /// Problems met while walking (unreadable directories, broken ignore files): counted, the
 /// first few kept for a note.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct WalkErrors {
     /// How many there were.
     pub count: usize,
@@ -330,6 +361,27 @@ mod tests {
         let past = Page::new(Some(3000), Some(0), 100);
         assert!(past.notice(2345, "files", "", "narrow").is_some_and(|n| n.starts_with("[No files at offset 3,000")));
         assert!(Page::new(Some(1), Some(2), 100).contains(2) && !Page::new(Some(1), Some(2), 100).contains(3));
+    }
+
+    #[test]
+    fn path_order_is_component_order() {
+        let mut paths: Vec<&Path> =
+            ["a.txt", "a/b", "ab/c", "a", "a/b/c", "a-b", "b", "/x/y", "/x.y"].into_iter().map(Path::new).collect();
+        let mut by_components = paths.clone();
+        by_components.sort();
+        paths.sort_by(|a, b| path_order(a, b));
+        assert_eq!(paths, by_components);
+    }
+
+    #[test]
+    fn shown_paths_are_relative_inside_the_cwd() {
+        let shown = Shown { cwd: PathBuf::from("/w/app"), bases: vec![b"/w/app".to_vec()] };
+        assert_eq!(shown.show(Path::new("/w/app/src/a.rs")), "src/a.rs");
+        assert_eq!(shown.show(Path::new("/w/app")), ".");
+        assert_eq!(shown.show(Path::new("/w/app2/a.rs")), "/w/app2/a.rs");
+        assert_eq!(shown.place(Path::new("/w/app")), "/w/app");
+        let root = Shown { cwd: PathBuf::from("/"), bases: vec![b"/".to_vec()] };
+        assert_eq!(root.show(Path::new("/etc/hosts")), "etc/hosts");
     }
 
     #[test]

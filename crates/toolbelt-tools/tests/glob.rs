@@ -74,6 +74,8 @@ async fn a_hundred_at_a_time_with_the_total_and_the_next_offset() {
     let out = ok(&s, "Glob", json!({"pattern": "**/*.txt", "offset": 200})).await;
     assert_eq!(lines(&out)[0], "d0/f049.txt");
     assert!(out.ends_with("\n\n[Showing files 201–250 of 250 (newest first).]"), "{out}");
+    let out = ok(&s, "Glob", json!({"pattern": "**/*.txt", "offset": 300})).await;
+    assert_eq!(out, "[No files at offset 300: there are 250 in all; use a smaller offset.]");
     let out = ok(&s, "Glob", json!({"pattern": "**/*.txt", "limit": 0})).await;
     assert_eq!(lines(&out).len(), 250);
 }

@@ -109,6 +109,13 @@ async fn count_mode_and_the_type_and_glob_filters() {
     assert_eq!(ok(&s, "Grep", json!({"pattern": "fn", "glob": "src/*.rs"})).await, "src/lib.rs\nsrc/main.rs");
     // A glob with `/` is anchored at the searched path, not at the working directory.
     assert_eq!(ok(&s, "Grep", json!({"pattern": "fn", "path": "src", "glob": "util/*.rs"})).await, "src/util/mod.rs");
+    // As with rg, a glob naming files outright reaches ignored and hidden ones, but not
+    // inside a hidden directory it does not name.
+    put(&root, &[(".env", b"hello=1\n")]);
+    assert_eq!(ok(&s, "Grep", json!({"pattern": "hello", "glob": "*.log"})).await, "debug.log");
+    assert_eq!(ok(&s, "Grep", json!({"pattern": "hello", "glob": ".env"})).await, ".env");
+    let out = ok(&s, "Grep", json!({"pattern": "hello", "glob": "secret.txt"})).await;
+    assert!(out.starts_with("No matches found for `hello` in "), "{out}");
     // Several globs separated by spaces.
     assert_eq!(ok(&s, "Grep", json!({"pattern": "hello", "glob": "*.md *.py"})).await, "docs/guide.md\nscripts/run.py");
 
@@ -187,7 +194,7 @@ async fn head_limit_and_offset_page_with_a_notice() {
     let out = ok(&s, "Grep", json!({"pattern": "hit", "output_mode": "count", "head_limit": 1, "offset": 11})).await;
     assert_eq!(out, "f11.txt:2\n\n[Showing count entries 12–12 of 12 (in path order).]");
     let out = ok(&s, "Grep", json!({"pattern": "hit", "offset": 50})).await;
-    assert!(out.ends_with("[No files at offset 50: there are 12 in all; use a smaller offset.]"), "{out}");
+    assert_eq!(out, "[No files at offset 50: there are 12 in all; use a smaller offset.]");
 }
 
 #[tokio::test]

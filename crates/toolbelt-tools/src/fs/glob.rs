@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
 use super::search::{
-    Page, Shown, Start, WalkErrors, WalkOptions, clean_glob, file_pattern, path_order, target, thousands, walker,
+    Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, file_pattern, path_order, target, thousands,
+    walker,
 };
 
 /// Files shown when no limit is given.
@@ -149,12 +150,10 @@ fn glob(input: &GlobInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     if files.is_empty() {
         text = nothing_found(cx, &start, &pattern, hidden, no_ignore, &shown)?;
     } else if let Some(notice) = page.notice(files.len(), "files", " (newest first)", "narrow the pattern") {
-        text.push_str("\n\n");
-        text.push_str(&notice);
+        append_note(&mut text, &notice);
     }
     if let Some(note) = errors.note() {
-        text.push_str("\n\n");
-        text.push_str(&note);
+        append_note(&mut text, &note);
     }
     let out = GlobOutput {
         files: listed,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
 use super::search::content::{self, FileHits, Found, LineKind, Mode, Outcome, Plan};
-use super::search::{Page, Shown, Start, WalkOptions, clean_glob, globs, matcher, target, walker};
+use super::search::{Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, walker};
 
 /// Entries of the structured result at most (the text is cut by the output budget).
 pub const STRUCTURED_LIMIT: usize = 1_000;
@@ -46,7 +46,8 @@ pub struct GrepInput {
     pub path: Option<String>,
     /// Only search files whose names match this glob, e.g. `*.js` or `*.{ts,tsx}` (rg
     /// --glob). A glob with `/` matches paths below `path` (`src/**/*.rs`); `!` excludes
-    /// (`!*.min.js`); several globs separated by spaces all apply.
+    /// (`!*.min.js`); several globs separated by spaces all apply. As with rg, a glob that
+    /// names files outright also reaches ignored or hidden ones (`.env`, `*.log`).
     pub glob: Option<String>,
     /// Only search files of this type (rg --type), e.g. `js`, `py`, `rust`, `go`, `java`,
     /// `ts`, `cpp`, `md`; several separated by commas. Faster than `glob` for standard
@@ -231,12 +232,10 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     if structured.total == 0 {
         text = no_match(input, &shown, &start);
     } else if let Some(notice) = page.notice(structured.total, entries(mode), " (in path order)", "narrow the search") {
-        text.push_str("\n\n");
-        text.push_str(&notice);
+        append_note(&mut text, &notice);
     }
     if let Some(note) = found.errors.note() {
-        text.push_str("\n\n");
-        text.push_str(&note);
+        append_note(&mut text, &note);
     }
     let structured = serde_json::to_value(&structured).map_err(|e| ToolError::internal(e.to_string()))?;
     Ok(ToolOutput::text(text).with_structured(structured))

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
-use super::search::{Page, Shown, Start, WalkErrors, WalkOptions, clean_glob, target, thousands, walker};
+use super::search::{Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, target, thousands, walker};
 
 /// Entries listed when no limit is given.
 pub const DEFAULT_LIMIT: usize = 1_000;
@@ -222,8 +222,7 @@ fn list(input: &ListDirInput, cx: &ToolContext) -> Result<ToolOutput, ToolError>
         ));
     }
     if let Some(note) = errors.note() {
-        text.push_str("\n\n");
-        text.push_str(&note);
+        append_note(&mut text, &note);
     }
     let out = ListDirOutput { path: here, entries, total };
     let structured = serde_json::to_value(&out).map_err(|e| ToolError::internal(e.to_string()))?;

@@ -323,6 +323,15 @@ impl Page {
     }
 }
 
+/// Appends a notice after the output, separated by a blank line (alone when there is no
+/// output).
+pub fn append_note(text: &mut String, note: &str) {
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(note);
+}
+
 /// `12,345`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();

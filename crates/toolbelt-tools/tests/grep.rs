@@ -395,3 +395,32 @@ async fn a_cancelled_call_stops_and_says_so() {
         assert_eq!(entry.tool().call(prepared, cx).await.unwrap_err(), ToolError::Cancelled, "{tool}");
     }
 }
+
+#[tokio::test]
+async fn structured_results_match_the_output_schemas() {
+    let (_t, root) = project();
+    put(&root, &[("ctx.txt", b"a\nhello\nb\n")]);
+    let s = session(&root, &[]);
+    let registry = registry();
+    for (tool, input) in [
+        ("Grep", json!({"pattern": "hello"})),
+        ("Grep", json!({"pattern": "hello", "output_mode": "content", "-C": 1, "head_limit": 3})),
+        ("Grep", json!({"pattern": "hello", "output_mode": "content", "-n": false})),
+        ("Grep", json!({"pattern": "hello", "output_mode": "count"})),
+        ("Grep", json!({"pattern": "nothing here"})),
+        ("Glob", json!({"pattern": "**/*", "limit": 2})),
+        ("ListDir", json!({"recursive": true})),
+    ] {
+        let spec = registry.lookup(tool).unwrap().spec().clone();
+        let validator =
+            toolbelt_core::InputValidator::compile(tool, spec.output_schema.as_ref().unwrap(), &[]).unwrap();
+        let structured = call(&s, tool, input.clone()).await.unwrap().structured.unwrap();
+        if let Err(e) = validator.check(structured.clone()) {
+            panic!("{tool} {input}: {e}\n{structured}");
+        }
+        // The check has teeth: a result missing its totals fails.
+        let mut broken = structured;
+        broken.as_object_mut().unwrap().remove("total");
+        assert!(validator.check(broken).is_err(), "{tool}");
+    }
+}

@@ -96,7 +96,7 @@ pub struct GrepLine {
     /// The line's text (cut after 2,000 characters).
     pub text: String,
     /// True for a context line (absent for a matching line).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub context: bool,
 }
 
@@ -383,7 +383,9 @@ mod tests {
         }
         assert!(props.get("head_limit").is_some() && props.get("offset").is_some());
         assert_eq!(tool.spec().input_schema["required"], serde_json::json!(["pattern"]));
-        assert!(tool.spec().output_schema.is_some());
+        let output = tool.spec().output_schema.clone().unwrap_or_default();
+        let line = &output["properties"]["matches"]["items"];
+        assert_eq!(line["required"], serde_json::json!(["path", "text"]), "optional fields may be left out");
         assert!(tool.spec().annotations.read_only);
     }
 }

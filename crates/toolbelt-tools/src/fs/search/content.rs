@@ -129,13 +129,14 @@ impl Found {
     /// Output line `k` of a file, formatted (with its newline).
     pub fn formatted(&self, hit: &FileHits, k: usize) -> &str {
         let lines = self.lines(hit);
-        let start = if k == 0 { hit.text.start } else { lines[k - 1].end };
-        self.arenas.get(hit.arena).and_then(|a| a.text.get(start..lines[k].end)).unwrap_or("")
+        let start = k.checked_sub(1).and_then(|p| lines.get(p)).map_or(hit.text.start, |l| l.end);
+        let end = lines.get(k).map_or(start, |l| l.end);
+        self.arenas.get(hit.arena).and_then(|a| a.text.get(start..end)).unwrap_or("")
     }
 
     /// Output line `k` of a file: the line's own text.
     pub fn body(&self, hit: &FileHits, k: usize) -> &str {
-        let line = self.lines(hit)[k];
+        let Some(line) = self.lines(hit).get(k) else { return "" };
         self.arenas.get(hit.arena).and_then(|a| a.text.get(line.body..line.end.saturating_sub(1))).unwrap_or("")
     }
 }

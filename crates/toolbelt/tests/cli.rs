@@ -80,7 +80,11 @@ fn exports_are_stable_and_valid_draft_2020_12() {
         assert!(!tools.is_empty());
         for tool in &tools {
             for p in pointers {
-                let schema = tool.pointer(p).unwrap_or_else(|| panic!("{format}: {p} missing in {tool}"));
+                // Every tool has an input schema; only tools with a typed result have an output schema.
+                let Some(schema) = tool.pointer(p) else {
+                    assert_eq!(*p, "/outputSchema", "{format}: {p} missing in {tool}");
+                    continue;
+                };
                 let errors: Vec<String> = meta.iter_errors(schema).map(|e| e.to_string()).collect();
                 assert!(errors.is_empty(), "{format} {p}: {errors:?}");
             }

@@ -11,8 +11,10 @@
 //! beneath a root), so a start outside the roots is refused before anything is read. The walk
 //! never follows symlinks, so it stays beneath the start, and Grep opens every file it reads
 //! through the root's directory handle, so a directory swapped for a symlink mid-walk still
-//! cannot make it read a file outside the roots. Ignore files in the start's parent
-//! directories are consulted as `rg` consults them (they only ever hide files).
+//! cannot make it read a file outside the roots. What remains of that race: the walker lists
+//! directories and reads metadata by path, so such a swap could show Glob or ListDir names,
+//! sizes and times (never contents) from where the symlink points. Ignore files in the
+//! start's parent directories are consulted as `rg` consults them (they only ever hide files).
 
 pub mod content;
 pub mod matcher;
@@ -47,7 +49,8 @@ impl Start {
         Ok(Self { ws, loc, is_dir })
     }
 
-    /// The start's path relative to its root's directory handle, for a path under the start.
+    /// A path under the start, relative to its root's directory handle (what a confined open
+    /// takes).
     pub fn rel_in_root<'p>(&self, path: &'p Path) -> Option<&'p Path> {
         path.strip_prefix(self.ws.root_path(&self.loc)).ok()
     }

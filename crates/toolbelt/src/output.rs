@@ -35,17 +35,23 @@ fn duration_ms(r: &ToolResult) -> f64 {
     (r.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0
 }
 
-/// The model-facing text of a result, with images described in a line.
-pub fn result_text(r: &ToolResult) -> String {
-    let parts: Vec<String> = r
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => text.clone(),
-            Content::Image { data, mime_type } => format!("[image: {mime_type}, {} bytes base64]", data.len()),
-        })
-        .collect();
-    parts.join("\n")
+/// Writes the model-facing text of a result as one line-terminated block, images described
+/// in a line, without copying the text.
+pub fn write_result_text(r: &ToolResult) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    for (i, c) in r.content.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+        }
+        match c {
+            Content::Text { text } => out.write_all(text.as_bytes())?,
+            Content::Image { data, mime_type } => {
+                write!(out, "[image: {mime_type}, {} bytes base64]", data.len())?;
+            }
+        }
+    }
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 /// Writes one line to stdout, holding the lock so lines from concurrent calls never mix.

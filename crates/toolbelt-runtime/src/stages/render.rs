@@ -75,6 +75,11 @@ pub fn truncate_text(text: &str, budget: usize) -> Option<(&str, usize)> {
 }
 
 async fn apply_budget(budget: usize, session: &Session, id: &str, tool: &str, content: &mut Vec<Content>) {
+    // Bytes ≥ characters: when the bytes fit, so do the characters, and nothing is counted.
+    let bytes: usize = content.iter().filter_map(Content::as_text).map(str::len).sum();
+    if bytes <= budget {
+        return;
+    }
     let total: usize = content.iter().filter_map(Content::as_text).map(|t| t.chars().count()).sum();
     if total <= budget {
         return;

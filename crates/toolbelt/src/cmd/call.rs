@@ -9,7 +9,7 @@ use toolbelt_runtime::ToolCall;
 
 use crate::Usage;
 use crate::cli::{CallArgs, Global};
-use crate::output::{call_json, line, result_text};
+use crate::output::{call_json, line, write_result_text};
 use crate::project::{OpenSession, Workspace};
 
 pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
@@ -29,7 +29,7 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         line(&serde_json::to_string(&call_json(&result))?)?;
     } else {
-        line(&result_text(&result))?;
+        write_result_text(&result)?;
     }
     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -29,7 +29,10 @@ async fn write_creates_and_overwrites_only_what_was_read() {
     assert!(e.contains("has not been read in this session; Read it first"), "{e}");
     assert_eq!(std::fs::read_to_string(root.join("old.sh")).unwrap(), "#!/bin/sh\n");
     ok(&s, "Read", json!({"file_path": "old.sh"})).await;
-    assert_eq!(ok(&s, "write_file", json!({"path": "old.sh", "content": "echo hi\n"})).await, "Updated old.sh (8 bytes, 1 line).");
+    assert_eq!(
+        ok(&s, "write_file", json!({"path": "old.sh", "content": "echo hi\n"})).await,
+        "Updated old.sh (8 bytes, 1 line)."
+    );
     assert_eq!(std::fs::metadata(root.join("old.sh")).unwrap().permissions().mode() & 0o777, 0o755);
     // A file the tool itself wrote can be written again without a new Read.
     ok(&s, "Write", json!({"file_path": "old.sh", "content": "echo bye\n"})).await;
@@ -81,24 +84,39 @@ async fn edit_checks_in_order_and_explains_misses() {
     let e = err(&s, "Edit", json!({"file_path": "m.py", "old_string": "x", "new_string": "x"})).await;
     assert!(e.starts_with("old_string and new_string are the same"), "{e}");
     // 3. no match: the closest region, numbered, and what differs
-    let e = err(&s, "Edit", json!({"file_path": "m.py", "old_string": "def g():\n  return 1", "new_string": "y"})).await;
+    let e =
+        err(&s, "Edit", json!({"file_path": "m.py", "old_string": "def g():\n  return 1", "new_string": "y"})).await;
     assert!(e.starts_with("old_string was not found in m.py. The closest match is at lines 4-5:\n     4\tdef g():\n     5\t    return 1\n"), "{e}");
     assert!(e.contains("line 5: indentation differs (file: 4 spaces, old_string: 2 spaces)"), "{e}");
     // 4. several matches: their lines
     let e = err(&s, "Edit", json!({"file_path": "m.py", "old_string": "return 1", "new_string": "return 2"})).await;
     assert!(e.starts_with("old_string matches 2 places (lines 2, 5)"), "{e}");
-    let out = ok(&s, "Edit", json!({"file_path": "m.py", "old_string": "return 1", "new_string": "return 2", "replace_all": true})).await;
-    assert!(out.starts_with("Edited m.py: replaced 2 occurrences. Lines 1-5 now read:\n     1\tdef f():\n     2\t    return 2"), "{out}");
+    let out = ok(
+        &s,
+        "Edit",
+        json!({"file_path": "m.py", "old_string": "return 1", "new_string": "return 2", "replace_all": true}),
+    )
+    .await;
+    assert!(
+        out.starts_with(
+            "Edited m.py: replaced 2 occurrences. Lines 1-5 now read:\n     1\tdef f():\n     2\t    return 2"
+        ),
+        "{out}"
+    );
     // The answer shows the edited region with context.
     let out = ok(&s, "str_replace", json!({"path": "m.py", "old_str": "def g():", "new_str": "def h():"})).await;
-    assert_eq!(out, "Edited m.py: replaced 1 occurrence. Lines 1-5 now read:\n     1\tdef f():\n     2\t    return 2\n     3\t\n     4\tdef h():\n     5\t    return 2");
+    assert_eq!(
+        out,
+        "Edited m.py: replaced 1 occurrence. Lines 1-5 now read:\n     1\tdef f():\n     2\t    return 2\n     3\t\n     4\tdef h():\n     5\t    return 2"
+    );
 }
 
 #[tokio::test]
 async fn edit_creates_a_missing_file_with_an_empty_old_string() {
     let (_t, root) = dir();
     let s = session(&root, &[]);
-    let out = ok(&s, "Edit", json!({"file_path": "src/new.rs", "old_string": "", "new_string": "fn main() {}\n"})).await;
+    let out =
+        ok(&s, "Edit", json!({"file_path": "src/new.rs", "old_string": "", "new_string": "fn main() {}\n"})).await;
     assert!(out.starts_with("Created src/new.rs. Lines 1-1 now read:\n     1\tfn main() {}"), "{out}");
     let e = err(&s, "Edit", json!({"file_path": "missing.rs", "old_string": "a", "new_string": "b"})).await;
     assert!(e.contains("missing.rs does not exist"), "{e}");
@@ -187,9 +205,13 @@ async fn multi_edit_is_all_or_nothing() {
     assert!(out.starts_with("Applied 3 edits to x.js (5 replacements)"), "{out}");
     assert_eq!(std::fs::read_to_string(root.join("x.js")).unwrap(), "const a = 100;\nconst bb = 2;\nconst c = 3;\n");
     // Creating a file with a first empty old_string.
-    ok(&s, "MultiEdit", json!({"file_path": "n.txt", "edits": [
-        {"old_string": "", "new_string": "a b\n"}, {"old_string": "b", "new_string": "c"}
-    ]}))
+    ok(
+        &s,
+        "MultiEdit",
+        json!({"file_path": "n.txt", "edits": [
+            {"old_string": "", "new_string": "a b\n"}, {"old_string": "b", "new_string": "c"}
+        ]}),
+    )
     .await;
     assert_eq!(std::fs::read_to_string(root.join("n.txt")).unwrap(), "a c\n");
 }

@@ -21,7 +21,9 @@ async fn numbered_lines_windows_and_notices() {
     let s = session(&root, &[]);
     let out = ok(&s, "Read", json!({"file_path": "big.txt"})).await;
     assert!(out.starts_with("     1\tline 1\n     2\tline 2\n"));
-    assert!(out.contains("  2000\tline 2000\n\n(Showing lines 1-2000 of 2500. Continue with offset=2001 to read more.)"));
+    assert!(
+        out.contains("  2000\tline 2000\n\n(Showing lines 1-2000 of 2500. Continue with offset=2001 to read more.)")
+    );
     let out = ok(&s, "Read", json!({"file_path": "big.txt", "offset": 2499, "limit": 10})).await;
     assert_eq!(out, "  2499\tline 2499\n  2500\tline 2500");
     let e = err(&s, "Read", json!({"file_path": "big.txt", "offset": 3000})).await;
@@ -42,7 +44,11 @@ async fn encodings_are_shown_as_text() {
     let (_t, root) = dir();
     let s = session(&root, &[]);
     std::fs::write(root.join("bom.txt"), b"\xEF\xBB\xBFhello\r\nworld\r\n").unwrap();
-    assert!(ok(&s, "Read", json!({"file_path": "bom.txt"})).await.starts_with("     1\thello\n     2\tworld\n\n(Decoded as UTF-8 with BOM"));
+    assert!(
+        ok(&s, "Read", json!({"file_path": "bom.txt"}))
+            .await
+            .starts_with("     1\thello\n     2\tworld\n\n(Decoded as UTF-8 with BOM")
+    );
     let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain("héllo\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
     std::fs::write(root.join("u16.txt"), utf16).unwrap();
     assert!(ok(&s, "Read", json!({"file_path": "u16.txt"})).await.starts_with("     1\théllo"));
@@ -100,7 +106,10 @@ async fn large_files_are_read_in_slices() {
     assert!(std::fs::metadata(&path).unwrap().len() > 32 * 1024 * 1024);
     let out = ok(&s, "Read", json!({"file_path": "huge.log", "offset": 500_000, "limit": 2})).await;
     assert!(out.starts_with("500000\tentry 0500000 payload"), "{out}");
-    assert!(out.contains("(Showing lines 500000-500001 of 700000. Continue with offset=500002 to read more.)"), "{out}");
+    assert!(
+        out.contains("(Showing lines 500000-500001 of 700000. Continue with offset=500002 to read more.)"),
+        "{out}"
+    );
     // The streamed hash matches the one-shot hash, so an edit after it is allowed.
     let bytes = std::fs::read(&path).unwrap();
     let state = toolbelt_tools::fs::ledger::FileLedger::get(&cx(&s), &path).unwrap();

@@ -42,17 +42,15 @@ fn tools_lists_and_filters() {
     let dir = tempfile::tempdir().unwrap();
     let out = toolbelt(dir.path()).args(["tools", "--format", "names"]).output().unwrap();
     let names: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
-    for expected in ["ApplyPatch", "Edit", "Glob", "Grep", "ListDir", "MultiEdit", "NotebookEdit", "Read", "TodoWrite", "Write"] {
+    for expected in
+        ["ApplyPatch", "Edit", "Glob", "Grep", "ListDir", "MultiEdit", "NotebookEdit", "Read", "TodoWrite", "Write"]
+    {
         assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
     }
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted, "stable order by name");
-    toolbelt(dir.path())
-        .args(["tools"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("TodoWrite     planning"));
+    toolbelt(dir.path()).args(["tools"]).assert().success().stdout(predicate::str::contains("TodoWrite     planning"));
     toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "planning"]).assert().stdout("TodoWrite\n");
     let out = toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "files"]).output().unwrap();
     assert!(stdout(&out).lines().any(|n| n == "Read") && !stdout(&out).contains("TodoWrite"));

@@ -126,11 +126,11 @@ pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Resul
                 first_edit.get_or_insert((r.first_line, r.span));
             }
             Err(miss @ Miss::NotFound(_)) => {
-                return Err(ToolError::failed(format!("{}{}{unchanged}", which(i), miss.to_string().replacen(
-                    "in the file",
-                    &format!("in {name}"),
-                    1
-                ))));
+                return Err(ToolError::failed(format!(
+                    "{}{}{unchanged}",
+                    which(i),
+                    miss.to_string().replacen("in the file", &format!("in {name}"), 1)
+                )));
             }
             Err(miss) => return Err(ToolError::failed(format!("{}{miss} ({name}){unchanged}", which(i)))),
         }

@@ -32,9 +32,7 @@ impl FileState {
 
 /// A modification time as milliseconds since the epoch.
 pub fn mtime_ms(mtime: Option<std::time::SystemTime>) -> Option<u64> {
-    mtime
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .and_then(|d| u64::try_from(d.as_millis()).ok())
+    mtime.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).and_then(|d| u64::try_from(d.as_millis()).ok())
 }
 
 /// The content hash used by the ledger.

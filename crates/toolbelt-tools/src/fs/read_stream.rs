@@ -68,7 +68,8 @@ pub fn read_large(
         )));
     }
     let encoding = encoding.unwrap_or(encoding_rs::UTF_8);
-    let lines: Vec<String> = scan.window.iter().map(|(bytes, dropped)| decode_line(bytes, *dropped, encoding)).collect();
+    let lines: Vec<String> =
+        scan.window.iter().map(|(bytes, dropped)| decode_line(bytes, *dropped, encoding)).collect();
     let shown_to = offset - 1 + lines.len();
     let mut out = numbered(lines.iter().map(String::as_str), offset);
     if shown_to < total {
@@ -182,7 +183,8 @@ mod tests {
     use super::*;
 
     fn scan(chunks: &[&[u8]], offset: usize, limit: usize) -> (usize, Vec<(Vec<u8>, usize)>) {
-        let mut s = Scan { line_no: 1, current: Vec::new(), dropped: 0, pending: false, window: Vec::new(), offset, limit };
+        let mut s =
+            Scan { line_no: 1, current: Vec::new(), dropped: 0, pending: false, window: Vec::new(), offset, limit };
         for c in chunks {
             s.feed(c);
         }
@@ -192,23 +194,40 @@ mod tests {
 
     #[test]
     fn counts_lines_across_chunks_and_keeps_the_window() {
-        let (total, window) = scan(&[b"one
-tw", b"o
+        let (total, window) = scan(
+            &[
+                b"one
+tw",
+                b"o
 three
-four"], 2, 2);
+four",
+            ],
+            2,
+            2,
+        );
         assert_eq!(total, 4);
         assert_eq!(window, vec![(b"two".to_vec(), 0), (b"three".to_vec(), 0)]);
-        let (total, _) = scan(&[b"a
+        let (total, _) = scan(
+            &[b"a
 b
-"], 1, 1);
+"],
+            1,
+            1,
+        );
         assert_eq!(total, 2);
     }
 
     #[test]
     fn huge_lines_are_capped_while_scanning() {
         let big = vec![b'x'; MAX_LINE_BYTES + 10];
-        let (_, window) = scan(&[&big, b"
-next"], 1, 1);
+        let (_, window) = scan(
+            &[
+                &big, b"
+next",
+            ],
+            1,
+            1,
+        );
         assert_eq!(window[0].0.len(), MAX_LINE_BYTES);
         assert_eq!(window[0].1, 10);
     }

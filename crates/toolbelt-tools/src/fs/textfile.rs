@@ -62,7 +62,11 @@ pub fn load(ws: &Workspace, cx: &ToolContext, abs: &Path) -> Result<Target, Tool
     let bytes = read_bytes(ws, &real)?;
     FileLedger::check_fresh(cx, &real.abs, abs, &bytes)?;
     let (text, format) = text::decode(&bytes).map_err(|b| {
-        ToolError::failed(format!("{} is a binary file ({}); only text files can be changed this way", abs.display(), b.kind))
+        ToolError::failed(format!(
+            "{} is a binary file ({}); only text files can be changed this way",
+            abs.display(),
+            b.kind
+        ))
     })?;
     Ok(Target::Existing(Loaded { real, text, format }))
 }
@@ -80,7 +84,13 @@ fn new_location(ws: &Workspace, loc: &Located) -> Result<Located, ToolError> {
 
 /// Encodes and writes `text` atomically at `loc`, records it in the ledger, and returns its
 /// state. `loc` must be a real location (no symlink in its last component).
-pub fn save(ws: &Workspace, cx: &ToolContext, loc: &Located, text: &str, format: TextFormat) -> Result<FileState, ToolError> {
+pub fn save(
+    ws: &Workspace,
+    cx: &ToolContext,
+    loc: &Located,
+    text: &str,
+    format: TextFormat,
+) -> Result<FileState, ToolError> {
     let bytes = text::encode(text, format).map_err(ToolError::failed)?;
     super::atomic::write(ws.dir(loc), &loc.rel, &bytes).map_err(|e| io_error(&loc.abs, &e))?;
     let mtime = ws.metadata(loc).ok().and_then(|m| m.modified().ok()).map(|t| t.into_std());

@@ -70,7 +70,9 @@ impl Workspace {
         let mut best: Option<(usize, PathBuf)> = None;
         for (i, root) in self.roots.iter().enumerate() {
             if let Ok(rest) = strip_root(path, &root.path)
-                && best.as_ref().is_none_or(|(b, _)| self.roots[*b].path.components().count() < root.path.components().count())
+                && best
+                    .as_ref()
+                    .is_none_or(|(b, _)| self.roots[*b].path.components().count() < root.path.components().count())
             {
                 best = Some((i, rest));
             }
@@ -192,7 +194,9 @@ pub fn io_error(path: &Path, e: &std::io::Error) -> ToolError {
         ));
     }
     match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::failed(format!("{p} does not exist; check the path (Glob finds files by name)")),
+        std::io::ErrorKind::NotFound => {
+            ToolError::failed(format!("{p} does not exist; check the path (Glob finds files by name)"))
+        }
         std::io::ErrorKind::PermissionDenied => ToolError::failed(format!("permission denied: {p}")),
         std::io::ErrorKind::IsADirectory => is_a_directory(path),
         std::io::ErrorKind::NotADirectory => {

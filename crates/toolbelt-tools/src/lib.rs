@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use toolbelt_core::{DynTool, Registry, RegistryError, erase};
 
+pub mod blocking;
 pub mod fs;
 pub mod planning;
 

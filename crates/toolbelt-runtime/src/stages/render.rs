@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use toolbelt_core::{Content, EventSink, ToolEntry, ToolError, ToolEvent, ToolOutput};
+use toolbelt_core::{Content, EventSink, ToolEntry, ToolError, ToolEvent, ToolOutput, thousands};
 
 use crate::call::ToolResult;
 use crate::runtime::Runtime;
@@ -144,19 +144,6 @@ async fn spill(session: &Session, id: &str, tool: &str, text: &str) -> std::io::
     Ok(std::path::absolute(&path).unwrap_or(path))
 }
 
-/// `123456` → `123,456`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,7 +153,5 @@ mod tests {
         assert_eq!(truncate_text("héllo", 10), None);
         assert_eq!(truncate_text("héllo wörld", 4), Some(("héll", 11)));
         assert_eq!(truncate_text("ééé", 3), None);
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(thousands(999), "999");
     }
 }

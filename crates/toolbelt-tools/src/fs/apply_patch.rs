@@ -29,6 +29,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
+use crate::blocking::run_blocking;
+
 use super::ledger::{FileLedger, FileState};
 use super::workspace::{Workspace, absolute};
 use commit::Action;
@@ -135,10 +137,7 @@ impl Tool for ApplyPatch {
     }
 
     async fn call(&self, input: ApplyPatchInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        tokio::task::spawn_blocking(move || run(&input.input, &task_cx))
-            .await
-            .map_err(|e| ToolError::internal(format!("the patch task failed: {e}")))?
+        run_blocking(&cx, move |cx| run(&input.input, cx)).await
     }
 }
 

@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::blocking::run_blocking;
+
 use super::replace::{Miss, replace};
 use super::text::TextFormat;
 use super::textfile::{Target, load, numbered, save, shown};
@@ -67,13 +69,11 @@ impl Tool for Edit {
     }
 
     async fn call(&self, input: EditInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        tokio::task::spawn_blocking(move || {
+        run_blocking(&cx, move |cx| {
             let one = [Change { old: &input.old_string, new: &input.new_string, all: input.replace_all }];
-            apply(&task_cx, &input.file_path, &one)
+            apply(cx, &input.file_path, &one)
         })
         .await
-        .map_err(|e| ToolError::internal(format!("the edit task failed: {e}")))?
     }
 }
 

@@ -16,6 +16,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
+use crate::blocking::run_blocking;
+
 use super::search::{
     Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, file_pattern, path_order, target, thousands,
     walker,
@@ -92,10 +94,7 @@ impl Tool for Glob {
     }
 
     async fn call(&self, input: GlobInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        let out = tokio::task::spawn_blocking(move || glob(&input, &task_cx))
-            .await
-            .map_err(|e| ToolError::internal(format!("the file search task failed: {e}")))?;
+        let out = run_blocking(&cx, move |cx| Ok(glob(&input, cx))).await?;
         if cx.is_cancelled() {
             return Err(ToolError::Cancelled);
         }

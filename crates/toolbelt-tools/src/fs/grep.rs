@@ -15,6 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
+use crate::blocking::run_blocking;
+
 use super::search::content::{self, FileHits, Found, LineKind, Mode, Outcome, Plan};
 use super::search::{Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, walker};
 
@@ -164,10 +166,7 @@ impl Tool for Grep {
     }
 
     async fn call(&self, input: GrepInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        let out = tokio::task::spawn_blocking(move || grep(&input, &task_cx))
-            .await
-            .map_err(|e| ToolError::internal(format!("the search task failed: {e}")))?;
+        let out = run_blocking(&cx, move |cx| Ok(grep(&input, cx))).await?;
         if cx.is_cancelled() {
             return Err(ToolError::Cancelled);
         }

@@ -16,6 +16,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
+use crate::blocking::run_blocking;
+
 use super::search::{Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, target, thousands, walker};
 
 /// Entries listed when no limit is given.
@@ -123,10 +125,7 @@ impl Tool for ListDir {
     }
 
     async fn call(&self, input: ListDirInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        let out = tokio::task::spawn_blocking(move || list(&input, &task_cx))
-            .await
-            .map_err(|e| ToolError::internal(format!("the listing task failed: {e}")))?;
+        let out = run_blocking(&cx, move |cx| Ok(list(&input, cx))).await?;
         if cx.is_cancelled() {
             return Err(ToolError::Cancelled);
         }

@@ -5,6 +5,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::blocking::run_blocking;
+
 use super::edit::{Change, apply};
 use super::workspace::absolute;
 
@@ -62,16 +64,14 @@ impl Tool for MultiEdit {
     }
 
     async fn call(&self, input: MultiEditInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        tokio::task::spawn_blocking(move || {
+        run_blocking(&cx, move |cx| {
             let changes: Vec<Change<'_>> = input
                 .edits
                 .iter()
                 .map(|e| Change { old: &e.old_string, new: &e.new_string, all: e.replace_all })
                 .collect();
-            apply(&task_cx, &input.file_path, &changes)
+            apply(cx, &input.file_path, &changes)
         })
         .await
-        .map_err(|e| ToolError::internal(format!("the edit task failed: {e}")))?
     }
 }

@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
 
+use crate::blocking::run_blocking;
+
 use super::notebook::{CellRef, CellType, Change, Notebook, render_cell};
 use super::textfile::{self, Target, shown};
 use super::workspace::{Workspace, absolute};
@@ -107,10 +109,7 @@ impl Tool for NotebookEdit {
     }
 
     async fn call(&self, input: NotebookEditInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        tokio::task::spawn_blocking(move || edit(&input, &task_cx))
-            .await
-            .map_err(|e| ToolError::internal(format!("the notebook edit task failed: {e}")))?
+        run_blocking(&cx, move |cx| edit(&input, cx)).await
     }
 }
 

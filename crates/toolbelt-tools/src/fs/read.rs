@@ -13,6 +13,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbelt_core::{Access, Category, Content, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::blocking::run_blocking;
+
 use super::ledger::{FileLedger, FileState};
 use super::text;
 use super::textfile::{numbered, shown};
@@ -73,10 +75,7 @@ impl Tool for Read {
     }
 
     async fn call(&self, input: ReadInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        tokio::task::spawn_blocking(move || read(&input, &task_cx))
-            .await
-            .map_err(|e| ToolError::internal(format!("the read task failed: {e}")))?
+        run_blocking(&cx, move |cx| read(&input, cx)).await
     }
 }
 

@@ -9,6 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::blocking::run_blocking;
+
 use super::read::human_size;
 use super::text::TextFormat;
 use super::textfile::{Target, load, save, shown};
@@ -53,10 +55,7 @@ impl Tool for Write {
     }
 
     async fn call(&self, input: WriteInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let task_cx = cx.clone();
-        tokio::task::spawn_blocking(move || write(&input, &task_cx))
-            .await
-            .map_err(|e| ToolError::internal(format!("the write task failed: {e}")))?
+        run_blocking(&cx, move |cx| write(&input, cx)).await
     }
 }
 

@@ -16,6 +16,9 @@ use crate::runtime::Runtime;
 use crate::session::Session;
 use crate::stages::{self, Early, Planned};
 
+// Slots live only while their group runs; boxing the planned call would cost an allocation
+// per call on the hot path for no gain.
+#[allow(clippy::large_enum_variant)]
 enum Slot {
     Ready(Planned),
     Failed(Early),

@@ -18,6 +18,8 @@
 //! The defaults here ([`AllowAll`], [`NoHooks`]) are what a library user gets before
 //! configuring anything.
 
+pub mod readonly;
+
 use std::path::Path;
 
 use serde_json::Value;

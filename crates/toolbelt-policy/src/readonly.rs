@@ -1,0 +1,266 @@
+//! Read-only shell command classification.
+//!
+//! The Bash tool asks [`classify`] whether a command only reads: a read-only command may run
+//! alongside other reads (shared access) and may be allowed without asking a person. Both uses
+//! make a false "read-only" costly and a false "not read-only" cheap (the command still runs,
+//! just alone or after a prompt), so the rule here is: **anything the classifier cannot prove
+//! safe is not read-only**.
+//!
+//! # What passes
+//!
+//! The command is parsed with tree-sitter-bash. It is read-only only if
+//!
+//! * the script is plain simple commands joined by `&&`, `||`, `;`, `|`, `|&` and newlines
+//!   (`!` negation and comments are fine);
+//! * every word is literal: bare words, `'single'` and `"double"` quotes without expansions,
+//!   backslash escapes. Any `$VAR`, `${…}`, `$(…)`, backticks, `$((…))`, `<(…)`/`>(…)`,
+//!   brace expansion `{1..3}`, `$'…'` or `$"…"` rejects the command;
+//! * every simple command is on the safe list with safe arguments (see below), with no
+//!   `NAME=value` prefix (the environment can change what a program does: `GIT_PAGER`,
+//!   `LD_PRELOAD`);
+//! * redirections only read or discard: `< file`, `<<< word`, fd duplication (`2>&1`),
+//!   closing (`2>&-`), and output to `/dev/null` (`>/dev/null`, `2>/dev/null`, `&>/dev/null`).
+//!   Any other output redirection writes a file. A heredoc passes only when its body has no
+//!   expansions and nothing follows `<<EOF` on its line.
+//!
+//! Rejected outright: parse errors (tree-sitter `ERROR`/`MISSING` nodes), background `&`,
+//! subshells `( … )` and groups `{ …; }` (conservative, even when every inner command is
+//! safe), control flow, function definitions, assignments, `export`/`declare`/`unset`,
+//! `[[ … ]]` tests, control characters (a carriage return is a word character to bash but
+//! not to the parser), and a `\`-newline continuation that joins two words (the parser would
+//! see two words where bash sees one, e.g. `-del\` + `ete`).
+//!
+//! # The safe list
+//!
+//! Any arguments: `basename cat cd cmp column comm cut df diff dirname du echo expr false fmt
+//! fold grep head id ls nl paste pwd readlink realpath rev seq stat tail tr true uname wc
+//! which whoami` — none of them has an option that writes or runs anything.
+//!
+//! Checked arguments: `find` (no `-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint`,
+//! `-fprint0`, `-fprintf`, `-fls`), `rg` (no `--pre`, `--pre-glob`, `-z`/`--search-zip`,
+//! `--hostname-bin`), `sed` (only `sed -n <N|N,M|$>p [files]`), `sort` (no `-o`/`--output`,
+//! `--compress-program`), `uniq` (at most one file: a second one is written), `date` (no
+//! `-s`/`--set`), `file` (no `-C`/`--compile`), `tree` (no `-o`, `-R`), `printf` (no `-v`),
+//! `env` (only bare `env`: with arguments it runs a program) and `git`: global options only
+//! `-C <dir>`, `--no-pager`/`-P`, `--no-optional-locks` (never `-c`); subcommands `blame
+//! branch cat-file describe diff grep log ls-files ls-tree merge-base remote rev-list
+//! rev-parse shortlog show show-ref status` without `--output*`, `--ext-diff`,
+//! `--textconv`, `--filters` or `git grep -O`; `git branch` only in listing forms, `git
+//! remote` only bare, `-v` or `get-url`. For these commands an unquoted glob (`*`, `?`,
+//! `[…]`, `{a,b}`) rejects the command: it could expand to a file named like an option
+//! (a file called `-delete` turns `find *` into a deletion). GNU-style long options are
+//! matched by prefix as well (`--out` is `--output` to getopt).
+//!
+//! # What this cannot see
+//!
+//! The classifier judges the text, not the shell it runs in: a shell function or alias
+//! named `ls` in a persistent shell, a `PATH` entry that shadows `cat`, or a repository's
+//! git configuration (`core.fsmonitor`, `diff.external`, textconv drivers) that makes `git
+//! status` or `git diff` run a program, or a config file named by the environment
+//! (`RIPGREP_CONFIG_PATH`) are outside its view. "Read-only" is about the files the user
+//! works on: `git status` may still refresh `.git/index`, and `tail -f` reads but never
+//! ends. Inputs over 64 KiB are not classified.
+
+mod commands;
+mod git;
+mod syntax;
+mod words;
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser, Tree};
+
+/// Whether a shell command is read-only, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Classification {
+    /// Every part of the command only reads.
+    ReadOnly,
+    /// Some part may write, run another program, or could not be proved safe.
+    NotReadOnly {
+        /// The offending part, e.g. "`rm` is not a read-only command" or "output redirection
+        /// to a file (`> out.txt`)".
+        reason: String,
+    },
+}
+
+impl Classification {
+    /// Whether this is [`Classification::ReadOnly`].
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, Classification::ReadOnly)
+    }
+
+    /// Why the command is not read-only; `None` when it is.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Classification::ReadOnly => None,
+            Classification::NotReadOnly { reason } => Some(reason),
+        }
+    }
+}
+
+/// Classifies a shell command (a whole script: lists, pipelines, several lines).
+pub fn classify(command: &str) -> Classification {
+    match check(command) {
+        Ok(()) => Classification::ReadOnly,
+        Err(reason) => Classification::NotReadOnly { reason },
+    }
+}
+
+/// Whether `command` is read-only; [`classify`] says why not.
+pub fn is_read_only(command: &str) -> bool {
+    classify(command).is_read_only()
+}
+
+/// Longest command classified; longer ones are not read-only.
+const MAX_LEN: usize = 64 * 1024;
+
+fn check(command: &str) -> Result<(), String> {
+    if command.trim().is_empty() {
+        return Err("the command is empty".into());
+    }
+    if command.len() > MAX_LEN {
+        return Err(format!("the command is longer than {} KiB and is not classified", MAX_LEN / 1024));
+    }
+    if let Some(c) = command.chars().find(|&c| c.is_control() && c != '\n' && c != '\t') {
+        return Err(format!("the command contains the control character U+{:04X}", u32::from(c)));
+    }
+    check_continuations(command)?;
+    let tree = parse(command)?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return Err(parse_error(root, command));
+    }
+    if syntax::check(root, command)? == 0 {
+        return Err("there is no command to run (only comments)".into());
+    }
+    Ok(())
+}
+
+/// Rejects a `\`-newline with a non-blank character on both sides: bash joins the two
+/// pieces into one word, tree-sitter-bash reads two.
+fn check_continuations(command: &str) -> Result<(), String> {
+    let bytes = command.as_bytes();
+    for (i, pair) in bytes.windows(2).enumerate() {
+        if pair != b"\\\n" {
+            continue;
+        }
+        let before = i.checked_sub(1).and_then(|j| bytes.get(j));
+        let after = bytes.get(i + 2);
+        if let (Some(b), Some(a)) = (before, after)
+            && !b.is_ascii_whitespace()
+            && !a.is_ascii_whitespace()
+        {
+            return Err("a line continuation (`\\` + newline) inside a word is not classified; \
+                 put a space before the backslash"
+                .into());
+        }
+    }
+    Ok(())
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses with this thread's parser (created on first use).
+fn parse(command: &str) -> Result<Tree, String> {
+    PARSER.with(|cell| {
+        let mut slot = cell.try_borrow_mut().map_err(|_| "the shell parser is busy on this thread".to_string())?;
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .map_err(|e| format!("the shell parser could not load the bash grammar ({e})"))?;
+            *slot = Some(parser);
+        }
+        let Some(parser) = slot.as_mut() else {
+            return Err("the shell parser is unavailable".to_string());
+        };
+        let tree = parser.parse(command, None);
+        if tree.is_none() {
+            parser.reset();
+        }
+        tree.ok_or_else(|| "the shell parser gave up on the command".to_string())
+    })
+}
+
+/// Names the first `ERROR` or `MISSING` node.
+fn parse_error(root: Node<'_>, src: &str) -> String {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_missing() {
+            let before = tail(src.get(..node.start_byte()).unwrap_or(src).trim_end(), 40);
+            return format!("the command is incomplete (something is missing after {})", quote(&before));
+        }
+        if node.is_error() {
+            return format!(
+                "the command does not parse as shell near {}; check its quotes and brackets",
+                quote(&snippet(text(node, src)))
+            );
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    "the command does not parse as shell".into()
+}
+
+/// The source text of `node`.
+fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+/// The children of `node`, named and anonymous, in order.
+fn children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).collect()
+}
+
+/// `s` on one line, cut to about 40 characters.
+fn snippet(s: &str) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= 40 {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(37).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The last `n` characters of `s`, one line.
+fn tail(s: &str, n: usize) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let count = one_line.chars().count();
+    if count <= n { one_line } else { format!("…{}", one_line.chars().skip(count - n).collect::<String>()) }
+}
+
+/// `s` in Markdown code quotes (double backticks when `s` holds one).
+fn quote(s: &str) -> String {
+    if s.contains('`') { format!("`` {s} ``") } else { format!("`{s}`") }
+}
+
+/// Why a syntax node that is not a plain word or simple command rejects the command.
+fn describe(node: Node<'_>, src: &str) -> String {
+    let shown = quote(&snippet(text(node, src)));
+    match node.kind() {
+        "command_substitution" => format!("command substitution {shown}"),
+        "simple_expansion" | "expansion" => format!("variable expansion {shown}"),
+        "arithmetic_expansion" => format!("arithmetic expansion {shown}"),
+        "process_substitution" => format!("process substitution {shown}"),
+        "brace_expression" => format!("brace expansion {shown}"),
+        "ansi_c_string" => format!("ANSI-C quoting {shown} is not classified"),
+        "translated_string" | "$" => format!("locale translation {shown} is not classified"),
+        "subshell" => format!("a subshell {shown}"),
+        "compound_statement" => format!("a command group {shown}"),
+        "if_statement" | "for_statement" | "c_style_for_statement" | "while_statement" | "case_statement" => {
+            format!("control flow {shown}")
+        }
+        "function_definition" => format!("a function definition {shown}"),
+        "variable_assignment" | "variable_assignments" => format!("a variable assignment {shown}"),
+        "declaration_command" | "unset_command" => format!("{shown} changes shell variables"),
+        "test_command" => format!("a test expression {shown} is not classified"),
+        "&" => "`&` runs a command in the background".into(),
+        kind if node.is_named() => format!("unsupported shell syntax {shown} ({kind})"),
+        _ => format!("unsupported shell syntax {shown}"),
+    }
+}

@@ -18,7 +18,8 @@
 //! The defaults here ([`AllowAll`], [`NoHooks`]) are what a library user gets before
 //! configuring anything.
 
-pub mod readonly;
+/// Read-only command classification (from `toolbelt-command`, shared with the shell tool).
+pub use toolbelt_command::readonly;
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! The read-only shell command classifier, as a table: command, expected verdict.
 
-use toolbelt_policy::readonly::{Classification, classify, is_read_only};
+use toolbelt_command::{Classification, classify, is_read_only};
 
 const READ_ONLY: &[&str] = &[
     // every command that takes any arguments

@@ -11,11 +11,13 @@ use toolbelt_core::{DynTool, Registry, RegistryError, erase};
 pub mod blocking;
 pub mod fs;
 pub mod planning;
+pub mod shell;
 
 /// Every built-in tool, erased, in no particular order (the registry sorts by name).
 pub fn builtin() -> Vec<Arc<dyn DynTool>> {
     let mut tools = vec![erase(planning::TodoWrite)];
     tools.extend(fs::tools());
+    tools.extend(shell::tools());
     tools
 }
 

@@ -1,0 +1,157 @@
+//! `Bash`: runs a command with `bash -c` in the session's working directory.
+//!
+//! Same name and parameters as Claude Code's (`command`, `timeout` in ms, `description`,
+//! `run_in_background`). What users of the peers complain about is handled here: a timeout
+//! returns the output printed so far instead of losing it, the whole process tree dies with
+//! the call (setsid'd grandchildren included), long output keeps its head *and* tail with
+//! every byte in a file the model can read, and memory stays bounded whatever the command
+//! prints.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolbelt_core::{
+    Access, Annotations, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    output_schema,
+};
+
+use crate::shell::config::BashConfig;
+use crate::shell::cwd::{carry_over, start_dir};
+use crate::shell::deny;
+use crate::shell::foreground;
+use crate::shell::result::{BashOutput, finish};
+use crate::shell::tasks;
+
+/// Timeout when the call gives none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest timeout a call may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Input of `Bash`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command to run, in bash syntax. Quote paths that contain spaces; chain dependent
+    /// commands with `&&`.
+    #[schemars(length(min = 1))]
+    pub command: String,
+    /// Time limit in milliseconds (default 120000, at most 600000). On timeout the command
+    /// and every process it started are stopped and the output so far is returned.
+    #[schemars(range(min = 1))]
+    pub timeout: Option<u64>,
+    /// What the command does, in 5–10 words ("Run the unit tests"), for the user watching.
+    pub description: Option<String>,
+    /// Run the command in the background: the call returns a task id at once; read the
+    /// output with TaskOutput and stop it with TaskStop. For servers, watchers and jobs longer
+    /// than the timeout.
+    pub run_in_background: Option<bool>,
+}
+
+/// The `Bash` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bash;
+
+const DESCRIPTION: &str = "Runs a bash command in the session's working directory and returns its output \
+(stdout and stderr interleaved as they arrived), with the exit code when it is not 0.\n\
+- `cd` carries over to the next call while it stays inside the workspace roots; environment variables and other \
+shell state do not.\n\
+- stdin is empty, so a command that asks for input fails instead of waiting; pagers and colours are off.\n\
+- Timeout: 120000 ms by default, at most 600000. On timeout the command and every process it started are killed \
+and the output printed so far is returned.\n\
+- Output over 30,000 characters is cut to its head and tail; every byte is saved to a file whose path the result \
+gives, to Read or Grep.\n\
+- For servers, watchers and long jobs use `run_in_background: true`, then TaskOutput to read and TaskStop to stop.\n\
+- Prefer the dedicated tools to shell equivalents: Read over cat/head/tail, Grep over grep/rg, Glob over find/ls, \
+Edit over sed/awk, Write over echo >.\n\
+- A few catastrophic commands (rm -rf /, mkfs, dd onto a disk, fork bombs) are refused.";
+
+/// The settings in effect: the configured service, else the defaults.
+pub fn config(cx: &ToolContext) -> BashConfig {
+    cx.service::<BashConfig>().map(|c| (*c).clone()).unwrap_or_default()
+}
+
+impl Tool for Bash {
+    type Input = BashInput;
+    const NAME: &'static str = "Bash";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, DESCRIPTION)
+            .title("Run a shell command")
+            .aliases(["exec", "shell_exec", "bash"])
+            .param_alias("cmd", "command")
+            .category(Category::Shell)
+            .tags(["shell", "command", "process", "exec"])
+            .permission(PermissionClass::External)
+            .side_effects(SideEffects::Files)
+            .annotations(Annotations { read_only: false, destructive: true, idempotent: false, open_world: true })
+            .streams()
+            .default_timeout(DEFAULT_TIMEOUT)
+            .search_hint("shell bash command terminal run execute script build test git npm cargo make process")
+            .output_schema(output_schema::<BashOutput>())
+    }
+
+    fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<Access, ToolError> {
+        deny::check(&input.command, &config(cx).deny_patterns).map_err(deny::Refusal::into_error)?;
+        // A command proven read-only runs beside other reads; any other runs alone.
+        let access =
+            if toolbelt_command::is_read_only(&input.command) { Access::shared() } else { Access::exclusive() };
+        Ok(access.executes(input.command.clone()))
+    }
+
+    fn timeout(&self, input: &BashInput) -> Option<Duration> {
+        Some(requested(input))
+    }
+
+    async fn call(&self, input: BashInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let config = config(&cx);
+        deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
+        let (cwd, moved) = start_dir(&cx)?;
+        if input.run_in_background == Some(true) {
+            return tasks::start(&cx, &input, &cwd, &config, |_| {});
+        }
+        let limit = requested(&input).min(cx.limits().timeout);
+        let outcome = foreground::run(&cx, &input.command, &cwd, limit, |_| {}).await?;
+        let mut notices: Vec<String> = moved.into_iter().collect();
+        if let Some(ended_in) = &outcome.final_cwd
+            && let Some(notice) = carry_over(&cx, &cwd, ended_in)
+        {
+            notices.push(notice);
+        }
+        Ok(finish(&cx, outcome, limit, notices).await)
+    }
+}
+
+/// The time limit the input asks for, within the bounds.
+fn requested(input: &BashInput) -> Duration {
+    input.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_millis).clamp(Duration::from_millis(1), MAX_TIMEOUT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(command: &str, timeout: Option<u64>) -> BashInput {
+        BashInput { command: command.into(), timeout, description: None, run_in_background: None }
+    }
+
+    #[test]
+    fn timeouts_default_and_cap() {
+        assert_eq!(requested(&input("x", None)), DEFAULT_TIMEOUT);
+        assert_eq!(requested(&input("x", Some(5_000))), Duration::from_secs(5));
+        assert_eq!(requested(&input("x", Some(10_000_000))), MAX_TIMEOUT);
+    }
+
+    #[test]
+    fn access_refuses_denied_commands_and_declares_the_command() {
+        let cx = ToolContext::detached(std::env::temp_dir());
+        let err = Bash.access(&input("rm -rf /", None), &cx).unwrap_err();
+        assert!(err.to_string().starts_with("Refused"), "{err}");
+        let access = Bash.access(&input("make", None), &cx).unwrap();
+        assert!(!access.is_shared());
+        assert_eq!(access.touches, vec![toolbelt_core::Touch::Execute("make".into())]);
+        // A command the classifier proves read-only runs beside other reads.
+        assert!(Bash.access(&input("ls -la && git status", None), &cx).unwrap().is_shared());
+        assert!(!Bash.access(&input("ls > out.txt", None), &cx).unwrap().is_shared());
+    }
+}

@@ -1,0 +1,114 @@
+//! `TaskList`: the session's background tasks with their command, status and run time.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{
+    Access, Annotations, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    output_schema,
+};
+
+use crate::shell::result::{human, to_value};
+use crate::shell::tasks::{TaskStatus, Tasks, one_line};
+
+/// Input of `TaskList` (none).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskListInput {}
+
+/// One task in the list.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskEntry {
+    /// Its id.
+    pub task_id: String,
+    /// The command line.
+    pub command: String,
+    /// What it does, as described when it started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Where it stands.
+    pub status: TaskStatus,
+    /// Its exit code, once it exited on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// How long it ran (or has been running), in milliseconds.
+    pub run_time_ms: u64,
+    /// The log file holding its output.
+    pub log_file: String,
+}
+
+/// The structured result of `TaskList`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskListResult {
+    /// The tasks, oldest first.
+    pub tasks: Vec<TaskEntry>,
+    /// How many are running.
+    pub running: usize,
+}
+
+/// The `TaskList` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskList;
+
+const DESCRIPTION: &str = "Lists this session's background tasks (started by Bash with run_in_background): id, \
+status (running, completed, failed, killed), run time and command. Read one with TaskOutput, stop one with TaskStop.";
+
+impl Tool for TaskList {
+    type Input = TaskListInput;
+    const NAME: &'static str = "TaskList";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, DESCRIPTION)
+            .title("List background tasks")
+            .aliases(["task_list"])
+            .category(Category::Shell)
+            .tags(["shell", "task", "background"])
+            .read_only()
+            .side_effects(SideEffects::None)
+            .permission(PermissionClass::Read)
+            .annotations(Annotations { read_only: true, destructive: false, idempotent: true, open_world: false })
+            .search_hint("background tasks jobs processes list status")
+            .output_schema(output_schema::<TaskListResult>())
+    }
+
+    fn access(&self, _input: &TaskListInput, _cx: &ToolContext) -> Result<Access, ToolError> {
+        Ok(Access::shared())
+    }
+
+    async fn call(&self, _input: TaskListInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let tasks = cx.with_slot::<Tasks, _>(|t| t.all());
+        let entries: Vec<TaskEntry> = tasks
+            .iter()
+            .map(|t| {
+                let (status, exit_code) = t.status();
+                TaskEntry {
+                    task_id: t.id.clone(),
+                    command: t.command.clone(),
+                    description: t.description.clone(),
+                    status,
+                    exit_code,
+                    run_time_ms: u64::try_from(t.run_time().as_millis()).unwrap_or(u64::MAX),
+                    log_file: t.log.display().to_string(),
+                }
+            })
+            .collect();
+        let running = entries.iter().filter(|e| e.status == TaskStatus::Running).count();
+        let text = if entries.is_empty() {
+            "No background tasks in this session. Start one with Bash and run_in_background: true.".to_string()
+        } else {
+            let mut text = format!("{} background task(s), {running} running:", entries.len());
+            for (entry, task) in entries.iter().zip(&tasks) {
+                let code = entry.exit_code.map(|c| format!(", exit {c}")).unwrap_or_default();
+                text.push_str(&format!(
+                    "\n{}  {}{code}  {}  {}",
+                    entry.task_id,
+                    entry.status.as_str(),
+                    human(task.run_time()),
+                    one_line(&entry.command, 120)
+                ));
+            }
+            text
+        };
+        let structured = TaskListResult { tasks: entries, running };
+        Ok(ToolOutput::text(text).with_structured(to_value(&structured)?))
+    }
+}

@@ -1,0 +1,137 @@
+//! `TaskOutput`: the output a background task wrote since the last read, its status and
+//! exit code; by default it first waits (up to `timeout`) for the task to finish.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{
+    Access, Annotations, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    output_schema,
+};
+
+use crate::shell::capture::thousands;
+use crate::shell::result::{human, shown_path, to_value};
+use crate::shell::tasks::{TaskStatus, Tasks, unknown_task};
+
+/// How long a blocking read waits when the call does not say.
+const DEFAULT_WAIT: Duration = Duration::from_secs(30);
+/// The longest wait a call may ask for.
+const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// Input of `TaskOutput`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskOutputInput {
+    /// The task's id, as Bash returned it when it started the task (`bash_1`).
+    pub task_id: String,
+    /// Wait for the task to finish before answering (default true). With false, answer at
+    /// once with what it printed so far.
+    pub block: Option<bool>,
+    /// How long to wait when blocking, in milliseconds (default 30000, at most 600000).
+    /// When it runs out, the answer says the task is still running.
+    #[schemars(range(min = 0))]
+    pub timeout: Option<u64>,
+}
+
+/// The structured result of `TaskOutput`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskOutputResult {
+    /// The task's id.
+    pub task_id: String,
+    /// Where it stands.
+    pub status: TaskStatus,
+    /// Its exit code, once it exited on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Output written since the previous read (head and tail when long).
+    pub output: String,
+    /// Part of the new output was left out.
+    pub truncated: bool,
+    /// The log file holding all its output.
+    pub log_file: String,
+    /// How long it ran (or has been running), in milliseconds.
+    pub run_time_ms: u64,
+}
+
+/// The `TaskOutput` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskOutput;
+
+const DESCRIPTION: &str = "Reads a background task started by Bash with run_in_background: the output it \
+wrote since the last read, its status (running, completed, failed, killed) and its exit code. By default it waits \
+for the task to finish, up to `timeout` ms (30000); set `block: false` to look without waiting. The whole output \
+stays in the task's log file.";
+
+impl Tool for TaskOutput {
+    type Input = TaskOutputInput;
+    const NAME: &'static str = "TaskOutput";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, DESCRIPTION)
+            .title("Read a background task's output")
+            .aliases(["BashOutput", "task_output"])
+            .param_alias("bash_id", "task_id")
+            .param_alias("shell_id", "task_id")
+            .category(Category::Shell)
+            .tags(["shell", "task", "background"])
+            .permission(PermissionClass::Read)
+            .side_effects(SideEffects::LocalState)
+            .annotations(Annotations { read_only: true, destructive: false, idempotent: false, open_world: false })
+            .search_hint("background task output log poll status exit code")
+            .output_schema(output_schema::<TaskOutputResult>())
+    }
+
+    fn access(&self, _input: &TaskOutputInput, _cx: &ToolContext) -> Result<Access, ToolError> {
+        Ok(Access::shared())
+    }
+
+    fn timeout(&self, input: &TaskOutputInput) -> Option<Duration> {
+        // Room beyond the wait, so the answer (rather than the runtime's timeout) ends the call.
+        Some(wait_for(input) + Duration::from_secs(5))
+    }
+
+    async fn call(&self, input: TaskOutputInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let task =
+            cx.with_slot::<Tasks, _>(|t| t.get(&input.task_id)).ok_or_else(|| unknown_task(&cx, &input.task_id))?;
+        if input.block.unwrap_or(true) && task.status().0 == TaskStatus::Running {
+            let limit = wait_for(&input).min(cx.limits().timeout.saturating_sub(Duration::from_secs(1)));
+            task.wait(limit, &cx).await;
+        }
+        let (status, exit_code) = task.status();
+        let (rendered, from, to) = task.read_new(cx.limits().output_budget.saturating_sub(600))?;
+        let log = shown_path(&cx, &task.log);
+        let mut header = format!("Task {} is {}", task.id, status.as_str());
+        match (status, exit_code) {
+            (TaskStatus::Running, _) => header.push_str(&format!(" (for {} so far)", human(task.run_time()))),
+            (_, Some(code)) => header.push_str(&format!(" (exit code {code}, ran {})", human(task.run_time()))),
+            _ => header.push_str(&format!(" (ran {})", human(task.run_time()))),
+        }
+        let body = if from == to {
+            "No new output since the last read.".to_string()
+        } else {
+            format!("New output ({} bytes):\n{}", thousands(to - from), rendered.text)
+        };
+        let mut text = format!("{header}.\n{body}");
+        if rendered.cut {
+            text.push_str(&format!(
+                "\n[The new output was too long to show whole; every byte is in {log} (bytes {from}–{to}); read it \
+                 with Read or search it with Grep.]"
+            ));
+        }
+        let structured = TaskOutputResult {
+            task_id: task.id.clone(),
+            status,
+            exit_code,
+            output: rendered.text,
+            truncated: rendered.cut,
+            log_file: task.log.display().to_string(),
+            run_time_ms: u64::try_from(task.run_time().as_millis()).unwrap_or(u64::MAX),
+        };
+        Ok(ToolOutput::text(text).with_structured(to_value(&structured)?))
+    }
+}
+
+fn wait_for(input: &TaskOutputInput) -> Duration {
+    input.timeout.map_or(DEFAULT_WAIT, Duration::from_millis).min(MAX_WAIT)
+}

@@ -7,7 +7,7 @@
 //! being held open after the leader exited says that something of the tree is still running
 //! ([`Control::held`]), without scanning `/proc`.
 
-use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -79,14 +79,26 @@ pub struct Launch<'a> {
     pub report_cwd: bool,
 }
 
-/// The script `bash -c` runs: the command, after an exit trap (on the same line, so error
-/// messages keep their line numbers) that reports the working directory.
+/// The script `bash -c` runs. It first moves the control pipe, handed over as stdin, to
+/// [`CONTROL_FD`] and makes stdin empty (so no `pre_exec` hook is needed, and the spawn can
+/// use the cheaper `posix_spawn`); then, when the command may change directory, sets an exit
+/// trap that reports where it ended; then runs the command. All on the first line, so error
+/// messages keep their line numbers.
 fn script(command: &str, report_cwd: bool) -> String {
-    if report_cwd {
-        format!("trap 'builtin pwd -P >&{CONTROL_FD} 2>/dev/null' EXIT; {command}")
-    } else {
-        command.to_string()
+    let mut script = format!("exec {CONTROL_FD}>&0 </dev/null; ");
+    if report_cwd && may_change_dir(command) {
+        script.push_str(&format!("trap 'builtin pwd -P >&{CONTROL_FD} 2>/dev/null' EXIT; "));
     }
+    script.push_str(command);
+    script
+}
+
+/// Whether `command` might change the working directory: it names `cd`, `pushd` or `popd`,
+/// or runs code it does not spell out (`source`, `.`, `eval`, `builtin`, `exec`). A false
+/// yes costs a trap; without any of these words no directory change can happen.
+fn may_change_dir(command: &str) -> bool {
+    ["cd", "pushd", "popd", "source", "eval", "builtin", "exec"].iter().any(|w| command.contains(w))
+        || command.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{')).any(|w| w == ".")
 }
 
 /// Starts the command. `configure` gets the command last, to add a confinement.
@@ -99,7 +111,8 @@ pub fn spawn(launch: Launch<'_>, configure: impl FnOnce(&mut tokio::process::Com
 
     let mut command = tokio::process::Command::new("bash");
     command.arg("-c").arg(script(launch.command, launch.report_cwd)).current_dir(launch.cwd);
-    command.stdin(Stdio::null()).process_group(0).kill_on_drop(true);
+    // The control pipe goes in as stdin; the script moves it and makes stdin empty.
+    command.stdin(Stdio::from(write)).process_group(0).kill_on_drop(true);
     for (key, value) in ENV {
         command.env(key, value);
     }
@@ -115,34 +128,12 @@ pub fn spawn(launch: Launch<'_>, configure: impl FnOnce(&mut tokio::process::Com
             command.stdout(Stdio::from(file.try_clone()?)).stderr(Stdio::from(file));
         }
     }
-    install_control_fd(&mut command, write.as_raw_fd());
     configure(&mut command);
     let child = command.spawn()?;
-    // Our copy of the write end must go, or the pipe would never read as closed.
-    drop(write);
+    // Our copy of the write end goes with the command, or the pipe would never read as closed.
     drop(command);
     let leader = child.id().unwrap_or(0);
     Ok(Spawned { child, tree: Tree::new(leader, tag), control: Control { read, data: Vec::new(), closed: false } })
-}
-
-/// Puts the control pipe's write end on [`CONTROL_FD`] in the child, without close-on-exec.
-#[allow(unsafe_code)]
-fn install_control_fd(command: &mut tokio::process::Command, write_fd: RawFd) {
-    // SAFETY: the closure runs in the child between fork and exec. It calls only `dup2` and
-    // `fcntl` (async-signal-safe) and reads errno; it allocates nothing and takes no lock.
-    unsafe {
-        command.pre_exec(move || {
-            if write_fd == CONTROL_FD {
-                let flags = libc::fcntl(write_fd, libc::F_GETFD);
-                if flags < 0 || libc::fcntl(write_fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            } else if libc::dup2(write_fd, CONTROL_FD) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
 }
 
 /// The read end of a command's control pipe.
@@ -188,9 +179,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_trap_shares_the_first_line() {
-        assert_eq!(script("ls", false), "ls");
-        let s = script("echo hi\nexit 3", true);
-        assert!(s.starts_with("trap '") && s.ends_with("EXIT; echo hi\nexit 3"), "{s}");
+    fn the_prologue_shares_the_first_line() {
+        assert_eq!(script("ls", false), "exec 98>&0 </dev/null; ls");
+        assert_eq!(script("ls", true), "exec 98>&0 </dev/null; ls", "no trap without a way to change directory");
+        let s = script("cd x\nexit 3", true);
+        assert!(s.starts_with("exec 98>&0 </dev/null; trap '") && s.ends_with("EXIT; cd x\nexit 3"), "{s}");
+        for command in ["pushd /tmp", ". ./env.sh", "x; . env", "source env", "eval \"$X\""] {
+            assert!(may_change_dir(command), "{command}");
+        }
+        for command in ["ls -la", "cargo test", "echo a.b", "./run.sh"] {
+            assert!(!may_change_dir(command), "{command}");
+        }
     }
 }

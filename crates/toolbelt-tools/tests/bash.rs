@@ -296,3 +296,86 @@ async fn structured_results_match_the_output_schema() {
     assert!(spec.streams);
     assert_eq!(spec.default_timeout, Some(Duration::from_secs(120)));
 }
+
+#[tokio::test]
+async fn a_process_that_drops_the_control_pipe_is_still_found_by_its_tag() {
+    let (_t, root) = project();
+    let s = session(&root, &[]);
+    let mark = marker();
+    // It leaves the group and closes the inherited control pipe, but keeps stdout open: the
+    // cheap checks miss it, the tag search does not.
+    let command = format!(
+        "export TEST_MARK={mark}; setsid bash -c 'exec 98>&-; echo $$ > gc.pid; exec sleep 300' & \
+         while [ ! -s gc.pid ]; do sleep 0.01; done; echo done"
+    );
+    let (text, st, _) = run(&s, json!({"command": command, "timeout": 60000})).await;
+    assert!(text.starts_with("done\n"), "{text}");
+    assert_eq!(st["timed_out"], false);
+    let pid: u32 = wait_for_file(&root.join("gc.pid")).await.parse().unwrap();
+    assert!(!pid_alive(pid));
+    assert_eq!(alive_with(&mark), Vec::<u32>::new());
+}
+
+#[tokio::test]
+async fn the_description_is_reported_as_progress() {
+    let (_t, root) = project();
+    let s = session(&root, &[]);
+    let (cx, log) = recording(&s);
+    call_with(cx, "Bash", json!({"command": "true", "description": "Check the build"})).await.unwrap();
+    let events = log.lock().unwrap();
+    assert!(
+        events.iter().any(|e| matches!(e, ToolEvent::Progress { message, .. } if message == "Check the build")),
+        "{events:?}"
+    );
+}
+
+mod through_the_runtime {
+    use super::*;
+    use toolbelt_core::{CancellationToken, Registry};
+    use toolbelt_runtime::{Runtime, RuntimeConfig, Session, ToolCall};
+
+    fn runtime(config: RuntimeConfig) -> Runtime {
+        let registry = Registry::new();
+        toolbelt_tools::register_builtin(&registry).unwrap();
+        Runtime::builder(Arc::new(registry)).config(config).build()
+    }
+
+    #[tokio::test]
+    async fn bash_stops_itself_before_the_runtime_and_keeps_the_output() {
+        let (_t, root) = project();
+        let session = Session::new("rt", root.clone(), vec![], root.join(".toolbelt/sessions/rt"));
+        let rt = runtime(RuntimeConfig::default());
+        let call = ToolCall::new("1", "Bash", json!({"command": "echo partial; sleep 30", "timeout": 1000}));
+        let result = rt.call(&session, call, &EventSink::none(), &CancellationToken::new()).await;
+        assert!(result.is_error);
+        assert_eq!(result.outcome, "tool_error", "the tool's own result, not the runtime's timeout");
+        let text = result.text();
+        assert!(text.starts_with("partial\n") && text.contains("[Timed out after 1 s"), "{text}");
+        assert_eq!(result.structured.unwrap()["timed_out"], true);
+    }
+
+    #[tokio::test]
+    async fn the_runtime_cap_bounds_the_timeout() {
+        let (_t, root) = project();
+        let session = Session::new("rt", root.clone(), vec![], root.join(".toolbelt/sessions/rt"));
+        let config = RuntimeConfig { max_timeout: Duration::from_millis(800), ..RuntimeConfig::default() };
+        let rt = runtime(config);
+        let call = ToolCall::new("1", "Bash", json!({"command": "echo partial; sleep 30"}));
+        let result = rt.call(&session, call, &EventSink::none(), &CancellationToken::new()).await;
+        assert_eq!(result.outcome, "tool_error");
+        assert!(result.text().contains("[Timed out after 800 ms"), "{}", result.text());
+    }
+
+    #[tokio::test]
+    async fn long_output_is_not_cut_twice() {
+        let (_t, root) = project();
+        let session = Session::new("rt", root.clone(), vec![], root.join(".toolbelt/sessions/rt"));
+        let rt = runtime(RuntimeConfig::default());
+        let call = ToolCall::new("1", "Bash", json!({"command": "seq 1 100000"}));
+        let result = rt.call(&session, call, &EventSink::none(), &CancellationToken::new()).await;
+        let text = result.text();
+        assert!(text.contains("Every byte is in .toolbelt/sessions/rt/spill/"), "{}", &text[text.len() - 300..]);
+        assert!(!text.contains("[Output truncated"), "the runtime cut it again");
+        assert!(text.chars().count() <= 30_000);
+    }
+}

@@ -110,6 +110,9 @@ impl Tool for Bash {
         if input.run_in_background == Some(true) {
             return tasks::start(&cx, &input, &cwd, &config, |_| {});
         }
+        if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
+            cx.progress(description, None);
+        }
         let limit = requested(&input).min(cx.limits().timeout);
         let outcome = foreground::run(&cx, &input.command, &cwd, limit, |_| {}).await?;
         let mut notices: Vec<String> = moved.into_iter().collect();

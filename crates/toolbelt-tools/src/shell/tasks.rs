@@ -132,11 +132,6 @@ impl Task {
         state.read_to = to;
         Ok((rendered, from, to))
     }
-
-    /// The process tree (for tests: nothing of it may survive a stop).
-    pub fn tree(&self) -> &Tree {
-        &self.tree
-    }
 }
 
 /// Reads the log from byte `from` to its current end: whole when short, else its head and

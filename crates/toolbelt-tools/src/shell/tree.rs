@@ -74,6 +74,11 @@ impl Tree {
         Self { leader: i32::try_from(leader).unwrap_or(i32::MAX), tag }
     }
 
+    /// Whether the leader is a real process of ours: never signal group 0 (our own) or 1.
+    fn valid(&self) -> bool {
+        self.leader > 1 && u32::try_from(self.leader).is_ok_and(|l| l != std::process::id())
+    }
+
     /// The leader's pid.
     pub fn leader(&self) -> u32 {
         u32::try_from(self.leader).unwrap_or(0)
@@ -88,6 +93,9 @@ impl Tree {
     /// `control_held` says whether some process still holds the control pipe. Returns
     /// whether anything was left.
     pub fn leftovers(&self, control_held: bool) -> bool {
+        if !self.valid() {
+            return false;
+        }
         // With the leader reaped, a successful signal means other members are alive.
         let group_alive = signal::killpg(Pid::from_raw(self.leader), Signal::SIGKILL).is_ok();
         if group_alive || control_held {
@@ -100,6 +108,9 @@ impl Tree {
     /// Kills every process of the tree and reaps those re-parented to us; returns how many
     /// processes were found alive. Blocks for a few milliseconds (bounded by a deadline).
     pub fn kill(&self) -> usize {
+        if !self.valid() {
+            return 0;
+        }
         let me = i32::try_from(std::process::id()).unwrap_or(0);
         let needle = format!("{TAG_VAR}={}", self.tag).into_bytes();
         let mut known: HashSet<i32> = HashSet::new();
@@ -176,6 +187,9 @@ impl Tree {
 
     /// Whether any process of the tree is alive (a full scan; for tests and diagnostics).
     pub fn alive(&self) -> Vec<u32> {
+        if !self.valid() {
+            return Vec::new();
+        }
         let me = i32::try_from(std::process::id()).unwrap_or(0);
         let needle = format!("{TAG_VAR}={}", self.tag).into_bytes();
         let procs: Vec<Proc> = list_pids().filter_map(read_stat).collect();
@@ -211,15 +225,6 @@ fn parse_stat(pid: i32, text: &str) -> Option<Proc> {
 /// Whether the process's environment holds exactly the entry `needle` (`VAR=value`).
 fn has_tag(pid: i32, needle: &[u8]) -> bool {
     std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|entry| entry == needle))
-}
-
-/// Every process whose environment carries `tag` (for tests: nothing must survive a call).
-pub fn tagged(tag: &str) -> Vec<u32> {
-    let needle = format!("{TAG_VAR}={tag}").into_bytes();
-    list_pids()
-        .filter(|&pid| read_stat(pid).is_some_and(|p| !p.zombie) && has_tag(pid, &needle))
-        .filter_map(|pid| u32::try_from(pid).ok())
-        .collect()
 }
 
 /// Kills the tree when dropped, unless disarmed: dropping a call's future (the runtime does
@@ -260,6 +265,15 @@ mod tests {
         let z = parse_stat(9, "9 (x) Z 1 9 9").unwrap();
         assert!(z.zombie);
         assert!(parse_stat(1, "garbage").is_none());
+    }
+
+    #[test]
+    fn an_unknown_leader_is_never_signalled() {
+        // Group 0 is our own: a tree whose leader is unknown must not signal anything.
+        let tree = Tree::new(0, new_tag());
+        assert_eq!(tree.kill(), 0);
+        assert!(!tree.leftovers(true));
+        assert!(tree.alive().is_empty());
     }
 
     #[test]

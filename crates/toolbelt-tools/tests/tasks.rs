@@ -197,3 +197,17 @@ async fn structured_results_match_the_output_schemas() {
         }
     }
 }
+
+#[tokio::test]
+async fn long_task_output_shows_head_and_tail_and_points_at_the_log() {
+    let (_t, root) = project();
+    let s = session(&root, &[]);
+    let id = start(&s, "seq 1 200000").await;
+    let (text, st) = output(&s, json!({"task_id": id, "timeout": 20000})).await;
+    assert_eq!(st["status"], "completed");
+    assert_eq!(st["truncated"], true);
+    let shown = st["output"].as_str().unwrap();
+    assert!(shown.starts_with("1\n2\n") && shown.ends_with("199999\n200000\n"), "{}", &shown[..20]);
+    assert!(text.chars().count() <= 30_000, "{}", text.chars().count());
+    assert!(text.contains("every byte is in .toolbelt/sessions/test/tasks/bash_1.log (bytes 0–1288895)"), "{text}");
+}

@@ -15,7 +15,14 @@
 //! members, and is the control pipe every process of the tree inherits still held open
 //! ([`crate::shell::spawn`])? Only a yes to either runs the full kill. A daemon that leaves
 //! the group *and* closes every inherited descriptor is only found by the full kill, which
-//! timeouts, cancellation, `TaskStop` and session end always run.
+//! timeouts, cancellation, `TaskStop` and session end always run, and which a normal exit
+//! runs too when such a process still holds the output open.
+//!
+//! Zombies: the kill reaps the processes it killed that were re-parented to us. A
+//! descendant that left the group (setsid) and *exited on its own* while the call ran is a
+//! zombie with nothing left to tie it to the call (its environment is gone), and the server
+//! cannot reap it without risking another owner's child: it stays a zombie (a process table
+//! entry, no memory or descriptors) until the server exits.
 
 use std::collections::HashSet;
 use std::sync::Once;

@@ -87,7 +87,7 @@ pub struct Launch<'a> {
 fn script(command: &str, report_cwd: bool) -> String {
     let mut script = format!("exec {CONTROL_FD}>&0 </dev/null; ");
     if report_cwd && may_change_dir(command) {
-        script.push_str(&format!("trap 'builtin pwd -P >&{CONTROL_FD} 2>/dev/null' EXIT; "));
+        script.push_str(&format!("trap 'builtin pwd -P >&{CONTROL_FD} 2>&{CONTROL_FD}' EXIT; "));
     }
     script.push_str(command);
     script

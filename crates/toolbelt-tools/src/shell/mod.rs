@@ -21,6 +21,7 @@ pub mod cwd;
 pub mod deny;
 pub mod foreground;
 pub mod result;
+pub mod sandbox;
 pub mod spawn;
 pub mod spill;
 pub mod task_list;

@@ -1,0 +1,163 @@
+//! The OS sandbox for shell commands: what a command may write, and whether it may reach the
+//! network, enforced by the kernel on the command's process tree.
+//!
+//! Three modes, as in Codex: `read-only` (writes nowhere but a few harmless devices),
+//! `workspace-write` (the default: writes only inside the workspace roots, the temp directory
+//! and the extra `writable_roots`) and `danger-full-access` (nothing applied). Reads are
+//! allowed everywhere in every mode. The network is off in the first two unless the config
+//! turns it on.
+//!
+//! Two kernel mechanisms, layered:
+//!
+//! * **Landlock** (`sandbox/landlock.rs`) confines writes to the allowed directories
+//!   and, from ABI 4, denies TCP `bind` and `connect`;
+//! * a **seccomp** filter (`sandbox/seccomp.rs`) lets `socket()` create only `AF_UNIX`
+//!   sockets, so UDP, raw and packet sockets are off too (and TCP even on kernels without
+//!   Landlock's TCP rules), while local tools that talk over Unix sockets keep working. It also
+//!   refuses `io_uring_setup`, whose rings could open sockets without calling `socket()`.
+//!
+//! Everything is built in the server, before the fork ([`Confinement::for_command`]); the
+//! child applies it between fork and exec ([`Confinement::install`]) with nothing but system
+//! calls, so the server process itself is never confined. Both layers are inherited by every
+//! descendant and cannot be lifted.
+//!
+//! What this machine can enforce is probed once per process ([`SandboxReport::probe`]) by
+//! applying each layer in a short-lived child. When a mode cannot be enforced,
+//! [`SandboxReport::can_confine`] and [`Confinement::for_command`] say why in one line; the
+//! caller then asks, refuses or runs unconfined as [`WhenUnavailable`] says — never silently.
+//!
+//! Not done: keeping `.git` read-only inside a writable root (Codex does it with bind mounts).
+//! Landlock rules only ever add access, so a subtree of a writable directory cannot be taken
+//! back without a mount namespace.
+
+use std::path::PathBuf;
+
+use ::landlock::RulesetCreated;
+
+mod landlock;
+mod probe;
+mod seccomp;
+
+pub use probe::SandboxReport;
+
+/// How far commands are confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Commands may read anything and write nowhere (but `/dev/null` and terminal devices).
+    ReadOnly,
+    /// Commands may read anything and write inside the workspace roots, the temp directory
+    /// and the configured `writable_roots`.
+    #[default]
+    WorkspaceWrite,
+    /// Nothing is confined.
+    DangerFullAccess,
+}
+
+impl SandboxMode {
+    /// The mode's name, as the config and the `--sandbox` flag spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::DangerFullAccess => "danger-full-access",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What to do with a command when the sandbox cannot be applied on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenUnavailable {
+    /// Ask a person to approve each such command.
+    #[default]
+    Ask,
+    /// Refuse the command, saying why.
+    Refuse,
+    /// Run it unconfined, with a notice in its output.
+    Run,
+}
+
+/// The sandbox settings, set up once by whoever builds the runtime and handed to tools as a
+/// service (`cx.service::<SandboxConfig>()`); absent means the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxConfig {
+    /// How far commands are confined.
+    pub mode: SandboxMode,
+    /// Whether commands may use the network (ignored in `danger-full-access`, where they can).
+    pub network: bool,
+    /// Directories commands may also write to in `workspace-write` (ignored in `read-only`).
+    pub writable_roots: Vec<PathBuf>,
+    /// What to do when the sandbox cannot be applied on this machine.
+    pub when_unavailable: WhenUnavailable,
+}
+
+/// A confinement built (in the parent, before fork) for one command.
+#[derive(Debug)]
+pub struct Confinement {
+    /// The Landlock ruleset, rules added, ready for `restrict_self` in the child.
+    ruleset: Option<RulesetCreated>,
+    /// The seccomp program, when the network is off.
+    filter: Option<&'static seccomp::Program>,
+}
+
+impl Confinement {
+    /// Builds the confinement for a command run with these workspace roots; Ok(None) in
+    /// danger-full-access mode. Err(reason) when the sandbox cannot be applied here.
+    pub fn for_command(config: &SandboxConfig, roots: &[PathBuf]) -> Result<Option<Confinement>, String> {
+        if config.mode == SandboxMode::DangerFullAccess {
+            return Ok(None);
+        }
+        SandboxReport::probe().can_confine(config.mode, config.network)?;
+        let writable = landlock::writable_paths(config, roots);
+        let ruleset = landlock::ruleset(&writable, !config.network).map_err(|e| {
+            format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
+        })?;
+        let filter = if config.network { None } else { Some(seccomp::network_filter()?) };
+        Ok(Some(Confinement { ruleset: Some(ruleset), filter }))
+    }
+
+    /// Installs a `pre_exec` hook on the command that applies the confinement in the child
+    /// before exec (Landlock restrict_self + seccomp filter). Never applies anything to the
+    /// calling process.
+    pub fn install(self, command: &mut tokio::process::Command) {
+        self.install_std(command.as_std_mut());
+    }
+
+    /// [`install`](Self::install) for a standard library command (the probe uses it).
+    fn install_std(self, command: &mut std::process::Command) {
+        let Confinement { mut ruleset, filter } = self;
+        pre_exec(command, move || {
+            if let Some(ruleset) = ruleset.take() {
+                landlock::restrict_self(ruleset)?;
+            }
+            if let Some(filter) = filter {
+                seccomp::apply(filter)?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Registers `hook` to run in the child between fork and exec.
+#[allow(unsafe_code)]
+fn pre_exec(command: &mut std::process::Command, hook: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static) {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: the hook runs in the forked child, where only async-signal-safe work is allowed.
+    // It only makes system calls on data built before the fork: prctl(PR_SET_NO_NEW_PRIVS),
+    // landlock_restrict_self on a ruleset descriptor, close of that descriptor, and
+    // seccomp(SECCOMP_SET_MODE_FILTER) on a program already in memory. It never allocates,
+    // locks or logs; errors are carried as raw OS error numbers, which need no allocation.
+    unsafe {
+        command.pre_exec(hook);
+    }
+}
+
+#[cfg(test)]
+mod tests;

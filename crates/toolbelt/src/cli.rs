@@ -31,9 +31,27 @@ pub struct Global {
     #[arg(long, global = true, value_name = "CHARS", default_value_t = 30_000)]
     pub output_budget: usize,
 
+    /// How far shell commands are confined: read-only, workspace-write (writes only in the
+    /// workspace roots and the temp directory) or danger-full-access (no sandbox).
+    #[arg(long, global = true, value_enum, value_name = "MODE", default_value_t = SandboxArg::WorkspaceWrite)]
+    pub sandbox: SandboxArg,
+
+    /// Let sandboxed shell commands use the network (off by default).
+    #[arg(long, global = true)]
+    pub network: bool,
+
     /// Log more to stderr (-v info, -vv debug); TOOLBELT_LOG takes a full filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// The `--sandbox` modes (the flag's help says what each allows; values without help keep
+/// the help pages short).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    ReadOnly,
+    WorkspaceWrite,
+    DangerFullAccess,
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,6 +62,21 @@ pub enum Command {
     Call(CallArgs),
     /// Run JSON Lines of calls as one session; print one result line per call, in order.
     Batch(BatchArgs),
+    /// The OS sandbox for shell commands.
+    Sandbox(SandboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    #[command(subcommand)]
+    pub action: SandboxAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxAction {
+    /// Print what the sandbox can enforce on this machine; exit 1 when the chosen mode
+    /// (--sandbox, --network) cannot be enforced.
+    Check,
 }
 
 /// How `toolbelt tools` prints.

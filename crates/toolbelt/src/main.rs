@@ -50,6 +50,7 @@ fn main() -> ExitCode {
             Command::Tools(args) => cmd::tools::run(&cli.global, args),
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
             Command::Batch(args) => cmd::batch::run(&cli.global, args).await,
+            Command::Sandbox(args) => cmd::sandbox::run(&cli.global, args),
         }
     });
     // Don't wait for blocking tasks of cancelled calls: what they own was already killed.

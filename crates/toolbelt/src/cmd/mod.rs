@@ -2,19 +2,23 @@
 
 pub mod batch;
 pub mod call;
+pub mod sandbox;
 pub mod tools;
 
 use std::sync::Arc;
 
-use toolbelt_core::CancellationToken;
+use toolbelt_core::{CancellationToken, Extensions};
 use toolbelt_runtime::{Runtime, RuntimeConfig};
 
 use crate::cli::Global;
 
-/// The runtime every command uses: the built-in tools behind the default policy.
+/// The runtime every command uses: the built-in tools behind the default policy, with the
+/// sandbox the flags choose.
 pub fn runtime(global: &Global, concurrency: usize) -> Runtime {
     let config = RuntimeConfig { output_budget: global.output_budget, concurrency, ..RuntimeConfig::default() };
-    Runtime::builder(Arc::new(toolbelt::builtin_registry())).config(config).build()
+    let mut services = Extensions::default();
+    services.insert(sandbox::config(global));
+    Runtime::builder(Arc::new(toolbelt::builtin_registry())).config(config).services(services).build()
 }
 
 /// A token cancelled by Ctrl-C, so an interrupted command still ends its calls cleanly

@@ -1,0 +1,54 @@
+//! `toolbelt sandbox check`: what the OS sandbox can enforce here, and whether the chosen
+//! mode can be.
+
+use std::process::ExitCode;
+
+use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode, SandboxReport};
+
+use crate::cli::{Global, SandboxAction, SandboxArg, SandboxArgs};
+use crate::output::line;
+
+/// The sandbox settings the flags choose.
+pub fn config(global: &Global) -> SandboxConfig {
+    let mode = match global.sandbox {
+        SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+        SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+        SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
+    };
+    SandboxConfig { mode, network: global.network, ..SandboxConfig::default() }
+}
+
+pub fn run(global: &Global, args: &SandboxArgs) -> anyhow::Result<ExitCode> {
+    match args.action {
+        SandboxAction::Check => check(&config(global)),
+    }
+}
+
+/// Prints the probe's facts, then the chosen mode and whether it can be enforced: exit 0 when
+/// it can, 1 when not.
+fn check(config: &SandboxConfig) -> anyhow::Result<ExitCode> {
+    let report = SandboxReport::probe();
+    for fact in report.lines() {
+        line(&fact)?;
+    }
+    let network = match (config.mode, config.network) {
+        (SandboxMode::DangerFullAccess, _) => "not confined",
+        (_, true) => "on",
+        (_, false) => "off",
+    };
+    line(&format!("mode: {} (network {network})", config.mode))?;
+    Ok(match report.can_confine(config.mode, config.network) {
+        Ok(()) if config.mode == SandboxMode::DangerFullAccess => {
+            line("enforced: nothing (commands run unconfined)")?;
+            ExitCode::SUCCESS
+        }
+        Ok(()) => {
+            line("enforced: yes")?;
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            line(&format!("enforced: no: {why}"))?;
+            ExitCode::from(1)
+        }
+    })
+}

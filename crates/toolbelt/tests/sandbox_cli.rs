@@ -1,0 +1,91 @@
+//! `toolbelt sandbox check`: the facts it prints and its exit status, on this machine and on
+//! one where a seccomp profile hides Landlock (as some container runtimes do).
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Output, Stdio};
+
+fn toolbelt() -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+    cmd.env("NO_COLOR", "1").env_remove("TOOLBELT_LOG").stdin(Stdio::null());
+    cmd
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn check_prints_what_is_enforced_and_exits_0() {
+    let out = toolbelt().args(["sandbox", "check"]).output().unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("kernel: Linux "), "{text}");
+    assert!(lines[1].starts_with("Landlock: ABI "), "{text}");
+    assert_eq!(
+        &lines[2..],
+        [
+            "filesystem write confinement (Landlock): yes",
+            "TCP bind/connect confinement (Landlock): yes",
+            "socket-family filter (seccomp): yes",
+            "mode: workspace-write (network off)",
+            "enforced: yes",
+        ]
+    );
+
+    for (flags, mode) in [
+        (&["--sandbox", "read-only"][..], "mode: read-only (network off)"),
+        (&["--network"], "mode: workspace-write (network on)"),
+        (&["--sandbox", "danger-full-access"], "mode: danger-full-access (network not confined)"),
+    ] {
+        let out = toolbelt().args(["sandbox", "check"]).args(flags).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(stdout(&out).contains(mode), "{}", stdout(&out));
+    }
+    let out = toolbelt().args(["sandbox", "check", "--sandbox", "sideways"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "an unknown mode is a usage error");
+}
+
+/// A seccomp program making the Landlock system calls fail with ENOSYS.
+fn hide_landlock() -> seccompiler::BpfProgram {
+    use seccompiler::{SeccompAction, SeccompFilter};
+    let rules = [libc::SYS_landlock_create_ruleset, libc::SYS_landlock_add_rule, libc::SYS_landlock_restrict_self]
+        .into_iter()
+        .map(|nr| (nr, Vec::new()))
+        .collect();
+    let arch = std::env::consts::ARCH.try_into().unwrap();
+    let filter =
+        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::ENOSYS as u32), arch).unwrap();
+    filter.try_into().unwrap()
+}
+
+/// Runs `toolbelt` with Landlock hidden by a seccomp filter installed before exec.
+#[allow(unsafe_code)]
+fn without_landlock(args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt as _;
+    let program = hide_landlock();
+    let mut cmd = toolbelt();
+    cmd.args(args);
+    // SAFETY: the hook only makes the prctl and seccomp system calls on a program built
+    // before the fork; it does not allocate.
+    unsafe {
+        cmd.pre_exec(move || seccompiler::apply_filter(&program).map_err(|_| std::io::Error::last_os_error()));
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn check_exits_1_with_the_reason_when_landlock_is_hidden() {
+    let out = without_landlock(&["sandbox", "check"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("Landlock: unavailable: this kernel has no Landlock"), "{text}");
+    assert!(text.contains("filesystem write confinement (Landlock): no: "), "{text}");
+    assert!(text.contains("socket-family filter (seccomp): yes"), "{text}");
+    let verdict = text.lines().find(|l| l.starts_with("enforced: ")).unwrap();
+    assert!(verdict.starts_with("enforced: no: the workspace-write sandbox cannot be applied on this machine: "));
+    assert!(verdict.contains("danger-full-access"), "says what to do: {verdict}");
+
+    let out = without_landlock(&["sandbox", "check", "--sandbox", "danger-full-access"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}

@@ -115,7 +115,7 @@ impl Confinement {
             return Ok(None);
         }
         SandboxReport::probe().can_confine(config.mode, config.network)?;
-        let writable = landlock::writable_paths(config, roots);
+        let writable = landlock::writable(config, roots);
         let ruleset = landlock::ruleset(&writable, !config.network).map_err(|e| {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
         })?;

@@ -6,8 +6,9 @@
 //! connecting to Unix sockets by path) would change what commands can do from one kernel to
 //! the next. On an older kernel the rights it lacks are dropped, and the probe reports it.
 
-use std::ffi::OsString;
+use std::os::fd::{AsFd as _, BorrowedFd};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use ::landlock::{
     ABI, Access as _, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr as _, RulesetCreated,
@@ -26,60 +27,89 @@ pub(super) const NET_ABI: ABI = ABI::V4;
 const DEVICES: &[&str] =
     &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"];
 
-/// Where shared memory lives (POSIX semaphores, Python's multiprocessing): temp-like, so
-/// writable wherever the temp directory is.
-const SHARED_MEMORY: &str = "/dev/shm";
+/// The temp directory, and where shared memory lives (POSIX semaphores, Python's
+/// multiprocessing), which is temp-like: writable in `workspace-write`.
+const TEMP: &[&str] = &["/tmp", "/dev/shm"];
 
-/// The paths a command run under `config` with these roots may write to (duplicates kept out;
-/// paths that do not exist are skipped when the rules are added).
-pub(super) fn writable_paths(config: &SandboxConfig, roots: &[PathBuf]) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
-    if config.mode == SandboxMode::WorkspaceWrite {
-        paths.extend(roots.iter().cloned());
-        paths.extend(config.writable_roots.iter().cloned());
-        paths.extend(temp_dirs());
-        paths.push(PathBuf::from(SHARED_MEMORY));
+/// What a command may write to, besides the devices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Writable {
+    /// The temp directory and shared memory ([`TEMP`]).
+    temp: bool,
+    /// The workspace roots, the configured `writable_roots`, and `$TMPDIR` when it is not
+    /// `/tmp` (duplicates kept out).
+    dirs: Vec<PathBuf>,
+}
+
+/// What a command run under `config` with these roots may write to.
+pub(super) fn writable(config: &SandboxConfig, roots: &[PathBuf]) -> Writable {
+    if config.mode != SandboxMode::WorkspaceWrite {
+        return Writable { temp: false, dirs: Vec::new() };
     }
-    let mut unique = Vec::with_capacity(paths.len());
-    for path in paths {
-        if !unique.contains(&path) {
-            unique.push(path);
+    let tmpdir = std::env::var_os("TMPDIR").filter(|d| !d.is_empty()).map(PathBuf::from);
+    let candidates = roots.iter().chain(&config.writable_roots).cloned().chain(tmpdir).chain([std::env::temp_dir()]);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for dir in candidates {
+        if !dirs.contains(&dir) && !TEMP.iter().any(|t| dir == Path::new(t)) {
+            dirs.push(dir);
         }
     }
-    unique
+    Writable { temp: true, dirs }
 }
 
-/// The temp directories: `/tmp`, `$TMPDIR` and the standard library's idea of it.
-fn temp_dirs() -> Vec<PathBuf> {
-    let mut dirs = vec![PathBuf::from("/tmp"), std::env::temp_dir()];
-    if let Some(dir) = std::env::var_os("TMPDIR").filter(|d| !d.is_empty()).map(|d: OsString| PathBuf::from(d)) {
-        dirs.push(dir);
+/// A path opened for a rule.
+#[derive(Debug)]
+struct Opened {
+    fd: PathFd,
+    is_dir: bool,
+}
+
+impl Opened {
+    /// Opens `path`; None when it is missing (no /dev/shm, a root deleted since): nothing
+    /// there to write to.
+    fn new(path: &Path) -> Option<Self> {
+        let is_dir = std::fs::metadata(path).ok()?.is_dir();
+        Some(Self { fd: PathFd::new(path).ok()?, is_dir })
     }
-    dirs
+
+    /// Opens each of `paths` once per process: these never move, so every command's ruleset
+    /// reuses the same descriptors instead of opening them again.
+    fn fixed(cache: &'static OnceLock<Vec<Opened>>, paths: &[&str]) -> &'static [Opened] {
+        cache.get_or_init(|| paths.iter().filter_map(|p| Self::new(Path::new(p))).collect())
+    }
+
+    /// The rule granting write rights beneath it (only those that apply to files, on a file).
+    fn rule(&self) -> PathBeneath<BorrowedFd<'_>> {
+        let write = AccessFs::from_write(FS_ABI);
+        let rights = if self.is_dir { write } else { write & AccessFs::from_file(FS_ABI) };
+        PathBeneath::new(self.fd.as_fd(), rights)
+    }
 }
 
-/// Creates the ruleset: write rights handled, granted beneath each of `writable` (just the
-/// file rights on files); with `no_tcp`, TCP bind and connect handled and granted nowhere.
-pub(super) fn ruleset(writable: &[PathBuf], no_tcp: bool) -> Result<RulesetCreated, RulesetError> {
+/// Creates the ruleset: write rights handled, granted beneath the devices and each path of
+/// `writable` (just the file rights on files); with `no_tcp`, TCP bind and connect handled
+/// and granted nowhere.
+pub(super) fn ruleset(writable: &Writable, no_tcp: bool) -> Result<RulesetCreated, RulesetError> {
+    static DEVICE_FDS: OnceLock<Vec<Opened>> = OnceLock::new();
+    static TEMP_FDS: OnceLock<Vec<Opened>> = OnceLock::new();
     let write = AccessFs::from_write(FS_ABI);
     let mut ruleset = Ruleset::default().handle_access(write)?;
     if no_tcp {
         ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
     }
     let mut created = ruleset.create()?;
-    for path in writable {
-        // A path that is missing (no /dev/shm, a root deleted since) has nothing to write to.
-        let Some((fd, is_dir)) = open(path) else { continue };
-        let rights = if is_dir { write } else { write & AccessFs::from_file(FS_ABI) };
-        created = created.add_rule(PathBeneath::new(fd, rights))?;
+    for opened in Opened::fixed(&DEVICE_FDS, DEVICES) {
+        created = created.add_rule(opened.rule())?;
+    }
+    if writable.temp {
+        for opened in Opened::fixed(&TEMP_FDS, TEMP) {
+            created = created.add_rule(opened.rule())?;
+        }
+    }
+    for opened in writable.dirs.iter().filter_map(|dir| Opened::new(dir)) {
+        created = created.add_rule(opened.rule())?;
     }
     Ok(created)
-}
-
-/// Opens `path` for a rule, and says whether it is a directory.
-fn open(path: &Path) -> Option<(PathFd, bool)> {
-    let is_dir = std::fs::metadata(path).ok()?.is_dir();
-    Some((PathFd::new(path).ok()?, is_dir))
 }
 
 /// Confines the calling thread, which must be the single thread of a forked child about to
@@ -109,20 +139,26 @@ mod tests {
     #[test]
     fn paths_follow_the_mode() {
         let roots = vec![PathBuf::from("/work/a"), PathBuf::from("/work/b")];
-        let config =
-            SandboxConfig { writable_roots: vec![PathBuf::from("/cache"), "/work/a".into()], ..Default::default() };
-        let paths = writable_paths(&config, &roots);
-        for p in ["/work/a", "/work/b", "/cache", "/tmp", "/dev/null", "/dev/pts", "/dev/shm"] {
-            assert!(paths.contains(&PathBuf::from(p)), "{p} in {paths:?}");
+        let config = SandboxConfig {
+            writable_roots: vec![PathBuf::from("/cache"), "/work/a".into(), "/tmp".into()],
+            ..Default::default()
+        };
+        let w = writable(&config, &roots);
+        assert!(w.temp);
+        for p in ["/work/a", "/work/b", "/cache"] {
+            assert_eq!(w.dirs.iter().filter(|d| d.as_path() == Path::new(p)).count(), 1, "{p} once in {w:?}");
         }
-        assert_eq!(paths.iter().filter(|p| p.as_path() == Path::new("/work/a")).count(), 1, "no duplicates");
+        assert!(!w.dirs.contains(&PathBuf::from("/tmp")), "/tmp comes with the temp rules");
 
         let read_only = SandboxConfig { mode: SandboxMode::ReadOnly, ..config };
-        let paths = writable_paths(&read_only, &roots);
-        assert!(paths.contains(&PathBuf::from("/dev/null")));
-        for p in ["/work/a", "/cache", "/tmp", "/dev/shm"] {
-            assert!(!paths.contains(&PathBuf::from(p)), "{p} not writable in read-only");
-        }
+        assert_eq!(writable(&read_only, &roots), Writable { temp: false, dirs: vec![] });
+    }
+
+    #[test]
+    fn rulesets_build_with_and_without_tcp() {
+        let w = writable(&SandboxConfig::default(), &[PathBuf::from("/nonexistent/root")]);
+        ruleset(&w, true).unwrap();
+        ruleset(&w, false).unwrap();
     }
 
     #[test]

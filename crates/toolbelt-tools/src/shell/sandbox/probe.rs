@@ -42,7 +42,7 @@ impl SandboxReport {
         let (fs, tcp) = match &abi {
             Ok(abi) => {
                 let with_tcp = *abi >= landlock::NET_ABI as u32;
-                let writable = landlock::writable_paths(&SandboxConfig::default(), &[]);
+                let writable = landlock::writable(&SandboxConfig::default(), &[]);
                 let fs = match landlock::ruleset(&writable, with_tcp) {
                     Ok(ruleset) => try_in_child(Confinement { ruleset: Some(ruleset), filter: None }),
                     Err(e) => Err(format!("a Landlock ruleset cannot be built ({e})")),

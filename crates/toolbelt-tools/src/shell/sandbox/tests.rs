@@ -24,7 +24,7 @@ fn landlock_alone_denies_tcp_connect() {
     }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let script = format!("exec 3<>/dev/tcp/127.0.0.1/{}", listener.local_addr().unwrap().port());
-    let writable = landlock::writable_paths(&SandboxConfig::default(), &[]);
+    let writable = landlock::writable(&SandboxConfig::default(), &[]);
 
     let no_tcp = Confinement { ruleset: Some(landlock::ruleset(&writable, true).unwrap()), filter: None };
     let (code, stderr) = bash(no_tcp, &script);

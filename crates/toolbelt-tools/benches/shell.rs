@@ -3,8 +3,11 @@
 //! * **spawn overhead**: `Bash{command:"true"}` through the runtime (`Runtime::call`: every
 //!   stage, then spawn in a new process group, control pipe, output capture, exit, leftover
 //!   check) against a bare `std::process::Command::new("bash").arg("-c").arg("true").status()`
-//!   in the same process. Also shown: the bare spawn through tokio with piped output, and the
-//!   tool called directly. Goal: runtime ≤ 1.3× the bare spawn. Each case is timed over
+//!   in the same process, without the sandbox and with the default one (workspace-write,
+//!   network off: a Landlock ruleset and a seccomp filter applied in the child, which also
+//!   makes the spawn a fork instead of a `posix_spawn`). Also shown: the bare spawn through
+//!   tokio with piped output, and the tool called directly. Goal: runtime ≤ 1.3× the bare
+//!   spawn. Each case is timed over
 //!   several rounds of N calls; the table shows the median and best round, in µs per call.
 //! * **1 GB of output**: `head -c 1000000000 /dev/zero | tr '\0' x` through the runtime, with
 //!   wall time and the growth of the process's peak RSS (VmHWM), against the same pipeline
@@ -24,6 +27,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, Registry, Tool, ToolContext};
 use toolbelt_runtime::{Runtime, Session, ToolCall};
+use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode};
 use toolbelt_tools::shell::{Bash, BashInput};
 
 const ROUNDS: usize = 5;
@@ -71,6 +75,21 @@ fn measure(n: usize, cases: &mut [&mut dyn FnMut()]) -> Vec<Stats> {
         .collect()
 }
 
+#[allow(unsafe_code)]
+fn no_op_hook(command: &mut tokio::process::Command) {
+    // SAFETY: the hook does nothing, which is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| Ok(()));
+    }
+}
+
+/// Services with the sandbox in `mode` (network off).
+fn sandbox(mode: SandboxMode) -> Extensions {
+    let mut services = Extensions::default();
+    services.insert(SandboxConfig { mode, ..SandboxConfig::default() });
+    services
+}
+
 fn runtime(services: Extensions) -> Runtime {
     let registry = Registry::new();
     toolbelt_tools::register_builtin(&registry).unwrap();
@@ -101,6 +120,16 @@ fn spawn_overhead(rt: &tokio::runtime::Runtime, root: &Path, n: usize) {
             assert!(out.status.success());
         })
     };
+    // The same with an empty pre_exec hook: what any hook costs (a fork instead of posix_spawn).
+    let mut tokio_fork = || {
+        rt.block_on(async {
+            let mut command = tokio::process::Command::new("bash");
+            command.arg("-c").arg("true").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            no_op_hook(&mut command);
+            let out = command.output().await.unwrap();
+            assert!(out.status.success());
+        })
+    };
     let sess = session(root);
     let cx = ToolContext::new(
         "bench",
@@ -108,7 +137,7 @@ fn spawn_overhead(rt: &tokio::runtime::Runtime, root: &Path, n: usize) {
         CancellationToken::new(),
         EventSink::none(),
         Limits::default(),
-        Extensions::default(),
+        sandbox(SandboxMode::DangerFullAccess),
     );
     let input = BashInput { command: "true".into(), timeout: None, description: None, run_in_background: None };
     let mut direct = || {
@@ -116,27 +145,34 @@ fn spawn_overhead(rt: &tokio::runtime::Runtime, root: &Path, n: usize) {
         assert!(!out.is_error);
         black_box(out);
     };
-    let runtime = runtime(Extensions::default());
     let cancel = CancellationToken::new();
     let events = EventSink::none();
-    let mut through = || {
-        let call = ToolCall::new("c", "Bash", json!({"command": "true"}));
-        let result = rt.block_on(runtime.call(&sess, call, &events, &cancel));
-        assert!(!result.is_error, "{result:?}");
-        black_box(result);
+    let (sess, cancel, events) = (&sess, &cancel, &events);
+    let through = |runtime: Runtime| {
+        move || {
+            let call = ToolCall::new("c", "Bash", json!({"command": "true"}));
+            let result = rt.block_on(runtime.call(sess, call, events, cancel));
+            assert!(!result.is_error, "{result:?}");
+            black_box(result);
+        }
     };
+    let mut unconfined = through(runtime(sandbox(SandboxMode::DangerFullAccess)));
+    let mut confined = through(runtime(sandbox(SandboxMode::WorkspaceWrite)));
     let names = [
         "bare: std Command bash -c true .status()",
         "bare: tokio Command, piped output",
-        "Bash tool called directly",
-        "Bash{command:\"true\"} through Runtime::call",
+        "bare: tokio Command, piped output, empty pre_exec hook",
+        "Bash tool called directly, no sandbox",
+        "Bash{command:\"true\"} through Runtime::call, no sandbox",
+        "… through Runtime::call, workspace-write sandbox (default)",
     ];
-    let stats = measure(n, &mut [&mut bare, &mut tokio_bare, &mut direct, &mut through]);
+    let stats =
+        measure(n, &mut [&mut bare, &mut tokio_bare, &mut tokio_fork, &mut direct, &mut unconfined, &mut confined]);
     println!("  {:<58}{:>10}{:>10}{:>8}", "case", "median", "best", "ratio");
     for (name, s) in names.iter().zip(&stats) {
         println!("  {name:<58}{:>10.0}{:>10.0}{:>7.2}×", s.median, s.best, s.median / stats[0].median);
     }
-    println!("  goal: through the runtime ≤ 1.30× bare");
+    println!("  goal: through the runtime ≤ 1.30× bare, with and without the sandbox");
 }
 
 fn huge_output(rt: &tokio::runtime::Runtime, root: &Path, gb: u64) {
@@ -157,7 +193,7 @@ fn huge_output(rt: &tokio::runtime::Runtime, root: &Path, gb: u64) {
     });
     let _ = std::fs::remove_file(&file);
 
-    let runtime = runtime(Extensions::default());
+    let runtime = runtime(sandbox(SandboxMode::WorkspaceWrite));
     let sess = session(root);
     let before = peak_rss_kb();
     let mut result = None;
@@ -178,7 +214,7 @@ fn huge_output(rt: &tokio::runtime::Runtime, root: &Path, gb: u64) {
     println!("  {:<58}{:>9.2} s", "bare: bash -c '… > file'", secs(to_file));
     println!(
         "  {:<58}{:>9.2} s   ({:.0} MB/s)",
-        "Bash through Runtime::call (text + spill file)",
+        "Bash through Runtime::call, sandboxed (text + spill file)",
         secs(through),
         bytes as f64 / 1e6 / secs(through)
     );

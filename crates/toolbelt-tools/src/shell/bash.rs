@@ -17,6 +17,7 @@ use toolbelt_core::{
 };
 
 use crate::shell::config::BashConfig;
+use crate::shell::confine;
 use crate::shell::cwd::{carry_over, start_dir};
 use crate::shell::deny;
 use crate::shell::foreground;
@@ -64,6 +65,8 @@ gives, to Read or Grep.\n\
 - For servers, watchers and long jobs use `run_in_background: true`, then TaskOutput to read and TaskStop to stop.\n\
 - Prefer the dedicated tools to shell equivalents: Read over cat/head/tail, Grep over grep/rg, Glob over find/ls, \
 Edit over sed/awk, Write over echo >.\n\
+- Commands run in a sandbox: by default they may write only inside the workspace roots and the temp \
+directory, and the network is off.\n\
 - A few catastrophic commands (rm -rf /, mkfs, dd onto a disk, fork bombs) are refused.";
 
 /// The settings in effect: the configured service, else the defaults.
@@ -94,9 +97,9 @@ impl Tool for Bash {
     fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<Access, ToolError> {
         deny::check(&input.command, &config(cx).deny_patterns).map_err(deny::Refusal::into_error)?;
         // A command proven read-only runs beside other reads; any other runs alone.
-        let access =
-            if toolbelt_command::is_read_only(&input.command) { Access::shared() } else { Access::exclusive() };
-        Ok(access.executes(input.command.clone()))
+        let read_only = toolbelt_command::is_read_only(&input.command);
+        let access = if read_only { Access::shared() } else { Access::exclusive() };
+        confine::declare(cx, access.executes(input.command.clone()), read_only)
     }
 
     fn timeout(&self, input: &BashInput) -> Option<Duration> {
@@ -107,15 +110,16 @@ impl Tool for Bash {
         let config = config(&cx);
         deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
         let (cwd, moved) = start_dir(&cx)?;
+        let (confinement, unconfined) = confine::plan(&cx)?;
         if input.run_in_background == Some(true) {
-            return tasks::start(&cx, &input, &cwd, &config, |_| {});
+            return tasks::start(&cx, &input, &cwd, &config, unconfined, confine::install(confinement));
         }
         if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
             cx.progress(description, None);
         }
         let limit = requested(&input).min(cx.limits().timeout);
-        let outcome = foreground::run(&cx, &input.command, &cwd, limit, |_| {}).await?;
-        let mut notices: Vec<String> = moved.into_iter().collect();
+        let outcome = foreground::run(&cx, &input.command, &cwd, limit, confine::install(confinement)).await?;
+        let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
         if let Some(ended_in) = &outcome.final_cwd
             && let Some(notice) = carry_over(&cx, &cwd, ended_in)
         {

@@ -7,6 +7,8 @@
 //!   subreaper, so setsid'd and double-forked descendants stay ours to find);
 //! * [`capture`] keeps output in bounded memory (head, ring-buffer tail, spill file);
 //! * [`deny`] refuses catastrophic commands and the user's deny patterns;
+//! * [`sandbox`] confines what a command may write and whether it may reach the network;
+//!   [`confine`] applies it, or says why it cannot;
 //! * [`tasks`] is the session's registry of background tasks, which kills them all when the
 //!   session ends.
 
@@ -17,6 +19,7 @@ use toolbelt_core::{DynTool, erase};
 pub mod bash;
 pub mod capture;
 pub mod config;
+pub mod confine;
 pub mod cwd;
 pub mod deny;
 pub mod foreground;

@@ -219,6 +219,7 @@ pub fn start(
     input: &BashInput,
     cwd: &Path,
     config: &BashConfig,
+    notice: Option<String>,
     configure: impl FnOnce(&mut tokio::process::Command),
 ) -> Result<ToolOutput, ToolError> {
     let slot = cx.session().slot::<Tasks>();
@@ -271,11 +272,14 @@ pub fn start(
     });
 
     let shown = shown_path(cx, &log);
-    let text = format!(
+    let mut text = format!(
         "Started in the background as task {id}: `{}`. Its output goes to {shown}. Read it with TaskOutput \
          (task_id \"{id}\"); stop it with TaskStop. It is stopped when the session ends.",
         one_line(&input.command, 200)
     );
+    if let Some(notice) = notice {
+        text.push_str(&format!("\n[{notice}]"));
+    }
     let structured = BashOutput {
         stdout: String::new(),
         stderr: String::new(),

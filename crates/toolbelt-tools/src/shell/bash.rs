@@ -54,7 +54,7 @@ pub struct BashInput {
 pub struct Bash;
 
 const DESCRIPTION: &str = "Runs a bash command in the session's working directory and returns its output \
-(stdout and stderr interleaved as they arrived), with the exit code when it is not 0.\n\
+(stdout and stderr interleaved as they arrived), with the exit code when it is not 0. Details:\n\
 - `cd` carries over to the next call while it stays inside the workspace roots; environment variables and other \
 shell state do not.\n\
 - stdin is empty, so a command that asks for input fails instead of waiting; pagers and colours are off.\n\

@@ -16,8 +16,10 @@ use crate::cli::Global;
 /// sandbox the flags choose.
 pub fn runtime(global: &Global, concurrency: usize) -> Runtime {
     let config = RuntimeConfig { output_budget: global.output_budget, concurrency, ..RuntimeConfig::default() };
+    let sandbox = sandbox::config(global);
+    sandbox::probe_in_background(&sandbox);
     let mut services = Extensions::default();
-    services.insert(sandbox::config(global));
+    services.insert(sandbox);
     Runtime::builder(Arc::new(toolbelt::builtin_registry())).config(config).services(services).build()
 }
 

@@ -18,6 +18,23 @@ pub fn config(global: &Global) -> SandboxConfig {
     SandboxConfig { mode, network: global.network, ..SandboxConfig::default() }
 }
 
+/// Probes the sandbox on a thread of its own, so the first shell command does not wait for
+/// it, and warns (one line on stderr) when the chosen mode cannot be enforced here.
+pub fn probe_in_background(config: &SandboxConfig) {
+    if config.mode == SandboxMode::DangerFullAccess {
+        return;
+    }
+    let (mode, network) = (config.mode, config.network);
+    let spawned = std::thread::Builder::new().name("sandbox-probe".into()).spawn(move || {
+        if let Err(why) = SandboxReport::probe().can_confine(mode, network) {
+            tracing::warn!("{why}");
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::debug!(error = %e, "cannot probe the sandbox in the background; the first shell command will");
+    }
+}
+
 pub fn run(global: &Global, args: &SandboxArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         SandboxAction::Check => check(&config(global)),

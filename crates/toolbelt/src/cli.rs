@@ -40,6 +40,21 @@ pub struct Global {
     #[arg(long, global = true)]
     pub network: bool,
 
+    /// What a shell command does when the sandbox cannot be applied on this machine: ask a
+    /// person first, refuse it, or run it unconfined with a notice.
+    #[arg(long, global = true, value_enum, value_name = "WHAT", default_value_t = UnsandboxedArg::Ask)]
+    pub if_unsandboxed: UnsandboxedArg,
+
+    /// Refuse shell commands matching this regular expression (repeatable), on top of the
+    /// built-in list of catastrophic commands.
+    #[arg(long = "deny-command", global = true, value_name = "REGEX")]
+    pub deny_command: Vec<String>,
+
+    /// No call runs longer than this many seconds, whatever it asks for.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub max_timeout: u64,
+
     /// Log more to stderr (-v info, -vv debug); TOOLBELT_LOG takes a full filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -52,6 +67,14 @@ pub enum SandboxArg {
     ReadOnly,
     WorkspaceWrite,
     DangerFullAccess,
+}
+
+/// The `--if-unsandboxed` choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnsandboxedArg {
+    Ask,
+    Refuse,
+    Run,
 }
 
 #[derive(Debug, Subcommand)]

@@ -254,3 +254,26 @@ fn long_results_are_cut_and_spilled() {
     assert!(full.contains("[ ] Task number 49"));
     assert!(path.contains(".toolbelt/sessions/call-"), "{path}");
 }
+
+#[test]
+fn shell_switches_reach_the_bash_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    toolbelt(dir.path())
+        .args(["call", "Bash", r#"{"command":"curl --version"}"#, "--deny-command", "^curl"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with("Refused: the command matches the deny pattern `^curl`"));
+    toolbelt(dir.path())
+        .args(["call", "Bash", r#"{"command":"true"}"#, "--deny-command", "("])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not a valid regular expression"));
+    let out = toolbelt(dir.path())
+        .args(["call", "--json", "Bash", r#"{"command":"echo started; sleep 30"}"#, "--max-timeout", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["structured"]["timed_out"], true, "{v}");
+    assert!(v["content"][0]["text"].as_str().unwrap().starts_with("started"));
+}

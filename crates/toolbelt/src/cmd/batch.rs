@@ -31,7 +31,7 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
     };
     let calls = parse(&text)?;
     let ws = Workspace::from_flags(global)?;
-    let runtime = super::runtime(global, usize::from(args.concurrency));
+    let runtime = super::runtime(global, usize::from(args.concurrency))?;
     let open = OpenSession::open(&ws, args.session.session.as_deref(), "batch")?;
     let cancel = super::cancel_on_ctrl_c();
 

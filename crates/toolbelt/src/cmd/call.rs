@@ -15,7 +15,7 @@ use crate::project::{OpenSession, Workspace};
 pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     let input = read_input(args.input.as_deref())?;
     let ws = Workspace::from_flags(global)?;
-    let runtime = super::runtime(global, 1);
+    let runtime = super::runtime(global, 1)?;
     // An unknown name is a usage error: say so before opening a session.
     if let Err(e) = runtime.registry().lookup(&args.tool) {
         return Err(Usage(e.to_string()).into());

@@ -6,21 +6,34 @@ pub mod sandbox;
 pub mod tools;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use toolbelt_core::{CancellationToken, Extensions};
 use toolbelt_runtime::{Runtime, RuntimeConfig};
 
+use toolbelt_tools::shell::BashConfig;
+
+use crate::Usage;
 use crate::cli::Global;
 
 /// The runtime every command uses: the built-in tools behind the default policy, with the
 /// sandbox the flags choose.
-pub fn runtime(global: &Global, concurrency: usize) -> Runtime {
-    let config = RuntimeConfig { output_budget: global.output_budget, concurrency, ..RuntimeConfig::default() };
+pub fn runtime(global: &Global, concurrency: usize) -> anyhow::Result<Runtime> {
+    let max_timeout = Duration::from_secs(global.max_timeout);
+    let config = RuntimeConfig {
+        output_budget: global.output_budget,
+        concurrency,
+        max_timeout,
+        default_timeout: RuntimeConfig::default().default_timeout.min(max_timeout),
+    };
+    let bash = BashConfig { deny_patterns: global.deny_command.clone(), ..BashConfig::default() };
+    bash.validate().map_err(Usage)?;
     let sandbox = sandbox::config(global);
     sandbox::probe_in_background(&sandbox);
     let mut services = Extensions::default();
     services.insert(sandbox);
-    Runtime::builder(Arc::new(toolbelt::builtin_registry())).config(config).services(services).build()
+    services.insert(bash);
+    Ok(Runtime::builder(Arc::new(toolbelt::builtin_registry())).config(config).services(services).build())
 }
 
 /// A token cancelled by Ctrl-C, so an interrupted command still ends its calls cleanly

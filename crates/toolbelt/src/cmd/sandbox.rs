@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode, SandboxReport};
+use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode, SandboxReport, WhenUnavailable};
 
-use crate::cli::{Global, SandboxAction, SandboxArg, SandboxArgs};
+use crate::cli::{Global, SandboxAction, SandboxArg, SandboxArgs, UnsandboxedArg};
 use crate::output::line;
 
 /// The sandbox settings the flags choose.
@@ -15,7 +15,12 @@ pub fn config(global: &Global) -> SandboxConfig {
         SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
         SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
     };
-    SandboxConfig { mode, network: global.network, ..SandboxConfig::default() }
+    let when_unavailable = match global.if_unsandboxed {
+        UnsandboxedArg::Ask => WhenUnavailable::Ask,
+        UnsandboxedArg::Refuse => WhenUnavailable::Refuse,
+        UnsandboxedArg::Run => WhenUnavailable::Run,
+    };
+    SandboxConfig { mode, network: global.network, when_unavailable, ..SandboxConfig::default() }
 }
 
 /// Probes the sandbox on a thread of its own, so the first shell command does not wait for

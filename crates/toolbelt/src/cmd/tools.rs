@@ -16,7 +16,7 @@ pub fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
         })?),
         None => None,
     };
-    let registry = super::runtime(global, 1).registry().clone();
+    let registry = super::runtime(global, 1)?.registry().clone();
     let specs: Vec<ToolSpec> = registry
         .specs()
         .into_iter()

@@ -21,7 +21,7 @@ async fn write_creates_and_overwrites_only_what_was_read() {
     let s = session(&root, &[]);
     assert_eq!(
         ok(&s, "Write", json!({"file_path": "a/b/new.txt", "content": "one\ntwo\n"})).await,
-        "Created a/b/new.txt (8 bytes, 2 lines)."
+        "Created a/b/new.txt (8 B, 2 lines)."
     );
     std::fs::write(root.join("old.sh"), "#!/bin/sh\n").unwrap();
     std::fs::set_permissions(root.join("old.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -31,7 +31,7 @@ async fn write_creates_and_overwrites_only_what_was_read() {
     ok(&s, "Read", json!({"file_path": "old.sh"})).await;
     assert_eq!(
         ok(&s, "write_file", json!({"path": "old.sh", "content": "echo hi\n"})).await,
-        "Updated old.sh (8 bytes, 1 line)."
+        "Updated old.sh (8 B, 1 line)."
     );
     assert_eq!(std::fs::metadata(root.join("old.sh")).unwrap().permissions().mode() & 0o777, 0o755);
     // A file the tool itself wrote can be written again without a new Read.

@@ -65,7 +65,7 @@ async fn binaries_directories_and_images() {
     let s = session(&root, &[]);
     std::fs::write(root.join("prog"), b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0more").unwrap();
     let e = err(&s, "Read", json!({"file_path": "prog"})).await;
-    assert!(e.starts_with("prog is a binary file (ELF executable, 20 bytes)"), "{e}");
+    assert!(e.starts_with("prog is a binary file (ELF executable, 20 B)"), "{e}");
     std::fs::create_dir(root.join("sub")).unwrap();
     assert!(err(&s, "Read", json!({"file_path": "sub"})).await.contains("use ListDir"));
     assert!(err(&s, "Read", json!({"file_path": "nope"})).await.contains("does not exist"));
@@ -79,7 +79,7 @@ async fn binaries_directories_and_images() {
     ];
     std::fs::write(root.join("dot.png"), png).unwrap();
     let out = call(&s, "Read", json!({"file_path": "dot.png"})).await.unwrap();
-    assert_eq!(out.content[0].as_text().unwrap(), "Image dot.png (image/png, 2×1, 70 bytes)");
+    assert_eq!(out.content[0].as_text().unwrap(), "Image dot.png (image/png, 2×1, 70 B)");
     match &out.content[1] {
         Content::Image { data, mime_type } => {
             assert_eq!(mime_type, "image/png");

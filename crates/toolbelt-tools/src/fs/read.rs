@@ -11,7 +11,7 @@ use std::io::Read as _;
 use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolbelt_core::{Access, Category, Content, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolbelt_core::{Access, Category, Content, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, human_size};
 
 use crate::blocking::run_blocking;
 
@@ -200,21 +200,6 @@ fn image(
     Ok(ToolOutput::text(caption).with_content(Content::Image { data, mime_type: mime.to_string() }))
 }
 
-/// `1.2 MB`, `512 bytes`.
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if bytes < 1000 {
-        return format!("{bytes} bytes");
-    }
-    let mut value = bytes as f64 / 1000.0;
-    let mut unit = 0;
-    while value >= 1000.0 && unit < UNITS.len() - 1 {
-        value /= 1000.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,7 +223,5 @@ mod tests {
         let cut = cut_line(&long);
         assert!(cut.starts_with(&"é".repeat(MAX_LINE_CHARS)));
         assert!(cut.ends_with("… [line cut: 5 more characters]"));
-        assert_eq!(human_size(1_234_567), "1.2 MB");
-        assert_eq!(human_size(999), "999 bytes");
     }
 }

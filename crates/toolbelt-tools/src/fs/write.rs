@@ -7,11 +7,10 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, human_size};
 
 use crate::blocking::run_blocking;
 
-use super::read::human_size;
 use super::text::TextFormat;
 use super::textfile::{Target, load, save, shown};
 use super::workspace::{Workspace, absolute};

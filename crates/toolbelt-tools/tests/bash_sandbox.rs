@@ -2,8 +2,7 @@
 //! switch, and that the shell's own plumbing (cwd carry-over, background logs, spill files)
 //! keeps working when the command may write nowhere.
 //!
-//! Roots live under the target directory, away from `/tmp`, which the sandbox leaves
-//! writable.
+//! Roots live away from `/tmp` (wherever the checkout is), which the sandbox leaves writable.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -18,7 +17,7 @@ use toolbelt_core::{EventSink, Extensions, Limits, SessionState, ToolOutput};
 use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode};
 
 fn scratch() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = shell_support::beyond_tmp();
     let path = dir.path().canonicalize().unwrap();
     (dir, path)
 }

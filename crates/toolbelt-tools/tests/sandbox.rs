@@ -7,15 +7,17 @@
 //! a confined helper (the `socket_helper` test, which does nothing unless asked).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod shell_support;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use toolbelt_tools::shell::sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxReport};
 
-/// A directory under the target directory (not under `/tmp`).
+/// A directory outside `/tmp` and the other places the sandbox leaves writable.
 fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    shell_support::beyond_tmp()
 }
 
 fn config(mode: SandboxMode, network: bool) -> SandboxConfig {

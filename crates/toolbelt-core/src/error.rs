@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::format::human_duration;
+
 /// One problem with one field of a call's input.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FieldError {
@@ -124,18 +126,6 @@ fn invalid_input_message(tool: &str, problems: &[FieldError]) -> String {
         out.push_str(&p.to_string());
     }
     out
-}
-
-/// `1.5 s`, `120 s`, `250 ms`: how durations read in messages.
-pub(crate) fn human_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms.is_multiple_of(1000) {
-        format!("{} s", ms / 1000)
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,18 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
+/// `250 ms`, `5 s`, `1.5 s`: how durations read in messages.
+pub fn human_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
 /// A size as listings and messages show it: `834 B`, `2.4 KiB`, `20 MiB`.
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];

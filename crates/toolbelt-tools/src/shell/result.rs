@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use toolbelt_core::{ToolContext, ToolError, ToolOutput};
+use toolbelt_core::{ToolContext, ToolError, ToolOutput, human_duration};
 
 use crate::shell::capture::{Spilled, thousands};
 use crate::shell::foreground::Outcome;
@@ -59,7 +59,7 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
             "Timed out after {}: the command and every process it started were stopped; above is what it printed \
              until then. Retry with a larger timeout (at most 600000 ms), or run it with run_in_background and \
              read it with TaskOutput.",
-            human(limit)
+            human_duration(limit)
         ));
     } else if outcome.interrupted {
         notes.push(
@@ -148,17 +148,5 @@ pub fn shown_path(cx: &ToolContext, path: &Path) -> String {
     match path.strip_prefix(&cwd) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
         _ => path.display().to_string(),
-    }
-}
-
-/// `5 s`, `1.5 s`, `250 ms`.
-pub fn human(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms.is_multiple_of(1000) {
-        format!("{} s", ms / 1000)
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
     }
 }

@@ -7,7 +7,9 @@ use toolbelt_core::{
     output_schema,
 };
 
-use crate::shell::result::{human, to_value};
+use toolbelt_core::human_duration;
+
+use crate::shell::result::to_value;
 use crate::shell::tasks::{TaskStatus, Tasks, one_line};
 
 /// Input of `TaskList` (none).
@@ -102,7 +104,7 @@ impl Tool for TaskList {
                     "\n{}  {}{code}  {}  {}",
                     entry.task_id,
                     entry.status.as_str(),
-                    human(task.run_time()),
+                    human_duration(task.run_time()),
                     one_line(&entry.command, 120)
                 ));
             }

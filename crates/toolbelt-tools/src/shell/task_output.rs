@@ -11,7 +11,9 @@ use toolbelt_core::{
 };
 
 use crate::shell::capture::thousands;
-use crate::shell::result::{human, shown_path, to_value};
+use toolbelt_core::human_duration;
+
+use crate::shell::result::{shown_path, to_value};
 use crate::shell::tasks::{TaskStatus, Tasks, unknown_task};
 
 /// How long a blocking read waits when the call does not say.
@@ -103,9 +105,11 @@ impl Tool for TaskOutput {
         let log = shown_path(&cx, &task.log);
         let mut header = format!("Task {} is {}", task.id, status.as_str());
         match (status, exit_code) {
-            (TaskStatus::Running, _) => header.push_str(&format!(" (for {} so far)", human(task.run_time()))),
-            (_, Some(code)) => header.push_str(&format!(" (exit code {code}, ran {})", human(task.run_time()))),
-            _ => header.push_str(&format!(" (ran {})", human(task.run_time()))),
+            (TaskStatus::Running, _) => header.push_str(&format!(" (for {} so far)", human_duration(task.run_time()))),
+            (_, Some(code)) => {
+                header.push_str(&format!(" (exit code {code}, ran {})", human_duration(task.run_time())))
+            }
+            _ => header.push_str(&format!(" (ran {})", human_duration(task.run_time()))),
         }
         let body = if from == to {
             "No new output since the last read.".to_string()

@@ -7,7 +7,9 @@ use toolbelt_core::{
     output_schema,
 };
 
-use crate::shell::result::{human, to_value};
+use toolbelt_core::human_duration;
+
+use crate::shell::result::to_value;
 use crate::shell::tasks::{TaskStatus, Tasks, one_line, unknown_task};
 
 /// Input of `TaskStop`.
@@ -77,7 +79,7 @@ impl Tool for TaskStop {
             format!(
                 "Stopped task {} (`{command}`) after {}; it and every process it started were killed.",
                 task.id,
-                human(task.run_time())
+                human_duration(task.run_time())
             )
         } else {
             let code = exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default();

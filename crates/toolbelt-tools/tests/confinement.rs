@@ -64,6 +64,18 @@ async fn reads_outside_the_roots_fail() {
     assert!(ok(&session, "Read", json!({"file_path": "inner_link"})).await.contains("inside"));
 }
 
+/// An absolute symlink is refused even when it points inside the roots: the open resolves
+/// beneath the root handle, where `/` is out of reach. A relative link to the same file works.
+#[tokio::test]
+async fn absolute_links_are_refused_even_inside() {
+    let s = setup();
+    symlink(s.root.join("src/ok.txt"), s.root.join("abs_link")).unwrap();
+    let session = session(&s.root, &[]);
+    let message = err(&session, "Read", json!({"file_path": "abs_link"})).await;
+    assert!(message.contains("outside the workspace roots"), "{message}");
+    assert!(ok(&session, "Read", json!({"file_path": "inner_link"})).await.contains("inside"));
+}
+
 #[tokio::test]
 async fn writes_outside_the_roots_fail_and_write_nothing() {
     let s = setup();
@@ -91,11 +103,13 @@ async fn a_symlink_swapped_during_reads_never_leaks() {
     let s = setup();
     let session = session(&s.root, &[]);
     let link = s.root.join("swap");
-    symlink(s.root.join("src/ok.txt"), &link).unwrap();
+    symlink("src/ok.txt", &link).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = {
         let (stop, link, inside, outside) =
-            (stop.clone(), link.clone(), s.root.join("src/ok.txt"), s.outside.join("key.txt"));
+            // The inside target is relative: an absolute link is refused even when it points
+            // inside (the open resolves beneath the root handle, where `/` is out of reach).
+            (stop.clone(), link.clone(), std::path::PathBuf::from("src/ok.txt"), s.outside.join("key.txt"));
         std::thread::spawn(move || {
             let tmp = link.with_extension("tmp");
             let mut flips = 0u64;

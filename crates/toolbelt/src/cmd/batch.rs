@@ -32,6 +32,8 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
     let calls = parse(&text)?;
     let ws = Workspace::from_flags(global)?;
     let runtime = super::runtime(global, usize::from(args.concurrency))?;
+    let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    super::probe_sandbox_for(global, &runtime, &names);
     let open = OpenSession::open(&ws, args.session.session.as_deref(), "batch")?;
     let cancel = super::cancel_on_ctrl_c();
 

@@ -20,6 +20,7 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = runtime.registry().lookup(&args.tool) {
         return Err(Usage(e.to_string()).into());
     }
+    super::probe_sandbox_for(global, &runtime, &[args.tool.as_str()]);
     let open = OpenSession::open(&ws, args.session.session.as_deref(), "call")?;
     let cancel = super::cancel_on_ctrl_c();
     let call = ToolCall::new("call-1", &args.tool, input);

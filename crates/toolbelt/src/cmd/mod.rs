@@ -8,7 +8,7 @@ pub mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolbelt_core::{CancellationToken, Extensions};
+use toolbelt_core::{CancellationToken, Category, Extensions};
 use toolbelt_runtime::{Runtime, RuntimeConfig};
 
 use toolbelt_tools::shell::BashConfig;
@@ -28,12 +28,21 @@ pub fn runtime(global: &Global, concurrency: usize) -> anyhow::Result<Runtime> {
     };
     let bash = BashConfig { deny_patterns: global.deny_command.clone(), ..BashConfig::default() };
     bash.validate().map_err(Usage)?;
-    let sandbox = sandbox::config(global);
-    sandbox::probe_in_background(&sandbox);
     let mut services = Extensions::default();
-    services.insert(sandbox);
+    services.insert(sandbox::config(global));
     services.insert(bash);
     Ok(Runtime::builder(Arc::new(toolbelt::builtin_registry())).config(config).services(services).build())
+}
+
+/// Starts the sandbox probe when a call will run a shell command, so a sandbox that cannot
+/// be enforced here is reported once, up front; other commands skip it.
+pub fn probe_sandbox_for(global: &Global, runtime: &Runtime, tools: &[&str]) {
+    let shell = tools
+        .iter()
+        .any(|name| runtime.registry().lookup(name).is_ok_and(|entry| entry.spec().category == Category::Shell));
+    if shell {
+        sandbox::probe_in_background(&sandbox::config(global));
+    }
 }
 
 /// A token cancelled by Ctrl-C, so an interrupted command still ends its calls cleanly

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use toolbelt_core::{Category, ExportFormat, ToolSpec};
 
 use crate::Usage;
-use crate::cli::{Global, ToolsArgs, ToolsFormat};
+use crate::cli::{ToolsArgs, ToolsFormat};
 use crate::output::line;
 
-pub fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     let category = match &args.category {
         Some(name) => Some(Category::parse(name).ok_or_else(|| {
             let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
@@ -16,7 +16,7 @@ pub fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
         })?),
         None => None,
     };
-    let registry = super::runtime(global, 1)?.registry().clone();
+    let registry = toolbelt::builtin_registry();
     let specs: Vec<ToolSpec> = registry
         .specs()
         .into_iter()

@@ -29,10 +29,22 @@ fn help_is_everywhere() {
         assert!(out.status.success(), "{args:?}");
         let text = stdout(&out);
         assert!(text.contains("Usage: toolbelt"), "{text}");
-        assert!(!text.contains('\u{1b}'), "NO_COLOR is honoured");
+        assert!(!text.contains('\u{1b}'), "no colour unless forced");
         let name = if args[0] == "--help" { "toolbelt" } else { args[0] };
         insta::assert_snapshot!(format!("help_{name}"), text);
     }
+    // Colour forced on: NO_COLOR still wins (and without it the help is coloured, so this
+    // check can fail).
+    let forced = |no_color: bool| {
+        let mut cmd = toolbelt(dir.path());
+        cmd.arg("--help").env("CLICOLOR_FORCE", "1");
+        if !no_color {
+            cmd.env_remove("NO_COLOR");
+        }
+        stdout(&cmd.output().unwrap()).contains('\u{1b}')
+    };
+    assert!(forced(false), "CLICOLOR_FORCE colours the help");
+    assert!(!forced(true), "NO_COLOR is honoured even when colour is forced");
     toolbelt(dir.path()).arg("--version").assert().success().stdout(predicate::str::starts_with("toolbelt "));
     toolbelt(dir.path()).arg("frobnicate").assert().code(2);
 }

@@ -6,5 +6,7 @@
 //! errs on the side of caution — anything it cannot prove read-only is not.
 
 pub mod readonly;
+pub mod split;
 
 pub use readonly::{Classification, classify, is_read_only};
+pub use split::{Split, split, strip_wrappers};

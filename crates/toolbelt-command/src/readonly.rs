@@ -163,7 +163,7 @@ thread_local! {
 }
 
 /// Parses with this thread's parser (created on first use).
-fn parse(command: &str) -> Result<Tree, String> {
+pub(crate) fn parse(command: &str) -> Result<Tree, String> {
     PARSER.with(|cell| {
         let mut slot = cell.try_borrow_mut().map_err(|_| "the shell parser is busy on this thread".to_string())?;
         if slot.is_none() {

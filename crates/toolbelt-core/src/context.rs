@@ -60,6 +60,7 @@ pub struct ToolContext {
     events: EventSink,
     limits: Limits,
     services: Extensions,
+    extra_roots: Arc<[PathBuf]>,
 }
 
 impl ToolContext {
@@ -72,7 +73,15 @@ impl ToolContext {
         limits: Limits,
         services: Extensions,
     ) -> Self {
-        Self { call_id: call_id.into(), session, cancel, events, limits, services }
+        Self { call_id: call_id.into(), session, cancel, events, limits, services, extra_roots: Arc::from([]) }
+    }
+
+    /// The same context with more workspace roots for this call only: the directories of
+    /// paths outside the session's roots that the permission engine (or a person) allowed
+    /// this call to touch. Files there are still opened beneath these roots' handles.
+    pub fn with_extra_roots(mut self, roots: Vec<PathBuf>) -> Self {
+        self.extra_roots = roots.into();
+        self
     }
 
     /// A context over a fresh session rooted at `cwd`, with no listener: for tests and for
@@ -99,9 +108,12 @@ impl ToolContext {
         self.session.cwd()
     }
 
-    /// The session's workspace roots.
+    /// The workspace roots of this call: the session's, then any allowed for this call only
+    /// ([`ToolContext::with_extra_roots`]).
     pub fn roots(&self) -> Vec<PathBuf> {
-        self.session.roots()
+        let mut roots = self.session.roots();
+        roots.extend(self.extra_roots.iter().filter(|r| !roots.contains(r)).cloned().collect::<Vec<_>>());
+        roots
     }
 
     /// Resolves a path against the session cwd.

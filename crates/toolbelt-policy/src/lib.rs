@@ -21,10 +21,20 @@
 /// Read-only command classification (from `toolbelt-command`, shared with the shell tool).
 pub use toolbelt_command::readonly;
 
+mod engine;
+pub mod hooks;
+mod mode;
+pub mod paths;
+pub mod rules;
+
+pub use engine::{Grants, PermissionEngine, PermissionRules, RuleStore};
+pub use mode::PermissionMode;
+
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
-use toolbelt_core::{Access, BoxFuture, ToolError, ToolOutput, ToolSpec};
+use toolbelt_core::{Access, BoxFuture, SessionState, ToolError, ToolOutput, ToolSpec};
 
 /// What the policy says of a call. Ordered: `Allow < Ask < Deny`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -47,12 +57,40 @@ pub struct Verdict {
     pub reason: String,
     /// What made it: a rule and its file, a mode, a hook, a grant, a default.
     pub source: String,
+    /// For an `Ask`: the allow rules that would let calls like this one run without asking
+    /// (`Bash(cargo test *)`, `Edit(./src/main.rs)`). Approvers offer them for "session" and
+    /// "always", and denials with nobody to ask name them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_rules: Vec<String>,
+    /// Paths outside the workspace roots that this verdict explicitly allows the call to
+    /// touch (by a rule, a grant or the mode). The runtime opens them as roots for this call
+    /// only; other paths outside the roots stay out of reach whatever the decision.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_outside: Vec<std::path::PathBuf>,
+    /// Whether a PreToolUse hook's allow may turn this verdict into an allow: true for what a
+    /// permission mode decides by default, false for explicit rules (a hook's allow never
+    /// overrides a deny or ask rule) and for plan mode's denials.
+    #[serde(skip)]
+    pub hook_may_allow: bool,
 }
 
 impl Verdict {
     /// A verdict of `decision` for `reason`, made by `source`.
     pub fn new(decision: Decision, reason: impl Into<String>, source: impl Into<String>) -> Self {
-        Self { decision, reason: reason.into(), source: source.into() }
+        Self {
+            decision,
+            reason: reason.into(),
+            source: source.into(),
+            allow_rules: Vec::new(),
+            allowed_outside: Vec::new(),
+            hook_may_allow: false,
+        }
+    }
+
+    /// The same verdict, naming the allow rules that would let such calls run.
+    pub fn with_allow_rules(mut self, rules: Vec<String>) -> Self {
+        self.allow_rules = rules;
+        self
     }
 
     /// The stricter of two verdicts (the first on a tie).
@@ -64,11 +102,11 @@ impl Verdict {
 /// One call as the policy sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct CallInfo<'a> {
-    /// The session id.
-    pub session_id: &'a str,
+    /// The session: its id, workspace roots and state slots (where session grants live).
+    pub session: &'a SessionState,
     /// The call id.
     pub call_id: &'a str,
-    /// The session's cwd.
+    /// The session's cwd when the call arrived.
     pub cwd: &'a Path,
     /// The tool's manifest.
     pub tool: &'a ToolSpec,
@@ -82,6 +120,12 @@ pub struct CallInfo<'a> {
 pub trait Authorizer: Send + Sync {
     /// Decides on one call.
     fn authorize(&self, call: &CallInfo<'_>) -> Verdict;
+
+    /// Told when a person approved an `Ask` verdict for the session or for always, so calls
+    /// like this one are allowed from now on (the verdict's [`Verdict::allow_rules`]).
+    fn remember(&self, call: &CallInfo<'_>, verdict: &Verdict, approval: &Approval) {
+        let _ = (call, verdict, approval);
+    }
 }
 
 /// Allows everything: the default until permission rules are configured.
@@ -101,6 +145,8 @@ pub enum Approval {
     AllowOnce,
     /// Run this and matching calls for the rest of the session.
     AllowSession,
+    /// Run this and matching calls from now on: the allow rule is written to the settings.
+    AllowAlways,
     /// Refuse, with the person's reason.
     Deny {
         /// Why (shown to the model).
@@ -120,13 +166,93 @@ pub struct NoApprover;
 
 impl Approver for NoApprover {
     fn approve<'a>(&'a self, call: &'a CallInfo<'a>, verdict: &'a Verdict) -> BoxFuture<'a, Approval> {
-        let reason = format!(
-            "`{}` needs approval ({}; decided by {}) and nobody is available to approve it; \
-             add an allow rule for it or run where a person can answer",
-            call.tool.name, verdict.reason, verdict.source
-        );
-        Box::pin(std::future::ready(Approval::Deny { reason }))
+        Box::pin(std::future::ready(Approval::Deny { reason: unattended_denial(call, verdict) }))
     }
+}
+
+/// The message for an `Ask` nobody can answer: what needed approval, what decided so, and the
+/// rule that would allow it.
+pub fn unattended_denial(call: &CallInfo<'_>, verdict: &Verdict) -> String {
+    let fix = if verdict.allow_rules.is_empty() {
+        "to allow it, add an allow rule for it to permissions.allow in .toolbelt/config.local.toml".to_string()
+    } else {
+        let rules: Vec<String> = verdict.allow_rules.iter().map(|r| format!("`{r}`")).collect();
+        let flags: Vec<String> = verdict.allow_rules.iter().map(|r| format!("--allow '{r}'")).collect();
+        format!(
+            "to allow it, add {} {} to permissions.allow in .toolbelt/config.local.toml or pass {}",
+            if rules.len() == 1 { "the rule" } else { "the rules" },
+            rules.join(" and "),
+            flags.join(" ")
+        )
+    };
+    format!(
+        "`{}` needs approval ({}; decided by {}) and nobody is available to approve it; {fix}",
+        call.tool.name, verdict.reason, verdict.source
+    )
+}
+
+/// The hook events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub enum HookEvent {
+    /// Before a call is authorized and run.
+    PreToolUse,
+    /// After a call succeeded.
+    PostToolUse,
+    /// After a call failed (its tool returned an error, it was denied late, timed out or
+    /// was cancelled).
+    PostToolUseFailure,
+    /// When a session starts.
+    SessionStart,
+    /// When a session ends.
+    SessionEnd,
+}
+
+impl HookEvent {
+    /// Every event, in the order a session sees them.
+    pub const ALL: [HookEvent; 5] = [
+        HookEvent::SessionStart,
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
+        HookEvent::SessionEnd,
+    ];
+
+    /// The event's name as settings and hook input spell it (`PreToolUse`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
+        }
+    }
+
+    /// Parses an event name as [`HookEvent::as_str`] spells it.
+    pub fn parse(name: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.as_str() == name)
+    }
+}
+
+/// One hook handler that ran, and what came of it (for the audit log and `-v` logs).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HookRun {
+    /// The event it ran for.
+    pub event: HookEvent,
+    /// Which handler: `command ./check.sh`, `http http://127.0.0.1:8080/hook`, `in-process name`.
+    pub handler: String,
+    /// What it said, in a few words: `allow`, `deny: <reason>`, `rewrote the input`,
+    /// `added context`, `no decision`, `error: exit status 1: …`, `timed out after 60 s`.
+    pub outcome: String,
+    /// Whether the hook itself failed (a non-blocking error: the call went on).
+    pub failed: bool,
+    /// How long it ran.
+    #[serde(serialize_with = "duration_ms")]
+    pub duration: Duration,
+}
+
+fn duration_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// What a pre-call hook says.
@@ -139,6 +265,35 @@ pub struct PreToolOutcome {
     pub updated_input: Option<Value>,
     /// Text added to what the model sees with the result.
     pub additional_context: Vec<String>,
+    /// Every handler that ran, in configuration order.
+    pub runs: Vec<HookRun>,
+}
+
+/// What the post-call hooks said, and which ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostToolReport {
+    /// The combined outcome.
+    pub outcome: PostToolOutcome,
+    /// Every handler that ran, in configuration order.
+    pub runs: Vec<HookRun>,
+}
+
+impl Default for PostToolReport {
+    fn default() -> Self {
+        Self { outcome: PostToolOutcome::Continue { additional_context: Vec::new() }, runs: Vec::new() }
+    }
+}
+
+/// A session starting or ending, as hooks see it.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionInfo<'a> {
+    /// The session id.
+    pub session_id: &'a str,
+    /// The session's cwd.
+    pub cwd: &'a Path,
+    /// Why: `startup` / `resume` for a start, `exit` / `other` for an end (matchers of
+    /// SessionStart and SessionEnd hooks match on it).
+    pub reason: &'a str,
 }
 
 /// What a post-call hook says.
@@ -179,7 +334,19 @@ pub trait Hooks: Send + Sync {
     fn pre_tool_use<'a>(&'a self, call: &'a CallInfo<'a>) -> BoxFuture<'a, PreToolOutcome>;
 
     /// Runs the matching post-call hooks.
-    fn post_tool_use<'a>(&'a self, done: &'a Finished<'a>) -> BoxFuture<'a, PostToolOutcome>;
+    fn post_tool_use<'a>(&'a self, done: &'a Finished<'a>) -> BoxFuture<'a, PostToolReport>;
+
+    /// Runs the SessionStart hooks; returns context they added and the handlers that ran.
+    fn session_start<'a>(&'a self, session: &'a SessionInfo<'a>) -> BoxFuture<'a, (Vec<String>, Vec<HookRun>)> {
+        let _ = session;
+        Box::pin(std::future::ready((Vec::new(), Vec::new())))
+    }
+
+    /// Runs the SessionEnd hooks; returns the handlers that ran.
+    fn session_end<'a>(&'a self, session: &'a SessionInfo<'a>) -> BoxFuture<'a, Vec<HookRun>> {
+        let _ = session;
+        Box::pin(std::future::ready(Vec::new()))
+    }
 }
 
 /// No hooks: the default until hooks are configured.
@@ -195,8 +362,8 @@ impl Hooks for NoHooks {
         Box::pin(std::future::ready(PreToolOutcome::default()))
     }
 
-    fn post_tool_use<'a>(&'a self, _done: &'a Finished<'a>) -> BoxFuture<'a, PostToolOutcome> {
-        Box::pin(std::future::ready(PostToolOutcome::Continue { additional_context: Vec::new() }))
+    fn post_tool_use<'a>(&'a self, _done: &'a Finished<'a>) -> BoxFuture<'a, PostToolReport> {
+        Box::pin(std::future::ready(PostToolReport::default()))
     }
 }
 

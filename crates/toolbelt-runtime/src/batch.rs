@@ -67,7 +67,7 @@ async fn run_group(
     let mut results = stream::iter(group.into_iter().map(|slot| async move {
         match slot {
             Slot::Ready(planned) => stages::run(rt, session, planned, events, cancel).await,
-            Slot::Failed(early) => stages::finish_early(early, events),
+            Slot::Failed(early) => stages::finish_early(rt, session, early, events),
         }
     }))
     .buffered(concurrency);

@@ -25,6 +25,7 @@
 //! * **Every call is recorded.** A tracing span per call carries tool, call id, outcome and
 //!   duration; logs go to stderr (stdout is the MCP channel).
 
+mod audit;
 mod batch;
 mod call;
 mod config;
@@ -32,7 +33,8 @@ mod runtime;
 mod session;
 pub mod stages;
 
+pub use audit::{AuditConfig, AuditLog, AuditRecord, redact};
 pub use call::{ToolCall, ToolResult};
 pub use config::RuntimeConfig;
-pub use runtime::{Runtime, RuntimeBuilder};
+pub use runtime::{Explanation, Runtime, RuntimeBuilder};
 pub use session::{Session, SessionError};

@@ -2,9 +2,14 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
+use toolbelt_core::Access;
 use toolbelt_core::{CancellationToken, EventSink, Extensions, Registry};
-use toolbelt_policy::{AllowAll, Approver, Authorizer, Hooks, NoApprover, NoHooks};
+use toolbelt_policy::{
+    AllowAll, Approver, Authorizer, CallInfo, HookRun, Hooks, NoApprover, NoHooks, SessionInfo, Verdict,
+};
 
+use crate::audit::AuditLog;
 use crate::call::{ToolCall, ToolResult};
 use crate::config::RuntimeConfig;
 use crate::session::Session;
@@ -19,6 +24,7 @@ pub struct Runtime {
     pub(crate) hooks: Arc<dyn Hooks>,
     pub(crate) services: Extensions,
     pub(crate) config: RuntimeConfig,
+    pub(crate) audit: Option<Arc<AuditLog>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -57,6 +63,12 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Records every call in this audit log (default: none).
+    pub fn audit(mut self, log: AuditLog) -> Self {
+        self.runtime.audit = Some(Arc::new(log));
+        self
+    }
+
     /// Sets the configuration.
     pub fn config(mut self, config: RuntimeConfig) -> Self {
         self.runtime.config = config;
@@ -80,6 +92,7 @@ impl Runtime {
                 hooks: Arc::new(NoHooks),
                 services: Extensions::default(),
                 config: RuntimeConfig::default(),
+                audit: None,
             },
         }
     }
@@ -104,8 +117,50 @@ impl Runtime {
     ) -> ToolResult {
         match stages::plan(self, session, call) {
             Ok(planned) => stages::run(self, session, planned, events, cancel).await,
-            Err(result) => stages::finish_early(result, events),
+            Err(result) => stages::finish_early(self, session, result, events),
         }
+    }
+
+    /// What the permission engine would decide for `call` and why, without running hooks,
+    /// asking anybody or running the tool (`toolbelt permissions explain`). A call that does
+    /// not resolve or validate comes back as its error result.
+    pub fn explain(&self, session: &Session, call: ToolCall) -> Result<Explanation, Box<ToolResult>> {
+        let planned = stages::plan(self, session, call).map_err(|e| Box::new(e.into_result()))?;
+        let (entry, input, access) = planned.parts();
+        let cwd = session.state().cwd();
+        let info = CallInfo {
+            session: session.state(),
+            call_id: "explain",
+            cwd: &cwd,
+            tool: entry.spec(),
+            input: input.json(),
+            access: &access,
+        };
+        let verdict = self.authorizer.authorize(&info);
+        Ok(Explanation { tool: entry.spec().name.clone(), input: input.json().clone(), access, verdict })
+    }
+
+    /// Runs the SessionStart hooks for a session that starts (`source`: `startup`,
+    /// `resume`…); returns the context they added.
+    pub async fn start_session(&self, session: &Session, source: &str) -> Vec<String> {
+        if self.hooks.is_empty() {
+            return Vec::new();
+        }
+        let cwd = session.state().cwd();
+        let info = SessionInfo { session_id: session.id(), cwd: &cwd, reason: source };
+        let (context, runs) = self.hooks.session_start(&info).await;
+        log_runs(&runs);
+        context
+    }
+
+    /// Runs the SessionEnd hooks for a session that ends (`reason`: `exit`, `other`…).
+    pub async fn end_session(&self, session: &Session, reason: &str) {
+        if self.hooks.is_empty() {
+            return;
+        }
+        let cwd = session.state().cwd();
+        let info = SessionInfo { session_id: session.id(), cwd: &cwd, reason };
+        log_runs(&self.hooks.session_end(&info).await);
     }
 
     /// Runs calls as a batch: consecutive shared calls together (at most
@@ -134,5 +189,28 @@ impl Runtime {
         on_result: impl FnMut(ToolResult),
     ) {
         batch::run(self, session, calls, events, cancel, on_result).await;
+    }
+}
+
+/// What the permission engine decides for a call, and what the call touches.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Explanation {
+    /// The tool's canonical name.
+    pub tool: String,
+    /// The validated, normalized input.
+    pub input: Value,
+    /// What the call declared it touches.
+    pub access: Access,
+    /// The decision and what made it.
+    pub verdict: Verdict,
+}
+
+fn log_runs(runs: &[HookRun]) {
+    for run in runs {
+        if run.failed {
+            tracing::warn!(event = run.event.as_str(), handler = %run.handler, "hook failed: {}", run.outcome);
+        } else {
+            tracing::info!(event = run.event.as_str(), handler = %run.handler, "hook: {}", run.outcome);
+        }
     }
 }

@@ -10,7 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolbelt_core::{BoxFuture, CancellationToken, EventSink, ToolEvent, ToolOutput};
 use toolbelt_policy::{
-    Approval, Approver, Authorizer, CallInfo, Decision, Finished, Hooks, PostToolOutcome, PreToolOutcome, Verdict,
+    Approval, Approver, Authorizer, CallInfo, Decision, Finished, Hooks, PostToolOutcome, PostToolReport,
+    PreToolOutcome, Verdict,
 };
 use toolbelt_runtime::{RuntimeConfig, ToolCall};
 
@@ -258,13 +259,13 @@ impl Hooks for TestHooks {
     fn pre_tool_use<'a>(&'a self, _: &'a CallInfo<'a>) -> BoxFuture<'a, PreToolOutcome> {
         Box::pin(std::future::ready(self.pre.clone()))
     }
-    fn post_tool_use<'a>(&'a self, done: &'a Finished<'a>) -> BoxFuture<'a, PostToolOutcome> {
+    fn post_tool_use<'a>(&'a self, done: &'a Finished<'a>) -> BoxFuture<'a, PostToolReport> {
         let seen = match done.result {
             Ok(out) => format!("ok:{}:{}", done.call.input["text"], out.joined_text()),
             Err(e) => format!("err:{}", e.kind()),
         };
         self.seen_post.lock().unwrap().push(seen);
-        Box::pin(std::future::ready(self.post.clone()))
+        Box::pin(std::future::ready(PostToolReport { outcome: self.post.clone(), runs: Vec::new() }))
     }
 }
 

@@ -27,37 +27,70 @@ pub struct Global {
     #[arg(long = "add-dir", global = true, value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
 
-    /// Characters of text a result may have before it is cut and the rest saved to a file.
-    #[arg(long, global = true, value_name = "CHARS", default_value_t = 30_000)]
-    pub output_budget: usize,
+    /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.
+    #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
+    pub mode: Option<String>,
+
+    /// Allow calls matching this rule without asking, e.g. 'Bash(cargo test *)' (repeatable).
+    #[arg(long, global = true, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Always ask before calls matching this rule (repeatable).
+    #[arg(long, global = true, value_name = "RULE")]
+    pub ask: Vec<String>,
+
+    /// Never run calls matching this rule, e.g. 'Read(./.env)'; a bare tool name also hides
+    /// the tool (repeatable).
+    #[arg(long, global = true, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Record every call as a JSON line in this file (the audit log).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+
+    /// Also apply Claude Code's settings files (~/.claude/settings.json, .claude/settings.json,
+    /// .claude/settings.local.json): their permissions and hooks.
+    #[arg(long, global = true)]
+    pub claude_settings: bool,
+
+    /// Characters of text a result may have before it is cut and the rest saved to a file
+    /// [default: 30000].
+    #[arg(long, global = true, value_name = "CHARS")]
+    pub output_budget: Option<usize>,
 
     /// How far shell commands are confined: read-only, workspace-write (writes only in the
-    /// workspace roots and the temp directory) or danger-full-access (no sandbox).
-    #[arg(long, global = true, value_enum, value_name = "MODE", default_value_t = SandboxArg::WorkspaceWrite)]
-    pub sandbox: SandboxArg,
+    /// workspace roots and the temp directory) or danger-full-access (no sandbox) [default:
+    /// workspace-write].
+    #[arg(long, global = true, value_enum, value_name = "MODE")]
+    pub sandbox: Option<SandboxArg>,
 
     /// Let sandboxed shell commands use the network (off by default).
     #[arg(long, global = true)]
     pub network: bool,
 
     /// What a shell command does when the sandbox cannot be applied on this machine: ask a
-    /// person first, refuse it, or run it unconfined with a notice.
-    #[arg(long, global = true, value_enum, value_name = "WHAT", default_value_t = UnsandboxedArg::Ask)]
-    pub if_unsandboxed: UnsandboxedArg,
+    /// person first, refuse it, or run it unconfined with a notice [default: ask].
+    #[arg(long, global = true, value_enum, value_name = "WHAT")]
+    pub if_unsandboxed: Option<UnsandboxedArg>,
 
     /// Refuse shell commands matching this regular expression (repeatable), on top of the
     /// built-in list of catastrophic commands.
     #[arg(long = "deny-command", global = true, value_name = "REGEX")]
     pub deny_command: Vec<String>,
 
-    /// No call runs longer than this many seconds, whatever it asks for.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 600,
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub max_timeout: u64,
+    /// No call runs longer than this many seconds, whatever it asks for [default: 600].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub max_timeout: Option<u64>,
 
     /// Log more to stderr (-v info, -vv debug); TOOLBELT_LOG takes a full filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+fn parse_mode(s: &str) -> Result<String, String> {
+    toolbelt_policy::PermissionMode::parse(s)
+        .map(|m| m.as_str().to_string())
+        .ok_or_else(|| "expected one of: default, acceptEdits, plan, dontAsk, bypassPermissions".to_string())
 }
 
 /// The `--sandbox` modes (the flag's help says what each allows; values without help keep
@@ -87,6 +120,50 @@ pub enum Command {
     Batch(BatchArgs),
     /// The OS sandbox for shell commands.
     Sandbox(SandboxArgs),
+    /// The merged settings: where each value comes from, and whether every file is valid.
+    Config(ConfigArgs),
+    /// What the permission rules decide for a call, and why.
+    Permissions(PermissionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Print the merged settings and where each value came from.
+    Show {
+        /// Print JSON: every key with its value and source.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every settings file: unknown keys, wrong types, bad rules, hooks and directories;
+    /// exit 1 when anything is wrong.
+    Check,
+}
+
+#[derive(Debug, Args)]
+pub struct PermissionsArgs {
+    #[command(subcommand)]
+    pub action: PermissionsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsAction {
+    /// Print what the rules and the mode decide for one call, what made the decision, and the
+    /// rule that would allow it; runs nothing.
+    Explain {
+        /// Tool name or alias.
+        tool: String,
+        /// The input as JSON (default: `{}`).
+        input: Option<String>,
+        /// Print the explanation as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -159,9 +236,9 @@ pub struct BatchArgs {
     #[arg(long)]
     pub events: bool,
 
-    /// How many shared calls run at once.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub concurrency: u16,
+    /// How many shared calls run at once [default: runtime.concurrency, 10].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: Option<u16>,
 
     #[command(flatten)]
     pub session: SessionArgs,

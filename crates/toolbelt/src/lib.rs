@@ -5,7 +5,9 @@
 //! * [`core`] — the tool contract, registry, schemas and validation;
 //! * [`policy`] — permission verdicts, approvals and hooks;
 //! * [`runtime`] — the call pipeline, batches, sessions;
-//! * [`tools`] — the built-in tools.
+//! * [`tools`] — the built-in tools;
+//! * [`settings`] — layered settings files (user, project, project-local, environment, flags,
+//!   managed) and Claude Code's settings, merged and checked.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -26,6 +28,8 @@ pub use toolbelt_core as core;
 pub use toolbelt_policy as policy;
 pub use toolbelt_runtime as runtime;
 pub use toolbelt_tools as tools;
+
+pub mod settings;
 
 /// A registry holding every built-in tool.
 pub fn builtin_registry() -> toolbelt_core::Registry {

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, FromArgMatches as _};
 
+mod approve;
 mod cli;
 mod cmd;
 mod output;
@@ -47,10 +48,12 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match &cli.command {
-            Command::Tools(args) => cmd::tools::run(args),
+            Command::Tools(args) => cmd::tools::run(&cli.global, args),
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
             Command::Batch(args) => cmd::batch::run(&cli.global, args).await,
             Command::Sandbox(args) => cmd::sandbox::run(&cli.global, args),
+            Command::Config(args) => cmd::config::run(&cli.global, args),
+            Command::Permissions(args) => cmd::permissions::run(&cli.global, args).await,
         }
     });
     // Don't wait for blocking tasks of cancelled calls: what they own was already killed.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use toolbelt_runtime::Session;
+use toolbelt_runtime::{Runtime, Session};
 
 use crate::Usage;
 use crate::cli::Global;
@@ -16,8 +16,11 @@ pub struct Workspace {
     pub cwd: PathBuf,
     /// Whether `--cwd` was given (it then overrides a named session's saved cwd).
     pub cwd_given: bool,
-    /// The workspace roots: the cwd and every `--add-dir`.
+    /// The workspace roots: the cwd, every `--add-dir`, and the settings'
+    /// `permissions.additional_directories`.
     pub roots: Vec<PathBuf>,
+    /// The project root: the nearest ancestor of the cwd holding `.toolbelt/` or `.git`.
+    pub project: PathBuf,
     /// The project's `.toolbelt/` directory (it may not exist yet).
     pub state_dir: PathBuf,
 }
@@ -34,8 +37,9 @@ impl Workspace {
                 roots.push(dir);
             }
         }
-        let state_dir = project_root(&cwd).join(".toolbelt");
-        Ok(Self { cwd, cwd_given: global.cwd.is_some(), roots, state_dir })
+        let project = project_root(&cwd);
+        let state_dir = project.join(".toolbelt");
+        Ok(Self { cwd, cwd_given: global.cwd.is_some(), roots, project, state_dir })
     }
 
     /// The directory holding every session's files.
@@ -101,8 +105,16 @@ impl OpenSession {
         Ok(Self { session, state_file, sessions_dir })
     }
 
-    /// Saves a named session's state; keeps session files out of git.
-    pub fn close(self) -> anyhow::Result<()> {
+    /// Runs the SessionStart hooks (`resume` for a named session with saved state).
+    pub async fn start(&self, runtime: &Runtime) {
+        let source = if self.state_file.as_ref().is_some_and(|f| f.exists()) { "resume" } else { "startup" };
+        runtime.start_session(&self.session, source).await;
+    }
+
+    /// Runs the SessionEnd hooks and saves a named session's state; keeps session files out
+    /// of git.
+    pub async fn close(self, runtime: &Runtime) -> anyhow::Result<()> {
+        runtime.end_session(&self.session, "exit").await;
         if let Some(file) = &self.state_file {
             self.session.save_state(file)?;
         }

@@ -7,7 +7,16 @@ use serde_json::{Value, json};
 
 fn toolbelt(dir: &std::path::Path) -> Command {
     let mut cmd = Command::cargo_bin("toolbelt").unwrap();
-    cmd.current_dir(dir).env("NO_COLOR", "1").env("COLUMNS", "100").env_remove("TOOLBELT_LOG");
+    // Hermetic: no user settings, nobody at a terminal to ask.
+    let home = dir.join(".test-home");
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("CI", "true")
+        .env_remove("TOOLBELT_LOG")
+        .env_remove("TOOLBELT_MANAGED_CONFIG");
     cmd
 }
 
@@ -281,7 +290,16 @@ fn shell_switches_reach_the_bash_tool() {
         .code(2)
         .stderr(predicate::str::contains("is not a valid regular expression"));
     let out = toolbelt(dir.path())
-        .args(["call", "--json", "Bash", r#"{"command":"echo started; sleep 30"}"#, "--max-timeout", "1"])
+        .args([
+            "call",
+            "--json",
+            "Bash",
+            r#"{"command":"echo started; sleep 30"}"#,
+            "--max-timeout",
+            "1",
+            "--allow",
+            "Bash",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

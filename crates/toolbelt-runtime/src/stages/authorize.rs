@@ -1,17 +1,32 @@
 //! Stage 5: the permission engine's verdict, combined with any hook verdict; `Ask` goes to
 //! the approver.
 
+use std::path::PathBuf;
+
 use toolbelt_core::ToolError;
 use toolbelt_policy::{Approval, CallInfo, Decision, Verdict};
 
 use crate::runtime::Runtime;
 
-/// Allows the call or says why not. Deny beats ask beats allow, so a hook's allow never
-/// overrides a rule's deny or ask.
-pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>) -> Result<(), ToolError> {
+/// What the stage decided: the verdict (for the audit log), how a person answered if one was
+/// asked, and — when the call may run — the directories outside the workspace roots it may
+/// open for this call only.
+pub(super) struct Authorization {
+    pub verdict: Verdict,
+    pub approval: Option<Approval>,
+    pub outcome: Result<Vec<PathBuf>, ToolError>,
+}
+
+/// Allows the call or says why not. Deny beats ask beats allow, and a hook's allow turns only
+/// a mode's default ask into an allow — never an explicit rule's deny or ask.
+pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>) -> Authorization {
     let mut verdict = rt.authorizer.authorize(info);
     if let Some(hook) = hook {
-        verdict = verdict.max(hook);
+        verdict = if hook.decision == Decision::Allow && verdict.decision != Decision::Allow && verdict.hook_may_allow {
+            Verdict { allowed_outside: outside_paths(info), ..hook }
+        } else {
+            verdict.max(hook)
+        };
     }
     if verdict.decision == Decision::Allow {
         if info.tool.needs_confirmation {
@@ -21,11 +36,43 @@ pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>
         }
     }
     match verdict.decision {
-        Decision::Allow => Ok(()),
-        Decision::Deny => Err(ToolError::Denied { reason: format!("{} ({})", verdict.reason, verdict.source) }),
-        Decision::Ask => match rt.approver.approve(info, &verdict).await {
-            Approval::AllowOnce | Approval::AllowSession => Ok(()),
-            Approval::Deny { reason } => Err(ToolError::Denied { reason }),
-        },
+        Decision::Allow => {
+            let outcome = Ok(roots_for(&verdict.allowed_outside));
+            Authorization { verdict, approval: None, outcome }
+        }
+        Decision::Deny => {
+            let outcome = Err(ToolError::Denied { reason: format!("{} ({})", verdict.reason, verdict.source) });
+            Authorization { verdict, approval: None, outcome }
+        }
+        Decision::Ask => {
+            let approval = rt.approver.approve(info, &verdict).await;
+            let outcome = match &approval {
+                Approval::AllowOnce | Approval::AllowSession | Approval::AllowAlways => {
+                    rt.authorizer.remember(info, &verdict, &approval);
+                    // A person saw the call and said yes: every path it declared is in reach.
+                    Ok(roots_for(&outside_paths(info)))
+                }
+                Approval::Deny { reason } => Err(ToolError::Denied { reason: reason.clone() }),
+            };
+            Authorization { verdict, approval: Some(approval), outcome }
+        }
     }
+}
+
+fn outside_paths(info: &CallInfo<'_>) -> Vec<PathBuf> {
+    toolbelt_policy::paths::outside_roots(info.access, &info.session.roots())
+}
+
+/// The directories to open as roots for the call: a directory itself, a file's parent.
+fn roots_for(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        let dir = if path.is_dir() { Some(path.as_path()) } else { path.parent().filter(|p| p.is_dir()) };
+        if let Some(dir) = dir
+            && !roots.iter().any(|r| r == dir)
+        {
+            roots.push(dir.to_path_buf());
+        }
+    }
+    roots
 }

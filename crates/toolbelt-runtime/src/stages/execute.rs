@@ -2,6 +2,7 @@
 //! lock, turning a panic into an error instead of a crash.
 
 use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ pub(super) async fn run(
     entry: &ToolEntry,
     input: Prepared,
     access: &Access,
+    extra_roots: Vec<PathBuf>,
     events: &EventSink,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
@@ -47,6 +49,7 @@ pub(super) async fn run(
         Limits { timeout, output_budget: rt.config.output_budget },
         rt.services.clone(),
     );
+    let cx = if extra_roots.is_empty() { cx } else { cx.with_extra_roots(extra_roots) };
 
     // Shared calls hold the read side, exclusive calls the write side.
     let lock = session.exec_lock();

@@ -1,6 +1,7 @@
 //! The stages of one call, in order. `plan` runs the first three (no I/O) so the scheduler
 //! knows whether the call may run beside others; `run` does the rest.
 
+mod audit;
 mod authorize;
 mod describe;
 mod execute;
@@ -12,8 +13,9 @@ mod validate;
 
 use std::time::Instant;
 
+use serde_json::Value;
 use toolbelt_core::{Access, CancellationToken, EventSink, Prepared, ToolEntry, ToolError};
-use toolbelt_policy::CallInfo;
+use toolbelt_policy::{Approval, CallInfo, HookRun, Verdict};
 use tracing::Instrument as _;
 
 use crate::call::{ToolCall, ToolResult};
@@ -32,6 +34,11 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// The tool, the prepared input and the declared access.
+    pub fn parts(self) -> (ToolEntry, Prepared, Access) {
+        (self.entry, self.input, self.access)
+    }
+
     /// Whether the call may run beside other shared calls.
     pub fn is_shared(&self) -> bool {
         self.access.is_shared()
@@ -39,7 +46,18 @@ impl Planned {
 }
 
 /// A call that ended before it could be scheduled (unknown tool, invalid input…).
-pub struct Early(Box<ToolResult>);
+pub struct Early {
+    result: Box<ToolResult>,
+    /// The name the call asked for.
+    name: String,
+}
+
+impl Early {
+    /// The error result.
+    pub fn into_result(self) -> ToolResult {
+        *self.result
+    }
+}
 
 /// Resolve → validate → describe.
 pub fn plan(rt: &Runtime, session: &Session, call: ToolCall) -> Result<Planned, Early> {
@@ -48,7 +66,7 @@ pub fn plan(rt: &Runtime, session: &Session, call: ToolCall) -> Result<Planned, 
     let fail = |tool: Option<&ToolEntry>, e: ToolError| {
         let tool = tool.map(|t| t.spec().name.clone());
         tracing::debug!(call_id = %id, tool = tool.as_deref().unwrap_or(&name), outcome = e.kind(), "call refused before running");
-        Early(Box::new(ToolResult::from_error(&id, tool, &e, arrived.elapsed())))
+        Early { result: Box::new(ToolResult::from_error(&id, tool, &e, arrived.elapsed())), name: name.clone() }
     };
     let entry = resolve::run(rt, &name).map_err(|e| fail(None, e))?;
     let input = validate::run(&entry, input).map_err(|e| fail(Some(&entry), e))?;
@@ -56,11 +74,23 @@ pub fn plan(rt: &Runtime, session: &Session, call: ToolCall) -> Result<Planned, 
     Ok(Planned { id, entry, input, access, arrived })
 }
 
-/// Emits the finished event for a call that ended early and returns its result.
-pub fn finish_early(early: Early, events: &EventSink) -> ToolResult {
-    let Early(result) = early;
+/// Emits the finished event for a call that ended early, records it, and returns its result.
+pub fn finish_early(rt: &Runtime, session: &Session, early: Early, events: &EventSink) -> ToolResult {
+    let Early { result, name } = early;
     render::emit_finished(&result, events);
+    if let Some(log) = &rt.audit {
+        let trail = Trail::default();
+        audit::record(log, session, &result, &name, serde_json::Value::Null, &trail);
+    }
     *result
+}
+
+/// What the stages found out along the way, for the audit log.
+#[derive(Default)]
+pub(crate) struct Trail {
+    pub verdict: Option<Verdict>,
+    pub approval: Option<Approval>,
+    pub hooks: Vec<HookRun>,
 }
 
 /// Pre-hooks → authorize → execute → post-hooks → render.
@@ -97,47 +127,58 @@ async fn run_stages(
     let Planned { id, entry, mut input, mut access, arrived } = planned;
     let cwd = session.state().cwd();
     let mut context = Vec::new();
+    let mut trail = Trail::default();
+    // Post-hooks and the audit log see the JSON input (as rewritten by a hook, if one did);
+    // keep it only when somebody will read it.
+    let keep_json = !rt.hooks.is_empty() || rt.audit.is_some();
+    let mut json = keep_json.then(|| input.json().clone());
 
     let outcome = async {
         let pre = pre_hooks::run(rt, session, &id, &cwd, &entry, &input, &access).await;
         let mut hook_verdict = None;
         if let Some(pre) = pre {
+            trail.hooks.extend(pre.runs);
             context.extend(pre.additional_context);
             hook_verdict = pre.verdict;
             if let Some(rewritten) = pre.updated_input {
                 (input, access) = pre_hooks::revalidate(&entry, rewritten, session, rt)?;
+                json = keep_json.then(|| input.json().clone());
             }
         }
-        let info = CallInfo {
-            session_id: session.id(),
+        let call = CallInfo {
+            session: session.state(),
             call_id: &id,
             cwd: &cwd,
             tool: entry.spec(),
             input: input.json(),
             access: &access,
         };
-        authorize::run(rt, &info, hook_verdict).await?;
-        // Post-hooks see the JSON input; keep it only when somebody will read it.
-        let json = if rt.hooks.is_empty() { None } else { Some(input.json().clone()) };
-        let result = execute::run(rt, session, &id, &entry, input, &access, events, cancel).await;
-        Ok((result, json))
+        let authorization = authorize::run(rt, &call, hook_verdict).await;
+        trail.verdict = Some(authorization.verdict);
+        trail.approval = authorization.approval;
+        let extra_roots = authorization.outcome?;
+        Ok(execute::run(rt, session, &id, &entry, input, &access, extra_roots, events, cancel).await)
     }
     .await;
 
-    let result = match outcome {
-        Ok((result, Some(json))) => {
-            let info = CallInfo {
-                session_id: session.id(),
+    let result = match (outcome, &json) {
+        (Ok(result), Some(json)) if !rt.hooks.is_empty() => {
+            let call = CallInfo {
+                session: session.state(),
                 call_id: &id,
                 cwd: &cwd,
                 tool: entry.spec(),
-                input: &json,
+                input: json,
                 access: &access,
             };
-            post_hooks::run(rt, &info, result, &mut context).await
+            post_hooks::run(rt, &call, result, &mut context, &mut trail.hooks).await
         }
-        Ok((result, None)) => result,
-        Err(e) => Err(e),
+        (Ok(result), _) => result,
+        (Err(e), _) => Err(e),
     };
-    render::run(rt, session, &id, &entry, result, context, arrived, events).await
+    let result = render::run(rt, session, &id, &entry, result, context, arrived, events).await;
+    if let Some(log) = &rt.audit {
+        audit::record(log, session, &result, &entry.spec().name, json.unwrap_or(Value::Null), &trail);
+    }
+    result
 }

@@ -2,7 +2,7 @@
 //! context.
 
 use toolbelt_core::{ToolError, ToolOutput};
-use toolbelt_policy::{CallInfo, Finished, PostToolOutcome};
+use toolbelt_policy::{CallInfo, Finished, HookRun, PostToolOutcome};
 
 use crate::runtime::Runtime;
 
@@ -12,9 +12,12 @@ pub(super) async fn run(
     info: &CallInfo<'_>,
     result: Result<ToolOutput, ToolError>,
     context: &mut Vec<String>,
+    runs: &mut Vec<HookRun>,
 ) -> Result<ToolOutput, ToolError> {
     let done = Finished { call: *info, result: result.as_ref() };
-    match rt.hooks.post_tool_use(&done).await {
+    let report = rt.hooks.post_tool_use(&done).await;
+    runs.extend(report.runs);
+    match report.outcome {
         PostToolOutcome::Continue { additional_context } => {
             context.extend(additional_context);
             result

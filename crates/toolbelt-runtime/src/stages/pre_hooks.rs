@@ -22,7 +22,7 @@ pub(super) async fn run(
     if rt.hooks.is_empty() {
         return None;
     }
-    let info = CallInfo { session_id: session.id(), call_id, cwd, tool: entry.spec(), input: input.json(), access };
+    let info = CallInfo { session: session.state(), call_id, cwd, tool: entry.spec(), input: input.json(), access };
     Some(rt.hooks.pre_tool_use(&info).await)
 }
 

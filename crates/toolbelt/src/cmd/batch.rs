@@ -10,8 +10,9 @@ use toolbelt_runtime::ToolCall;
 
 use crate::Usage;
 use crate::cli::{BatchArgs, Global};
+use crate::cmd::Setup;
 use crate::output::{batch_json, line};
-use crate::project::{OpenSession, Workspace};
+use crate::project::OpenSession;
 
 /// One input line. `id` defaults to the line number.
 #[derive(Deserialize)]
@@ -30,11 +31,12 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
         Some(p) => std::fs::read_to_string(p).map_err(|e| Usage(format!("cannot read {}: {e}", p.display())))?,
     };
     let calls = parse(&text)?;
-    let ws = Workspace::from_flags(global)?;
-    let runtime = super::runtime(global, usize::from(args.concurrency))?;
+    let setup = Setup::load(global)?;
+    let runtime = setup.runtime(args.concurrency.map(usize::from))?;
     let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
-    super::probe_sandbox_for(global, &runtime, &names);
-    let open = OpenSession::open(&ws, args.session.session.as_deref(), "batch")?;
+    super::probe_sandbox_for(&setup.sandbox(), &runtime, &names);
+    let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "batch")?;
+    open.start(&runtime).await;
     let cancel = super::cancel_on_ctrl_c();
 
     let events = if args.events {
@@ -60,7 +62,7 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
             }
         })
         .await;
-    open.close()?;
+    open.close(&runtime).await?;
     if let Some(e) = write_error {
         return Err(e.into());
     }

@@ -9,23 +9,25 @@ use toolbelt_runtime::ToolCall;
 
 use crate::Usage;
 use crate::cli::{CallArgs, Global};
+use crate::cmd::Setup;
 use crate::output::{call_json, line, write_result_text};
-use crate::project::{OpenSession, Workspace};
+use crate::project::OpenSession;
 
 pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     let input = read_input(args.input.as_deref())?;
-    let ws = Workspace::from_flags(global)?;
-    let runtime = super::runtime(global, 1)?;
+    let setup = Setup::load(global)?;
+    let runtime = setup.runtime(Some(1))?;
     // An unknown name is a usage error: say so before opening a session.
     if let Err(e) = runtime.registry().lookup(&args.tool) {
         return Err(Usage(e.to_string()).into());
     }
-    super::probe_sandbox_for(global, &runtime, &[args.tool.as_str()]);
-    let open = OpenSession::open(&ws, args.session.session.as_deref(), "call")?;
+    super::probe_sandbox_for(&setup.sandbox(), &runtime, &[args.tool.as_str()]);
+    let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "call")?;
+    open.start(&runtime).await;
     let cancel = super::cancel_on_ctrl_c();
     let call = ToolCall::new("call-1", &args.tool, input);
     let result = runtime.call(&open.session, call, &EventSink::none(), &cancel).await;
-    open.close()?;
+    open.close(&runtime).await?;
 
     if args.json {
         line(&serde_json::to_string(&call_json(&result))?)?;
@@ -36,7 +38,7 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The input argument as JSON: absent → `{}`, `-` → stdin.
-fn read_input(arg: Option<&str>) -> anyhow::Result<Value> {
+pub fn read_input(arg: Option<&str>) -> anyhow::Result<Value> {
     let text = match arg {
         None => return Ok(Value::Object(Default::default())),
         Some("-") => {

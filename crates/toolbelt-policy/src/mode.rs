@@ -1,0 +1,122 @@
+//! Permission modes (Claude Code's five) and what each decides for a part of a call that no
+//! rule covers.
+
+use std::fmt;
+
+use crate::Decision;
+
+/// How much runs without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionMode {
+    /// Reads inside the workspace roots and read-only commands run; writes, other commands,
+    /// network access and anything outside the roots ask.
+    #[default]
+    Default,
+    /// As `default`, and file edits inside the roots run too.
+    AcceptEdits,
+    /// Read-only: writes and commands that are not read-only are denied.
+    Plan,
+    /// As `default`, but what would ask is denied (for unattended runs).
+    DontAsk,
+    /// Everything runs except what a deny rule or an ask rule catches.
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// Every mode.
+    pub const ALL: [PermissionMode; 5] = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::DontAsk,
+        PermissionMode::BypassPermissions,
+    ];
+
+    /// The mode's name as settings, flags and hook input spell it (`acceptEdits`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+        }
+    }
+
+    /// Parses a mode name (case-insensitive, `-`/`_` ignored, so `accept-edits` works too).
+    pub fn parse(name: &str) -> Option<PermissionMode> {
+        let fold =
+            |s: &str| s.chars().filter(|c| !matches!(c, '-' | '_')).flat_map(char::to_lowercase).collect::<String>();
+        let wanted = fold(name);
+        PermissionMode::ALL.into_iter().find(|m| fold(m.as_str()) == wanted)
+    }
+
+    /// What the mode decides for a part no rule covers.
+    pub(crate) fn baseline(self, kind: PartKind) -> Decision {
+        use Decision::{Allow, Ask, Deny};
+        use PartKind::*;
+        match (self, kind) {
+            (PermissionMode::BypassPermissions, _) => Allow,
+            (_, ReadInside | ReadOnlyCommand | State) => Allow,
+            (PermissionMode::AcceptEdits, WriteInside) => Allow,
+            (PermissionMode::Plan, WriteInside | WriteOutside | Command) => Deny,
+            (PermissionMode::DontAsk, _) => Deny,
+            (_, ReadOutside | WriteInside | WriteOutside | Command | Network) => Ask,
+        }
+    }
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The kinds of part a mode judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PartKind {
+    ReadInside,
+    ReadOutside,
+    WriteInside,
+    WriteOutside,
+    ReadOnlyCommand,
+    /// A command the classifier cannot prove read-only, or a tool that reaches outside.
+    Command,
+    Network,
+    /// Session-local state (a todo list), or a read-only tool that declares nothing.
+    State,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Decision::{Allow, Ask, Deny};
+    use PartKind::*;
+
+    /// The modes × access matrix, row by row as the documentation states it.
+    #[test]
+    fn modes_by_access() {
+        let kinds = [ReadInside, ReadOutside, WriteInside, WriteOutside, ReadOnlyCommand, Command, Network, State];
+        let table = [
+            (PermissionMode::Default, [Allow, Ask, Ask, Ask, Allow, Ask, Ask, Allow]),
+            (PermissionMode::AcceptEdits, [Allow, Ask, Allow, Ask, Allow, Ask, Ask, Allow]),
+            (PermissionMode::Plan, [Allow, Ask, Deny, Deny, Allow, Deny, Ask, Allow]),
+            (PermissionMode::DontAsk, [Allow, Deny, Deny, Deny, Allow, Deny, Deny, Allow]),
+            (PermissionMode::BypassPermissions, [Allow; 8]),
+        ];
+        for (mode, row) in table {
+            for (kind, want) in kinds.iter().zip(row) {
+                assert_eq!(mode.baseline(*kind), want, "{mode} × {kind:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn parses_names_leniently() {
+        assert_eq!(PermissionMode::parse("acceptEdits"), Some(PermissionMode::AcceptEdits));
+        assert_eq!(PermissionMode::parse("accept-edits"), Some(PermissionMode::AcceptEdits));
+        assert_eq!(PermissionMode::parse("BYPASSPERMISSIONS"), Some(PermissionMode::BypassPermissions));
+        assert_eq!(PermissionMode::parse("yolo"), None);
+    }
+}

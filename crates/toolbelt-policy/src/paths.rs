@@ -1,0 +1,107 @@
+//! Where a declared path really is, and whether it lies inside the workspace roots.
+//!
+//! The policy judges paths as tools declared them (absolute, resolved against the cwd) and as
+//! they really are (symlinks followed), because a rule about one must hold for the other: an
+//! allow rule must match both, a deny rule either. Nothing here opens a file for a tool — the
+//! tools confine themselves at open time — so these answers only ever decide *whether to
+//! ask*, never what a tool can reach.
+
+use std::path::{Component, Path, PathBuf};
+
+use toolbelt_core::{Access, Touch};
+
+/// The path with `.` and `..` folded lexically and symlinks followed as far as the path
+/// exists (the missing tail is kept as written): where a write to a new file would land.
+pub fn real_path(path: &Path) -> PathBuf {
+    let path = normalize(path);
+    let mut existing = path.as_path();
+    let mut tail = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut real = real;
+            for part in tail.iter().rev() {
+                real.push(part);
+            }
+            return real;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path,
+        }
+    }
+}
+
+/// Folds `.` and `..` without touching the file system (`/a/b/../c` → `/a/c`).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(c);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Whether `path` is one of `roots` or lies beneath one, compared component by component
+/// (`/w/app2` is not inside `/w/app`). Both the path as given and its real location must be
+/// inside: a symlink inside the roots that leads out is outside.
+pub fn inside_roots(path: &Path, roots: &[PathBuf]) -> bool {
+    let given = normalize(path);
+    let real = real_path(path);
+    let within = |p: &Path| roots.iter().any(|r| p.starts_with(r) || p.starts_with(real_path(r)));
+    within(&given) && within(&real)
+}
+
+/// The paths a call reads or writes that lie outside the roots, in declaration order.
+pub fn outside_roots(access: &Access, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for touch in &access.touches {
+        if let Touch::Read(p) | Touch::Write(p) = touch
+            && !inside_roots(p, roots)
+            && !out.contains(p)
+        {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folds_dots_and_compares_components() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        let roots = vec![PathBuf::from("/nonexistent-root/app")];
+        assert!(inside_roots(Path::new("/nonexistent-root/app/src/x.rs"), &roots));
+        assert!(inside_roots(Path::new("/nonexistent-root/app"), &roots));
+        assert!(!inside_roots(Path::new("/nonexistent-root/app2/x"), &roots));
+        assert!(!inside_roots(Path::new("/nonexistent-root/app/../etc"), &roots));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_leading_out_is_outside() {
+        let dir = std::env::temp_dir().join(format!("tb-paths-{}", std::process::id()));
+        let root = dir.join("root");
+        let other = dir.join("other");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::os::unix::fs::symlink(&other, root.join("link")).unwrap();
+        let roots = vec![root.clone()];
+        assert!(inside_roots(&root.join("new-file"), &roots));
+        assert!(!inside_roots(&root.join("link/secret"), &roots));
+        assert_eq!(real_path(&root.join("link/new")), std::fs::canonicalize(&other).unwrap().join("new"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,393 @@
+//! Permission rules in Claude Code's syntax: `Tool` or `Tool(specifier)`.
+//!
+//! | rule | matches |
+//! |---|---|
+//! | `Bash`, `WebFetch`, `Read` … (bare) | every call of that tool (by name or alias) |
+//! | `Bash(npm run test *)` | a command of the `Bash` tool ([`command`]) |
+//! | `Read(./.env)`, `Edit(/src/**)`, `Write(~/x)` | a path read (`Read`) or written (`Edit`, `Write`) by *any* tool, in gitignore syntax with anchors ([`path`]) |
+//! | `WebFetch(domain:*.example.com)` | a URL the tool contacts, by host |
+//! | `mcp__github`, `mcp__github__*` | every tool of that MCP server |
+//! | `mcp__github__search` | that tool |
+//! | `Agent(Explore)`, any other `Tool(x)` | a call of that tool with a top-level string input equal to `x` (`*` wildcards allowed) |
+//!
+//! Rules are matched against the *parts* of a call ([`Part`]): each simple command of a
+//! shell command line (wrappers like `timeout` stripped), each path read or written (as
+//! declared and as it really is, symlinks followed), each URL. The permission engine decides
+//! with them: a deny or ask rule *catches* a call when it matches any part; an allow rule
+//! *covers* one part, and a call is allowed by rules only when every part is covered.
+
+pub mod command;
+pub mod path;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolbelt_core::ToolSpec;
+
+pub use command::CommandPattern;
+pub use path::{Anchors, PathPattern};
+
+/// Where a rule came from: named in verdicts and errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleOrigin {
+    /// Where, for people: `project .toolbelt/config.toml:12`, `--allow`, `session grant`.
+    pub label: String,
+    /// The directory a `/path` anchor is relative to (the directory the settings file
+    /// governs: the project for project files, the home directory for user files).
+    pub settings_dir: PathBuf,
+}
+
+impl RuleOrigin {
+    /// An origin labelled `label` whose `/path` anchors are relative to `settings_dir`.
+    pub fn new(label: impl Into<String>, settings_dir: impl Into<PathBuf>) -> Self {
+        Self { label: label.into(), settings_dir: settings_dir.into() }
+    }
+}
+
+/// The directories `~/` and `./` anchors resolve against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEnv {
+    /// The home directory.
+    pub home: PathBuf,
+    /// The directory toolbelt started in (the first workspace root), for `./` and bare paths.
+    pub cwd: PathBuf,
+}
+
+/// Why a rule could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid rule `{rule}`: {problem}")]
+pub struct RuleError {
+    /// The rule as written.
+    pub rule: String,
+    /// What is wrong and what to write instead.
+    pub problem: String,
+}
+
+/// The tool names a rule applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ToolName {
+    /// One tool, by name or alias.
+    Exact(String),
+    /// Every tool of an MCP server: names starting with `mcp__<server>__`.
+    McpServer(String),
+}
+
+/// What a rule's specifier says.
+#[derive(Debug, Clone)]
+enum Specifier {
+    Command(CommandPattern),
+    /// A path read (`Read`) or written (`Edit`, `Write`) by any tool.
+    Path {
+        pattern: PathPattern,
+        writes: bool,
+    },
+    Domain(DomainPattern),
+    /// A top-level string value of the input.
+    Value(String),
+}
+
+/// One parsed rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    text: String,
+    tool: ToolName,
+    spec: Option<Specifier>,
+    origin: Arc<RuleOrigin>,
+}
+
+/// One thing a call does, as rules see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// One simple command of a command line, wrappers stripped.
+    Command(String),
+    /// A path read: as declared, and as it really is.
+    Read {
+        /// As the tool declared it (absolute, `.`/`..` folded).
+        given: PathBuf,
+        /// With symlinks followed.
+        real: PathBuf,
+    },
+    /// A path written: as declared, and as it really is.
+    Write {
+        /// As the tool declared it (absolute, `.`/`..` folded).
+        given: PathBuf,
+        /// With symlinks followed.
+        real: PathBuf,
+    },
+    /// A URL contacted.
+    Url(String),
+    /// The call as a whole (a tool that declares nothing finer).
+    Call,
+}
+
+impl Rule {
+    /// Parses `text` (`Bash(npm test *)`), resolving path anchors with `env` and `origin`.
+    pub fn parse(text: &str, origin: Arc<RuleOrigin>, env: &RuleEnv) -> Result<Rule, RuleError> {
+        let err = |problem: String| RuleError { rule: text.to_string(), problem };
+        let trimmed = text.trim();
+        let (name, spec) = match trimmed.find('(') {
+            None => (trimmed, None),
+            Some(open) => {
+                let Some(inner) = trimmed[open + 1..].strip_suffix(')') else {
+                    return Err(err("a specifier must end with `)`: write `Tool(specifier)`".into()));
+                };
+                (trimmed[..open].trim_end(), Some(inner))
+            }
+        };
+        let tool = parse_tool_name(name).map_err(err)?;
+        let spec = match (spec, &tool) {
+            (None, _) => None,
+            (Some(_), ToolName::McpServer(_)) => {
+                return Err(err("MCP rules take no specifier: write `mcp__server` or `mcp__server__tool`".into()));
+            }
+            (Some(inner), ToolName::Exact(name)) => Some(parse_specifier(name, inner, &origin, env).map_err(err)?),
+        };
+        Ok(Rule { text: trimmed.to_string(), tool, spec, origin })
+    }
+
+    /// The rule as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Where it came from.
+    pub fn origin(&self) -> &RuleOrigin {
+        &self.origin
+    }
+
+    /// `` rule `X` (origin) ``, for verdict sources.
+    pub fn describe(&self) -> String {
+        format!("rule `{}` ({})", self.text, self.origin.label)
+    }
+
+    /// The tool name the rule is written for (`Bash`, `Read`, `mcp__github__search`); `None`
+    /// for a rule naming a whole MCP server.
+    pub fn tool_name(&self) -> Option<&str> {
+        match &self.tool {
+            ToolName::Exact(name) => Some(name),
+            ToolName::McpServer(_) => None,
+        }
+    }
+
+    /// Whether the rule has no specifier (it names whole tools).
+    pub fn is_bare(&self) -> bool {
+        self.spec.is_none()
+    }
+
+    /// Whether the rule is about this tool's name (a bare rule, an MCP rule, or a
+    /// tool-specific specifier such as `Bash(…)`); path rules apply to any tool.
+    pub fn names_tool(&self, tool: &ToolSpec) -> bool {
+        match &self.tool {
+            ToolName::Exact(name) => tool.name == *name || tool.aliases.iter().any(|a| a == name),
+            ToolName::McpServer(prefix) => tool.name.starts_with(prefix.as_str()),
+        }
+    }
+
+    /// Whether this deny or ask rule catches a call: it matches any part of it.
+    pub fn catches(&self, tool: &ToolSpec, input: &Value, parts: &[Part], whole_commands: &[&str]) -> bool {
+        match &self.spec {
+            None => self.names_tool(tool),
+            Some(Specifier::Path { .. }) => parts.iter().any(|p| self.path_matches(p, false)),
+            Some(Specifier::Command(pattern)) => {
+                self.names_tool(tool)
+                    && (whole_commands.iter().any(|c| pattern.matches(&collapse(c)))
+                        || parts.iter().any(|p| matches!(p, Part::Command(c) if pattern.matches(c))))
+            }
+            Some(Specifier::Domain(domain)) => {
+                self.names_tool(tool) && parts.iter().any(|p| matches!(p, Part::Url(u) if domain.matches_url(u)))
+            }
+            Some(Specifier::Value(glob)) => {
+                self.names_tool(tool) && top_level_strings(input).any(|s| glob_match(glob, s))
+            }
+        }
+    }
+
+    /// Whether this allow rule covers one part of a call.
+    pub fn covers(&self, tool: &ToolSpec, input: &Value, part: &Part) -> bool {
+        match &self.spec {
+            None => self.names_tool(tool),
+            Some(Specifier::Path { .. }) => self.path_matches(part, true),
+            Some(Specifier::Command(pattern)) => {
+                self.names_tool(tool) && matches!(part, Part::Command(c) if pattern.matches(c))
+            }
+            Some(Specifier::Domain(domain)) => {
+                self.names_tool(tool) && matches!(part, Part::Url(u) if domain.matches_url(u))
+            }
+            Some(Specifier::Value(glob)) => {
+                self.names_tool(tool) && top_level_strings(input).any(|s| glob_match(glob, s))
+            }
+        }
+    }
+
+    /// A path rule against a read or write part: an allow must match the path as declared
+    /// *and* as it really is (so a symlink cannot smuggle an allow elsewhere); a deny or ask
+    /// matches either.
+    fn path_matches(&self, part: &Part, allow: bool) -> bool {
+        let Some(Specifier::Path { pattern, writes }) = &self.spec else { return false };
+        let (given, real) = match (part, writes) {
+            (Part::Read { given, real }, false) | (Part::Write { given, real }, true) => (given, real),
+            _ => return false,
+        };
+        if allow {
+            pattern.matches(given) && pattern.matches(real)
+        } else {
+            pattern.matches(given) || pattern.matches(real)
+        }
+    }
+}
+
+fn parse_tool_name(name: &str) -> Result<ToolName, String> {
+    if name.is_empty() {
+        return Err("the tool name is missing: write `Tool` or `Tool(specifier)`".into());
+    }
+    if let Some(rest) = name.strip_prefix("mcp__") {
+        let (server, tool) = match rest.split_once("__") {
+            Some((server, tool)) => (server, Some(tool)),
+            None => (rest, None),
+        };
+        if server.is_empty() || !server.chars().all(is_name_char) {
+            return Err("an MCP rule is `mcp__<server>` or `mcp__<server>__<tool>` (letters, digits, `_`, `-`)".into());
+        }
+        return Ok(match tool {
+            None | Some("*") => ToolName::McpServer(format!("mcp__{server}__")),
+            Some(t) if !t.is_empty() && t.chars().all(is_name_char) => ToolName::Exact(name.to_string()),
+            Some(_) => {
+                return Err("an MCP tool rule names one tool (`mcp__server__tool`) or all (`mcp__server__*`)".into());
+            }
+        });
+    }
+    if !name.chars().all(is_name_char) {
+        return Err(format!(
+            "`{name}` is not a tool name (letters, digits, `_` and `-` only); wildcards in tool names work only as `mcp__server__*`"
+        ));
+    }
+    Ok(ToolName::Exact(name.to_string()))
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+fn parse_specifier(tool: &str, inner: &str, origin: &RuleOrigin, env: &RuleEnv) -> Result<Specifier, String> {
+    match tool {
+        "Bash" => CommandPattern::parse(inner).map(Specifier::Command),
+        "Read" | "Edit" | "Write" => {
+            let anchors = Anchors { home: &env.home, cwd: &env.cwd, settings_dir: &origin.settings_dir };
+            let pattern = PathPattern::parse(inner, &anchors)?;
+            Ok(Specifier::Path { pattern, writes: tool != "Read" })
+        }
+        "WebFetch" => match inner.strip_prefix("domain:") {
+            Some(domain) => DomainPattern::parse(domain).map(Specifier::Domain),
+            None => {
+                Err("WebFetch rules name a domain: `WebFetch(domain:example.com)` or `WebFetch(domain:*.example.com)`"
+                    .into())
+            }
+        },
+        _ if inner.trim().is_empty() => Err(format!("empty specifier: write `{tool}` for every call")),
+        _ => Ok(Specifier::Value(inner.trim().to_string())),
+    }
+}
+
+/// A `domain:` specifier: a host, or `*.host` for the host and its subdomains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DomainPattern {
+    host: String,
+    subdomains: bool,
+}
+
+impl DomainPattern {
+    fn parse(spec: &str) -> Result<Self, String> {
+        let spec = spec.trim().to_ascii_lowercase();
+        let (host, subdomains) = match spec.strip_prefix("*.") {
+            Some(rest) => (rest.to_string(), true),
+            None => (spec, false),
+        };
+        if host.is_empty() || !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':')) {
+            return Err(format!("`{host}` is not a domain: write `domain:example.com` or `domain:*.example.com`"));
+        }
+        Ok(Self { host, subdomains })
+    }
+
+    fn matches_url(&self, url: &str) -> bool {
+        let Some(host) = host_of(url) else { return false };
+        host == self.host || (self.subdomains && host.ends_with(&format!(".{}", self.host)))
+    }
+}
+
+/// The lowercase host of a URL, or of a bare host name.
+pub fn host_of(url: &str) -> Option<String> {
+    match url::Url::parse(url) {
+        Ok(u) => u.host_str().map(|h| h.trim_end_matches('.').to_ascii_lowercase()),
+        Err(_) if !url.contains('/') && !url.is_empty() => Some(url.trim_end_matches('.').to_ascii_lowercase()),
+        Err(_) => None,
+    }
+}
+
+fn top_level_strings(input: &Value) -> impl Iterator<Item = &str> {
+    input.as_object().into_iter().flat_map(|m| m.values()).filter_map(Value::as_str)
+}
+
+/// `*` matches any run of characters; everything else is literal.
+fn glob_match(glob: &str, text: &str) -> bool {
+    let mut pieces = glob.split('*');
+    let first = pieces.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else { return false };
+    let pieces: Vec<&str> = pieces.collect();
+    let Some((last, middle)) = pieces.split_last() else { return rest.is_empty() };
+    for piece in middle {
+        match rest.find(piece) {
+            Some(i) => rest = &rest[i + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+fn collapse(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The parts of a call, from what its tool declared it touches.
+pub fn parts_of(access: &toolbelt_core::Access) -> Vec<Part> {
+    use toolbelt_core::Touch;
+    let mut parts = Vec::new();
+    for touch in &access.touches {
+        match touch {
+            Touch::Execute(command) => {
+                parts.extend(toolbelt_command::split(command).commands.into_iter().map(Part::Command));
+            }
+            Touch::Read(p) => {
+                parts.push(Part::Read { given: crate::paths::normalize(p), real: crate::paths::real_path(p) })
+            }
+            Touch::Write(p) => {
+                parts.push(Part::Write { given: crate::paths::normalize(p), real: crate::paths::real_path(p) });
+            }
+            Touch::Network(url) => parts.push(Part::Url(url.clone())),
+            Touch::State(_) => {}
+        }
+    }
+    if access.touches.is_empty() {
+        parts.push(Part::Call);
+    }
+    parts
+}
+
+/// A path as a rule would name it: `./rel` under `cwd`, `~/rel` under `home`, else `//abs`.
+pub fn rule_path(path: &Path, env: &RuleEnv) -> String {
+    if let Ok(rel) = path.strip_prefix(&env.cwd) {
+        if rel.as_os_str().is_empty() {
+            return ".".to_string();
+        }
+        return format!("./{}", rel.display());
+    }
+    if let Ok(rel) = path.strip_prefix(&env.home)
+        && !rel.as_os_str().is_empty()
+    {
+        return format!("~/{}", rel.display());
+    }
+    format!("/{}", path.display())
+}
+
+#[cfg(test)]
+mod tests;

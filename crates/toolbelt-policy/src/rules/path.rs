@@ -1,0 +1,179 @@
+//! The specifier of `Read(…)`, `Edit(…)` and `Write(…)` rules: a path in gitignore syntax,
+//! with Claude Code's anchors.
+//!
+//! | written | relative to |
+//! |---|---|
+//! | `//abs/path` | the filesystem root (`/abs/path`) |
+//! | `~/path` | the home directory |
+//! | `/path` | the directory the settings file governs (the project, for project files) |
+//! | `./path` or `path` | the directory toolbelt started in |
+//!
+//! Then gitignore's rules: `*` stays within one path component, `**` crosses them, `?` and
+//! `[abc]` as usual, `\` escapes. A pattern with no slash but a trailing one, written bare
+//! (`*.env`, `node_modules`), matches at any depth below its base; any other is anchored to
+//! it. A pattern matching a directory covers everything inside it (`Edit(./docs)` covers
+//! `./docs/a/b.md`). A trailing `/` means directories only.
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobMatcher};
+
+/// The directories anchors resolve against.
+#[derive(Debug, Clone, Copy)]
+pub struct Anchors<'a> {
+    /// For `~/`.
+    pub home: &'a Path,
+    /// For `./` and bare patterns.
+    pub cwd: &'a Path,
+    /// For `/` (one slash).
+    pub settings_dir: &'a Path,
+}
+
+/// A parsed path pattern.
+#[derive(Debug, Clone)]
+pub struct PathPattern {
+    text: String,
+    matcher: GlobMatcher,
+    dir_only: bool,
+}
+
+impl PathPattern {
+    /// Parses a specifier, resolving its anchor.
+    pub fn parse(spec: &str, anchors: &Anchors<'_>) -> Result<PathPattern, String> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err("empty path: write `Read` for every file, or a path such as `Read(./src/**)`".into());
+        }
+        if spec.starts_with('!') {
+            return Err("negated patterns (`!…`) are not supported: write a deny rule for what to exclude".into());
+        }
+        let (base, rest, anchored): (&Path, &str, bool) = if let Some(rest) = spec.strip_prefix("//") {
+            (Path::new("/"), rest, true)
+        } else if spec == "~" {
+            (anchors.home, "", true)
+        } else if let Some(rest) = spec.strip_prefix("~/") {
+            (anchors.home, rest, true)
+        } else if let Some(rest) = spec.strip_prefix('/') {
+            (anchors.settings_dir, rest, true)
+        } else if let Some(rest) = spec.strip_prefix("./") {
+            (anchors.cwd, rest, true)
+        } else {
+            let anchored = spec.trim_end_matches('/').contains('/');
+            (anchors.cwd, spec, anchored)
+        };
+        let dir_only = rest.ends_with('/');
+        let rest = rest.trim_end_matches('/');
+        let base = globset::escape(&base.to_string_lossy());
+        let base = base.trim_end_matches('/');
+        let glob = match (rest, anchored) {
+            ("" | ".", _) => {
+                if base.is_empty() {
+                    "/**".to_string()
+                } else {
+                    base.to_string()
+                }
+            }
+            (rest, true) => format!("{base}/{rest}"),
+            (rest, false) => format!("{base}/**/{rest}"),
+        };
+        let matcher = GlobBuilder::new(&glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| format!("`{spec}` is not a valid path pattern: {}", e.kind()))?
+            .compile_matcher();
+        Ok(PathPattern { text: spec.to_string(), matcher, dir_only })
+    }
+
+    /// Whether an absolute, normalized path is matched, itself or through a directory that
+    /// holds it.
+    pub fn matches(&self, path: &Path) -> bool {
+        if self.matcher.is_match(path) && (!self.dir_only || path.is_dir()) {
+            return true;
+        }
+        path.ancestors().skip(1).any(|dir| self.matcher.is_match(dir))
+    }
+
+    /// The specifier as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anchors() -> Anchors<'static> {
+        Anchors { home: Path::new("/home/ann"), cwd: Path::new("/work/app"), settings_dir: Path::new("/work/app") }
+    }
+
+    fn m(spec: &str, path: &str) -> bool {
+        PathPattern::parse(spec, &anchors()).unwrap().matches(Path::new(path))
+    }
+
+    #[test]
+    fn claude_codes_documented_examples() {
+        let table = [
+            ("./.env", "/work/app/.env", true),
+            ("./.env", "/work/app/sub/.env", false),
+            ("./.env.*", "/work/app/.env.local", true),
+            ("./.env.*", "/work/app/.env", false),
+            ("./secrets/**", "/work/app/secrets/a/b.key", true),
+            ("./secrets/**", "/work/app/secrets2/a", false),
+            ("/src/**/*.ts", "/work/app/src/a/b/c.ts", true),
+            ("/src/**/*.ts", "/work/app/src/c.ts", true),
+            ("/src/**/*.ts", "/work/app/lib/c.ts", false),
+            ("//Users/alice/secrets/**", "/Users/alice/secrets/x", true),
+            ("//Users/alice/secrets/**", "/work/app/Users/alice/secrets/x", false),
+            ("~/Documents/*.pdf", "/home/ann/Documents/a.pdf", true),
+            ("~/Documents/*.pdf", "/home/ann/Documents/sub/a.pdf", false),
+            ("*.env", "/work/app/.env", true),
+            ("*.env", "/work/app/prod.env", true),
+            ("*.env", "/work/app/deep/down/prod.env", true),
+            ("*.env", "/elsewhere/prod.env", false),
+            ("docs/**", "/work/app/docs/a/b.md", true),
+            ("docs/**", "/work/app/x/docs/a.md", false),
+            ("node_modules", "/work/app/a/node_modules/pkg/index.js", true),
+            ("./docs", "/work/app/docs/a/b.md", true),
+            ("./app", "/work/app/app2/x", false),
+            ("./app", "/work/app/app/x", true),
+            ("~", "/home/ann/.ssh/id_rsa", true),
+            ("//", "/etc/passwd", true),
+        ];
+        for (spec, path, want) in table {
+            assert_eq!(m(spec, path), want, "`{spec}` vs {path}");
+        }
+    }
+
+    #[test]
+    fn a_trailing_slash_means_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("build/out")).unwrap();
+        std::fs::write(base.join("notes"), "").unwrap();
+        let a = Anchors { home: &base, cwd: &base, settings_dir: &base };
+        let build = PathPattern::parse("build/", &a).unwrap();
+        assert!(build.matches(&base.join("build")) && build.matches(&base.join("build/out/x.o")));
+        let notes = PathPattern::parse("notes/", &a).unwrap();
+        assert!(!notes.matches(&base.join("notes")), "a file is not a directory");
+    }
+
+    #[test]
+    fn escapes_and_odd_bases() {
+        let odd = Anchors { home: Path::new("/h"), cwd: Path::new("/w/[x]"), settings_dir: Path::new("/") };
+        assert!(PathPattern::parse("./a.txt", &odd).unwrap().matches(Path::new("/w/[x]/a.txt")));
+        assert!(!PathPattern::parse("./a.txt", &odd).unwrap().matches(Path::new("/w/x/a.txt")));
+        assert!(PathPattern::parse("./\\[id\\].tsx", &anchors()).unwrap().matches(Path::new("/work/app/[id].tsx")));
+        assert!(PathPattern::parse("/etc/hosts", &odd).unwrap().matches(Path::new("/etc/hosts")));
+    }
+
+    #[test]
+    fn bad_specifiers_say_what_to_write() {
+        for (spec, expected) in [("", "empty path"), ("!./x", "not supported"), ("./[a", "not a valid path pattern")] {
+            let err = PathPattern::parse(spec, &anchors()).unwrap_err();
+            assert!(err.contains(expected), "`{spec}`: {err}");
+        }
+        assert_eq!(PathPattern::parse(" ./x ", &anchors()).unwrap().as_str(), "./x");
+    }
+}

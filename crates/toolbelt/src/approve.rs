@@ -1,0 +1,133 @@
+//! Asking a person at the terminal: allow once, for the session, always (the rule is written
+//! to the project-local settings), or deny with a reason.
+//!
+//! The prompt goes to the controlling terminal (`/dev/tty`), not to stdout (results) or stdin
+//! (which may carry the call's input), so it works inside pipelines. With no terminal, or
+//! under CI, there is nobody to ask and the call is denied with the rule that would allow it.
+
+use std::fs::File;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use toolbelt_core::{BoxFuture, Touch};
+use toolbelt_policy::{Approval, Approver, CallInfo, Verdict};
+
+/// Prompts on the controlling terminal, one question at a time.
+pub struct TerminalApprover {
+    tty: Arc<Mutex<File>>,
+}
+
+impl TerminalApprover {
+    /// The terminal, when there is one and this is not a CI run.
+    pub fn open() -> Option<Self> {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        if ci {
+            return None;
+        }
+        let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").ok()?;
+        Some(Self { tty: Arc::new(Mutex::new(tty)) })
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn approve<'a>(&'a self, call: &'a CallInfo<'a>, verdict: &'a Verdict) -> BoxFuture<'a, Approval> {
+        let question = Question::of(call, verdict);
+        let tty = Arc::clone(&self.tty);
+        Box::pin(async move {
+            // The terminal is read with blocking calls, on a thread that may block; the lock
+            // keeps concurrent calls' prompts one after another.
+            let asked = tokio::task::spawn_blocking(move || {
+                let mut tty = tty.lock().unwrap_or_else(PoisonError::into_inner);
+                question.ask(&mut tty)
+            })
+            .await;
+            match asked {
+                Ok(Ok(approval)) => approval,
+                Ok(Err(e)) => Approval::Deny { reason: format!("the permission prompt failed ({e}); denied") },
+                Err(e) => Approval::Deny { reason: format!("the permission prompt failed ({e}); denied") },
+            }
+        })
+    }
+}
+
+/// What is asked, owned so it can move to the prompting thread.
+struct Question {
+    tool: String,
+    actions: Vec<String>,
+    reason: String,
+    source: String,
+    rules: Vec<String>,
+}
+
+impl Question {
+    fn of(call: &CallInfo<'_>, verdict: &Verdict) -> Self {
+        let mut actions: Vec<String> = call
+            .access
+            .touches
+            .iter()
+            .filter_map(|t| match t {
+                Touch::Execute(c) => Some(format!("run `{c}`")),
+                Touch::Read(p) => Some(format!("read {}", p.display())),
+                Touch::Write(p) => Some(format!("write {}", p.display())),
+                Touch::Network(u) => Some(format!("contact {u}")),
+                Touch::State(_) => None,
+            })
+            .collect();
+        if actions.is_empty() {
+            let mut input = call.input.to_string();
+            if input.len() > 300 {
+                let cut = (0..=300).rev().find(|&i| input.is_char_boundary(i)).unwrap_or(0);
+                input.truncate(cut);
+                input.push('…');
+            }
+            actions.push(format!("be called with {input}"));
+        }
+        Self {
+            tool: call.tool.name.clone(),
+            actions,
+            reason: verdict.reason.clone(),
+            source: verdict.source.clone(),
+            rules: verdict.allow_rules.clone(),
+        }
+    }
+
+    fn ask(&self, tty: &mut File) -> std::io::Result<Approval> {
+        let mut text = format!("\n{} wants to {}\n", self.tool, self.actions.join(", "));
+        text.push_str(&format!("  why it asks: {} [{}]\n", self.reason, self.source));
+        text.push_str("  y  allow once\n  s  allow for this session\n");
+        if !self.rules.is_empty() {
+            text.push_str(&format!("  a  always allow {}\n", self.rules.join(", ")));
+        }
+        text.push_str("  n  deny\n");
+        tty.write_all(text.as_bytes())?;
+        let choices = if self.rules.is_empty() { "y/s/n" } else { "y/s/a/n" };
+        let mut reader = BufReader::new(tty.try_clone()?);
+        loop {
+            tty.write_all(format!("choice [{choices}]: ").as_bytes())?;
+            tty.flush()?;
+            let mut answer = String::new();
+            if reader.read_line(&mut answer)? == 0 {
+                return Ok(Approval::Deny { reason: "the person at the terminal gave no answer".into() });
+            }
+            match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => return Ok(Approval::AllowOnce),
+                "s" | "session" => return Ok(Approval::AllowSession),
+                "a" | "always" if !self.rules.is_empty() => return Ok(Approval::AllowAlways),
+                "n" | "no" => {
+                    tty.write_all(b"reason for the model (optional): ")?;
+                    tty.flush()?;
+                    let mut why = String::new();
+                    reader.read_line(&mut why)?;
+                    let why = why.trim();
+                    let reason = if why.is_empty() {
+                        "the user denied this call".to_string()
+                    } else {
+                        format!("the user denied this call: {why}")
+                    };
+                    return Ok(Approval::Deny { reason });
+                }
+                _ => tty.write_all(format!("please answer one of {choices}\n").as_bytes())?,
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! `toolbelt config show` and `toolbelt config check`.
+
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+use toolbelt::settings::Entry;
+use toolbelt::settings::schema::{KEYS, KeyDef};
+
+use crate::cli::{ConfigAction, ConfigArgs, Global};
+use crate::cmd::Setup;
+use crate::output::line;
+
+pub fn run(global: &Global, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
+    let setup = Setup::load(global)?;
+    match args.action {
+        ConfigAction::Show { json } if json => show_json(&setup),
+        ConfigAction::Show { .. } => show(&setup),
+        ConfigAction::Check => check(&setup),
+    }
+}
+
+/// The entries of `key` that count: every valid item of a list; the winner of a scalar first,
+/// then what it overrides.
+fn entries_of<'a>(setup: &'a Setup, def: &KeyDef) -> Vec<&'a Entry> {
+    let bad: Vec<&toolbelt::settings::Origin> =
+        setup.problems.iter().filter(|p| p.key == def.path).map(|p| &p.origin).collect();
+    let mut entries: Vec<&Entry> =
+        setup.loaded.entries.iter().filter(|e| e.key == def.path && !bad.contains(&&e.origin)).collect();
+    entries.sort_by_key(|e| e.origin.layer);
+    if !def.kind.accumulates() {
+        entries.reverse();
+    }
+    entries
+}
+
+fn show(setup: &Setup) -> anyhow::Result<ExitCode> {
+    line("# Merged settings. A single value comes from the highest layer that sets it")?;
+    line("# (user < project < project-local < env < flags < managed); lists add up.")?;
+    if setup.loaded.files_read.is_empty() {
+        line("# No settings file was found; everything is a default.")?;
+    } else {
+        line("# Files read:")?;
+        for (layer, file) in &setup.loaded.files_read {
+            line(&format!("#   {:<14} {}", layer.as_str(), file.display()))?;
+        }
+    }
+    let mut section = "";
+    for def in KEYS {
+        let (table, name) = def.path.split_once('.').unwrap_or(("", def.path));
+        if table != section {
+            line(&format!("\n[{table}]"))?;
+            section = table;
+        }
+        let entries = entries_of(setup, def);
+        if def.kind.accumulates() {
+            if entries.is_empty() {
+                line(&format!("{name} = []  # default"))?;
+                continue;
+            }
+            line(&format!("{name} = ["))?;
+            for e in &entries {
+                line(&format!("  {},  # {}", compact(&e.value), e.origin))?;
+            }
+            line("]")?;
+        } else {
+            match entries.split_first() {
+                None => line(&format!("{name} = {}  # default", def.default))?,
+                Some((winner, overridden)) => {
+                    line(&format!("{name} = {}  # {}", compact(&winner.value), winner.origin))?;
+                    for e in overridden {
+                        line(&format!("#   overrides {} from {}", compact(&e.value), e.origin))?;
+                    }
+                }
+            }
+        }
+    }
+    if !setup.problems.is_empty() {
+        line(&format!("\n# {} problem(s): run `toolbelt config check`", setup.problems.len()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_json(setup: &Setup) -> anyhow::Result<ExitCode> {
+    let mut out = Map::new();
+    for def in KEYS {
+        let entries = entries_of(setup, def);
+        let value = if def.kind.accumulates() {
+            json!({
+                "value": entries.iter().map(|e| e.value.clone()).collect::<Vec<_>>(),
+                "sources": entries.iter().map(|e| e.origin.to_string()).collect::<Vec<_>>(),
+            })
+        } else {
+            match entries.first() {
+                Some(e) => json!({"value": e.value, "source": e.origin.to_string()}),
+                None => {
+                    let default: Value = serde_json::from_str(def.default).unwrap_or(Value::Null);
+                    json!({"value": default, "source": "default"})
+                }
+            }
+        };
+        out.insert(def.path.to_string(), value);
+    }
+    line(&serde_json::to_string_pretty(&Value::Object(out))?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(setup: &Setup) -> anyhow::Result<ExitCode> {
+    let files = &setup.loaded.files_read;
+    for problem in &setup.problems {
+        line(&format!("error: {problem}"))?;
+    }
+    for warning in unknown_tool_warnings(setup) {
+        line(&format!("warning: {warning}"))?;
+    }
+    let layers: Vec<String> = files.iter().map(|(l, f)| format!("{} {}", l.as_str(), f.display())).collect();
+    let checked = if layers.is_empty() { "no settings files found".to_string() } else { layers.join(", ") };
+    if setup.problems.is_empty() {
+        line(&format!("ok: {checked}"))?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        line(&format!("{} problem(s) in: {checked}", setup.problems.len()))?;
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// Rules naming a tool that does not exist here (a typo, or an MCP server not configured).
+fn unknown_tool_warnings(setup: &Setup) -> Vec<String> {
+    let registry = toolbelt::builtin_registry();
+    let specs = registry.specs();
+    let rules = &setup.settings.permissions;
+    let mut out = Vec::new();
+    for rule in rules.allow.iter().chain(&rules.ask).chain(&rules.deny) {
+        let Some(name) = rule.tool_name() else { continue };
+        if matches!(name, "Read" | "Edit" | "Write") || name.starts_with("mcp__") {
+            continue;
+        }
+        if !specs.iter().any(|s| rule.names_tool(s)) {
+            let hint = match registry.lookup(name) {
+                Err(toolbelt_core::ToolError::UnknownTool { suggestions, .. }) if !suggestions.is_empty() => {
+                    format!("; did you mean `{}`?", suggestions[0])
+                }
+                _ => String::new(),
+            };
+            out.push(format!("{}: rule `{}` names no tool here{hint}", rule.origin().label, rule.text()));
+        }
+    }
+    out
+}
+
+/// A value on one line.
+fn compact(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}

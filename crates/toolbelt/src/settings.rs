@@ -1,0 +1,339 @@
+//! Layered settings: built-in defaults < user < project < project-local < environment < flags,
+//! with a managed file above everything.
+//!
+//! # Files
+//!
+//! | layer | file |
+//! |---|---|
+//! | user | `$XDG_CONFIG_HOME/toolbelt/config.toml` (`~/.config/toolbelt/config.toml`) |
+//! | project | `<project>/.toolbelt/config.toml` (shared, committed) |
+//! | project-local | `<project>/.toolbelt/config.local.toml` (personal, git-ignored; "always" approvals land here) |
+//! | environment | `TOOLBELT_<SECTION>__<KEY>` (`TOOLBELT_PERMISSIONS__MODE=plan`) |
+//! | flags | `--mode`, `--allow`, `--deny`, `--add-dir`, `--sandbox`, … |
+//! | managed | `/etc/toolbelt/managed.toml` |
+//!
+//! With `[compat] claude = true` (or `--claude-settings`) Claude Code's `~/.claude/settings.json`,
+//! `.claude/settings.json` and `.claude/settings.local.json` join the user, project and
+//! project-local layers (just below toolbelt's file of the same layer): their permissions
+//! (allow / ask / deny, defaultMode, additionalDirectories) and hooks apply as they are.
+//!
+//! # Merging
+//!
+//! Every file is read into [`Entry`]s — one per scalar value and one per list item — each
+//! knowing its [`Origin`] (layer, file, line). A scalar takes the value of the highest layer
+//! that sets it; lists (rules, directories, hook groups) add up across layers. Since a deny
+//! rule beats every allow rule wherever it comes from, nothing below the managed file can
+//! loosen the managed file's denies, and its scalars (the mode) override everything.
+//!
+//! Every value of every layer is checked, even one a higher layer overrides, so `config
+//! check` reports every mistake at once with its file and line, and an unknown key names the
+//! key that was probably meant.
+
+mod claude;
+mod env;
+mod resolve;
+pub mod schema;
+mod store;
+mod toml_file;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use resolve::{Settings, ShellSettings};
+pub use store::LocalRuleStore;
+
+/// A settings layer, ordered from lowest to highest precedence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    /// `~/.claude/settings.json` (with Claude compatibility on).
+    ClaudeUser,
+    /// `$XDG_CONFIG_HOME/toolbelt/config.toml`.
+    User,
+    /// `.claude/settings.json`.
+    ClaudeProject,
+    /// `.toolbelt/config.toml`.
+    Project,
+    /// `.claude/settings.local.json`.
+    ClaudeLocal,
+    /// `.toolbelt/config.local.toml`.
+    Local,
+    /// `TOOLBELT_…` variables.
+    Env,
+    /// Command-line flags.
+    Flags,
+    /// `/etc/toolbelt/managed.toml`.
+    Managed,
+}
+
+impl Layer {
+    /// The layer's name, as `config show` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::ClaudeUser => "claude user",
+            Layer::User => "user",
+            Layer::ClaudeProject => "claude project",
+            Layer::Project => "project",
+            Layer::ClaudeLocal => "claude local",
+            Layer::Local => "project-local",
+            Layer::Env => "env",
+            Layer::Flags => "flag",
+            Layer::Managed => "managed",
+        }
+    }
+}
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The layer.
+    pub layer: Layer,
+    /// The file, for file layers.
+    pub file: Option<PathBuf>,
+    /// The line in the file (1-based), when known.
+    pub line: Option<usize>,
+    /// The variable or flag, for the env and flag layers.
+    pub name: Option<String>,
+}
+
+impl Origin {
+    /// A value from line `line` of `file`.
+    pub fn file(layer: Layer, file: &Path, line: Option<usize>) -> Self {
+        Self { layer, file: Some(file.to_path_buf()), line, name: None }
+    }
+
+    /// A value from a command-line flag.
+    pub fn flag(flag: &str) -> Self {
+        Self { layer: Layer::Flags, file: None, line: None, name: Some(flag.to_string()) }
+    }
+
+    /// A value from an environment variable.
+    pub fn env(var: &str) -> Self {
+        Self { layer: Layer::Env, file: None, line: None, name: Some(var.to_string()) }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.file, self.line, &self.name) {
+            (Some(file), Some(line), _) => write!(f, "{} {}:{line}", self.layer.as_str(), file.display()),
+            (Some(file), None, _) => write!(f, "{} {}", self.layer.as_str(), file.display()),
+            (None, _, Some(name)) => write!(f, "{} {name}", self.layer.as_str()),
+            (None, _, None) => f.write_str(self.layer.as_str()),
+        }
+    }
+}
+
+/// One value (or one list item) of one layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The dotted key (`permissions.allow`).
+    pub key: String,
+    /// The value, as JSON.
+    pub value: Value,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+impl Entry {
+    /// A flag's value for `key`.
+    pub fn flag(key: &str, value: impl Into<Value>, flag: &str) -> Self {
+        Self { key: key.to_string(), value: value.into(), origin: Origin::flag(flag) }
+    }
+}
+
+/// A mistake in the settings, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where.
+    pub origin: Origin,
+    /// The key it concerns (empty for a file that does not parse).
+    pub key: String,
+    /// What is wrong and what to write instead.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = match (&self.origin.file, self.origin.line, &self.origin.name) {
+            (Some(file), Some(line), _) => format!("{}:{line}", file.display()),
+            (Some(file), None, _) => file.display().to_string(),
+            (None, _, Some(name)) => format!("{} {name}", self.origin.layer.as_str()),
+            (None, _, None) => self.origin.layer.as_str().to_string(),
+        };
+        if self.key.is_empty() {
+            write!(f, "{place}: {}", self.message)
+        } else {
+            write!(f, "{place}: {}: {}", self.key, self.message)
+        }
+    }
+}
+
+/// Where the settings files are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locations {
+    /// The directory toolbelt works in.
+    pub cwd: PathBuf,
+    /// The project root (nearest ancestor holding `.toolbelt/` or `.git`).
+    pub project: PathBuf,
+    /// The home directory.
+    pub home: PathBuf,
+    /// The user's toolbelt settings file.
+    pub user_file: PathBuf,
+    /// Managed files, lowest first: `$TOOLBELT_MANAGED_CONFIG` when set, then
+    /// `/etc/toolbelt/managed.toml` (which so always has the last word).
+    pub managed_files: Vec<PathBuf>,
+}
+
+impl Locations {
+    /// The standard locations for a project, from `HOME`, `XDG_CONFIG_HOME` and
+    /// `TOOLBELT_MANAGED_CONFIG`.
+    pub fn discover(cwd: &Path, project: &Path) -> Self {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let home = var("HOME").unwrap_or_else(|| PathBuf::from("/"));
+        let config_home = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
+        let mut managed_files: Vec<PathBuf> = var("TOOLBELT_MANAGED_CONFIG").into_iter().collect();
+        managed_files.push(PathBuf::from("/etc/toolbelt/managed.toml"));
+        Self {
+            cwd: cwd.to_path_buf(),
+            project: project.to_path_buf(),
+            home,
+            user_file: config_home.join("toolbelt/config.toml"),
+            managed_files,
+        }
+    }
+
+    /// The project-local file, where "always" approvals are written.
+    pub fn local_file(&self) -> PathBuf {
+        self.project.join(".toolbelt/config.local.toml")
+    }
+
+    /// The settings files of every layer in precedence order (lowest first), whether they
+    /// exist or not; Claude Code's only when `claude` is set.
+    pub fn files(&self, claude: bool) -> Vec<(Layer, PathBuf)> {
+        let mut files = Vec::new();
+        if claude {
+            files.push((Layer::ClaudeUser, self.home.join(".claude/settings.json")));
+        }
+        files.push((Layer::User, self.user_file.clone()));
+        if claude {
+            files.push((Layer::ClaudeProject, self.project.join(".claude/settings.json")));
+        }
+        files.push((Layer::Project, self.project.join(".toolbelt/config.toml")));
+        if claude {
+            files.push((Layer::ClaudeLocal, self.project.join(".claude/settings.local.json")));
+        }
+        files.push((Layer::Local, self.local_file()));
+        files.extend(self.managed_files.iter().map(|f| (Layer::Managed, f.clone())));
+        files
+    }
+
+    /// The directory a layer's `/path` anchors and relative directories are relative to.
+    pub fn base_of(&self, layer: Layer) -> &Path {
+        match layer {
+            Layer::ClaudeUser | Layer::User => &self.home,
+            Layer::ClaudeProject | Layer::Project | Layer::ClaudeLocal | Layer::Local => &self.project,
+            Layer::Env | Layer::Flags => &self.cwd,
+            Layer::Managed => Path::new("/"),
+        }
+    }
+}
+
+/// Everything read from every layer.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// Every value, in precedence order (lowest layer first, file order within a layer).
+    pub entries: Vec<Entry>,
+    /// Files that were read.
+    pub files_read: Vec<(Layer, PathBuf)>,
+    /// Mistakes found while reading (syntax, unknown keys, wrong types).
+    pub problems: Vec<Problem>,
+}
+
+/// Reads every layer. `flags` are the command line's entries; `env` the process environment;
+/// `claude_flag` is `--claude-settings`. Never fails: problems are collected in the result.
+pub fn load(
+    loc: &Locations,
+    flags: Vec<Entry>,
+    env: impl IntoIterator<Item = (String, String)>,
+    claude_flag: bool,
+) -> Loaded {
+    let env_entries = {
+        let mut problems = Vec::new();
+        let entries = env::entries(env, &mut problems);
+        (entries, problems)
+    };
+    // Whether Claude Code's files are read is itself a setting: decide it from toolbelt's own
+    // layers first.
+    let mut first = Loaded::default();
+    read_files(&mut first, loc, false);
+    first.entries.extend(env_entries.0.iter().cloned());
+    first.entries.extend(flags.iter().cloned());
+    let claude = claude_flag || resolve::last_bool(&first.entries, "compat.claude").unwrap_or(false);
+
+    let mut loaded = Loaded::default();
+    read_files(&mut loaded, loc, claude);
+    let (env_entries, env_problems) = env_entries;
+    loaded.problems.extend(env_problems);
+    // Files come in layer order; env and flags sit between project-local and managed.
+    let managed_at =
+        loaded.entries.iter().position(|e| e.origin.layer == Layer::Managed).unwrap_or(loaded.entries.len());
+    let tail = loaded.entries.split_off(managed_at);
+    loaded.entries.extend(env_entries);
+    loaded.entries.extend(flags);
+    loaded.entries.extend(tail);
+    let mut problems = Vec::new();
+    for entry in &loaded.entries {
+        check_entry(entry, &mut problems);
+    }
+    loaded.problems.extend(problems);
+    loaded
+}
+
+fn read_files(loaded: &mut Loaded, loc: &Locations, claude: bool) {
+    for (layer, file) in loc.files(claude) {
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                loaded.problems.push(Problem {
+                    origin: Origin::file(layer, &file, None),
+                    key: String::new(),
+                    message: format!("cannot be read: {e}"),
+                });
+                continue;
+            }
+        };
+        loaded.files_read.push((layer, file.clone()));
+        let before = loaded.entries.len();
+        if matches!(layer, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal) {
+            claude::entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
+        } else {
+            toml_file::entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
+        }
+        debug_assert!(loaded.entries[before..].iter().all(|e| e.origin.layer == layer));
+    }
+}
+
+/// Checks an entry against its key's type (unknown keys were reported when read).
+fn check_entry(entry: &Entry, problems: &mut Vec<Problem>) {
+    let Some(def) = schema::find(&entry.key) else { return };
+    if let Err(message) = schema::check(def, &entry.value) {
+        problems.push(Problem { origin: entry.origin.clone(), key: entry.key.clone(), message });
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// A problem for an unknown key, suggesting the one probably meant.
+pub(crate) fn unknown_key(origin: Origin, key: &str) -> Problem {
+    let message = match schema::suggest(key) {
+        Some(known) => format!("unknown key; did you mean `{known}`?"),
+        None => "unknown key; `toolbelt config show` lists every key".to_string(),
+    };
+    Problem { origin, key: key.to_string(), message }
+}

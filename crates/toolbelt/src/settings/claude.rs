@@ -1,0 +1,117 @@
+//! Claude Code's settings files (`settings.json`) read into entries: the permissions and the
+//! hooks apply as they are; other keys (model, env, statusLine…) are Claude Code's own and
+//! are left alone.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{Entry, Layer, Origin, Problem, line_of};
+
+/// Claude Code's permission keys and ours.
+const PERMISSION_KEYS: &[(&str, &str)] = &[
+    ("allow", "permissions.allow"),
+    ("ask", "permissions.ask"),
+    ("deny", "permissions.deny"),
+    ("additionalDirectories", "permissions.additional_directories"),
+];
+
+pub(super) fn entries(layer: Layer, file: &Path, text: &str, out: &mut Vec<Entry>, problems: &mut Vec<Problem>) {
+    let root: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let origin = Origin::file(layer, file, Some(e.line()));
+            problems.push(Problem { origin, key: String::new(), message: format!("not valid JSON: {e}") });
+            return;
+        }
+    };
+    // JSON parsers keep no positions: a value's line is where its text first appears.
+    let line = |needle: &str| text.find(needle).map(|at| line_of(text, at));
+    let origin = |line: Option<usize>| Origin::file(layer, file, line);
+    let mut push = |key: &str, value: Value, line: Option<usize>| {
+        out.push(Entry { key: key.to_string(), value, origin: origin(line) });
+    };
+
+    if let Some(permissions) = root.get("permissions").and_then(Value::as_object) {
+        for (theirs, ours) in PERMISSION_KEYS {
+            match permissions.get(*theirs) {
+                Some(Value::Array(items)) => {
+                    for item in items {
+                        let at = item.as_str().and_then(|s| line(&serde_json::to_string(s).unwrap_or_default()));
+                        push(ours, item.clone(), at);
+                    }
+                }
+                Some(other) => push(ours, other.clone(), line(&format!("\"{theirs}\""))),
+                None => {}
+            }
+        }
+        if let Some(mode) = permissions.get("defaultMode") {
+            push("permissions.mode", mode.clone(), line("\"defaultMode\""));
+        }
+        if let Some(Value::String(setting)) = permissions.get("disableBypassPermissionsMode") {
+            push(
+                "permissions.disable_bypass",
+                Value::Bool(setting == "disable"),
+                line("\"disableBypassPermissionsMode\""),
+            );
+        }
+    }
+    if let Some(hooks) = root.get("hooks").and_then(Value::as_object) {
+        for (event, groups) in hooks {
+            let key = format!("hooks.{event}");
+            let at = line(&format!("\"{event}\""));
+            if super::schema::find(&key).is_none() {
+                // Claude Code has events toolbelt does not run (UserPromptSubmit, Stop…).
+                tracing::debug!(file = %file.display(), "Claude Code hook event {event} has no toolbelt equivalent; skipped");
+                continue;
+            }
+            match groups {
+                Value::Array(groups) => groups.iter().for_each(|g| push(&key, g.clone(), at)),
+                other => push(&key, other.clone(), at),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn permissions_and_hooks_import_as_they_are() {
+        let text = r#"{
+  "model": "opus",
+  "permissions": {
+    "allow": ["Bash(npm run test *)", "Read(~/.zshrc)"],
+    "deny": ["Read(./.env)"],
+    "defaultMode": "acceptEdits",
+    "additionalDirectories": ["../docs/"]
+  },
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "check.sh"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "x"}]}]
+  }
+}"#;
+        let (mut out, mut problems) = (Vec::new(), Vec::new());
+        entries(Layer::ClaudeProject, Path::new("/p/.claude/settings.json"), text, &mut out, &mut problems);
+        assert!(problems.is_empty());
+        let got: Vec<(String, Value, Option<usize>)> =
+            out.into_iter().map(|e| (e.key, e.value, e.origin.line)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("permissions.allow".into(), json!("Bash(npm run test *)"), Some(4)),
+                ("permissions.allow".into(), json!("Read(~/.zshrc)"), Some(4)),
+                ("permissions.deny".into(), json!("Read(./.env)"), Some(5)),
+                ("permissions.additional_directories".into(), json!("../docs/"), Some(7)),
+                ("permissions.mode".into(), json!("acceptEdits"), Some(6)),
+                (
+                    "hooks.PreToolUse".into(),
+                    json!({"matcher": "Bash", "hooks": [{"type": "command", "command": "check.sh"}]}),
+                    Some(10)
+                ),
+            ]
+        );
+    }
+}

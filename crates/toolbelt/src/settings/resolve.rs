@@ -1,0 +1,264 @@
+//! From entries to typed settings: the winning value of each scalar, every item of each list,
+//! each one checked (rules parsed, directories found, patterns compiled).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use toolbelt_policy::rules::{Rule, RuleEnv, RuleOrigin};
+use toolbelt_policy::{PermissionMode, PermissionRules};
+use toolbelt_runtime::{AuditConfig, RuntimeConfig};
+use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode, WhenUnavailable};
+
+use super::schema::{self, KEYS};
+use super::{Entry, Layer, Loaded, Locations, Problem};
+
+/// The shell tools' settings.
+#[derive(Debug, Clone, Default)]
+pub struct ShellSettings {
+    /// The OS sandbox.
+    pub sandbox: SandboxConfig,
+    /// Regular expressions of commands to refuse.
+    pub deny_commands: Vec<String>,
+}
+
+/// The merged, checked settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The mode and every rule.
+    pub permissions: PermissionRules,
+    /// More workspace roots (canonical).
+    pub additional_directories: Vec<PathBuf>,
+    /// The hooks, as Claude Code's JSON (`{"PreToolUse": [groups…], …}`), every layer's groups
+    /// in order.
+    pub hooks: Value,
+    /// The shell tools' settings.
+    pub shell: ShellSettings,
+    /// Timeouts, budget, concurrency.
+    pub runtime: RuntimeConfig,
+    /// The audit log, when enabled.
+    pub audit: Option<AuditConfig>,
+    /// Whether Claude Code's settings files were read.
+    pub compat_claude: bool,
+}
+
+impl Settings {
+    /// Resolves every key; values that fail their checks are skipped and reported.
+    pub fn resolve(loaded: &Loaded, loc: &Locations, env: &RuleEnv) -> (Settings, Vec<Problem>) {
+        let mut r = Resolver { entries: &loaded.entries, loc, problems: Vec::new() };
+        let disable_bypass = r.bool("permissions.disable_bypass").unwrap_or(false);
+        let mut mode = r.scalar("permissions.mode").and_then(|e| e.value.as_str().and_then(PermissionMode::parse));
+        if mode == Some(PermissionMode::BypassPermissions)
+            && disable_bypass
+            && let Some(entry) = r.scalar("permissions.mode")
+        {
+            r.problem(
+                entry,
+                "bypassPermissions mode is disabled by permissions.disable_bypass; using default mode".into(),
+            );
+            mode = None;
+        }
+        let permissions = PermissionRules {
+            mode: mode.unwrap_or_default(),
+            allow: r.rules("permissions.allow", env),
+            ask: r.rules("permissions.ask", env),
+            deny: r.rules("permissions.deny", env),
+        };
+        let additional_directories = r.dirs("permissions.additional_directories");
+        let hooks = r.hooks();
+        let sandbox = SandboxConfig {
+            mode: match r.text("sandbox.mode").as_deref() {
+                Some("read-only") => SandboxMode::ReadOnly,
+                Some("danger-full-access") => SandboxMode::DangerFullAccess,
+                _ => SandboxMode::WorkspaceWrite,
+            },
+            network: r.bool("sandbox.network").unwrap_or(false),
+            writable_roots: r.dirs("sandbox.writable_roots"),
+            when_unavailable: match r.text("sandbox.if_unsandboxed").as_deref() {
+                Some("refuse") => WhenUnavailable::Refuse,
+                Some("run") => WhenUnavailable::Run,
+                _ => WhenUnavailable::Ask,
+            },
+        };
+        let deny_commands = r.patterns("shell.deny_commands");
+        let defaults = RuntimeConfig::default();
+        let secs =
+            |r: &Resolver<'_>, key: &str| r.int(key).and_then(|n| u64::try_from(n).ok()).map(Duration::from_secs);
+        let max_timeout = secs(&r, "runtime.max_timeout").unwrap_or(defaults.max_timeout);
+        let runtime = RuntimeConfig {
+            default_timeout: secs(&r, "runtime.default_timeout").unwrap_or(defaults.default_timeout).min(max_timeout),
+            max_timeout,
+            output_budget: r.usize("runtime.output_budget").unwrap_or(defaults.output_budget),
+            concurrency: r.usize("runtime.concurrency").unwrap_or(defaults.concurrency),
+        };
+        let audit = r.bool("audit.enabled").unwrap_or(false).then(|| {
+            let path = match r.scalar("audit.path") {
+                Some(e) => audit_base(loc, e.origin.layer).join(e.value.as_str().unwrap_or_default()),
+                None => loc.project.join(".toolbelt/audit.jsonl"),
+            };
+            let defaults = AuditConfig::at(&path);
+            AuditConfig {
+                path,
+                max_bytes: r.int("audit.max_bytes").and_then(|n| u64::try_from(n).ok()).unwrap_or(defaults.max_bytes),
+                keep: r.int("audit.keep").and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.keep),
+            }
+        });
+        let compat_claude = r.bool("compat.claude").unwrap_or(false)
+            || loaded
+                .files_read
+                .iter()
+                .any(|(l, _)| matches!(l, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal));
+        let settings = Settings {
+            permissions,
+            additional_directories,
+            hooks,
+            shell: ShellSettings { sandbox, deny_commands },
+            runtime,
+            audit,
+            compat_claude,
+        };
+        (settings, r.problems)
+    }
+}
+
+/// The value of the highest layer that sets a boolean `key` (for decisions made before
+/// everything is resolved).
+pub(super) fn last_bool(entries: &[Entry], key: &str) -> Option<bool> {
+    winner(entries, key).and_then(|e| e.value.as_bool())
+}
+
+/// The entry of the highest layer setting `key` (the last one on a tie), whose value is valid.
+fn winner<'e>(entries: &'e [Entry], key: &str) -> Option<&'e Entry> {
+    let def = schema::find(key)?;
+    entries.iter().filter(|e| e.key == key && schema::check(def, &e.value).is_ok()).fold(
+        None,
+        |best: Option<&Entry>, e| match best {
+            Some(b) if b.origin.layer > e.origin.layer => Some(b),
+            _ => Some(e),
+        },
+    )
+}
+
+/// Where a relative audit path is relative to: the cwd for flags and variables, the project
+/// for files.
+fn audit_base(loc: &Locations, layer: Layer) -> &Path {
+    match layer {
+        Layer::Env | Layer::Flags => &loc.cwd,
+        _ => &loc.project,
+    }
+}
+
+struct Resolver<'a> {
+    entries: &'a [Entry],
+    loc: &'a Locations,
+    problems: Vec<Problem>,
+}
+
+impl<'a> Resolver<'a> {
+    fn problem(&mut self, entry: &Entry, message: String) {
+        self.problems.push(Problem { origin: entry.origin.clone(), key: entry.key.clone(), message });
+    }
+
+    fn scalar(&self, key: &str) -> Option<&'a Entry> {
+        winner(self.entries, key)
+    }
+
+    fn bool(&self, key: &str) -> Option<bool> {
+        self.scalar(key).and_then(|e| e.value.as_bool())
+    }
+
+    fn int(&self, key: &str) -> Option<i64> {
+        self.scalar(key).and_then(|e| e.value.as_i64())
+    }
+
+    fn usize(&self, key: &str) -> Option<usize> {
+        self.int(key).and_then(|n| usize::try_from(n).ok())
+    }
+
+    fn text(&self, key: &str) -> Option<String> {
+        self.scalar(key).and_then(|e| e.value.as_str().map(str::to_string))
+    }
+
+    /// Every valid item of a list key, in precedence order.
+    fn items(&self, key: &str) -> Vec<&'a Entry> {
+        let Some(def) = schema::find(key) else { return Vec::new() };
+        let mut items: Vec<&Entry> =
+            self.entries.iter().filter(|e| e.key == key && schema::check(def, &e.value).is_ok()).collect();
+        items.sort_by_key(|e| e.origin.layer);
+        items
+    }
+
+    fn rules(&mut self, key: &str, env: &RuleEnv) -> Vec<Rule> {
+        let mut rules = Vec::new();
+        for entry in self.items(key) {
+            let text = entry.value.as_str().unwrap_or_default();
+            let origin = Arc::new(RuleOrigin::new(entry.origin.to_string(), self.loc.base_of(entry.origin.layer)));
+            match Rule::parse(text, origin, env) {
+                Ok(rule) => rules.push(rule),
+                Err(e) => self.problem(entry, e.to_string()),
+            }
+        }
+        rules
+    }
+
+    fn dirs(&mut self, key: &str) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for entry in self.items(key) {
+            let raw = entry.value.as_str().unwrap_or_default();
+            let path =
+                expand_home(raw, &self.loc.home).unwrap_or_else(|| self.loc.base_of(entry.origin.layer).join(raw));
+            match std::fs::canonicalize(&path) {
+                Ok(dir) if dir.is_dir() => {
+                    if !dirs.contains(&dir) {
+                        dirs.push(dir);
+                    }
+                }
+                Ok(_) => self.problem(entry, format!("{} is not a directory", path.display())),
+                Err(e) => self.problem(entry, format!("{}: {e}", path.display())),
+            }
+        }
+        dirs
+    }
+
+    fn patterns(&mut self, key: &str) -> Vec<String> {
+        let mut patterns = Vec::new();
+        for entry in self.items(key) {
+            let pattern = entry.value.as_str().unwrap_or_default();
+            match regex::Regex::new(pattern) {
+                Ok(_) => patterns.push(pattern.to_string()),
+                Err(e) => self.problem(entry, format!("`{pattern}` is not a valid regular expression: {e}")),
+            }
+        }
+        patterns
+    }
+
+    /// Every hook group of every event, each checked on its own so a mistake names its place.
+    fn hooks(&mut self) -> Value {
+        let mut all = Map::new();
+        for def in KEYS.iter().filter(|k| k.kind == schema::Kind::HookGroups) {
+            let event = def.path.trim_start_matches("hooks.");
+            let mut groups = Vec::new();
+            for entry in self.items(def.path) {
+                let one = serde_json::json!({ event: [entry.value.clone()] });
+                match toolbelt_policy::hooks::HookSet::from_json(&one) {
+                    Ok(_) => groups.push(entry.value.clone()),
+                    Err(e) => self.problem(entry, e.to_string()),
+                }
+            }
+            if !groups.is_empty() {
+                all.insert(event.to_string(), Value::Array(groups));
+            }
+        }
+        Value::Object(all)
+    }
+}
+
+/// `~` and `~/x` under `home`.
+fn expand_home(raw: &str, home: &Path) -> Option<PathBuf> {
+    match raw.strip_prefix('~') {
+        Some("") => Some(home.to_path_buf()),
+        Some(rest) if rest.starts_with('/') => Some(home.join(rest.trim_start_matches('/'))),
+        _ => None,
+    }
+}

@@ -1,0 +1,186 @@
+//! Every settings key: its type, its default, and what it does. The one list the loader, the
+//! validator (`config check`), `config show` and the unknown-key suggestions all read.
+
+use serde_json::Value;
+
+/// The type of a key's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Any string.
+    Text,
+    /// One of these strings.
+    Choice(&'static [&'static str]),
+    /// A permission mode (Claude Code's names; `accept-edits` style accepted too).
+    Mode,
+    /// `true` or `false`.
+    Bool,
+    /// An integer in this range.
+    Int {
+        /// Smallest allowed.
+        min: i64,
+        /// Largest allowed.
+        max: i64,
+    },
+    /// A list of strings; every layer's items add up.
+    List,
+    /// A list of hook groups (`{matcher, hooks}`); every layer's groups add up.
+    HookGroups,
+}
+
+impl Kind {
+    /// Whether values from several layers add up (lists) rather than override (scalars).
+    pub fn accumulates(self) -> bool {
+        matches!(self, Kind::List | Kind::HookGroups)
+    }
+}
+
+/// One key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyDef {
+    /// The dotted path (`permissions.mode`).
+    pub path: &'static str,
+    /// Its type.
+    pub kind: Kind,
+    /// Its default, as `config show` prints it.
+    pub default: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+const fn key(path: &'static str, kind: Kind, default: &'static str, doc: &'static str) -> KeyDef {
+    KeyDef { path, kind, default, doc }
+}
+
+const HOOK_DOC: &str = "hook groups: {matcher, hooks = [{type = \"command\"|\"http\", …}]}";
+
+/// Every key, in the order `config show` prints them.
+pub const KEYS: &[KeyDef] = &[
+    key("permissions.mode", Kind::Mode, "\"default\"", "default, acceptEdits, plan, dontAsk or bypassPermissions"),
+    key("permissions.allow", Kind::List, "[]", "rules that run without asking"),
+    key("permissions.ask", Kind::List, "[]", "rules that always ask"),
+    key("permissions.deny", Kind::List, "[]", "rules that never run (a bare tool name also hides the tool)"),
+    key("permissions.additional_directories", Kind::List, "[]", "more workspace roots"),
+    key("permissions.disable_bypass", Kind::Bool, "false", "refuse bypassPermissions mode"),
+    key("hooks.PreToolUse", Kind::HookGroups, "[]", HOOK_DOC),
+    key("hooks.PostToolUse", Kind::HookGroups, "[]", HOOK_DOC),
+    key("hooks.PostToolUseFailure", Kind::HookGroups, "[]", HOOK_DOC),
+    key("hooks.SessionStart", Kind::HookGroups, "[]", HOOK_DOC),
+    key("hooks.SessionEnd", Kind::HookGroups, "[]", HOOK_DOC),
+    key(
+        "sandbox.mode",
+        Kind::Choice(&["read-only", "workspace-write", "danger-full-access"]),
+        "\"workspace-write\"",
+        "how far shell commands are confined",
+    ),
+    key("sandbox.network", Kind::Bool, "false", "whether sandboxed commands may use the network"),
+    key(
+        "sandbox.if_unsandboxed",
+        Kind::Choice(&["ask", "refuse", "run"]),
+        "\"ask\"",
+        "what a command does when the sandbox cannot be applied",
+    ),
+    key("sandbox.writable_roots", Kind::List, "[]", "more directories sandboxed commands may write"),
+    key("shell.deny_commands", Kind::List, "[]", "regular expressions of commands to refuse"),
+    key("runtime.output_budget", Kind::Int { min: 100, max: 100_000_000 }, "30000", "characters of text per result"),
+    key("runtime.default_timeout", Kind::Int { min: 1, max: 86_400 }, "120", "seconds a call runs by default"),
+    key("runtime.max_timeout", Kind::Int { min: 1, max: 86_400 }, "600", "seconds no call may exceed"),
+    key("runtime.concurrency", Kind::Int { min: 1, max: 256 }, "10", "shared calls of a batch run at once"),
+    key("audit.enabled", Kind::Bool, "false", "write one JSON line per call"),
+    key("audit.path", Kind::Text, "\".toolbelt/audit.jsonl\"", "the audit log (relative to the project)"),
+    key("audit.max_bytes", Kind::Int { min: 4_096, max: 1 << 40 }, "10485760", "rotate the log past this size"),
+    key("audit.keep", Kind::Int { min: 0, max: 1_000 }, "5", "rotated audit files kept"),
+    key("compat.claude", Kind::Bool, "false", "also read Claude Code's settings files"),
+];
+
+/// The key at `path`.
+pub fn find(path: &str) -> Option<&'static KeyDef> {
+    KEYS.iter().find(|k| k.path == path)
+}
+
+/// Whether some key lies under `path` (so `path` is a table).
+pub fn is_table(path: &str) -> bool {
+    KEYS.iter().any(|k| k.path.len() > path.len() && k.path.starts_with(path) && k.path.as_bytes()[path.len()] == b'.')
+}
+
+/// The known key closest to an unknown one, when one is close enough to be a typo.
+pub fn suggest(path: &str) -> Option<&'static str> {
+    let last = |p: &str| p.rsplit('.').next().unwrap_or(p).to_ascii_lowercase();
+    KEYS.iter()
+        .map(|k| {
+            let whole = strsim::jaro_winkler(&path.to_ascii_lowercase(), &k.path.to_ascii_lowercase());
+            let tail = strsim::jaro_winkler(&last(path), &last(k.path));
+            (whole.max(tail * 0.97), k.path)
+        })
+        .filter(|(score, _)| *score > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, p)| p)
+}
+
+/// Checks one value (a whole scalar, or one item of a list) against its key's type.
+pub fn check(def: &KeyDef, value: &Value) -> Result<(), String> {
+    let got = || type_name(value);
+    match def.kind {
+        Kind::Text | Kind::List => match value {
+            Value::String(_) => Ok(()),
+            _ => Err(format!("expected a string, got {}", got())),
+        },
+        Kind::Choice(choices) => match value.as_str() {
+            Some(s) if choices.contains(&s) => Ok(()),
+            Some(s) => Err(format!("`{s}` is not one of: {}", choices.join(", "))),
+            None => Err(format!("expected one of {}, got {}", choices.join(", "), got())),
+        },
+        Kind::Mode => match value.as_str() {
+            Some(s) if toolbelt_policy::PermissionMode::parse(s).is_some() => Ok(()),
+            Some(s) => Err(format!(
+                "`{s}` is not a permission mode; use one of: default, acceptEdits, plan, dontAsk, bypassPermissions"
+            )),
+            None => Err(format!("expected a permission mode (a string), got {}", got())),
+        },
+        Kind::Bool => match value {
+            Value::Bool(_) => Ok(()),
+            _ => Err(format!("expected true or false, got {}", got())),
+        },
+        Kind::Int { min, max } => match value.as_i64() {
+            Some(n) if (min..=max).contains(&n) => Ok(()),
+            Some(n) => Err(format!("{n} is out of range ({min} to {max})")),
+            None => Err(format!("expected an integer, got {}", got())),
+        },
+        Kind::HookGroups => match value {
+            Value::Object(_) => Ok(()),
+            _ => Err(format!("expected a hook group ({{matcher, hooks}}), got {}", got())),
+        },
+    }
+}
+
+/// A JSON value's type, in words.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a float",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "a table",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_key_meant() {
+        assert_eq!(suggest("permissions.alow"), Some("permissions.allow"));
+        assert_eq!(suggest("permission.mode"), Some("permissions.mode"));
+        assert_eq!(suggest("sandbox.netwrok"), Some("sandbox.network"));
+        assert_eq!(suggest("hooks.PreToolUs"), Some("hooks.PreToolUse"));
+        assert_eq!(suggest("completely.different"), None);
+    }
+
+    #[test]
+    fn tables_and_keys() {
+        assert!(is_table("permissions") && is_table("hooks") && !is_table("permissions.mode"));
+        assert!(find("audit.keep").is_some() && find("audit").is_none());
+    }
+}

@@ -1,0 +1,143 @@
+//! "Always allow": rules written to the project-local settings file, keeping its comments and
+//! layout, atomically (a temp file beside it, then a rename), so a crash never leaves it
+//! half-written.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use toml_edit::{Array, DocumentMut, Item, Table, Value};
+use toolbelt_policy::RuleStore;
+
+/// Writes allow rules to `<project>/.toolbelt/config.local.toml` (and makes sure git ignores
+/// that file).
+#[derive(Debug, Clone)]
+pub struct LocalRuleStore {
+    file: PathBuf,
+}
+
+impl LocalRuleStore {
+    /// A store writing to `file`.
+    pub fn new(file: impl Into<PathBuf>) -> Self {
+        Self { file: file.into() }
+    }
+
+    /// Adds the rules not already in `permissions.allow`; returns the file.
+    pub fn add(&self, rules: &[String]) -> Result<PathBuf, String> {
+        let fail = |e: &dyn std::fmt::Display| format!("cannot update {}: {e}", self.file.display());
+        let text = match std::fs::read_to_string(&self.file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(fail(&e)),
+        };
+        let mut doc: DocumentMut = text.parse().map_err(|e| fail(&e))?;
+        let permissions = doc.entry("permissions").or_insert_with(|| Item::Table(Table::new()));
+        let Some(permissions) = permissions.as_table_like_mut() else {
+            return Err(fail(&"`permissions` is not a table"));
+        };
+        let allow = permissions.entry("allow").or_insert(Item::Value(Value::Array(Array::new())));
+        let Some(allow) = allow.as_array_mut() else {
+            return Err(fail(&"`permissions.allow` is not an array"));
+        };
+        for rule in rules {
+            if !allow.iter().any(|v| v.as_str() == Some(rule.as_str())) {
+                allow.push(rule.as_str());
+            }
+        }
+        if allow.len() > 1 {
+            allow.iter_mut().for_each(|v| v.decor_mut().set_prefix("\n  "));
+            allow.set_trailing("\n");
+            allow.set_trailing_comma(true);
+        }
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+        write_atomically(&self.file, doc.to_string().as_bytes()).map_err(|e| fail(&e))?;
+        ignore_in_git(dir, &self.file);
+        Ok(self.file.clone())
+    }
+}
+
+impl RuleStore for LocalRuleStore {
+    fn add_allow_rules(&self, rules: &[String]) -> Result<String, String> {
+        self.add(rules).map(|file| format!("project-local {}", file.display()))
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Adds the file's name to `.gitignore` beside it, when not there yet (personal settings are
+/// never meant to be committed). Best effort: a failure is only logged.
+fn ignore_in_git(dir: &Path, file: &Path) {
+    let Some(name) = file.file_name().and_then(|n| n.to_str()) else { return };
+    let ignore = dir.join(".gitignore");
+    let current = std::fs::read_to_string(&ignore).unwrap_or_default();
+    if current.lines().any(|l| l.trim() == name || l.trim() == format!("/{name}")) {
+        return;
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(name);
+    text.push('\n');
+    if let Err(e) = std::fs::write(&ignore, text) {
+        tracing::warn!("cannot add {name} to {}: {e}", ignore.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_are_added_keeping_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".toolbelt/config.local.toml");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(
+            &file,
+            "# my personal settings\n[permissions]\n# things I trust\nallow = [\"Bash(ls *)\"]\nmode = \"acceptEdits\" # yes\n",
+        )
+        .unwrap();
+        let store = LocalRuleStore::new(&file);
+        store.add(&["Bash(cargo test *)".into(), "Bash(ls *)".into()]).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            text,
+            "# my personal settings\n[permissions]\n# things I trust\nallow = [\n  \"Bash(ls *)\",\n  \"Bash(cargo test *)\",\n]\nmode = \"acceptEdits\" # yes\n"
+        );
+        assert_eq!(std::fs::read_to_string(dir.path().join(".toolbelt/.gitignore")).unwrap(), "config.local.toml\n");
+
+        // A missing file is created; a second add of the same rule changes nothing.
+        let other = dir.path().join("new/config.local.toml");
+        LocalRuleStore::new(&other).add(&["Edit(./src/main.rs)".into()]).unwrap();
+        LocalRuleStore::new(&other).add(&["Edit(./src/main.rs)".into()]).unwrap();
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "[permissions]\nallow = [\"Edit(./src/main.rs)\"]\n");
+    }
+
+    #[test]
+    fn a_broken_file_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.local.toml");
+        std::fs::write(&file, "[permissions\n").unwrap();
+        let err = LocalRuleStore::new(&file).add(&["Read".into()]).unwrap_err();
+        assert!(err.starts_with("cannot update"), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "[permissions\n");
+    }
+}

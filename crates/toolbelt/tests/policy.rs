@@ -1,0 +1,355 @@
+//! Permissions, settings layers, hooks and the audit log, through the real binary.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+/// A project directory with its own home and settings, isolated from the machine's.
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    managed: Option<PathBuf>,
+}
+
+impl Project {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (root, home) = (base.join("project"), base.join("home"));
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        Project { _dir: dir, root, home, managed: None }
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn toolbelt(&self) -> Command {
+        let mut cmd = Command::cargo_bin("toolbelt").unwrap();
+        cmd.current_dir(&self.root)
+            .env("NO_COLOR", "1")
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("CI", "true")
+            .env_remove("TOOLBELT_LOG");
+        match &self.managed {
+            Some(file) => cmd.env("TOOLBELT_MANAGED_CONFIG", file),
+            None => cmd.env_remove("TOOLBELT_MANAGED_CONFIG"),
+        };
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.toolbelt().args(args).output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    }
+}
+
+fn write_call(path: &str) -> String {
+    json!({"file_path": path, "content": "hello\n"}).to_string()
+}
+
+#[test]
+fn with_nobody_to_ask_the_denial_names_the_rule_and_the_flag() {
+    let p = Project::new();
+    let (code, out, _) = p.run(&["call", "Write", &write_call("notes/a.txt")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("needs approval"), "{out}");
+    assert!(out.contains("mode default"), "{out}");
+    assert!(out.contains("`Edit(./notes/a.txt)`") && out.contains("--allow 'Edit(./notes/a.txt)'"), "{out}");
+    assert!(!p.root.join("notes/a.txt").exists(), "nothing was written");
+
+    // The flag it names works, and so does the mode that allows edits.
+    let (code, out, _) = p.run(&["call", "Write", &write_call("notes/a.txt"), "--allow", "Edit(./notes/a.txt)"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = p.run(&["call", "Write", &write_call("notes/b.txt"), "--mode", "acceptEdits"]);
+    assert_eq!(code, 0, "{out}");
+    // Reads inside the workspace and read-only commands never ask.
+    assert_eq!(p.run(&["call", "Read", r#"{"file_path":"notes/a.txt"}"#]).0, 0);
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"ls notes | wc -l"}"#]);
+    assert_eq!((code, out.trim()), (0, "2"));
+    // Plan mode refuses writes outright, saying why.
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"touch x"}"#, "--mode", "plan"]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("permission denied: plan mode is read-only"), "{out}");
+}
+
+#[test]
+fn layers_merge_and_the_managed_file_cannot_be_loosened() {
+    let mut p = Project::new();
+    std::fs::create_dir_all(p.home.join(".config/toolbelt")).unwrap();
+    std::fs::write(p.home.join(".config/toolbelt/config.toml"), "[permissions]\nallow = [\"Bash(echo *)\"]\n").unwrap();
+    p.write(".toolbelt/config.toml", "[permissions]\nmode = \"plan\"\nallow = [\"Bash(curl *)\"]\n");
+    p.write(".toolbelt/config.local.toml", "[permissions]\nmode = \"acceptEdits\"\n");
+
+    // Scalars: the highest layer wins (project-local over project); lists add up.
+    let (_, shown, _) = p.run(&["config", "show", "--json"]);
+    let v: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(v["permissions.mode"]["value"], "acceptEdits");
+    assert!(v["permissions.mode"]["source"].as_str().unwrap().contains(".toolbelt/config.local.toml:2"));
+    assert_eq!(v["permissions.allow"]["value"], json!(["Bash(echo *)", "Bash(curl *)"]));
+    assert_eq!(v["sandbox.mode"], json!({"value": "workspace-write", "source": "default"}));
+    // The environment overrides files; flags override the environment.
+    let out =
+        p.toolbelt().args(["config", "show", "--json"]).env("TOOLBELT_PERMISSIONS__MODE", "dontAsk").output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["permissions.mode"]["value"], "dontAsk");
+    let out = p
+        .toolbelt()
+        .args(["config", "show", "--json", "--mode", "plan"])
+        .env("TOOLBELT_PERMISSIONS__MODE", "dontAsk")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["permissions.mode"], json!({"value": "plan", "source": "flag --mode"}));
+
+    // A managed deny holds against every allow below it, bypass mode included.
+    let managed = p.write("managed/managed.toml", "[permissions]\ndeny = [\"Bash(curl *)\"]\n");
+    p.managed = Some(managed.clone());
+    let (code, out, _) = p.run(&[
+        "call",
+        "Bash",
+        r#"{"command":"curl --version"}"#,
+        "--mode",
+        "bypassPermissions",
+        "--allow",
+        "Bash(curl *)",
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.contains("rule `Bash(curl *)` (managed") && out.contains("managed.toml:2"), "{out}");
+    // The managed file's scalars override the flags.
+    std::fs::write(&managed, "[permissions]\nmode = \"plan\"\n").unwrap();
+    let (_, shown, _) = p.run(&["config", "show", "--json", "--mode", "bypassPermissions"]);
+    let v: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(v["permissions.mode"]["value"], "plan");
+}
+
+#[test]
+fn config_check_names_file_line_and_fix() {
+    let p = Project::new();
+    let file = p.write(
+        ".toolbelt/config.toml",
+        "[permissions]\nalow = [\"Bash\"]\ndeny = [\"Bash(\", \"Read(./x)\"]\nmode = \"yolo\"\n\n[sandbox]\nnetwork = \"yes\"\n",
+    );
+    let (code, out, _) = p.run(&["config", "check"]);
+    assert_eq!(code, 1, "{out}");
+    let f = file.display();
+    for expected in [
+        format!("error: {f}:2: permissions.alow: unknown key; did you mean `permissions.allow`?"),
+        format!("error: {f}:3: permissions.deny: invalid rule `Bash(`: a specifier must end with `)`"),
+        format!("error: {f}:4: permissions.mode: `yolo` is not a permission mode"),
+        format!("error: {f}:7: sandbox.network: expected true or false, got a string"),
+    ] {
+        assert!(out.contains(&expected), "missing {expected:?} in:\n{out}");
+    }
+    // Other commands refuse to run with broken settings (exit 2), pointing at the check.
+    let (code, _, err) = p.run(&["call", "Read", r#"{"file_path":"x"}"#]);
+    assert_eq!(code, 2);
+    assert!(err.contains("toolbelt config check"), "{err}");
+
+    std::fs::write(&file, "[permissions]\nallow = [\"Bsh(ls *)\"]\n").unwrap();
+    let (code, out, _) = p.run(&["config", "check"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("warning:") && out.contains("names no tool here; did you mean `Bash`?"), "{out}");
+}
+
+#[test]
+fn explain_says_what_decides_and_what_would_allow() {
+    let p = Project::new();
+    p.write(".toolbelt/config.toml", "[permissions]\ndeny = [\"Read(./.env)\"]\n");
+    let (code, out, _) = p.run(&["permissions", "explain", "Bash", r#"{"command":"cargo build --release"}"#]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("touches:    runs `cargo build --release` (runs alone)"), "{out}");
+    assert!(out.contains("decision:   ask"), "{out}");
+    assert!(out.contains("decided by: mode default"), "{out}");
+    assert!(out.contains("to allow:   --allow 'Bash(cargo build *)'"), "{out}");
+
+    let (_, out, _) = p.run(&["permissions", "explain", "Read", r#"{"file_path":".env"}"#]);
+    assert!(out.contains("decision:   deny"), "{out}");
+    assert!(out.contains("decided by: rule `Read(./.env)` (project ") && out.contains("config.toml:2)"), "{out}");
+
+    let (_, out, _) = p.run(&["permissions", "explain", "--json", "Bash", r#"{"command":"git status"}"#]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"]["decision"], "allow");
+    assert_eq!(v["access"]["concurrency"], "shared");
+}
+
+#[test]
+fn a_bare_deny_rule_hides_the_tool_everywhere() {
+    let p = Project::new();
+    let (_, names, _) = p.run(&["tools", "--format", "names"]);
+    assert!(names.lines().any(|l| l == "Bash"));
+    let (_, names, _) = p.run(&["tools", "--format", "names", "--deny", "Bash"]);
+    assert!(!names.lines().any(|l| l == "Bash"), "{names}");
+    let (_, mcp, _) = p.run(&["tools", "--format", "mcp", "--deny", "Bash"]);
+    assert!(!mcp.contains("\"name\": \"Bash\""));
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"ls"}"#, "--deny", "Bash"]);
+    assert_eq!(code, 2, "{out}");
+}
+
+#[test]
+fn claude_code_settings_apply_as_they_are() {
+    let p = Project::new();
+    p.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash(make *)"], "deny": ["Read(./secrets/**)"], "defaultMode": "acceptEdits"}}"#,
+    );
+    p.write("secrets/key.txt", "k");
+    p.write("Makefile", "all:\n\t@echo built\n");
+    // Off by default: Claude Code's files are not read.
+    let (code, out, _) = p.run(&["call", "Read", r#"{"file_path":"secrets/key.txt"}"#]);
+    assert_eq!(code, 0, "{out}");
+    // With --claude-settings (or [compat] claude = true) they are.
+    let (code, out, _) = p.run(&["call", "Read", r#"{"file_path":"secrets/key.txt"}"#, "--claude-settings"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("claude project") && out.contains(".claude/settings.json:1"), "{out}");
+    p.write(".toolbelt/config.toml", "[compat]\nclaude = true\n");
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"make"}"#]);
+    assert_eq!((code, out.trim()), (0, "built"));
+    let (code, _, _) = p.run(&["call", "Write", &write_call("new.txt")]);
+    assert_eq!(code, 0, "defaultMode acceptEdits applies");
+}
+
+#[test]
+fn hooks_from_settings_block_and_the_audit_log_records_it() {
+    let p = Project::new();
+    p.write(
+        "hooks/guard.sh",
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in *'\"rm '*) echo 'no rm here, use trash' >&2; exit 2;; esac\nexit 0\n",
+    );
+    p.write(
+        ".toolbelt/config.toml",
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{ type = \"command\", command = \"sh $TOOLBELT_PROJECT_DIR/hooks/guard.sh\" }]\n",
+    );
+    let audit = p.root.join("logs/audit.jsonl");
+    let audit_flag = audit.display().to_string();
+    let (code, out, _) = p.run(&[
+        "call",
+        "Bash",
+        r#"{"command":"rm -rf build"}"#,
+        "--mode",
+        "bypassPermissions",
+        "--audit",
+        &audit_flag,
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.contains("no rm here, use trash"), "{out}");
+    let (code, out, _) =
+        p.run(&["call", "Bash", r#"{"command":"echo fine"}"#, "--mode", "bypassPermissions", "--audit", &audit_flag]);
+    assert_eq!((code, out.trim()), (0, "fine"));
+
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&audit).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    let first = &lines[0];
+    assert_eq!(first["tool"], "Bash");
+    assert_eq!(first["input"]["command"], "rm -rf build");
+    assert_eq!(first["outcome"], "denied");
+    assert_eq!(first["decision"]["decision"], "deny");
+    assert!(first["decision"]["source"].as_str().unwrap().contains("PreToolUse hook"), "{first}");
+    assert_eq!(first["hooks"][0]["event"], "PreToolUse");
+    assert!(first["time"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(lines[1]["outcome"], "ok");
+    assert_eq!(lines[1]["decision"]["source"], "mode bypassPermissions");
+    assert!(lines[1]["output_chars"].as_u64().unwrap() >= 4);
+}
+
+#[test]
+fn an_approved_read_outside_the_roots_reaches_only_that_place() {
+    let p = Project::new();
+    let outside = p.root.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("notes.txt"), "outside notes\n").unwrap();
+    let input = json!({"file_path": outside.join("notes.txt")}).to_string();
+    // Asks (outside the roots); nobody to ask: denied, naming the rule.
+    let (code, out, _) = p.run(&["call", "Read", &input]);
+    assert_eq!(code, 1);
+    let rule = format!("Read(/{}/**)", outside.display());
+    assert!(out.contains(&format!("--allow '{rule}'")), "{out}");
+    // With that rule, the file is read (the runtime opens its directory for this call only).
+    let (code, out, _) = p.run(&["call", "Read", &input, "--allow", &rule]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("outside notes"));
+    // The rule does not stretch to a sibling directory.
+    let sibling = p.root.parent().unwrap().join("sibling.txt");
+    std::fs::write(&sibling, "no").unwrap();
+    let (code, _, _) = p.run(&["call", "Read", &json!({"file_path": sibling}).to_string(), "--allow", &rule]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn grants_persist_in_named_sessions_and_always_rules_in_the_local_file() {
+    let p = Project::new();
+    // Grant for the session, through a real terminal.
+    let (out, code) = pty(&p, &["call", "--session", "work", "Bash", r#"{"command":"mkdir -p build"}"#], "s\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Bash wants to run `mkdir -p build`"), "{out}");
+    assert!(out.contains("a  always allow Bash(mkdir *)"), "{out}");
+    // The same named session remembers it (no terminal needed now).
+    let (code, out, _) = p.run(&["call", "--session", "work", "Bash", r#"{"command":"mkdir -p build/x"}"#]);
+    assert_eq!(code, 0, "{out}");
+    // Another session does not.
+    assert_eq!(p.run(&["call", "Bash", r#"{"command":"mkdir -p build/y"}"#]).0, 1);
+
+    // "Always" writes the rule to the project-local settings.
+    let (out, code) = pty(&p, &["call", "Bash", r#"{"command":"touch build/z"}"#], "a\n");
+    assert_eq!(code, 0, "{out}");
+    let local = std::fs::read_to_string(p.root.join(".toolbelt/config.local.toml")).unwrap();
+    assert!(local.contains("allow = [\"Bash(touch *)\"]"), "{local}");
+    assert_eq!(p.run(&["call", "Bash", r#"{"command":"touch build/z"}"#]).0, 0);
+
+    // "Deny" with a reason: the model reads the reason.
+    let (out, code) = pty(&p, &["call", "Bash", r#"{"command":"rm -r build"}"#], "n\nuse git clean instead\n");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the user denied this call: use git clean instead"), "{out}");
+}
+
+/// Runs toolbelt with a real pseudo-terminal as its controlling terminal, typing `answers`
+/// when it asks; returns everything it printed and its exit status.
+fn pty(p: &Project, args: &[&str], answers: &str) -> (String, i32) {
+    let script = r#"
+import os, pty, sys, json, time
+args = json.loads(sys.argv[1]); answers = sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(args[0], args)
+out = b""; sent = False; deadline = time.time() + 30
+while time.time() < deadline:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+    if not sent and b"choice [" in out:
+        for line in answers.splitlines(True):
+            os.write(fd, line.encode()); time.sleep(0.2)
+        sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let bin = assert_cmd::cargo::cargo_bin("toolbelt");
+    let mut argv = vec![bin.display().to_string()];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, &serde_json::to_string(&argv).unwrap(), answers])
+        .current_dir(&p.root)
+        .env("NO_COLOR", "1")
+        .env("HOME", &p.home)
+        .env("XDG_CONFIG_HOME", p.home.join(".config"))
+        .env_remove("CI")
+        .env_remove("TOOLBELT_MANAGED_CONFIG")
+        .output()
+        .unwrap();
+    (String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"), out.status.code().unwrap_or(-1))
+}

@@ -353,3 +353,32 @@ sys.exit(os.waitstatus_to_exitcode(status))
         .unwrap();
     (String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"), out.status.code().unwrap_or(-1))
 }
+
+#[test]
+fn a_hooks_allow_skips_the_modes_question_but_never_a_rule() {
+    let p = Project::new();
+    p.write(
+        "hooks/allow.sh",
+        "#!/bin/sh\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"permissionDecision\": \"allow\", \"permissionDecisionReason\": \"CI bot\", \"updatedInput\": {\"command\": \"touch made-by-hook\"}}}'\n",
+    );
+    p.write(
+        ".toolbelt/config.toml",
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{ type = \"command\", command = \"sh hooks/allow.sh\" }]\n",
+    );
+    // Default mode would ask; the hook allows, and its rewrite is what runs.
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"touch x"}"#]);
+    assert_eq!(code, 0, "{out}");
+    assert!(p.root.join("made-by-hook").exists() && !p.root.join("x").exists());
+    // An ask rule still asks (nobody here: denied); a deny rule still denies.
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"touch x"}"#, "--ask", "Bash(touch *)"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("an ask rule always asks"), "{out}");
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"touch x"}"#, "--deny", "Bash(touch *)"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("a deny rule forbids"), "{out}");
+    // An invalid rewrite is the hook's error, not a crash.
+    p.write("hooks/allow.sh", "#!/bin/sh\necho '{\"hookSpecificOutput\": {\"updatedInput\": {\"command\": 5}}}'\n");
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"ls"}"#]);
+    assert_eq!(code, 1);
+    assert!(out.contains("a PreToolUse hook rewrote the input of `Bash` into an invalid one"), "{out}");
+}

@@ -70,7 +70,8 @@ pub(super) fn pre_answer(response: Response) -> PreAnswer {
                 let reason = hso["permissionDecisionReason"].as_str().unwrap_or("").to_string();
                 answer.decision = match d {
                     "allow" => Some((Decision::Allow, or(reason, "a hook allowed it"))),
-                    "ask" => Some((Decision::Ask, or(reason, "a hook asks for approval"))),
+                    // `defer` hands the decision to a person, as `ask` does.
+                    "ask" | "defer" => Some((Decision::Ask, or(reason, "a hook asks for approval"))),
                     "deny" => Some((Decision::Deny, or(reason, "a hook denied it"))),
                     other => {
                         answer.failed = true;

@@ -2,7 +2,6 @@
 //! layout, atomically (a temp file beside it, then a rename), so a crash never leaves it
 //! half-written.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use toml_edit::{Array, DocumentMut, Item, Table, Value};
@@ -62,23 +61,13 @@ impl RuleStore for LocalRuleStore {
     }
 }
 
+/// The file replaced atomically (temp file, fsync, rename; its permissions kept), with the
+/// file tools' own writer.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let name = path.file_name().ok_or_else(|| std::io::Error::other("the settings path has no file name"))?;
+    let root = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?;
+    toolbelt_tools::fs::atomic::write(&root, Path::new(name), bytes)
 }
 
 /// Adds the file's name to `.gitignore` beside it, when not there yet (personal settings are

@@ -120,10 +120,29 @@ pub enum Command {
     Batch(BatchArgs),
     /// The OS sandbox for shell commands.
     Sandbox(SandboxArgs),
+    /// Serve every tool over MCP (stdio, or Streamable HTTP with --http).
+    Mcp(McpArgs),
     /// The merged settings: where each value comes from, and whether every file is valid.
     Config(ConfigArgs),
     /// What the permission rules decide for a call, and why.
     Permissions(PermissionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8765).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+
+    /// Require `Authorization: Bearer <token>` on HTTP, the token read from this environment
+    /// variable.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub token_env: Option<String>,
+
+    /// A workspace root when the client offers none (repeatable; the first is the working
+    /// directory). Default: --cwd and every --add-dir.
+    #[arg(long, value_name = "DIR")]
+    pub root: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

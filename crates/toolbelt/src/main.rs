@@ -52,6 +52,7 @@ fn main() -> ExitCode {
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
             Command::Batch(args) => cmd::batch::run(&cli.global, args).await,
             Command::Sandbox(args) => cmd::sandbox::run(&cli.global, args),
+            Command::Mcp(args) => cmd::mcp::run(&cli.global, args).await,
             Command::Config(args) => cmd::config::run(&cli.global, args),
             Command::Permissions(args) => cmd::permissions::run(&cli.global, args).await,
         }

@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod call;
 pub mod config;
+pub mod mcp;
 pub mod permissions;
 pub mod sandbox;
 pub mod tools;
@@ -100,6 +101,15 @@ impl Setup {
     /// The runtime every calling command uses: the tools behind the permission engine, the
     /// hooks and the audit log of the settings. `concurrency` overrides the settings' value.
     pub fn runtime(&self, concurrency: Option<usize>) -> anyhow::Result<Runtime> {
+        let approver: Arc<dyn Approver> = match TerminalApprover::open() {
+            Some(terminal) => Arc::new(terminal),
+            None => Arc::new(NoApprover),
+        };
+        self.runtime_with(concurrency, approver)
+    }
+
+    /// [`Setup::runtime`] with the given approver (MCP elicitations instead of a terminal).
+    pub fn runtime_with(&self, concurrency: Option<usize>, approver: Arc<dyn Approver>) -> anyhow::Result<Runtime> {
         self.require_valid()?;
         let mut config: RuntimeConfig = self.settings.runtime.clone();
         if let Some(n) = concurrency {
@@ -116,10 +126,6 @@ impl Setup {
             .map_err(|e| Usage(format!("the hooks settings are invalid: {e}")))?
             .with_permission_mode(engine.mode().as_str())
             .with_project_dir(&self.ws.project);
-        let approver: Arc<dyn Approver> = match TerminalApprover::open() {
-            Some(terminal) => Arc::new(terminal),
-            None => Arc::new(NoApprover),
-        };
         let mut builder = Runtime::builder(Arc::new(registry))
             .config(config)
             .services(services)

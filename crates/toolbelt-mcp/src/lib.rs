@@ -1,0 +1,38 @@
+//! MCP for toolbelt: every tool served to any MCP host, and upstream MCP servers brought in
+//! under the same policy.
+//!
+//! # Server
+//!
+//! [`McpServer`] is an rmcp `ServerHandler` over a [`toolbelt_runtime::Runtime`]: one per
+//! MCP connection (one for stdio, one per Streamable HTTP session), each with a runtime
+//! [`Session`](toolbelt_runtime::Session) of its own — its cwd, read ledger, background tasks
+//! and grants. Every `tools/call` goes through the runtime's whole pipeline, so validation,
+//! permissions, hooks, timeouts, the output budget and the audit log are exactly the CLI's.
+//!
+//! * A tool that fails is an `isError` result the model reads; a request that is wrong at
+//!   the protocol level (an unknown or disabled tool) is a JSON-RPC error.
+//! * The tool's events become `notifications/progress` when the client sent a
+//!   `progressToken` (live `Bash` output, search progress); `notifications/cancelled`
+//!   cancels the call, which kills the processes it started.
+//! * A verdict of `ask` becomes an elicitation (allow once / for this session / deny) when the
+//!   client can elicit ([`approve::SessionApprovers`]); otherwise the call is denied with the
+//!   rule that would allow it.
+//! * Roots the client offers become the session's workspace roots, and follow
+//!   `notifications/roots/list_changed`.
+//!
+//! Protocol: `initialize` for 2025-06-18 and 2025-11-25 (and the older revisions rmcp knows).
+//! A client that probes `server/discover` at 2026-07-28 (the Python SDK's default) is told
+//! the versions this server speaks and falls back to `initialize`: the 2026-07-28 revision
+//! forbids the server-to-client requests that elicitation approvals and roots depend on here.
+//!
+//! # Transports
+//!
+//! stdio ([`serve_stdio`]) keeps stdout for the protocol; logs go to stderr. Streamable HTTP
+//! ([`http::serve`]) binds loopback by default, checks `Host` and `Origin` (DNS-rebinding
+//! protection) and, when configured, a bearer token.
+
+pub mod approve;
+pub mod http;
+mod server;
+
+pub use server::{McpServer, ServerOptions, serve_stdio};

@@ -1,0 +1,171 @@
+//! The MCP server: one [`McpServer`] per connection, over a shared runtime.
+
+mod progress;
+mod result;
+mod roots;
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
+use serde_json::{Value, json};
+use toolbelt_core::{ExportFormat, ToolError};
+use toolbelt_runtime::{Runtime, Session, ToolCall};
+
+use crate::approve::{Elicitor, SessionApprovers};
+
+/// What every connection of a server shares.
+#[derive(Debug)]
+pub struct ServerOptions {
+    /// The working directory of a new session.
+    pub cwd: PathBuf,
+    /// The workspace roots of a new session until its client offers roots (`--root`, or the
+    /// cwd and `--add-dir`s).
+    pub roots: Vec<PathBuf>,
+    /// Where sessions keep their files (spilled output): `<dir>/<session id>/`.
+    pub sessions_dir: PathBuf,
+    /// The runtime's approver, to which each connection registers its elicitor.
+    pub approvers: Arc<SessionApprovers>,
+    /// Instructions for the client's model, sent with `initialize`.
+    pub instructions: Option<String>,
+}
+
+/// One MCP connection: an rmcp `ServerHandler` whose calls run in a session of their own.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    runtime: Arc<Runtime>,
+    options: Arc<ServerOptions>,
+    session: Arc<Session>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.options.approvers.unregister(self.session.id());
+        // The session's background tasks end with it (their slot kills them on drop); the
+        // SessionEnd hooks still get to run if a runtime is around.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let (runtime, session) = (Arc::clone(&self.runtime), Arc::clone(&self.session));
+            handle.spawn(async move { runtime.end_session(&session, "exit").await });
+        }
+    }
+}
+
+static SESSIONS: AtomicU64 = AtomicU64::new(0);
+
+impl McpServer {
+    /// A connection with a fresh session.
+    pub fn new(runtime: Arc<Runtime>, options: Arc<ServerOptions>) -> Self {
+        let millis =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+        let id = format!("mcp-{millis}-{}-{}", std::process::id(), SESSIONS.fetch_add(1, Ordering::Relaxed));
+        let session =
+            Session::new(id.clone(), options.cwd.clone(), options.roots.clone(), options.sessions_dir.join(&id));
+        Self { inner: Arc::new(Inner { runtime, options, session: Arc::new(session) }) }
+    }
+
+    /// The connection's session.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.inner.session
+    }
+
+    fn runtime(&self) -> &Runtime {
+        &self.inner.runtime
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let info = json!({
+            "protocolVersion": ProtocolVersion::LATEST_WITH_INITIALIZE,
+            "capabilities": {"tools": {"listChanged": true}},
+            "serverInfo": {"name": "toolbelt", "title": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": self.inner.options.instructions,
+        });
+        serde_json::from_value(info).unwrap_or_else(|_| ServerConfig::new(Default::default()))
+    }
+
+    /// Up to 2025-11-25: the 2026-07-28 revision forbids the server-to-client requests
+    /// (elicitation, roots) this server's approvals and workspaces rely on, so a client
+    /// probing `server/discover` at 2026-07-28 learns these versions and uses `initialize`.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        if request.capabilities.elicitation.is_some() {
+            let elicitor = Arc::new(Elicitor::new(context.peer.clone()));
+            self.inner.options.approvers.register(self.session().id(), elicitor);
+        }
+        let result = self.negotiate_initialize(&request)?;
+        self.runtime().start_session(self.session(), "startup").await;
+        Ok(result)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        roots::sync(self.session(), &context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        roots::sync(self.session(), &context.peer).await;
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools: Vec<Value> = self.runtime().registry().specs().iter().map(|s| ExportFormat::Mcp.render(s)).collect();
+        serde_json::from_value(json!({ "tools": tools }))
+            .map_err(|e| McpError::internal_error(format!("cannot list the tools: {e}"), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        // An unknown or disabled tool is the client's protocol mistake, not the model's.
+        let entry = self.runtime().registry().lookup(&name).map_err(|e| match e {
+            ToolError::UnknownTool { .. } | ToolError::Disabled { .. } => McpError::invalid_params(e.to_string(), None),
+            other => McpError::internal_error(other.to_string(), None),
+        })?;
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let id = serde_json::to_value(&context.id).map(|v| match v {
+            Value::String(s) => s,
+            other => other.to_string(),
+        });
+        let call = ToolCall::new(id.unwrap_or_else(|_| "call".into()), name, input);
+        let (events, forwarder) = progress::forward(context.meta.get_progress_token(), context.peer.clone());
+        let result = self.runtime().call(self.session(), call, &events, &context.ct).await;
+        drop(events);
+        forwarder.finish().await;
+        result::to_mcp(&result, entry.spec().output_schema.is_some()).map(Into::into)
+    }
+}
+
+/// Serves one connection on stdin/stdout until the client disconnects.
+pub async fn serve_stdio(server: McpServer) -> std::io::Result<()> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| std::io::Error::other(format!("the MCP handshake failed: {e}")))?;
+    running.waiting().await.map_err(|e| std::io::Error::other(format!("the MCP connection failed: {e}")))?;
+    Ok(())
+}

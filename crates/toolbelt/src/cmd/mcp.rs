@@ -1,0 +1,62 @@
+//! `toolbelt mcp`: every tool over MCP, on stdio or Streamable HTTP.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use toolbelt_mcp::approve::SessionApprovers;
+use toolbelt_mcp::http::{self, HttpOptions};
+use toolbelt_mcp::{McpServer, ServerOptions, serve_stdio};
+
+use crate::Usage;
+use crate::cli::{Global, McpArgs};
+use crate::cmd::Setup;
+
+pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
+    let setup = Setup::load(global)?;
+    let approvers = Arc::new(SessionApprovers::default());
+    let runtime = Arc::new(setup.runtime_with(None, approvers.clone())?);
+    super::sandbox::probe_in_background(&setup.sandbox());
+    let roots = if args.root.is_empty() { setup.ws.roots.clone() } else { canonical_dirs(&args.root)? };
+    let cwd = roots.first().cloned().unwrap_or_else(|| setup.ws.cwd.clone());
+    let options = Arc::new(ServerOptions {
+        cwd,
+        roots,
+        sessions_dir: setup.ws.sessions_dir(),
+        approvers,
+        instructions: Some(INSTRUCTIONS.to_string()),
+    });
+    match args.http {
+        None => {
+            serve_stdio(McpServer::new(runtime, options)).await.context("MCP over stdio")?;
+        }
+        Some(bind) => {
+            let token = match &args.token_env {
+                Some(var) => Some(std::env::var(var).map_err(|_| {
+                    Usage(format!("--token-env {var}: the variable is not set; export the token in it"))
+                })?)
+                .filter(|t| !t.is_empty()),
+                None => None,
+            };
+            let shutdown = super::cancel_on_ctrl_c();
+            let new_server = move || McpServer::new(Arc::clone(&runtime), Arc::clone(&options));
+            http::serve(new_server, HttpOptions { bind, token }, shutdown).await.context("MCP over HTTP")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+const INSTRUCTIONS: &str = "toolbelt's tools work on the files of the workspace roots. Paths may be \
+absolute or relative to the session's working directory. Read a file before editing or overwriting it. \
+Calls that need approval are asked about; a denied call says which rule would allow it.";
+
+fn canonical_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    dirs.iter()
+        .map(|d| match std::fs::canonicalize(d) {
+            Ok(p) if p.is_dir() => Ok(p),
+            Ok(p) => Err(Usage(format!("--root {}: not a directory", p.display())).into()),
+            Err(e) => Err(Usage(format!("--root {}: {e}", d.display())).into()),
+        })
+        .collect()
+}

@@ -23,7 +23,28 @@ fn schema_for<T: JsonSchema>() -> Value {
     }
     unwrap_descriptions(&mut value);
     drop_optional_null(&mut value);
+    drop_numeric_formats(&mut value);
     value
+}
+
+/// Removes the `format` schemars gives Rust's number types (`uint64`, `int32`, `double`…):
+/// they are not JSON Schema formats, validators warn about each one (the TypeScript MCP SDK
+/// prints a line per field), and `minimum: 0` already says an integer is unsigned.
+fn drop_numeric_formats(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let numeric = map.get("format").and_then(Value::as_str).is_some_and(|f| {
+                matches!(f, "int8" | "int16" | "int32" | "int64" | "int" | "uint8" | "uint16" | "uint32" | "uint64")
+                    || matches!(f, "uint" | "float" | "double")
+            });
+            if numeric {
+                map.remove("format");
+            }
+            map.values_mut().for_each(drop_numeric_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_numeric_formats),
+        _ => {}
+    }
 }
 
 /// An optional field is shown as its type, not "integer or null": being left out of

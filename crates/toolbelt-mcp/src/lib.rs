@@ -32,6 +32,7 @@
 //! protection) and, when configured, a bearer token.
 
 pub mod approve;
+pub mod client;
 pub mod http;
 mod server;
 

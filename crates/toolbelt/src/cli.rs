@@ -122,6 +122,8 @@ pub enum Command {
     Sandbox(SandboxArgs),
     /// Serve every tool over MCP (stdio, or Streamable HTTP with --http).
     Mcp(McpArgs),
+    /// Connect the configured upstream MCP servers and show each one's state.
+    McpServers(McpServersArgs),
     /// The merged settings: where each value comes from, and whether every file is valid.
     Config(ConfigArgs),
     /// What the permission rules decide for a call, and why.
@@ -143,6 +145,13 @@ pub struct McpArgs {
     /// directory). Default: --cwd and every --add-dir.
     #[arg(long, value_name = "DIR")]
     pub root: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct McpServersArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

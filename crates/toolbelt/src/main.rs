@@ -48,11 +48,12 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match &cli.command {
-            Command::Tools(args) => cmd::tools::run(&cli.global, args),
+            Command::Tools(args) => cmd::tools::run(&cli.global, args).await,
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
             Command::Batch(args) => cmd::batch::run(&cli.global, args).await,
             Command::Sandbox(args) => cmd::sandbox::run(&cli.global, args),
             Command::Mcp(args) => cmd::mcp::run(&cli.global, args).await,
+            Command::McpServers(args) => cmd::mcp_servers::run(&cli.global, args).await,
             Command::Config(args) => cmd::config::run(&cli.global, args),
             Command::Permissions(args) => cmd::permissions::run(&cli.global, args).await,
         }

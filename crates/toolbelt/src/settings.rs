@@ -6,7 +6,7 @@
 //! | layer | file |
 //! |---|---|
 //! | user | `$XDG_CONFIG_HOME/toolbelt/config.toml` (`~/.config/toolbelt/config.toml`) |
-//! | project | `<project>/.toolbelt/config.toml` (shared, committed) |
+//! | project | `<project>/.mcp.json` (Claude Code's MCP servers), then `<project>/.toolbelt/config.toml` (shared, committed) |
 //! | project-local | `<project>/.toolbelt/config.local.toml` (personal, git-ignored; "always" approvals land here) |
 //! | environment | `TOOLBELT_<SECTION>__<KEY>` (`TOOLBELT_PERMISSIONS__MODE=plan`) |
 //! | flags | `--mode`, `--allow`, `--deny`, `--add-dir`, `--sandbox`, … |
@@ -43,6 +43,7 @@ use serde_json::Value;
 
 pub use resolve::{Settings, ShellSettings};
 pub use store::LocalRuleStore;
+pub use toolbelt_mcp::client::UpstreamConfig;
 
 /// A settings layer, ordered from lowest to highest precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -220,6 +221,7 @@ impl Locations {
         if claude {
             files.push((Layer::ClaudeProject, self.project.join(".claude/settings.json")));
         }
+        files.push((Layer::Project, self.project.join(".mcp.json")));
         files.push((Layer::Project, self.project.join(".toolbelt/config.toml")));
         if claude {
             files.push((Layer::ClaudeLocal, self.project.join(".claude/settings.local.json")));
@@ -307,7 +309,9 @@ fn read_files(loaded: &mut Loaded, loc: &Locations, claude: bool) {
         };
         loaded.files_read.push((layer, file.clone()));
         let before = loaded.entries.len();
-        if matches!(layer, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal) {
+        if file.file_name().is_some_and(|n| n == ".mcp.json") {
+            claude::mcp_json_entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
+        } else if matches!(layer, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal) {
             claude::entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
         } else {
             toml_file::entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);

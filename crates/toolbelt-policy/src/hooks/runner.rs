@@ -221,7 +221,7 @@ async fn run_http(url: &str, headers: &BTreeMap<String, String>, timeout: Durati
 }
 
 /// `$VAR` and `${VAR}` replaced by the variable's value (empty when unset).
-pub(super) fn expand_env(value: &str) -> String {
+pub fn expand_env(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(at) = rest.find('$') {

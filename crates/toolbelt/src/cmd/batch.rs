@@ -34,6 +34,10 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
     let setup = Setup::load(global)?;
     let runtime = setup.runtime(args.concurrency.map(usize::from))?;
     let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    let gateway = match setup.needs_gateway(&names) {
+        true => setup.gateway(runtime.registry()).await,
+        false => None,
+    };
     super::probe_sandbox_for(&setup.sandbox(), &runtime, &names);
     let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "batch")?;
     open.start(&runtime).await;
@@ -63,6 +67,9 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
         })
         .await;
     open.close(&runtime).await?;
+    if let Some(gateway) = gateway {
+        gateway.shutdown().await;
+    }
     if let Some(e) = write_error {
         return Err(e.into());
     }

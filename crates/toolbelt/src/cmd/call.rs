@@ -17,6 +17,10 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     let input = read_input(args.input.as_deref())?;
     let setup = Setup::load(global)?;
     let runtime = setup.runtime(Some(1))?;
+    let gateway = match setup.needs_gateway(&[args.tool.as_str()]) {
+        true => setup.gateway(runtime.registry()).await,
+        false => None,
+    };
     // An unknown name is a usage error: say so before opening a session.
     if let Err(e) = runtime.registry().lookup(&args.tool) {
         return Err(Usage(e.to_string()).into());
@@ -28,6 +32,9 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     let call = ToolCall::new("call-1", &args.tool, input);
     let result = runtime.call(&open.session, call, &EventSink::none(), &cancel).await;
     open.close(&runtime).await?;
+    if let Some(gateway) = gateway {
+        gateway.shutdown().await;
+    }
 
     if args.json {
         line(&serde_json::to_string(&call_json(&result))?)?;

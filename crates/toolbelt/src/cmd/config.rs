@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 use toolbelt::settings::Entry;
-use toolbelt::settings::schema::{KEYS, KeyDef};
+use toolbelt::settings::schema::{self, KEYS, KeyDef, Kind};
 
 use crate::cli::{ConfigAction, ConfigArgs, Global};
 use crate::cmd::Setup;
@@ -24,8 +24,12 @@ pub fn run(global: &Global, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
 fn entries_of<'a>(setup: &'a Setup, def: &KeyDef) -> Vec<&'a Entry> {
     let bad: Vec<&toolbelt::settings::Origin> =
         setup.problems.iter().filter(|p| p.key == def.path).map(|p| &p.origin).collect();
-    let mut entries: Vec<&Entry> =
-        setup.loaded.entries.iter().filter(|e| e.key == def.path && !bad.contains(&&e.origin)).collect();
+    let mut entries: Vec<&Entry> = setup
+        .loaded
+        .entries
+        .iter()
+        .filter(|e| schema::find(&e.key).is_some_and(|d| d.path == def.path) && !bad.contains(&&e.origin))
+        .collect();
     entries.sort_by_key(|e| e.origin.layer);
     if !def.kind.accumulates() {
         entries.reverse();
@@ -52,6 +56,22 @@ fn show(setup: &Setup) -> anyhow::Result<ExitCode> {
             section = table;
         }
         let entries = entries_of(setup, def);
+        if def.kind == Kind::Table {
+            // One table per name: the highest layer's, whole.
+            let mut shown: Vec<&str> = Vec::new();
+            for e in &entries {
+                if shown.contains(&e.key.as_str()) {
+                    continue;
+                }
+                shown.push(&e.key);
+                let server = e.key.rsplit('.').next().unwrap_or_default();
+                line(&format!("{}.{server} = {}  # {}", name.trim_end_matches(".*"), compact(&e.value), e.origin))?;
+            }
+            if shown.is_empty() {
+                line(&format!("# {}: none configured", name.trim_end_matches(".*")))?;
+            }
+            continue;
+        }
         if def.kind.accumulates() {
             if entries.is_empty() {
                 line(&format!("{name} = []  # default"))?;
@@ -84,6 +104,14 @@ fn show_json(setup: &Setup) -> anyhow::Result<ExitCode> {
     let mut out = Map::new();
     for def in KEYS {
         let entries = entries_of(setup, def);
+        if def.kind == Kind::Table {
+            for e in &entries {
+                if !out.contains_key(&e.key) {
+                    out.insert(e.key.clone(), json!({"value": e.value, "source": e.origin.to_string()}));
+                }
+            }
+            continue;
+        }
         let value = if def.kind.accumulates() {
             json!({
                 "value": entries.iter().map(|e| e.value.clone()).collect::<Vec<_>>(),

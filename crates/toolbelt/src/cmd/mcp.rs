@@ -18,6 +18,8 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let approvers = Arc::new(SessionApprovers::default());
     let runtime = Arc::new(setup.runtime_with(None, approvers.clone())?);
     super::sandbox::probe_in_background(&setup.sandbox());
+    // Upstream servers join the registry first, so the first tools/list has their tools.
+    let gateway = setup.gateway(runtime.registry()).await;
     let roots = if args.root.is_empty() { setup.ws.roots.clone() } else { canonical_dirs(&args.root)? };
     let cwd = roots.first().cloned().unwrap_or_else(|| setup.ws.cwd.clone());
     let options = Arc::new(ServerOptions {
@@ -27,6 +29,19 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         approvers,
         instructions: Some(INSTRUCTIONS.to_string()),
     });
+    let served = serve(args, runtime, options).await;
+    if let Some(gateway) = gateway {
+        gateway.shutdown().await;
+    }
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(
+    args: &McpArgs,
+    runtime: Arc<toolbelt_runtime::Runtime>,
+    options: Arc<ServerOptions>,
+) -> anyhow::Result<()> {
     match args.http {
         None => {
             serve_stdio(McpServer::new(runtime, options)).await.context("MCP over stdio")?;
@@ -44,7 +59,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
             http::serve(new_server, HttpOptions { bind, token }, shutdown).await.context("MCP over HTTP")?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 const INSTRUCTIONS: &str = "toolbelt's tools work on the files of the workspace roots. Paths may be \

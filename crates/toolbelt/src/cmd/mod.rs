@@ -5,6 +5,7 @@ pub mod batch;
 pub mod call;
 pub mod config;
 pub mod mcp;
+pub mod mcp_servers;
 pub mod permissions;
 pub mod sandbox;
 pub mod tools;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 use toolbelt::settings::{self, Entry, Loaded, Locations, Problem, Settings};
 use toolbelt_core::{CancellationToken, Category, Extensions, Registry};
+use toolbelt_mcp::client::Gateway;
 use toolbelt_policy::hooks::HookSet;
 use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, NoApprover, PermissionEngine};
@@ -91,6 +93,28 @@ impl Setup {
             }
         }
         registry
+    }
+
+    /// Connects the configured upstream MCP servers, their tools joining `registry` (those a
+    /// bare deny rule names stay hidden); `None` when none is configured.
+    pub async fn gateway(&self, registry: &Arc<Registry>) -> Option<Gateway> {
+        if self.settings.mcp_servers.is_empty() {
+            return None;
+        }
+        let gateway = Gateway::start(self.settings.mcp_servers.clone(), Arc::clone(registry)).await;
+        let engine = self.engine();
+        for spec in registry.specs() {
+            if engine.hiding_rule(&spec).is_some() {
+                registry.set_enabled(&spec.name, false);
+            }
+        }
+        Some(gateway)
+    }
+
+    /// Whether calls of these tools need the upstream servers.
+    pub fn needs_gateway(&self, names: &[&str]) -> bool {
+        !self.settings.mcp_servers.is_empty()
+            && names.iter().any(|n| n.starts_with("mcp__") || n.contains("McpResource") || n.contains("mcp_resource"))
     }
 
     /// The sandbox settings.

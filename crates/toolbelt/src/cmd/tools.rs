@@ -9,7 +9,7 @@ use crate::cli::{Global, ToolsArgs, ToolsFormat};
 use crate::cmd::Setup;
 use crate::output::line;
 
-pub fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     let category = match &args.category {
         Some(name) => Some(Category::parse(name).ok_or_else(|| {
             let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
@@ -20,7 +20,8 @@ pub fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     // The settings matter here: a bare deny rule removes a tool from every listing.
     let setup = Setup::load(global)?;
     setup.require_valid()?;
-    let registry = setup.registry(&setup.engine());
+    let registry = std::sync::Arc::new(setup.registry(&setup.engine()));
+    let gateway = setup.gateway(&registry).await;
     let specs: Vec<ToolSpec> = registry
         .specs()
         .into_iter()
@@ -45,6 +46,9 @@ pub fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
             let exported: Vec<_> = specs.iter().map(|s| format.render(s)).collect();
             line(&serde_json::to_string_pretty(&exported)?)?;
         }
+    }
+    if let Some(gateway) = gateway {
+        gateway.shutdown().await;
     }
     Ok(ExitCode::SUCCESS)
 }

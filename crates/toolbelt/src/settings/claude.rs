@@ -73,6 +73,44 @@ pub(super) fn entries(layer: Layer, file: &Path, text: &str, out: &mut Vec<Entry
     }
 }
 
+/// The fields of an `.mcp.json` server entry toolbelt uses; others (Claude Code's own) are
+/// left out rather than refused.
+const MCP_FIELDS: &[&str] = &["type", "command", "args", "env", "cwd", "url", "headers"];
+
+/// A project's `.mcp.json` (`{"mcpServers": {"name": {command, args, env} | {type, url,
+/// headers}}}`) read into `mcp.servers.<name>` entries.
+pub(super) fn mcp_json_entries(
+    layer: Layer,
+    file: &Path,
+    text: &str,
+    out: &mut Vec<Entry>,
+    problems: &mut Vec<Problem>,
+) {
+    let root: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let origin = Origin::file(layer, file, Some(e.line()));
+            problems.push(Problem { origin, key: String::new(), message: format!("not valid JSON: {e}") });
+            return;
+        }
+    };
+    let Some(servers) = root.get("mcpServers").and_then(Value::as_object) else { return };
+    for (name, server) in servers {
+        let line = text.find(&format!("\"{name}\"")).map(|at| line_of(text, at));
+        let value = match server.as_object() {
+            Some(fields) => Value::Object(
+                fields
+                    .iter()
+                    .filter(|(k, _)| MCP_FIELDS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            None => server.clone(),
+        };
+        out.push(Entry { key: format!("mcp.servers.{name}"), value, origin: Origin::file(layer, file, line) });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,8 @@ pub struct Settings {
     pub audit: Option<AuditConfig>,
     /// Whether Claude Code's settings files were read.
     pub compat_claude: bool,
+    /// Upstream MCP servers, by name.
+    pub mcp_servers: Vec<(String, toolbelt_mcp::client::UpstreamConfig)>,
 }
 
 impl Settings {
@@ -109,7 +111,9 @@ impl Settings {
                 .files_read
                 .iter()
                 .any(|(l, _)| matches!(l, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal));
+        let mcp_servers = r.mcp_servers();
         let settings = Settings {
+            mcp_servers,
             permissions,
             additional_directories,
             hooks,
@@ -251,6 +255,39 @@ impl<'a> Resolver<'a> {
             }
         }
         Value::Object(all)
+    }
+}
+
+impl Resolver<'_> {
+    /// Each `mcp.servers.<name>` from the highest layer that defines it, checked.
+    fn mcp_servers(&mut self) -> Vec<(String, toolbelt_mcp::client::UpstreamConfig)> {
+        let mut names: Vec<&str> = self
+            .entries
+            .iter()
+            .filter_map(|e| e.key.strip_prefix("mcp.servers.").filter(|_| schema::find(&e.key).is_some()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut servers = Vec::new();
+        for name in names {
+            let key = format!("mcp.servers.{name}");
+            let Some(entry) = winner(self.entries, &key) else { continue };
+            match serde_json::from_value::<toolbelt_mcp::client::UpstreamConfig>(entry.value.clone())
+                .map_err(|e| e.to_string())
+                .and_then(|c| c.validate().map(|()| c))
+            {
+                Ok(mut config) => {
+                    if let Some(cwd) = &config.cwd
+                        && cwd.is_relative()
+                    {
+                        config.cwd = Some(self.loc.base_of(entry.origin.layer).join(cwd));
+                    }
+                    servers.push((name.to_string(), config));
+                }
+                Err(e) => self.problem(entry, e),
+            }
+        }
+        servers
     }
 }
 

@@ -25,6 +25,8 @@ pub enum Kind {
     List,
     /// A list of hook groups (`{matcher, hooks}`); every layer's groups add up.
     HookGroups,
+    /// A table taken whole (an MCP server's settings); a higher layer replaces it whole.
+    Table,
 }
 
 impl Kind {
@@ -90,11 +92,23 @@ pub const KEYS: &[KeyDef] = &[
     key("audit.max_bytes", Kind::Int { min: 4_096, max: 1 << 40 }, "10485760", "rotate the log past this size"),
     key("audit.keep", Kind::Int { min: 0, max: 1_000 }, "5", "rotated audit files kept"),
     key("compat.claude", Kind::Bool, "false", "also read Claude Code's settings files"),
+    key(
+        "mcp.servers.*",
+        Kind::Table,
+        "{}",
+        "an upstream MCP server: command, args, env, cwd (stdio) or url, headers, bearer_token_env (HTTP); enabled_tools, disabled_tools, timeout, startup_timeout, enabled",
+    ),
 ];
 
-/// The key at `path`.
+/// The key at `path` (`mcp.servers.github` is the key `mcp.servers.*`).
 pub fn find(path: &str) -> Option<&'static KeyDef> {
-    KEYS.iter().find(|k| k.path == path)
+    KEYS.iter().find(|k| match k.path.strip_suffix(".*") {
+        Some(prefix) => path
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .is_some_and(|name| !name.is_empty() && !name.contains('.')),
+        None => k.path == path,
+    })
 }
 
 /// Whether some key lies under `path` (so `path` is a table).
@@ -149,6 +163,10 @@ pub fn check(def: &KeyDef, value: &Value) -> Result<(), String> {
             Value::Object(_) => Ok(()),
             _ => Err(format!("expected a hook group ({{matcher, hooks}}), got {}", got())),
         },
+        Kind::Table => match value {
+            Value::Object(_) => Ok(()),
+            _ => Err(format!("expected a table, got {}", got())),
+        },
     }
 }
 
@@ -182,5 +200,7 @@ mod tests {
     fn tables_and_keys() {
         assert!(is_table("permissions") && is_table("hooks") && !is_table("permissions.mode"));
         assert!(find("audit.keep").is_some() && find("audit").is_none());
+        assert_eq!(find("mcp.servers.github").map(|k| k.path), Some("mcp.servers.*"));
+        assert!(find("mcp.servers").is_none() && find("mcp.servers.a.b").is_none() && is_table("mcp.servers"));
     }
 }

@@ -60,6 +60,14 @@ impl Walker<'_> {
     }
 
     fn leaf(&mut self, path: &str, kind: Kind, item: &Item, span: Option<std::ops::Range<usize>>) {
+        if kind == Kind::Table {
+            match item {
+                Item::Table(t) => self.push(path, table_json(t), span),
+                Item::Value(v @ toml_edit::Value::InlineTable(_)) => self.push(path, to_json(v), span),
+                _ => self.problem(span, path, format!("expected a table, got {}", item.type_name())),
+            }
+            return;
+        }
         if !kind.accumulates() {
             match item.as_value() {
                 Some(v) => self.push(path, to_json(v), v.span().or(span)),

@@ -1,0 +1,144 @@
+//! The gateway: upstream MCP servers whose tools join the registry, under the same policy,
+//! hooks and audit as the built-in ones.
+//!
+//! Every configured server is connected concurrently at start, each within its own startup
+//! timeout (10 s by default); one that fails is reported ([`Gateway::statuses`]) and retried
+//! in the background with backoff, and never holds the others up. A server that crashes is
+//! restarted the same way. Its tools are registered as `mcp__<server>__<tool>`
+//! ([`names`]), minus those its `enabled_tools` / `disabled_tools` leave out; a built-in
+//! tool keeps its name if an upstream one would clash. Each upstream tool is validated
+//! against its own input schema by the registry, then authorized, hooked and audited by the
+//! runtime like any other; its calls have a timeout of their own (60 s by default), pass
+//! progress through and forward cancellation.
+
+mod convert;
+mod handler;
+pub mod names;
+mod resources;
+mod tool;
+mod upstream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::{Peer, RoleClient};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::{Registry, erase};
+
+pub use resources::{ListMcpResources, ReadMcpResource};
+pub use tool::McpTool;
+pub use upstream::{Upstream, UpstreamConfig, UpstreamState};
+
+/// One server's standing, for `toolbelt mcp-servers`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct UpstreamStatus {
+    /// Its name.
+    pub name: String,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// Where it stands.
+    #[serde(flatten)]
+    pub state: UpstreamState,
+}
+
+/// The upstream servers, kept connected until dropped or [`Gateway::shutdown`].
+pub struct Gateway {
+    upstreams: Arc<Vec<Arc<Upstream>>>,
+    shutdown: CancellationToken,
+    supervisors: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway").field("upstreams", &self.upstreams).finish()
+    }
+}
+
+impl Gateway {
+    /// Starts every server and waits for each one's first attempt (bounded by its startup
+    /// timeout); their tools join `registry`, with ListMcpResources and ReadMcpResource.
+    pub async fn start(servers: Vec<(String, UpstreamConfig)>, registry: Arc<Registry>) -> Gateway {
+        let upstreams: Arc<Vec<Arc<Upstream>>> =
+            Arc::new(servers.into_iter().map(|(name, config)| Arc::new(Upstream::new(name, config))).collect());
+        let shutdown = CancellationToken::new();
+        let mut supervisors = Vec::new();
+        for upstream in upstreams.iter() {
+            let registry = Arc::clone(&registry);
+            let on_connect = move |up: Arc<Upstream>, peer: Peer<RoleClient>| {
+                let registry = Arc::clone(&registry);
+                async move { register_tools(&up, &peer, &registry).await }
+            };
+            supervisors.push(tokio::spawn(Arc::clone(upstream).supervise(shutdown.clone(), on_connect)));
+        }
+        let waits = upstreams.iter().map(|u| {
+            u.first_attempt(Duration::from_secs_f64(u.config.startup_timeout.unwrap_or(10.0)) + Duration::from_secs(1))
+        });
+        futures_util::future::join_all(waits).await;
+        if !upstreams.is_empty() {
+            let servers = resources::Servers(Arc::clone(&upstreams));
+            for tool in [erase(ListMcpResources(servers.clone())), erase(ReadMcpResource(servers))] {
+                if let Err(e) = registry.register(tool) {
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+        Gateway { upstreams, shutdown, supervisors }
+    }
+
+    /// Every server's standing.
+    pub fn statuses(&self) -> Vec<UpstreamStatus> {
+        self.upstreams
+            .iter()
+            .map(|u| UpstreamStatus { name: u.name.clone(), transport: u.config.transport(), state: u.state() })
+            .collect()
+    }
+
+    /// Stops every connection (stdio servers are shut down) and waits for it.
+    pub async fn shutdown(mut self) {
+        self.shutdown.cancel();
+        for task in std::mem::take(&mut self.supervisors) {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// Registers the server's tools that are not registered yet; returns how many it has.
+async fn register_tools(up: &Arc<Upstream>, peer: &Peer<RoleClient>, registry: &Registry) -> Result<usize, String> {
+    let tools = peer.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?;
+    let mut registered = up.registered.lock().map(|r| r.clone()).unwrap_or_default();
+    let mut count = 0;
+    for tool in tools {
+        let tool: Value = serde_json::to_value(&tool).unwrap_or(Value::Null);
+        let remote = tool["name"].as_str().unwrap_or_default().to_string();
+        if !up.config.allows_tool(&remote) {
+            continue;
+        }
+        count += 1;
+        let mut name = names::tool_name(&up.name, &remote);
+        if registered.contains(&name) {
+            continue;
+        }
+        if registry.lookup(&name).is_ok() {
+            // Taken (a built-in, or another server's tool sanitized alike): a hashed suffix.
+            name = names::with_suffix(&name, &up.name, &remote);
+        }
+        match registry.register(Arc::new(McpTool::new(name.clone(), &tool, Arc::clone(up)))) {
+            Ok(()) => registered.push(name),
+            Err(e) => {
+                count -= 1;
+                tracing::warn!(server = %up.name, tool = %remote, "not registered: {e}");
+            }
+        }
+    }
+    if let Ok(mut r) = up.registered.lock() {
+        *r = registered;
+    }
+    Ok(count)
+}

@@ -1,0 +1,59 @@
+//! The client side of one upstream connection: progress routed to the call that asked.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::ClientHandler;
+use rmcp::RoleClient;
+use rmcp::model::{ClientConfig, ProgressNotificationParam, ProgressToken};
+use rmcp::service::NotificationContext;
+use serde_json::json;
+use toolbelt_core::ToolContext;
+
+/// Progress notifications go to the context of the call whose token they carry.
+#[derive(Clone, Default)]
+pub struct UpstreamHandler {
+    routes: Arc<Mutex<HashMap<ProgressToken, ToolContext>>>,
+}
+
+impl UpstreamHandler {
+    /// Routes progress of `token` to `cx` until the guard is dropped.
+    pub fn route(&self, token: ProgressToken, cx: ToolContext) -> RouteGuard {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner).insert(token.clone(), cx);
+        RouteGuard { routes: Arc::clone(&self.routes), token }
+    }
+}
+
+/// Removes a progress route when the call ends.
+pub struct RouteGuard {
+    routes: Arc<Mutex<HashMap<ProgressToken, ToolContext>>>,
+    token: ProgressToken,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
+    }
+}
+
+impl ClientHandler for UpstreamHandler {
+    fn get_info(&self) -> ClientConfig {
+        let info = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
+        });
+        serde_json::from_value(info).unwrap_or_default()
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let cx = self.routes.lock().unwrap_or_else(PoisonError::into_inner).get(&params.progress_token).cloned();
+        let Some(cx) = cx else { return };
+        let fraction = params.total.filter(|t| *t > 0.0).map(|t| params.progress / t);
+        let message = params.message.unwrap_or_else(|| match params.total {
+            Some(total) => format!("{} of {total}", params.progress),
+            None => format!("{}", params.progress),
+        });
+        cx.progress(message, fraction);
+    }
+}

@@ -1,0 +1,78 @@
+//! An upstream tool in the registry: validated against its own input schema by the registry,
+//! authorized, hooked and audited like any other tool, called over its server's connection.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolbelt_core::{
+    Access, Annotations, BoxFuture, Category, DynTool, PermissionClass, Prepared, SideEffects, ToolContext, ToolError,
+    ToolOutput, ToolSpec,
+};
+
+use super::upstream::Upstream;
+
+/// One tool of an upstream server.
+pub struct McpTool {
+    spec: ToolSpec,
+    remote: String,
+    read_only: bool,
+    upstream: Arc<Upstream>,
+}
+
+impl McpTool {
+    /// The tool `tool` (as the server listed it) of `upstream`, registered as `name`.
+    pub fn new(name: String, tool: &Value, upstream: Arc<Upstream>) -> Self {
+        let hint = |key: &str, default: bool| tool["annotations"][key].as_bool().unwrap_or(default);
+        let read_only = hint("readOnlyHint", false);
+        let remote = tool["name"].as_str().unwrap_or_default().to_string();
+        let description = tool["description"]
+            .as_str()
+            .filter(|d| !d.trim().is_empty())
+            .map_or_else(|| format!("`{remote}` from the MCP server `{}`.", upstream.name), str::to_string);
+        let mut spec = ToolSpec::new(name, description)
+            .category(Category::Mcp)
+            .tags(["mcp".to_string(), upstream.name.clone()])
+            .annotations(Annotations {
+                read_only,
+                destructive: hint("destructiveHint", true),
+                idempotent: hint("idempotentHint", false),
+                open_world: hint("openWorldHint", true),
+            })
+            // Hints from another server describe, they never authorize: every upstream tool
+            // is external to the permission engine whatever it says of itself.
+            .permission(PermissionClass::External)
+            .side_effects(SideEffects::Network)
+            .default_timeout(upstream.config.call_timeout())
+            .input_schema(tool["inputSchema"].clone());
+        if let Some(title) = tool["title"].as_str().or_else(|| tool["annotations"]["title"].as_str()) {
+            spec = spec.title(title);
+        }
+        if let Some(output) = tool.get("outputSchema").filter(|v| v.is_object()) {
+            spec = spec.output_schema(output.clone());
+        }
+        Self { spec, remote, read_only, upstream }
+    }
+}
+
+impl DynTool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, input: Value) -> Result<Prepared, ToolError> {
+        Ok(Prepared::new(input, ()))
+    }
+
+    fn access(&self, _input: &Prepared, _cx: &ToolContext) -> Result<Access, ToolError> {
+        // What it touches is the server's business; a read-only one may run beside reads.
+        Ok(if self.read_only { Access::shared() } else { Access::exclusive() })
+    }
+
+    fn timeout(&self, _input: &Prepared) -> Option<std::time::Duration> {
+        None
+    }
+
+    fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { self.upstream.call_tool(&self.remote, input.json().clone(), &cx).await })
+    }
+}

@@ -1,0 +1,370 @@
+//! One upstream MCP server: its settings, its connection, and the supervisor that keeps it
+//! connected (restarting a crashed server with backoff).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, RequestId};
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{Peer, RoleClient, ServiceExt as _};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt as _;
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::{ToolContext, ToolError, ToolOutput};
+
+use super::convert::output_from_result;
+use super::handler::UpstreamHandler;
+
+/// How to reach one upstream server (`[mcp.servers.NAME]`, or an entry of `.mcp.json`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// The program of a stdio server.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables added to its environment (`${VAR}` expanded).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Its working directory.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// The endpoint of a Streamable HTTP server.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Headers sent to it (`${VAR}` expanded).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The environment variable holding its bearer token.
+    #[serde(default)]
+    pub bearer_token_env: Option<String>,
+    /// Only these of its tools join the registry (by their names on the server).
+    #[serde(default)]
+    pub enabled_tools: Option<Vec<String>>,
+    /// These of its tools never join the registry.
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+    /// Seconds one call may take (default 60).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// Seconds to connect at start (default 10).
+    #[serde(default)]
+    pub startup_timeout: Option<f64>,
+    /// `false` keeps it configured but unused.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Claude Code's `.mcp.json` transport field (`stdio`, `http`); implied by `command`/`url`.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+}
+
+impl UpstreamConfig {
+    /// Checks the settings make sense, saying what to write otherwise.
+    pub fn validate(&self) -> Result<(), String> {
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => Err("give either `command` (stdio) or `url` (HTTP), not both".into()),
+            (None, None) => Err("give `command` for a stdio server or `url` for an HTTP server".into()),
+            (None, Some(url)) => url::Url::parse(url).map(drop).map_err(|e| format!("`{url}` is not a URL: {e}")),
+            (Some(c), None) if c.trim().is_empty() => Err("`command` is empty".into()),
+            (Some(_), None) => Ok(()),
+        }?;
+        if let Some(kind) = &self.kind
+            && !matches!(kind.as_str(), "stdio" | "http" | "streamable-http")
+        {
+            return Err(format!("transport type `{kind}` is not supported; use stdio or http"));
+        }
+        for secs in [self.timeout, self.startup_timeout].into_iter().flatten() {
+            if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+                return Err(format!("timeout {secs} is out of range (seconds, up to 86400)"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Seconds one call may take.
+    pub fn call_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout.unwrap_or(60.0))
+    }
+
+    fn startup_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.startup_timeout.unwrap_or(10.0))
+    }
+
+    /// Whether a tool of the server (by its own name) may join the registry.
+    pub fn allows_tool(&self, tool: &str) -> bool {
+        self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool))
+            && !self.disabled_tools.iter().any(|t| t == tool)
+    }
+
+    /// `stdio` or `http`.
+    pub fn transport(&self) -> &'static str {
+        if self.url.is_some() { "http" } else { "stdio" }
+    }
+}
+
+/// Where an upstream server stands.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum UpstreamState {
+    /// Not connected yet.
+    Connecting,
+    /// Connected, with this many tools in the registry.
+    Connected {
+        /// Tools it contributes.
+        tools: usize,
+    },
+    /// The last attempt failed (or the server exited); it is retried with backoff.
+    Failed {
+        /// What went wrong.
+        error: String,
+    },
+    /// `enabled = false`.
+    Disabled,
+}
+
+/// One upstream server and its live connection.
+pub struct Upstream {
+    /// The server's name in settings.
+    pub name: String,
+    /// Its settings.
+    pub config: UpstreamConfig,
+    state: RwLock<UpstreamState>,
+    peer: RwLock<Option<Peer<RoleClient>>>,
+    handler: UpstreamHandler,
+    /// The last lines a stdio server wrote to stderr (shown when it fails).
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    attempted: tokio::sync::Notify,
+    /// Registry names of the tools it contributed.
+    pub(super) registered: Mutex<Vec<String>>,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream").field("name", &self.name).field("state", &self.state()).finish()
+    }
+}
+
+impl Upstream {
+    pub(super) fn new(name: String, config: UpstreamConfig) -> Self {
+        let state = if config.enabled == Some(false) { UpstreamState::Disabled } else { UpstreamState::Connecting };
+        Self {
+            name,
+            config,
+            state: RwLock::new(state),
+            peer: RwLock::new(None),
+            handler: UpstreamHandler::default(),
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            attempted: tokio::sync::Notify::new(),
+            registered: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Where it stands now.
+    pub fn state(&self) -> UpstreamState {
+        self.state.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn set_state(&self, state: UpstreamState) {
+        *self.state.write().unwrap_or_else(PoisonError::into_inner) = state;
+    }
+
+    /// The connection, when connected.
+    pub fn peer(&self) -> Option<Peer<RoleClient>> {
+        self.peer.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn set_peer(&self, peer: Option<Peer<RoleClient>>) {
+        *self.peer.write().unwrap_or_else(PoisonError::into_inner) = peer;
+    }
+
+    /// Waits for the end of the first connection attempt (or `limit`).
+    pub(super) async fn first_attempt(&self, limit: Duration) {
+        if self.state() != UpstreamState::Connecting {
+            return;
+        }
+        let _ = tokio::time::timeout(limit, self.attempted.notified()).await;
+    }
+
+    /// Keeps the server connected until `shutdown`: connects, hands the connection to
+    /// `on_connect` (which registers its tools), waits for it to end, and reconnects after
+    /// 1 s, 2 s, 4 s … up to 60 s (back to 1 s after a connection that lasted a minute).
+    pub(super) async fn supervise<F, Fut>(self: Arc<Self>, shutdown: CancellationToken, on_connect: F)
+    where
+        F: Fn(Arc<Upstream>, Peer<RoleClient>) -> Fut,
+        Fut: std::future::Future<Output = Result<usize, String>>,
+    {
+        if self.state() == UpstreamState::Disabled {
+            self.attempted.notify_waiters();
+            return;
+        }
+        let mut backoff = Duration::from_secs(1);
+        loop {
+            let started = Instant::now();
+            let attempt = tokio::select! {
+                r = tokio::time::timeout(self.config.startup_timeout(), self.connect()) => r,
+                () = shutdown.cancelled() => return,
+            };
+            match attempt {
+                Ok(Ok(running)) => {
+                    let peer = running.peer().clone();
+                    match on_connect(Arc::clone(&self), peer.clone()).await {
+                        Ok(tools) => {
+                            self.set_peer(Some(peer));
+                            self.set_state(UpstreamState::Connected { tools });
+                            tracing::info!(server = %self.name, tools, "MCP server connected");
+                        }
+                        Err(e) => self.set_state(UpstreamState::Failed { error: e }),
+                    }
+                    self.attempted.notify_waiters();
+                    let ended = tokio::select! {
+                        r = running.waiting() => r.map(|reason| format!("{reason:?}")).unwrap_or_else(|e| e.to_string()),
+                        () = shutdown.cancelled() => return,
+                    };
+                    self.set_peer(None);
+                    let error = format!("the connection ended ({ended}){}; restarting", self.stderr_tail());
+                    tracing::warn!(server = %self.name, "{error}");
+                    self.set_state(UpstreamState::Failed { error });
+                    if started.elapsed() > Duration::from_secs(60) {
+                        backoff = Duration::from_secs(1);
+                    }
+                }
+                Ok(Err(e)) => {
+                    let error = format!("{e}{}", self.stderr_tail());
+                    tracing::warn!(server = %self.name, "cannot connect: {error}");
+                    self.set_state(UpstreamState::Failed { error });
+                    self.attempted.notify_waiters();
+                }
+                Err(_) => {
+                    let error = format!(
+                        "no answer within {} s{}",
+                        self.config.startup_timeout().as_secs_f64(),
+                        self.stderr_tail()
+                    );
+                    tracing::warn!(server = %self.name, "cannot connect: {error}");
+                    self.set_state(UpstreamState::Failed { error });
+                    self.attempted.notify_waiters();
+                }
+            }
+            tokio::select! {
+                () = tokio::time::sleep(backoff) => {}
+                () = shutdown.cancelled() => return,
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(60));
+        }
+    }
+
+    async fn connect(&self) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
+        let expand = toolbelt_policy::hooks::expand_env;
+        if let Some(url) = &self.config.url {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            if let Some(var) = &self.config.bearer_token_env {
+                let token = std::env::var(var).map_err(|_| format!("the token variable {var} is not set"))?;
+                config = config.auth_header(token);
+            }
+            for (name, value) in &self.config.headers {
+                let name = name.parse().map_err(|e| format!("header `{name}`: {e}"))?;
+                let value = expand(value).parse().map_err(|e| format!("header value: {e}"))?;
+                config.custom_headers.insert(name, value);
+            }
+            let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+            return self.handler.clone().serve(transport).await.map_err(|e| e.to_string());
+        }
+        let program = self.config.command.as_deref().unwrap_or_default();
+        let mut command = tokio::process::Command::new(program);
+        command.args(&self.config.args).envs(self.config.env.iter().map(|(k, v)| (k, expand(v))));
+        if let Some(cwd) = &self.config.cwd {
+            command.current_dir(cwd);
+        }
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+        if let Some(stderr) = stderr {
+            let (tail, name) = (Arc::clone(&self.stderr), self.name.clone());
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(server = %name, "{line}");
+                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                    if tail.len() == 20 {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+            });
+        }
+        self.handler.clone().serve(transport).await.map_err(|e| e.to_string())
+    }
+
+    fn stderr_tail(&self) -> String {
+        let tail = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
+        match tail.back() {
+            Some(last) => format!("; its stderr ended with: {last}"),
+            None => String::new(),
+        }
+    }
+
+    /// Calls one of its tools, with progress passed to `cx` and cancellation passed on.
+    pub async fn call_tool(&self, tool: &str, arguments: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let peer = self.peer().ok_or_else(|| self.unavailable())?;
+        let params: CallToolRequestParams = serde_json::from_value(json!({"name": tool, "arguments": arguments}))
+            .map_err(|e| ToolError::internal(format!("cannot build the call: {e}")))?;
+        let request = ClientRequest::CallToolRequest(Request::new(params));
+        let handle = peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| ToolError::failed(format!("MCP server `{}` could not be sent the call: {e}", self.name)))?;
+        let _route = self.handler.route(handle.progress_token.clone(), cx.clone());
+        // If this future is dropped (the runtime's timeout) or cancelled, the server is told.
+        let mut guard = CancelOnDrop { peer: Some(handle.peer.clone()), id: handle.id.clone() };
+        let outcome = tokio::select! {
+            r = handle.await_response() => r,
+            () = cx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+        };
+        guard.peer = None;
+        let response =
+            outcome.map_err(|e| ToolError::failed(format!("MCP server `{}` failed the call: {e}", self.name)))?;
+        let value = serde_json::to_value(&response).unwrap_or(Value::Null);
+        Ok(output_from_result(&value))
+    }
+
+    pub(super) fn unavailable(&self) -> ToolError {
+        let why = match self.state() {
+            UpstreamState::Failed { error } => error,
+            UpstreamState::Disabled => "it is disabled in the settings".into(),
+            _ => "it is still connecting".into(),
+        };
+        ToolError::failed(format!(
+            "MCP server `{}` is not connected ({why}); it is restarted automatically, so try again shortly, \
+             or check it with `toolbelt mcp-servers`",
+            self.name
+        ))
+    }
+}
+
+/// Sends `notifications/cancelled` for a request abandoned before its answer.
+struct CancelOnDrop {
+    peer: Option<Peer<RoleClient>>,
+    id: RequestId,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else { return };
+        let param = json!({"requestId": self.id, "reason": "the call was cancelled"});
+        let Ok(param) = serde_json::from_value::<CancelledNotificationParam>(param) else { return };
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = peer.notify_cancelled(param).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The gateway against real upstream servers: a toolbelt MCP server over HTTP on loopback, in
+//! this process, and small stdio servers written in Python.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::{EventSink, ToolEvent};
+use toolbelt_mcp::approve::SessionApprovers;
+use toolbelt_mcp::client::{Gateway, UpstreamConfig, UpstreamState};
+use toolbelt_mcp::{McpServer, ServerOptions, http};
+use toolbelt_runtime::{Runtime, Session, ToolCall};
+
+/// A toolbelt server (every built-in tool, no policy) on loopback; its URL.
+async fn upstream(root: &Path, shutdown: CancellationToken) -> String {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let registry = toolbelt_core::Registry::new();
+    toolbelt_tools::register_builtin(&registry).unwrap();
+    let mut services = toolbelt_core::Extensions::default();
+    services.insert(toolbelt_tools::shell::sandbox::SandboxConfig {
+        mode: toolbelt_tools::shell::sandbox::SandboxMode::DangerFullAccess,
+        ..Default::default()
+    });
+    let approvers = Arc::new(SessionApprovers::default());
+    let runtime = Arc::new(Runtime::builder(Arc::new(registry)).services(services).approver(approvers.clone()).build());
+    let options = Arc::new(ServerOptions {
+        cwd: root.to_path_buf(),
+        roots: vec![root.to_path_buf()],
+        sessions_dir: root.join(".sessions"),
+        approvers,
+        instructions: None,
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(http::serve_on(listener, move || McpServer::new(runtime.clone(), options.clone()), None, shutdown));
+    url
+}
+
+struct Side {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    runtime: Runtime,
+    session: Session,
+    gateway: Gateway,
+    _stop: CancellationToken,
+}
+
+fn http_server(url: &str) -> UpstreamConfig {
+    serde_json::from_value(json!({"url": url})).unwrap()
+}
+
+async fn gateway_to(servers: Vec<(&str, UpstreamConfig)>, root: PathBuf, dir: tempfile::TempDir, stop: CancellationToken) -> Side {
+    let registry = Arc::new(toolbelt_core::Registry::new());
+    let servers = servers.into_iter().map(|(n, c)| (n.to_string(), c)).collect();
+    let gateway = Gateway::start(servers, registry.clone()).await;
+    let runtime = Runtime::builder(registry).build();
+    let session = Session::new("gw", root.clone(), vec![root.clone()], root.join(".gw"));
+    Side { _dir: dir, root, runtime, session, gateway, _stop: stop }
+}
+
+async fn side() -> Side {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let stop = CancellationToken::new();
+    let url = upstream(&root, stop.clone()).await;
+    let mut config = http_server(&url);
+    config.disabled_tools = vec!["Write".into()];
+    gateway_to(vec![("up", config)], root, dir, stop).await
+}
+
+impl Side {
+    async fn call(&self, name: &str, input: Value) -> toolbelt_runtime::ToolResult {
+        self.runtime.call(&self.session, ToolCall::new("c1", name, input), &EventSink::none(), &CancellationToken::new()).await
+    }
+}
+
+#[tokio::test]
+async fn upstream_tools_join_the_registry_and_answer() {
+    let s = side().await;
+    assert_eq!(s.gateway.statuses()[0].state, UpstreamState::Connected { tools: 13 });
+    let names: Vec<String> = s.runtime.registry().specs().into_iter().map(|t| t.name).collect();
+    assert!(names.contains(&"mcp__up__Read".to_string()) && names.contains(&"ListMcpResources".to_string()));
+    assert!(!names.contains(&"mcp__up__Write".to_string()), "disabled_tools leaves Write out");
+    let spec = s.runtime.registry().lookup("mcp__up__Bash").unwrap().spec().clone();
+    assert_eq!(spec.title.as_deref(), Some("Run a shell command"));
+    assert!(spec.output_schema.is_some());
+
+    std::fs::write(s.root.join("a.txt"), "from upstream\n").unwrap();
+    let r = s.call("mcp__up__Read", json!({"file_path": "a.txt"})).await;
+    assert!(!r.is_error, "{}", r.text());
+    assert_eq!(r.text(), "     1\tfrom upstream");
+    let r = s.call("mcp__up__Bash", json!({"command": "echo typed"})).await;
+    assert_eq!(r.structured.unwrap()["stdout"], "typed\n");
+    // The upstream's own schema validates the input here, before anything is sent.
+    let r = s.call("mcp__up__Read", json!({"file_path": 7})).await;
+    assert_eq!(r.outcome, "invalid_input");
+    assert!(r.text().contains("/file_path: expected string"), "{}", r.text());
+    // A failure upstream is this call's error.
+    let r = s.call("mcp__up__Read", json!({"file_path": "nope.txt"})).await;
+    assert!(r.is_error && r.text().contains("nope.txt"));
+}
+
+#[tokio::test]
+async fn progress_comes_through_and_cancellation_goes_upstream() {
+    let s = side().await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let seen = seen.clone();
+        EventSink::new(move |e: &ToolEvent| {
+            if let ToolEvent::Progress { message, .. } = e {
+                seen.lock().unwrap().push(message.clone());
+            }
+        })
+    };
+    let input = json!({"command": "for i in 1 2 3; do echo tick$i; sleep 0.2; done"});
+    let r = s.runtime.call(&s.session, ToolCall::new("p", "mcp__up__Bash", input), &sink, &CancellationToken::new()).await;
+    assert!(!r.is_error, "{}", r.text());
+    let progress = seen.lock().unwrap().join("");
+    assert!(progress.contains("tick1") && progress.contains("tick3"), "{progress:?}");
+
+    let pid_file = s.root.join("sleep.pid");
+    let cancel = CancellationToken::new();
+    let input = json!({"command": format!("sleep 60 & echo $! > {}; wait", pid_file.display())});
+    let none = EventSink::none();
+    let call = s.runtime.call(&s.session, ToolCall::new("x", "mcp__up__Bash", input), &none, &cancel);
+    let canceller = async {
+        for _ in 0..200 {
+            if std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n')) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cancel.cancel();
+    };
+    let (r, ()) = tokio::join!(call, canceller);
+    assert_eq!(r.outcome, "cancelled");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let mut gone = false;
+    for _ in 0..200 {
+        gone = !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+        if gone {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the upstream's process {pid} outlived the cancelled call");
+}
+
+#[tokio::test]
+async fn a_failing_server_never_holds_the_others_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let stop = CancellationToken::new();
+    let good = http_server(&upstream(&root, stop.clone()).await);
+    // A port that accepts connections and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut mute: UpstreamConfig = http_server(&format!("http://{}/mcp", silent.local_addr().unwrap()));
+    mute.startup_timeout = Some(1.0);
+    let missing: UpstreamConfig = serde_json::from_value(json!({"command": "/no/such/server"})).unwrap();
+    let s = gateway_to(vec![("good", good), ("mute", mute), ("missing", missing)], root, dir, stop).await;
+    let states: Vec<(String, UpstreamState)> = s.gateway.statuses().into_iter().map(|st| (st.name, st.state)).collect();
+    assert_eq!(states[0], ("good".into(), UpstreamState::Connected { tools: 14 }));
+    assert!(matches!(&states[1].1, UpstreamState::Failed { error } if error.contains("no answer within 1 s")), "{states:?}");
+    assert!(matches!(&states[2].1, UpstreamState::Failed { error } if error.contains("/no/such/server")), "{states:?}");
+    assert!(!s.call("mcp__good__Glob", json!({"pattern": "*"})).await.is_error);
+    drop(silent);
+}
+
+/// A stdio MCP server in Python: counts its starts in `starts`, answers initialize and
+/// tools/list (one tool, `crash`), and exits when `crash` is called.
+fn crashing_server(dir: &Path) -> UpstreamConfig {
+    let script = dir.join("crashy.py");
+    std::fs::write(
+        &script,
+        r#"
+import json, sys
+open(sys.argv[1], "a").write("start\n")
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "crashy", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "crash", "description": "Exits.", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call":
+        sys.exit(3)
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}), flush=True)
+"#,
+    )
+    .unwrap();
+    let starts = dir.join("starts");
+    serde_json::from_value(json!({"command": "python3", "args": [script, starts]})).unwrap()
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_restarted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let config = crashing_server(&root);
+    let s = gateway_to(vec![("crashy", config)], root.clone(), dir, CancellationToken::new()).await;
+    assert_eq!(s.gateway.statuses()[0].state, UpstreamState::Connected { tools: 1 });
+    let r = s.call("mcp__crashy__crash", json!({})).await;
+    assert!(r.is_error, "{}", r.text());
+    let starts = || std::fs::read_to_string(root.join("starts")).unwrap_or_default().lines().count();
+    let mut restarted = false;
+    for _ in 0..100 {
+        if starts() >= 2 && s.gateway.statuses()[0].state == (UpstreamState::Connected { tools: 1 }) {
+            restarted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(restarted, "not restarted: {:?}", s.gateway.statuses());
+}

@@ -52,7 +52,12 @@ fn http_server(url: &str) -> UpstreamConfig {
     serde_json::from_value(json!({"url": url})).unwrap()
 }
 
-async fn gateway_to(servers: Vec<(&str, UpstreamConfig)>, root: PathBuf, dir: tempfile::TempDir, stop: CancellationToken) -> Side {
+async fn gateway_to(
+    servers: Vec<(&str, UpstreamConfig)>,
+    root: PathBuf,
+    dir: tempfile::TempDir,
+    stop: CancellationToken,
+) -> Side {
     let registry = Arc::new(toolbelt_core::Registry::new());
     let servers = servers.into_iter().map(|(n, c)| (n.to_string(), c)).collect();
     let gateway = Gateway::start(servers, registry.clone()).await;
@@ -73,7 +78,9 @@ async fn side() -> Side {
 
 impl Side {
     async fn call(&self, name: &str, input: Value) -> toolbelt_runtime::ToolResult {
-        self.runtime.call(&self.session, ToolCall::new("c1", name, input), &EventSink::none(), &CancellationToken::new()).await
+        self.runtime
+            .call(&self.session, ToolCall::new("c1", name, input), &EventSink::none(), &CancellationToken::new())
+            .await
     }
 }
 
@@ -116,7 +123,8 @@ async fn progress_comes_through_and_cancellation_goes_upstream() {
         })
     };
     let input = json!({"command": "for i in 1 2 3; do echo tick$i; sleep 0.2; done"});
-    let r = s.runtime.call(&s.session, ToolCall::new("p", "mcp__up__Bash", input), &sink, &CancellationToken::new()).await;
+    let r =
+        s.runtime.call(&s.session, ToolCall::new("p", "mcp__up__Bash", input), &sink, &CancellationToken::new()).await;
     assert!(!r.is_error, "{}", r.text());
     let progress = seen.lock().unwrap().join("");
     assert!(progress.contains("tick1") && progress.contains("tick3"), "{progress:?}");
@@ -163,7 +171,10 @@ async fn a_failing_server_never_holds_the_others_up() {
     let s = gateway_to(vec![("good", good), ("mute", mute), ("missing", missing)], root, dir, stop).await;
     let states: Vec<(String, UpstreamState)> = s.gateway.statuses().into_iter().map(|st| (st.name, st.state)).collect();
     assert_eq!(states[0], ("good".into(), UpstreamState::Connected { tools: 14 }));
-    assert!(matches!(&states[1].1, UpstreamState::Failed { error } if error.contains("no answer within 1 s")), "{states:?}");
+    assert!(
+        matches!(&states[1].1, UpstreamState::Failed { error } if error.contains("no answer within 1 s")),
+        "{states:?}"
+    );
     assert!(matches!(&states[2].1, UpstreamState::Failed { error } if error.contains("/no/such/server")), "{states:?}");
     assert!(!s.call("mcp__good__Glob", json!({"pattern": "*"})).await.is_error);
     drop(silent);

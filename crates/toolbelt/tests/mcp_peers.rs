@@ -238,7 +238,9 @@ fn reference_servers_as_upstreams_through_the_gateway() {
     assert_eq!(result(2), (false, "hello from the workspace\n".into()));
     // Not allowed by a rule: the client's elicitation was asked (and approved it).
     assert!(!result(3).0, "{:?}", result(3));
-    assert!(seen["asked"].as_array().unwrap().iter().any(|m| m.as_str().unwrap().starts_with("mcp__files__list_directory")));
+    assert!(
+        seen["asked"].as_array().unwrap().iter().any(|m| m.as_str().unwrap().starts_with("mcp__files__list_directory"))
+    );
     assert!(result(4).1.contains("[image]"), "{:?}", result(4));
     assert!(result(5).1.contains("demo://resource"), "{:?}", result(5));
     // Validated against the upstream's own schema before anything is sent.

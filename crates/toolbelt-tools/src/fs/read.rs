@@ -75,9 +75,17 @@ impl Tool for Read {
     }
 
     async fn call(&self, input: ReadInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        run_blocking(&cx, move |cx| read(&input, cx)).await
+        // A small file is read right here: handing a read of a few kilobytes to the blocking
+        // pool costs two thread wake-ups, more than the read itself. (The size only chooses
+        // the thread; confinement still happens when the file is opened.)
+        let small =
+            std::fs::metadata(absolute(&cx, &input.file_path)).is_ok_and(|m| m.is_file() && m.len() <= INLINE_MAX);
+        if small { read(&input, &cx) } else { run_blocking(&cx, move |cx| read(&input, cx)).await }
     }
 }
+
+/// Files up to this size are read on the calling thread.
+const INLINE_MAX: u64 = 64 * 1024;
 
 fn read(input: &ReadInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let abs = absolute(cx, &input.file_path);

@@ -11,7 +11,10 @@
 //! * **one call**: `Runtime::call`, one call at a time;
 //! * **one call, listening event sink**: the same with a sink that takes every event, to show
 //!   what event streaming adds;
-//! * **batch**: `Runtime::batch` with 100 shared calls, reported per call.
+//! * **batch**: `Runtime::batch` with 100 shared calls, reported per call;
+//! * **permission engine**: one call judged by the real engine (default mode, 20 rules of
+//!   every kind): a read of a path (symlinks resolved, roots compared), and a compound shell
+//!   command (parsed, split, each part matched and classified) on a stand-in `Bash`.
 //!
 //! Each case is warmed up, then timed over several rounds; the table shows the median and
 //! the best round in ns per call, and the overhead over the direct median in µs. The goal
@@ -67,6 +70,114 @@ impl Tool for Noop {
         black_box(input.note);
         Ok(ToolOutput::text("ok"))
     }
+}
+
+/// A stand-in `Bash` that declares the command it would run and runs nothing, so only the
+/// permission engine's work on a command line is measured.
+struct FakeBash;
+
+/// Input of the stand-in `Bash`.
+#[derive(Deserialize, JsonSchema)]
+struct FakeBashInput {
+    /// The command.
+    command: String,
+}
+
+impl Tool for FakeBash {
+    type Input = FakeBashInput;
+    const NAME: &'static str = "Bash";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, "Declares a command.").permission(toolbelt_core::PermissionClass::External)
+    }
+
+    fn access(&self, input: &FakeBashInput, _: &ToolContext) -> Result<Access, ToolError> {
+        Ok(Access::exclusive().executes(input.command.clone()))
+    }
+
+    async fn call(&self, _: FakeBashInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+/// A tool that declares it reads a path.
+struct FakeRead;
+
+/// Input of `FakeRead`.
+#[derive(Deserialize, JsonSchema)]
+struct FakeReadInput {
+    /// The path.
+    file_path: String,
+}
+
+impl Tool for FakeRead {
+    type Input = FakeReadInput;
+    const NAME: &'static str = "Read";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, "Declares a read.").read_only()
+    }
+
+    fn access(&self, input: &FakeReadInput, _: &ToolContext) -> Result<Access, ToolError> {
+        Ok(Access::shared().reads(input.file_path.clone()))
+    }
+
+    async fn call(&self, _: FakeReadInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+/// A runtime with the real permission engine: default mode, 20 rules of every kind.
+fn engine_runtime() -> Runtime {
+    use toolbelt_policy::rules::{Rule, RuleEnv, RuleOrigin};
+    let registry = Registry::new();
+    registry.register(erase(FakeBash)).unwrap();
+    registry.register(erase(FakeRead)).unwrap();
+    let tmp = std::env::temp_dir();
+    let env = RuleEnv { home: tmp.clone(), cwd: tmp.clone() };
+    let origin = Arc::new(RuleOrigin::new("bench", tmp));
+    let parse = |rules: &[&str]| rules.iter().map(|r| Rule::parse(r, origin.clone(), &env).unwrap()).collect();
+    let rules = toolbelt_policy::PermissionRules {
+        mode: toolbelt_policy::PermissionMode::Default,
+        allow: parse(&[
+            "Bash(cargo test *)",
+            "Bash(npm run lint)",
+            "Bash(git diff *)",
+            "Read(~/notes/**)",
+            "WebFetch(domain:docs.rs)",
+            "mcp__docs",
+            "Edit(./src/**)",
+            "Bash(make *)",
+        ]),
+        ask: parse(&["Bash(git push *)", "Edit(./Cargo.lock)", "WebFetch(domain:*.example.com)"]),
+        deny: parse(&[
+            "Read(./.env)",
+            "Read(./secrets/**)",
+            "Bash(curl *)",
+            "Bash(rm -rf *)",
+            "Edit(//etc/**)",
+            "WebFetch(domain:evil.example)",
+            "mcp__untrusted",
+            "Bash(sudo *)",
+            "Read(*.pem)",
+        ]),
+    };
+    let engine = toolbelt_policy::PermissionEngine::new(rules, env);
+    Runtime::builder(Arc::new(registry)).authorizer(Arc::new(engine)).build()
+}
+
+async fn judged_call(f: &Fixture, runtime: &Runtime, name: &str, input: Value, iters: usize) -> Stats {
+    let (events, cancel) = (&EventSink::none(), &CancellationToken::new());
+    let result = runtime.call(&f.session, ToolCall::new("c", name, input.clone()), events, cancel).await;
+    assert!(!result.is_error, "unexpected result: {result:?}");
+    let input = &input;
+    measure(iters, 1, |n| async move {
+        for _ in 0..n {
+            let call = ToolCall::new("c", name, input.clone());
+            black_box(runtime.call(&f.session, call, events, cancel).await);
+        }
+    })
+    .await
 }
 
 struct Fixture {
@@ -166,11 +277,16 @@ async fn all_cases(f: &Fixture, iters: usize) -> Vec<Row> {
     let base = direct(f, iters).await;
     let listening = EventSink::new(|_| {});
     let row = |name, stats| Row { name, stats, baseline: Some(base.median) };
+    let engine = engine_runtime();
+    let file = std::env::temp_dir().join("toolbelt-bench-read.txt").display().to_string();
+    let command = json!({"command": "cargo test --workspace && git diff --stat | tail -3"});
     vec![
         Row { name: "direct tool call (baseline)", stats: base, baseline: None },
         row("pipeline: one call", one_call(f, &EventSink::none(), iters).await),
         row("pipeline: one call, listening event sink", one_call(f, &listening, iters).await),
         row("pipeline: batch of 100 shared calls", batch(f, iters).await),
+        row("+ permission engine: a read", judged_call(f, &engine, "Read", json!({"file_path": file}), iters).await),
+        row("+ permission engine: a compound command", judged_call(f, &engine, "Bash", command, iters / 10).await),
     ]
 }
 

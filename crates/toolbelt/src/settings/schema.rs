@@ -83,7 +83,7 @@ pub const KEYS: &[KeyDef] = &[
     ),
     key("sandbox.writable_roots", Kind::List, "[]", "more directories sandboxed commands may write"),
     key("shell.deny_commands", Kind::List, "[]", "regular expressions of commands to refuse"),
-    key("runtime.output_budget", Kind::Int { min: 100, max: 100_000_000 }, "30000", "characters of text per result"),
+    key("runtime.output_budget", Kind::Int { min: 100, max: 1 << 40 }, "30000", "characters of text per result"),
     key("runtime.default_timeout", Kind::Int { min: 1, max: 86_400 }, "120", "seconds a call runs by default"),
     key("runtime.max_timeout", Kind::Int { min: 1, max: 86_400 }, "600", "seconds no call may exceed"),
     key("runtime.concurrency", Kind::Int { min: 1, max: 256 }, "10", "shared calls of a batch run at once"),

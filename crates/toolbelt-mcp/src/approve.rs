@@ -12,7 +12,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
-use toolbelt_core::{BoxFuture, Touch};
+use toolbelt_core::BoxFuture;
 use toolbelt_policy::{Approval, Approver, CallInfo, NoApprover, Verdict};
 
 /// The runtime's approver: one approver per session id, [`NoApprover`] for the others.
@@ -85,19 +85,7 @@ impl Approver for Elicitor {
 
 /// The elicitation: what the call does, why it asks, and the choices.
 fn question(call: &CallInfo<'_>, verdict: &Verdict) -> Value {
-    let actions: Vec<String> = call
-        .access
-        .touches
-        .iter()
-        .filter_map(|t| match t {
-            Touch::Execute(c) => Some(format!("run `{c}`")),
-            Touch::Read(p) => Some(format!("read {}", p.display())),
-            Touch::Write(p) => Some(format!("write {}", p.display())),
-            Touch::Network(u) => Some(format!("contact {u}")),
-            Touch::State(_) => None,
-        })
-        .collect();
-    let what = if actions.is_empty() { format!("be called with {}", call.input) } else { actions.join(", ") };
+    let what = call.wants();
     let mut choices = vec!["allow_once", "allow_session", "deny"];
     let mut names = vec!["Allow once", "Allow for this session", "Deny"];
     if !verdict.allow_rules.is_empty() {

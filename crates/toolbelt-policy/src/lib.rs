@@ -116,6 +116,36 @@ pub struct CallInfo<'a> {
     pub access: &'a Access,
 }
 
+impl CallInfo<'_> {
+    /// What the call wants to do, for a person deciding on it: "run `make`, write
+    /// /w/a.txt", or, for a tool that declares nothing finer, its input (cut to 300 bytes).
+    pub fn wants(&self) -> String {
+        use toolbelt_core::Touch;
+        let actions: Vec<String> = self
+            .access
+            .touches
+            .iter()
+            .filter_map(|t| match t {
+                Touch::Execute(c) => Some(format!("run `{c}`")),
+                Touch::Read(p) => Some(format!("read {}", p.display())),
+                Touch::Write(p) => Some(format!("write {}", p.display())),
+                Touch::Network(u) => Some(format!("contact {u}")),
+                Touch::State(_) => None,
+            })
+            .collect();
+        if !actions.is_empty() {
+            return actions.join(", ");
+        }
+        let mut input = self.input.to_string();
+        if input.len() > 300 {
+            let cut = (0..=300).rev().find(|&i| input.is_char_boundary(i)).unwrap_or(0);
+            input.truncate(cut);
+            input.push('…');
+        }
+        format!("be called with {input}")
+    }
+}
+
 /// Turns a call into a verdict. Must be quick and must not block: it runs on every call.
 pub trait Authorizer: Send + Sync {
     /// Decides on one call.

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use toolbelt_core::{BoxFuture, Touch};
+use toolbelt_core::BoxFuture;
 use toolbelt_policy::{Approval, Approver, CallInfo, Verdict};
 
 /// Prompts on the controlling terminal, one question at a time.
@@ -53,7 +53,7 @@ impl Approver for TerminalApprover {
 /// What is asked, owned so it can move to the prompting thread.
 struct Question {
     tool: String,
-    actions: Vec<String>,
+    wants: String,
     reason: String,
     source: String,
     rules: Vec<String>,
@@ -61,30 +61,9 @@ struct Question {
 
 impl Question {
     fn of(call: &CallInfo<'_>, verdict: &Verdict) -> Self {
-        let mut actions: Vec<String> = call
-            .access
-            .touches
-            .iter()
-            .filter_map(|t| match t {
-                Touch::Execute(c) => Some(format!("run `{c}`")),
-                Touch::Read(p) => Some(format!("read {}", p.display())),
-                Touch::Write(p) => Some(format!("write {}", p.display())),
-                Touch::Network(u) => Some(format!("contact {u}")),
-                Touch::State(_) => None,
-            })
-            .collect();
-        if actions.is_empty() {
-            let mut input = call.input.to_string();
-            if input.len() > 300 {
-                let cut = (0..=300).rev().find(|&i| input.is_char_boundary(i)).unwrap_or(0);
-                input.truncate(cut);
-                input.push('…');
-            }
-            actions.push(format!("be called with {input}"));
-        }
         Self {
             tool: call.tool.name.clone(),
-            actions,
+            wants: call.wants(),
             reason: verdict.reason.clone(),
             source: verdict.source.clone(),
             rules: verdict.allow_rules.clone(),
@@ -92,7 +71,7 @@ impl Question {
     }
 
     fn ask(&self, tty: &mut File) -> std::io::Result<Approval> {
-        let mut text = format!("\n{} wants to {}\n", self.tool, self.actions.join(", "));
+        let mut text = format!("\n{} wants to {}\n", self.tool, self.wants);
         text.push_str(&format!("  why it asks: {} [{}]\n", self.reason, self.source));
         text.push_str("  y  allow once\n  s  allow for this session\n");
         if !self.rules.is_empty() {

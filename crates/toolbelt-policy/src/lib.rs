@@ -277,7 +277,7 @@ pub struct HookRun {
     /// Whether the hook itself failed (a non-blocking error: the call went on).
     pub failed: bool,
     /// How long it ran.
-    #[serde(serialize_with = "duration_ms")]
+    #[serde(serialize_with = "duration_ms", rename = "duration_ms")]
     pub duration: Duration,
 }
 

@@ -331,3 +331,44 @@ async fn post_hooks_block_replace_and_see_failures() {
     assert!(r.is_error);
     assert_eq!(seen.lock().unwrap().as_slice(), ["err:failed"]);
 }
+
+#[tokio::test]
+async fn every_call_is_audited_with_secrets_redacted() {
+    let log_dir = tempfile::tempdir().unwrap();
+    let path = log_dir.path().join("audit.jsonl");
+    let pre = PreToolOutcome {
+        runs: vec![toolbelt_policy::HookRun {
+            event: toolbelt_policy::HookEvent::PreToolUse,
+            handler: "command ./guard.sh".into(),
+            outcome: "no decision".into(),
+            failed: false,
+            duration: Duration::from_millis(3),
+        }],
+        ..Default::default()
+    };
+    let hooks = Arc::new(TestHooks { pre, post: keep(), seen_post: Arc::default() });
+    let audit = toolbelt_runtime::AuditLog::new(toolbelt_runtime::AuditConfig::at(&path));
+    let h = harness_with(3, RuntimeConfig::default(), |b| b.hooks(hooks).audit(audit));
+    run(&h, "Probe", json!({"text": "hello", "api_token": "s3cret-value"})).await;
+    run(&h, "Prbe", json!({})).await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("s3cret-value"), "{text}");
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    let first = &lines[0];
+    assert_eq!(first["tool"], "Probe");
+    assert_eq!(first["session"], "test");
+    assert_eq!(first["input"], json!({"text": "hello", "api_token": "[redacted]"}));
+    assert_eq!(first["decision"]["decision"], "allow");
+    assert_eq!(first["decision"]["source"], "default policy (allow all)");
+    assert_eq!(
+        first["hooks"][0],
+        json!({"event": "PreToolUse", "handler": "command ./guard.sh", "outcome": "no decision", "failed": false, "duration_ms": 3})
+    );
+    assert_eq!(
+        (first["outcome"].clone(), first["is_error"].clone(), first["output_chars"].clone()),
+        (json!("ok"), json!(false), json!(5))
+    );
+    // A call refused before it ran is recorded too.
+    assert_eq!((lines[1]["tool"].clone(), lines[1]["outcome"].clone()), (json!("Prbe"), json!("unknown_tool")));
+}

@@ -41,6 +41,8 @@ pub struct ProbeInput {
     pub timeout_ms: Option<u64>,
     /// Ask for approval with this reason.
     pub approval: Option<String>,
+    /// A credential, ignored (audit logs must not show it).
+    pub api_token: Option<String>,
 }
 
 /// Shared observations of every probe call.

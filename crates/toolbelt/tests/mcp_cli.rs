@@ -1,0 +1,146 @@
+//! `toolbelt mcp` and `toolbelt mcp-servers` as processes, spoken to in raw JSON-RPC.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn toolbelt(root: &Path) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+    cmd.current_dir(root)
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("home/.config"))
+        .env("CI", "true")
+        .env_remove("TOOLBELT_MANAGED_CONFIG")
+        .env_remove("TOOLBELT_LOG");
+    cmd
+}
+
+fn project() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    (dir, root)
+}
+
+/// Sends each message, reads one answer line per request; every line on stdout must be JSON.
+fn converse(root: &Path, messages: &[Value]) -> Vec<Value> {
+    let mut child = toolbelt(root)
+        .args(["mcp", "-v"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        if message.get("id").is_some() {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            answers
+                .push(serde_json::from_str::<Value>(&line).unwrap_or_else(|_| panic!("not JSON on stdout: {line:?}")));
+        }
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(rest.trim().is_empty(), "stdout must carry only protocol messages: {rest:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).is_empty(), "with -v, logs go to stderr");
+    answers
+}
+
+fn initialize(id: u64, version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+#[test]
+fn initialize_answers_each_supported_revision() {
+    let (_dir, root) = project();
+    for version in ["2025-06-18", "2025-11-25", "2025-03-26"] {
+        let answers = converse(&root, &[initialize(1, version)]);
+        assert_eq!(answers[0]["result"]["protocolVersion"], version);
+        assert_eq!(answers[0]["result"]["serverInfo"]["name"], "toolbelt");
+    }
+    // A 2026-07-28 discovery probe is told what is supported, so the client can fall back.
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let answers = converse(&root, &[discover, initialize(2, "2025-11-25")]);
+    assert!(answers[0]["error"].is_object(), "{}", answers[0]);
+    assert!(answers[0].to_string().contains("2025-11-25"), "the error names the supported versions: {}", answers[0]);
+    assert_eq!(answers[1]["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[test]
+fn a_session_over_stdio() {
+    let (_dir, root) = project();
+    std::fs::write(root.join("notes.txt"), "one\ntwo\n").unwrap();
+    let call = |id: u64, name: &str, args: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
+    let answers = converse(
+        &root,
+        &[
+            initialize(1, "2025-06-18"),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            call(3, "Read", json!({"file_path": "notes.txt"})),
+            call(4, "Edit", json!({"file_path": "notes.txt", "old_string": "two", "new_string": "2"})),
+            call(5, "Nope", json!({})),
+        ],
+    );
+    let tools = answers[1]["result"]["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "Edit" && t["annotations"]["destructiveHint"] == true));
+    assert_eq!(answers[2]["result"]["content"][0]["text"], "     1\tone\n     2\ttwo");
+    // Default mode, nobody to ask: the edit is refused with the rule that would allow it.
+    let denied = answers[3]["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(answers[3]["result"]["isError"], true);
+    assert!(denied.contains("--allow 'Edit(./notes.txt)'"), "{denied}");
+    assert_eq!(answers[4]["error"]["code"], -32602);
+}
+
+#[test]
+fn mcp_servers_reports_each_upstream() {
+    let (_dir, root) = project();
+    let script = root.join("tiny.py");
+    std::fs::write(
+        &script,
+        r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "tiny", "version": "1"}}
+    elif msg.get("method") == "tools/list":
+        result = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}},
+                            {"name": "drop table", "inputSchema": {"type": "object"}}]}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".mcp.json"),
+        json!({"mcpServers": {"tiny": {"command": "python3", "args": [script]}, "gone": {"command": "/no/such/binary"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = toolbelt(&root).arg("mcp-servers").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "a failed server makes the exit status 1: {text}");
+    assert!(text.contains("tiny  stdio      connected, 2 tools"), "{text}");
+    assert!(text.contains("gone  stdio      failed: cannot start `/no/such/binary`"), "{text}");
+    let names = toolbelt(&root).args(["tools", "--format", "names", "--category", "mcp"]).output().unwrap();
+    let names = String::from_utf8_lossy(&names.stdout);
+    assert!(names.contains("mcp__tiny__ping") && names.contains("mcp__tiny__drop_table"), "{names}");
+}

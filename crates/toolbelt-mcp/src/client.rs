@@ -71,9 +71,7 @@ impl Gateway {
             };
             supervisors.push(tokio::spawn(Arc::clone(upstream).supervise(shutdown.clone(), on_connect)));
         }
-        let waits = upstreams.iter().map(|u| {
-            u.first_attempt(Duration::from_secs_f64(u.config.startup_timeout.unwrap_or(10.0)) + Duration::from_secs(1))
-        });
+        let waits = upstreams.iter().map(|u| u.first_attempt(u.config.startup_timeout() + Duration::from_secs(1)));
         futures_util::future::join_all(waits).await;
         if !upstreams.is_empty() {
             let servers = resources::Servers(Arc::clone(&upstreams));

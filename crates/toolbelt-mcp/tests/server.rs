@@ -67,24 +67,18 @@ async fn images_come_back_as_image_content() {
     assert!(!image["data"].as_str().unwrap().is_empty());
 }
 
+/// A Bash call sent as a cancellable request, which carries a progress token.
+async fn bash_in_flight(h: &Harness, command: &str) -> rmcp::service::RequestHandle<rmcp::RoleClient> {
+    let params: CallToolRequestParams =
+        serde_json::from_value(json!({"name": "Bash", "arguments": {"command": command}})).unwrap();
+    let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(params));
+    h.client.peer().send_cancellable_request(request, PeerRequestOptions::default()).await.unwrap()
+}
+
 #[tokio::test]
 async fn live_output_arrives_as_progress() {
     let h = connect(PermissionMode::BypassPermissions, &[], Client::default()).await;
-    let params: CallToolRequestParams = serde_json::from_value(json!({
-        "name": "Bash",
-        "arguments": {"command": "for i in 1 2 3; do echo line$i; sleep 0.2; done"},
-    }))
-    .unwrap();
-    // A cancellable request carries a progress token.
-    let handle = h
-        .client
-        .peer()
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(rmcp::model::Request::new(params)),
-            PeerRequestOptions::default(),
-        )
-        .await
-        .unwrap();
+    let handle = bash_in_flight(&h, "for i in 1 2 3; do echo line$i; sleep 0.2; done").await;
     let response = handle.await_response().await.unwrap();
     let response = serde_json::to_value(&response).unwrap();
     assert!(response.to_string().contains("line3"), "{response}");
@@ -96,20 +90,7 @@ async fn live_output_arrives_as_progress() {
 async fn cancelling_a_call_kills_its_processes() {
     let h = connect(PermissionMode::BypassPermissions, &[], Client::default()).await;
     let pid_file = h.root.join("sleeper.pid");
-    let params: CallToolRequestParams = serde_json::from_value(json!({
-        "name": "Bash",
-        "arguments": {"command": format!("sleep 60 & echo $! > {}; wait", pid_file.display())},
-    }))
-    .unwrap();
-    let handle = h
-        .client
-        .peer()
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(rmcp::model::Request::new(params)),
-            PeerRequestOptions::default(),
-        )
-        .await
-        .unwrap();
+    let handle = bash_in_flight(&h, &format!("sleep 60 & echo $! > {}; wait", pid_file.display())).await;
     assert!(eventually(|| std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n'))).await);
     let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
     assert!(alive(&pid));

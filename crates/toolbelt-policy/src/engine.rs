@@ -15,12 +15,13 @@
 //! that would let such calls run, which approvers offer as "for this session" / "always".
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use toolbelt_core::{PermissionClass, SessionSlot, SessionState, ToolSpec, Touch};
+use toolbelt_core::{PermissionClass, Registry, SessionSlot, SessionState, ToolSpec, Touch};
 
 use crate::mode::{PartKind, PermissionMode};
+use crate::paths::Roots;
 use crate::rules::{self, Part, Rule, RuleEnv, RuleOrigin};
 use crate::{Approval, Authorizer, CallInfo, Decision, Verdict};
 
@@ -109,14 +110,19 @@ impl PermissionEngine {
         self.rules.mode
     }
 
-    /// The rules.
-    pub fn rules(&self) -> &PermissionRules {
-        &self.rules
-    }
-
     /// The bare deny rule that removes this tool from listings and exports, if any.
     pub fn hiding_rule(&self, tool: &ToolSpec) -> Option<&Rule> {
         self.rules.deny.iter().find(|r| r.is_bare() && r.names_tool(tool))
+    }
+
+    /// Disables every tool of `registry` a bare deny rule names, so it leaves every listing
+    /// and export (a call to it is refused as disabled).
+    pub fn hide_denied(&self, registry: &Registry) {
+        for spec in registry.specs() {
+            if self.hiding_rule(&spec).is_some() {
+                registry.set_enabled(&spec.name, false);
+            }
+        }
     }
 
     fn session_grants(&self, session: &SessionState) -> Vec<Rule> {
@@ -136,17 +142,10 @@ impl PermissionEngine {
             .collect()
     }
 
-    fn judge(
-        &self,
-        call: &CallInfo<'_>,
-        part: &Part,
-        roots: &[PathBuf],
-        grants: &[Rule],
-        persisted: &[Rule],
-    ) -> Judged {
+    fn judge(&self, call: &CallInfo<'_>, part: &Part, roots: &Roots, grants: &[Rule], persisted: &[Rule]) -> Judged {
         let (tool, input) = (call.tool, call.input);
         let outside = match part {
-            Part::Read { given, real } | Part::Write { given, real } if !within(given, real, roots) => {
+            Part::Read { given, real } | Part::Write { given, real } if !roots.contain(given, real) => {
                 Some(given.clone())
             }
             _ => None,
@@ -260,7 +259,7 @@ impl Authorizer for PermissionEngine {
             );
         }
 
-        let roots = call.session.roots();
+        let roots = Roots::new(&call.session.roots());
         let grants = self.session_grants(call.session);
         let persisted = self.persisted.read().unwrap_or_else(PoisonError::into_inner);
         let judged: Vec<Judged> = parts.iter().map(|p| self.judge(call, p, &roots, &grants, &persisted)).collect();
@@ -330,12 +329,6 @@ impl Authorizer for PermissionEngine {
             Err(e) => tracing::warn!("could not save the allow rules {:?} for good: {e}", verdict.allow_rules),
         }
     }
-}
-
-/// Whether a part's path is inside the roots, as declared and as it really is.
-fn within(given: &Path, real: &Path, roots: &[PathBuf]) -> bool {
-    let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r) || p.starts_with(crate::paths::real_path(r)));
-    inside(given) && inside(real)
 }
 
 /// `Bash` specifier for a command: its first plain words (at most two) then ` *`, so

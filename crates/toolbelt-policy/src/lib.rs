@@ -87,12 +87,6 @@ impl Verdict {
         }
     }
 
-    /// The same verdict, naming the allow rules that would let such calls run.
-    pub fn with_allow_rules(mut self, rules: Vec<String>) -> Self {
-        self.allow_rules = rules;
-        self
-    }
-
     /// The stricter of two verdicts (the first on a tie).
     pub fn max(self, other: Verdict) -> Verdict {
         if other.decision > self.decision { other } else { self }

@@ -91,26 +91,6 @@ pub(crate) enum PartKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Decision::{Allow, Ask, Deny};
-    use PartKind::*;
-
-    /// The modes × access matrix, row by row as the documentation states it.
-    #[test]
-    fn modes_by_access() {
-        let kinds = [ReadInside, ReadOutside, WriteInside, WriteOutside, ReadOnlyCommand, Command, Network, State];
-        let table = [
-            (PermissionMode::Default, [Allow, Ask, Ask, Ask, Allow, Ask, Ask, Allow]),
-            (PermissionMode::AcceptEdits, [Allow, Ask, Allow, Ask, Allow, Ask, Ask, Allow]),
-            (PermissionMode::Plan, [Allow, Ask, Deny, Deny, Allow, Deny, Ask, Allow]),
-            (PermissionMode::DontAsk, [Allow, Deny, Deny, Deny, Allow, Deny, Deny, Allow]),
-            (PermissionMode::BypassPermissions, [Allow; 8]),
-        ];
-        for (mode, row) in table {
-            for (kind, want) in kinds.iter().zip(row) {
-                assert_eq!(mode.baseline(*kind), want, "{mode} × {kind:?}");
-            }
-        }
-    }
 
     #[test]
     fn parses_names_leniently() {

@@ -51,22 +51,46 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Whether `path` is one of `roots` or lies beneath one, compared component by component
-/// (`/w/app2` is not inside `/w/app`). Both the path as given and its real location must be
-/// inside: a symlink inside the roots that leads out is outside.
+/// Workspace roots, each as given and as it really is: resolved once per call, then asked
+/// about every path the call touches.
+#[derive(Debug, Clone)]
+pub struct Roots(Vec<PathBuf>);
+
+impl Roots {
+    /// The roots and their real locations.
+    pub fn new(roots: &[PathBuf]) -> Self {
+        let mut all: Vec<PathBuf> = Vec::with_capacity(roots.len() * 2);
+        for root in roots {
+            for candidate in [root.clone(), real_path(root)] {
+                if !all.contains(&candidate) {
+                    all.push(candidate);
+                }
+            }
+        }
+        Roots(all)
+    }
+
+    /// Whether a path, as declared (`given`, normalized) and as it really is (`real`), lies
+    /// inside the roots, compared component by component (`/w/app2` is not inside `/w/app`).
+    /// Both must be inside: a symlink inside the roots that leads out is outside.
+    pub fn contain(&self, given: &Path, real: &Path) -> bool {
+        let inside = |p: &Path| self.0.iter().any(|r| p.starts_with(r));
+        inside(given) && inside(real)
+    }
+}
+
+/// Whether `path` is one of `roots` or lies beneath one; see [`Roots::contain`].
 pub fn inside_roots(path: &Path, roots: &[PathBuf]) -> bool {
-    let given = normalize(path);
-    let real = real_path(path);
-    let within = |p: &Path| roots.iter().any(|r| p.starts_with(r) || p.starts_with(real_path(r)));
-    within(&given) && within(&real)
+    Roots::new(roots).contain(&normalize(path), &real_path(path))
 }
 
 /// The paths a call reads or writes that lie outside the roots, in declaration order.
 pub fn outside_roots(access: &Access, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let roots = Roots::new(roots);
     let mut out: Vec<PathBuf> = Vec::new();
     for touch in &access.touches {
         if let Touch::Read(p) | Touch::Write(p) = touch
-            && !inside_roots(p, roots)
+            && !roots.contain(&normalize(p), &real_path(p))
             && !out.contains(p)
         {
             out.push(p.clone());

@@ -11,7 +11,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -88,11 +88,6 @@ impl AuditLog {
     /// A log as configured; nothing is opened until the first record.
     pub fn new(config: AuditConfig) -> Self {
         Self { config, file: Mutex::new(None), warned: AtomicBool::new(false) }
-    }
-
-    /// The log file's path.
-    pub fn path(&self) -> &Path {
-        &self.config.path
     }
 
     /// Appends one record. Never fails: a problem is a warning on stderr, once.
@@ -238,6 +233,8 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use serde_json::json;
 

@@ -69,6 +69,11 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// Whether this is one of Claude Code's settings files.
+    pub fn is_claude(self) -> bool {
+        matches!(self, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal)
+    }
+
     /// The layer's name, as `config show` prints it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -261,30 +266,19 @@ pub fn load(
     env: impl IntoIterator<Item = (String, String)>,
     claude_flag: bool,
 ) -> Loaded {
-    let env_entries = {
-        let mut problems = Vec::new();
-        let entries = env::entries(env, &mut problems);
-        (entries, problems)
-    };
-    // Whether Claude Code's files are read is itself a setting: decide it from toolbelt's own
-    // layers first.
-    let mut first = Loaded::default();
-    read_files(&mut first, loc, false);
-    first.entries.extend(env_entries.0.iter().cloned());
-    first.entries.extend(flags.iter().cloned());
-    let claude = claude_flag || resolve::last_bool(&first.entries, "compat.claude").unwrap_or(false);
-
     let mut loaded = Loaded::default();
-    read_files(&mut loaded, loc, claude);
-    let (env_entries, env_problems) = env_entries;
-    loaded.problems.extend(env_problems);
-    // Files come in layer order; env and flags sit between project-local and managed.
-    let managed_at =
-        loaded.entries.iter().position(|e| e.origin.layer == Layer::Managed).unwrap_or(loaded.entries.len());
-    let tail = loaded.entries.split_off(managed_at);
-    loaded.entries.extend(env_entries);
+    read_files(&mut loaded, loc.files(false));
+    loaded.entries.extend(env::entries(env, &mut loaded.problems));
     loaded.entries.extend(flags);
-    loaded.entries.extend(tail);
+    // Whether Claude Code's files are read is itself a setting, decided by toolbelt's own
+    // layers; then only those files are read.
+    if claude_flag || resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false) {
+        let claude = loc.files(true).into_iter().filter(|(layer, _)| layer.is_claude());
+        read_files(&mut loaded, claude);
+    }
+    // Every layer in precedence order; within a layer, file order (the sort is stable).
+    loaded.entries.sort_by_key(|e| e.origin.layer);
+    loaded.files_read.sort_by_key(|(layer, _)| *layer);
     let mut problems = Vec::new();
     for entry in &loaded.entries {
         check_entry(entry, &mut problems);
@@ -293,8 +287,8 @@ pub fn load(
     loaded
 }
 
-fn read_files(loaded: &mut Loaded, loc: &Locations, claude: bool) {
-    for (layer, file) in loc.files(claude) {
+fn read_files(loaded: &mut Loaded, files: impl IntoIterator<Item = (Layer, PathBuf)>) {
+    for (layer, file) in files {
         let text = match std::fs::read_to_string(&file) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -311,7 +305,7 @@ fn read_files(loaded: &mut Loaded, loc: &Locations, claude: bool) {
         let before = loaded.entries.len();
         if file.file_name().is_some_and(|n| n == ".mcp.json") {
             claude::mcp_json_entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
-        } else if matches!(layer, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal) {
+        } else if layer.is_claude() {
             claude::entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
         } else {
             toml_file::entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);

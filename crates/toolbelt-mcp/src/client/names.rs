@@ -28,11 +28,6 @@ pub fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }
 
-/// The MCP server prefix of registry names (`mcp__github__`).
-pub fn server_prefix(server: &str) -> String {
-    format!("mcp__{}__", sanitize(server))
-}
-
 fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, b| (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }

@@ -94,7 +94,8 @@ impl UpstreamConfig {
         Duration::from_secs_f64(self.timeout.unwrap_or(60.0))
     }
 
-    fn startup_timeout(&self) -> Duration {
+    /// Seconds to connect at start.
+    pub fn startup_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.startup_timeout.unwrap_or(10.0))
     }
 
@@ -187,10 +188,13 @@ impl Upstream {
 
     /// Waits for the end of the first connection attempt (or `limit`).
     pub(super) async fn first_attempt(&self, limit: Duration) {
+        // Waiting from before the look at the state: an attempt that ends in between still
+        // wakes us.
+        let attempted = self.attempted.notified();
         if self.state() != UpstreamState::Connecting {
             return;
         }
-        let _ = tokio::time::timeout(limit, self.attempted.notified()).await;
+        let _ = tokio::time::timeout(limit, attempted).await;
     }
 
     /// Keeps the server connected until `shutdown`: connects, hands the connection to

@@ -11,6 +11,7 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
 use serde_json::json;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use toolbelt_core::{EventSink, ToolEvent};
 
 /// The most text one notification carries.
@@ -19,12 +20,14 @@ const MAX_MESSAGE: usize = 16 * 1024;
 const INTERVAL: Duration = Duration::from_millis(50);
 
 /// The task sending a call's notifications.
-pub(super) struct Forwarder(Option<tokio::task::JoinHandle<()>>);
+pub(super) struct Forwarder(Option<(tokio::task::JoinHandle<()>, CancellationToken)>);
 
 impl Forwarder {
-    /// Waits until every queued event was sent (call after dropping the sink).
+    /// Waits until every queued event was sent (call after dropping the sink): the pause
+    /// between notifications is cut short, so the call's answer is never held back by it.
     pub async fn finish(self) {
-        if let Some(task) = self.0 {
+        if let Some((task, done)) = self.0 {
+            done.cancel();
             let _ = task.await;
         }
     }
@@ -43,6 +46,8 @@ pub(super) fn forward(token: Option<ProgressToken>, peer: Peer<RoleServer>) -> (
         };
         let _ = tx.send(text);
     });
+    let done = CancellationToken::new();
+    let call_ended = done.clone();
     let task = tokio::spawn(async move {
         let mut sent = 0u64;
         while let Some(first) = rx.recv().await {
@@ -64,8 +69,11 @@ pub(super) fn forward(token: Option<ProgressToken>, peer: Peer<RoleServer>) -> (
             {
                 break; // the client is gone
             }
-            tokio::time::sleep(INTERVAL).await;
+            tokio::select! {
+                () = tokio::time::sleep(INTERVAL) => {}
+                () = call_ended.cancelled() => {}
+            }
         }
     });
-    (sink, Forwarder(Some(task)))
+    (sink, Forwarder(Some((task, done))))
 }

@@ -87,11 +87,7 @@ impl Setup {
     /// The built-in tools, without those a bare deny rule removes.
     pub fn registry(&self, engine: &PermissionEngine) -> Registry {
         let registry = toolbelt::builtin_registry();
-        for spec in registry.specs() {
-            if engine.hiding_rule(&spec).is_some() {
-                registry.set_enabled(&spec.name, false);
-            }
-        }
+        engine.hide_denied(&registry);
         registry
     }
 
@@ -102,12 +98,7 @@ impl Setup {
             return None;
         }
         let gateway = Gateway::start(self.settings.mcp_servers.clone(), Arc::clone(registry)).await;
-        let engine = self.engine();
-        for spec in registry.specs() {
-            if engine.hiding_rule(&spec).is_some() {
-                registry.set_enabled(&spec.name, false);
-            }
-        }
+        self.engine().hide_denied(registry);
         Some(gateway)
     }
 

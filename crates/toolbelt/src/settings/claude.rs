@@ -17,14 +17,7 @@ const PERMISSION_KEYS: &[(&str, &str)] = &[
 ];
 
 pub(super) fn entries(layer: Layer, file: &Path, text: &str, out: &mut Vec<Entry>, problems: &mut Vec<Problem>) {
-    let root: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            let origin = Origin::file(layer, file, Some(e.line()));
-            problems.push(Problem { origin, key: String::new(), message: format!("not valid JSON: {e}") });
-            return;
-        }
-    };
+    let Some(root) = parse(layer, file, text, problems) else { return };
     // JSON parsers keep no positions: a value's line is where its text first appears.
     let line = |needle: &str| text.find(needle).map(|at| line_of(text, at));
     let origin = |line: Option<usize>| Origin::file(layer, file, line);
@@ -86,14 +79,7 @@ pub(super) fn mcp_json_entries(
     out: &mut Vec<Entry>,
     problems: &mut Vec<Problem>,
 ) {
-    let root: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            let origin = Origin::file(layer, file, Some(e.line()));
-            problems.push(Problem { origin, key: String::new(), message: format!("not valid JSON: {e}") });
-            return;
-        }
-    };
+    let Some(root) = parse(layer, file, text, problems) else { return };
     let Some(servers) = root.get("mcpServers").and_then(Value::as_object) else { return };
     for (name, server) in servers {
         let line = text.find(&format!("\"{name}\"")).map(|at| line_of(text, at));
@@ -108,6 +94,18 @@ pub(super) fn mcp_json_entries(
             None => server.clone(),
         };
         out.push(Entry { key: format!("mcp.servers.{name}"), value, origin: Origin::file(layer, file, line) });
+    }
+}
+
+/// The file as JSON, or a problem naming the line where it stops being JSON.
+fn parse(layer: Layer, file: &Path, text: &str, problems: &mut Vec<Problem>) -> Option<Value> {
+    match serde_json::from_str(text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let origin = Origin::file(layer, file, Some(e.line()));
+            problems.push(Problem { origin, key: String::new(), message: format!("not valid JSON: {e}") });
+            None
+        }
     }
 }
 

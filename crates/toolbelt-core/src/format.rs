@@ -40,6 +40,19 @@ pub fn human_size(bytes: u64) -> String {
     if value < 10.0 { format!("{value:.1} {}", UNITS[unit]) } else { format!("{value:.0} {}", UNITS[unit]) }
 }
 
+/// The SHA-256 digest of `bytes` as 64 lowercase hex digits: how the trust store names a
+/// project's settings and how audit records chain to the one before them.
+pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
+    use sha2::Digest as _;
+    use std::fmt::Write as _;
+    let digest = sha2::Sha256::digest(bytes.as_ref());
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +70,11 @@ mod tests {
         assert_eq!(human_size(834), "834 B");
         assert_eq!(human_size(1536), "1.5 KiB");
         assert_eq!(human_size(20 * 1024 * 1024), "20 MiB");
+    }
+
+    #[test]
+    fn sha256_of_known_inputs() {
+        assert_eq!(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

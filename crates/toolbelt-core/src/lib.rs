@@ -38,7 +38,7 @@ pub use context::{Extensions, Limits, ToolContext};
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;
-pub use format::{human_duration, human_size, thousands};
+pub use format::{human_duration, human_size, sha256_hex, thousands};
 pub use output::{Content, ToolOutput};
 pub use registry::{Registry, RegistryError, ToolEntry};
 pub use schema::{input_schema, output_schema};

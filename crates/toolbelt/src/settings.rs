@@ -190,6 +190,10 @@ pub struct Locations {
     /// Managed files, lowest first: `$TOOLBELT_MANAGED_CONFIG` when set, then
     /// `/etc/toolbelt/managed.toml` (which so always has the last word).
     pub managed_files: Vec<PathBuf>,
+    /// What toolbelt keeps for the user, outside every project: `$XDG_STATE_HOME/toolbelt`
+    /// (`~/.local/state/toolbelt`). The trust store and each project's audit log live here,
+    /// where no project file and no sandboxed command can reach them.
+    pub state_dir: PathBuf,
 }
 
 impl Locations {
@@ -199,6 +203,7 @@ impl Locations {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = var("HOME").unwrap_or_else(|| PathBuf::from("/"));
         let config_home = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
+        let state_home = var("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
         let mut managed_files: Vec<PathBuf> = var("TOOLBELT_MANAGED_CONFIG").into_iter().collect();
         managed_files.push(PathBuf::from("/etc/toolbelt/managed.toml"));
         Self {
@@ -207,7 +212,26 @@ impl Locations {
             home,
             user_file: config_home.join("toolbelt/config.toml"),
             managed_files,
+            state_dir: state_home.join("toolbelt"),
         }
+    }
+
+    /// This project's directory under [`Locations::state_dir`]:
+    /// `projects/<project dir name>-<16 hex digits of its path's SHA-256>`, so two projects of
+    /// the same name never share one and the name still says whose it is.
+    pub fn project_state_dir(&self) -> PathBuf {
+        let name: String = self
+            .project
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+                    .collect()
+            })
+            .unwrap_or_else(|| "root".to_string());
+        let digest = toolbelt_core::sha256_hex(self.project.as_os_str().as_encoded_bytes());
+        self.state_dir.join("projects").join(format!("{name}-{}", &digest[..16]))
     }
 
     /// The project-local file, where "always" approvals are written.

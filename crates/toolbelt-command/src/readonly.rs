@@ -64,7 +64,6 @@
 mod commands;
 mod git;
 mod syntax;
-mod words;
 
 use std::cell::RefCell;
 
@@ -206,18 +205,18 @@ fn parse_error(root: Node<'_>, src: &str) -> String {
 }
 
 /// The source text of `node`.
-fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+pub(crate) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
     src.get(node.byte_range()).unwrap_or("")
 }
 
 /// The children of `node`, named and anonymous, in order.
-fn children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+pub(crate) fn children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
     node.children(&mut cursor).collect()
 }
 
 /// `s` on one line, cut to about 40 characters.
-fn snippet(s: &str) -> String {
+pub(crate) fn snippet(s: &str) -> String {
     let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= 40 {
         one_line
@@ -235,12 +234,12 @@ fn tail(s: &str, n: usize) -> String {
 }
 
 /// `s` in Markdown code quotes (double backticks when `s` holds one).
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     if s.contains('`') { format!("`` {s} ``") } else { format!("`{s}`") }
 }
 
 /// Why a syntax node that is not a plain word or simple command rejects the command.
-fn describe(node: Node<'_>, src: &str) -> String {
+pub(crate) fn describe(node: Node<'_>, src: &str) -> String {
     let shown = quote(&snippet(text(node, src)));
     match node.kind() {
         "command_substitution" => format!("command substitution {shown}"),

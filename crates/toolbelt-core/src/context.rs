@@ -26,6 +26,14 @@ impl Default for Limits {
     }
 }
 
+/// Paths a call must not see: the files deny rules keep from reading. The runtime sets it
+/// from the permission policy; tools that walk many files (Grep, Glob, ListDir) leave these
+/// out of their results, so a denied file's name and content never reach the model.
+pub trait HiddenPaths: Send + Sync + std::fmt::Debug {
+    /// Whether `path` (absolute, as the tool found it) is hidden.
+    fn is_hidden(&self, path: &Path) -> bool;
+}
+
 /// Shared services keyed by type (an HTTP client, a task manager…), set up once by whoever
 /// builds the runtime and handed to every call. Tools ask for what they need by type.
 #[derive(Clone, Default)]
@@ -61,6 +69,7 @@ pub struct ToolContext {
     limits: Limits,
     services: Extensions,
     extra_roots: Arc<[PathBuf]>,
+    hidden: Option<Arc<dyn HiddenPaths>>,
 }
 
 impl ToolContext {
@@ -73,7 +82,34 @@ impl ToolContext {
         limits: Limits,
         services: Extensions,
     ) -> Self {
-        Self { call_id: call_id.into(), session, cancel, events, limits, services, extra_roots: Arc::from([]) }
+        Self {
+            call_id: call_id.into(),
+            session,
+            cancel,
+            events,
+            limits,
+            services,
+            extra_roots: Arc::from([]),
+            hidden: None,
+        }
+    }
+
+    /// The same context hiding these paths from the call ([`HiddenPaths`]).
+    pub fn with_hidden(mut self, hidden: Option<Arc<dyn HiddenPaths>>) -> Self {
+        self.hidden = hidden;
+        self
+    }
+
+    /// Whether `path` is hidden from this call (a deny rule keeps it from being read): tools
+    /// that list or search files leave it out.
+    pub fn is_hidden(&self, path: &Path) -> bool {
+        self.hidden.as_ref().is_some_and(|h| h.is_hidden(path))
+    }
+
+    /// Whether any path may be hidden (so a tool walking thousands of files can skip the
+    /// check when none is).
+    pub fn hides_paths(&self) -> bool {
+        self.hidden.is_some()
     }
 
     /// The same context with more workspace roots for this call only: the directories of

@@ -34,7 +34,7 @@ mod tool;
 mod validate;
 
 pub use access::{Access, Concurrency, Touch};
-pub use context::{Extensions, Limits, ToolContext};
+pub use context::{Extensions, HiddenPaths, Limits, ToolContext};
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;

@@ -18,11 +18,12 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use toolbelt_core::{PermissionClass, Registry, SessionSlot, SessionState, ToolSpec, Touch};
+use toolbelt_core::{PermissionClass, Registry, SessionSlot, SessionState, ToolSpec};
 
 use crate::mode::{PartKind, PermissionMode};
 use crate::paths::Roots;
-use crate::rules::{self, Part, Rule, RuleEnv, RuleOrigin};
+use crate::protected::ProtectedPaths;
+use crate::rules::{self, CallParts, Part, Rule, RuleEnv, RuleOrigin};
 use crate::{Approval, Authorizer, CallInfo, Decision, Verdict};
 
 /// The rules of every settings layer, merged, and the mode.
@@ -61,6 +62,7 @@ impl SessionSlot for Grants {
 pub struct PermissionEngine {
     rules: PermissionRules,
     env: RuleEnv,
+    protected: ProtectedPaths,
     store: Option<Arc<dyn RuleStore>>,
     /// Rules made "always" while this engine runs (also written to the store).
     persisted: RwLock<Vec<Rule>>,
@@ -92,6 +94,7 @@ impl PermissionEngine {
         Self {
             rules,
             env,
+            protected: ProtectedPaths::default(),
             store: None,
             persisted: RwLock::new(Vec::new()),
             grant_cache: Mutex::new(HashMap::new()),
@@ -103,6 +106,18 @@ impl PermissionEngine {
     pub fn with_store(mut self, store: Arc<dyn RuleStore>) -> Self {
         self.store = Some(store);
         self
+    }
+
+    /// Protects these paths (the default protects [`crate::protected::PROTECTED_NAMES`] at
+    /// any depth): writing them asks in every mode unless an allow rule names them.
+    pub fn with_protected(mut self, protected: ProtectedPaths) -> Self {
+        self.protected = protected;
+        self
+    }
+
+    /// The protected paths.
+    pub fn protected(&self) -> &ProtectedPaths {
+        &self.protected
     }
 
     /// The mode.
@@ -140,6 +155,45 @@ impl PermissionEngine {
                     .clone()
             })
             .collect()
+    }
+
+    /// An `Ask` for the first write to a protected path that no allow rule or grant names.
+    fn protected_writes(
+        &self,
+        call: &CallInfo<'_>,
+        parts: &CallParts,
+        grants: &[Rule],
+        persisted: &[Rule],
+    ) -> Option<Verdict> {
+        for part in &parts.parts {
+            let Part::Write { given, real } = part else { continue };
+            let Some(entry) = self.protected.protects(given).or_else(|| self.protected.protects(real)) else {
+                continue;
+            };
+            let word = ProtectedPaths::entry_word(&entry);
+            let named = self
+                .rules
+                .allow
+                .iter()
+                .chain(persisted)
+                .chain(grants)
+                .any(|r| r.names_entry(word) && r.covers(call.tool, call.input, part));
+            if named {
+                continue;
+            }
+            let mut verdict = Verdict::new(
+                Decision::Ask,
+                format!(
+                    "writing {} changes `{entry}`, a protected path (it decides what toolbelt, the agent host, git \
+                     or the editor run next), so it asks in every mode unless an allow rule names it",
+                    given.display()
+                ),
+                format!("protected path `{entry}`"),
+            );
+            verdict.allow_rules = self.suggest(call.tool, part).into_iter().collect();
+            return Some(verdict);
+        }
+        None
     }
 
     fn judge(&self, call: &CallInfo<'_>, part: &Part, roots: &Roots, grants: &[Rule], persisted: &[Rule]) -> Judged {
@@ -241,17 +295,8 @@ impl PermissionEngine {
 
 impl Authorizer for PermissionEngine {
     fn authorize(&self, call: &CallInfo<'_>) -> Verdict {
-        let parts = rules::parts_of(call.access);
-        let whole: Vec<&str> = call
-            .access
-            .touches
-            .iter()
-            .filter_map(|t| match t {
-                Touch::Execute(c) => Some(c.as_str()),
-                _ => None,
-            })
-            .collect();
-        if let Some(rule) = self.rules.deny.iter().find(|r| r.catches(call.tool, call.input, &parts, &whole)) {
+        let parts = CallParts::of(call.access);
+        if let Some(rule) = self.rules.deny.iter().find(|r| r.catches(call.tool, call.input, &parts)) {
             return Verdict::new(
                 Decision::Deny,
                 format!("a deny rule forbids `{}` here", call.tool.name),
@@ -262,7 +307,9 @@ impl Authorizer for PermissionEngine {
         let roots = Roots::new(&call.session.roots());
         let grants = self.session_grants(call.session);
         let persisted = self.persisted.read().unwrap_or_else(PoisonError::into_inner);
-        let judged: Vec<Judged> = parts.iter().map(|p| self.judge(call, p, &roots, &grants, &persisted)).collect();
+        let judged: Vec<Judged> =
+            parts.parts.iter().map(|p| self.judge(call, p, &roots, &grants, &persisted)).collect();
+        let protected = self.protected_writes(call, &parts, &grants, &persisted);
         drop(persisted);
 
         let worst = judged.iter().map(|j| j.decision).max().unwrap_or(Decision::Allow);
@@ -285,7 +332,12 @@ impl Authorizer for PermissionEngine {
             judged.iter().filter(|j| j.decision == Decision::Allow).filter_map(|j| j.outside.clone()).collect();
 
         if verdict.decision < Decision::Deny
-            && let Some(rule) = self.rules.ask.iter().find(|r| r.catches(call.tool, call.input, &parts, &whole))
+            && let Some(verdict_for_protected) = protected
+        {
+            verdict = verdict_for_protected;
+        }
+        if verdict.decision < Decision::Deny
+            && let Some(rule) = self.rules.ask.iter().find(|r| r.catches(call.tool, call.input, &parts))
         {
             verdict = Verdict::new(
                 Decision::Ask,
@@ -293,6 +345,21 @@ impl Authorizer for PermissionEngine {
                 rule.describe(),
             );
             verdict.allowed_outside.clear();
+        }
+        if verdict.decision < Decision::Deny
+            && let Some((text, why)) = parts.opaque.first()
+            && let Some(rule) = self.rules.deny.iter().chain(&self.rules.ask).find(|r| r.is_command_rule_for(call.tool))
+        {
+            let mut opaque = Verdict::new(
+                Decision::Ask,
+                format!(
+                    "`{text}` runs a program that cannot be read from the command's text ({why}), so it cannot be \
+                     checked against the rules about commands"
+                ),
+                rule.describe(),
+            );
+            opaque.allow_rules = verdict.allow_rules.clone();
+            verdict = opaque;
         }
         if verdict.decision == Decision::Ask && self.rules.mode == PermissionMode::DontAsk {
             verdict = Verdict {
@@ -302,6 +369,15 @@ impl Authorizer for PermissionEngine {
             };
         }
         verdict
+    }
+
+    fn hidden_paths(&self) -> Option<Arc<dyn toolbelt_core::HiddenPaths>> {
+        let rules: Vec<Rule> =
+            self.rules.deny.iter().filter(|r| r.tool_name() == Some("Read") && !r.is_bare()).cloned().collect();
+        if rules.is_empty() {
+            return None;
+        }
+        Some(Arc::new(ReadDenials { rules }))
     }
 
     fn remember(&self, call: &CallInfo<'_>, verdict: &Verdict, approval: &Approval) {
@@ -328,6 +404,18 @@ impl Authorizer for PermissionEngine {
             }
             Err(e) => tracing::warn!("could not save the allow rules {:?} for good: {e}", verdict.allow_rules),
         }
+    }
+}
+
+/// The `Read(…)` deny rules, as the paths they hide from tools that walk many files.
+#[derive(Debug)]
+struct ReadDenials {
+    rules: Vec<Rule>,
+}
+
+impl toolbelt_core::HiddenPaths for ReadDenials {
+    fn is_hidden(&self, path: &std::path::Path) -> bool {
+        self.rules.iter().any(|r| r.hides_from_reading(path, path))
     }
 }
 

@@ -25,6 +25,7 @@ mod engine;
 pub mod hooks;
 mod mode;
 pub mod paths;
+pub mod protected;
 pub mod rules;
 
 pub use engine::{Grants, PermissionEngine, PermissionRules, RuleStore};
@@ -144,6 +145,12 @@ impl CallInfo<'_> {
 pub trait Authorizer: Send + Sync {
     /// Decides on one call.
     fn authorize(&self, call: &CallInfo<'_>) -> Verdict;
+
+    /// The paths deny rules keep from reading, which tools that walk many files leave out of
+    /// their results; `None` when nothing is hidden.
+    fn hidden_paths(&self) -> Option<std::sync::Arc<dyn toolbelt_core::HiddenPaths>> {
+        None
+    }
 
     /// Told when a person approved an `Ask` verdict for the session or for always, so calls
     /// like this one are allowed from now on (the verdict's [`Verdict::allow_rules`]).

@@ -184,23 +184,49 @@ impl Rule {
         }
     }
 
-    /// Whether this deny or ask rule catches a call: it matches any part of it.
-    pub fn catches(&self, tool: &ToolSpec, input: &Value, parts: &[Part], whole_commands: &[&str]) -> bool {
+    /// Whether this deny or ask rule catches a call: it matches any part of it. A command
+    /// rule is matched against each simple command as written, against each program the
+    /// command lines run as the shell will run them ([`CallParts::programs`]), and against
+    /// each command line whole.
+    pub fn catches(&self, tool: &ToolSpec, input: &Value, call: &CallParts) -> bool {
         match &self.spec {
             None => self.names_tool(tool),
-            Some(Specifier::Path { .. }) => parts.iter().any(|p| self.path_matches(p, false)),
+            Some(Specifier::Path { .. }) => call.parts.iter().any(|p| self.path_matches(p, false)),
             Some(Specifier::Command(pattern)) => {
                 self.names_tool(tool)
-                    && (whole_commands.iter().any(|c| pattern.matches(&collapse(c)))
-                        || parts.iter().any(|p| matches!(p, Part::Command(c) if pattern.matches(c))))
+                    && (call.commands.iter().any(|c| pattern.matches(&collapse(c)))
+                        || call.programs.iter().any(|c| pattern.matches(c))
+                        || call.parts.iter().any(|p| matches!(p, Part::Command(c) if pattern.matches(c))))
             }
             Some(Specifier::Domain(domain)) => {
-                self.names_tool(tool) && parts.iter().any(|p| matches!(p, Part::Url(u) if domain.matches_url(u)))
+                self.names_tool(tool) && call.parts.iter().any(|p| matches!(p, Part::Url(u) if domain.matches_url(u)))
             }
             Some(Specifier::Value(glob)) => {
                 self.names_tool(tool) && top_level_strings(input).any(|s| glob_match(glob, s))
             }
         }
+    }
+
+    /// Whether this is a command rule (`Bash(…)`) about this tool: one that a command whose
+    /// program cannot be read from its text might have matched.
+    pub fn is_command_rule_for(&self, tool: &ToolSpec) -> bool {
+        matches!(self.spec, Some(Specifier::Command(_))) && self.names_tool(tool)
+    }
+
+    /// Whether this is a path rule whose pattern spells out `entry` (`.git`, `.mcp.json`):
+    /// the explicit allow that lets a protected path be written without asking.
+    pub fn names_entry(&self, entry: &str) -> bool {
+        match &self.spec {
+            Some(Specifier::Path { pattern, .. }) => {
+                pattern.as_str().to_ascii_lowercase().contains(&entry.to_ascii_lowercase())
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether this is a `Read(…)` rule matching `path` (as given or as it really is).
+    pub fn hides_from_reading(&self, given: &Path, real: &Path) -> bool {
+        self.path_matches(&Part::Read { given: given.to_path_buf(), real: real.to_path_buf() }, false)
     }
 
     /// Whether this allow rule covers one part of a call.
@@ -348,29 +374,62 @@ fn collapse(command: &str) -> String {
     command.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The parts of a call, from what its tool declared it touches.
-pub fn parts_of(access: &toolbelt_core::Access) -> Vec<Part> {
-    use toolbelt_core::Touch;
-    let mut parts = Vec::new();
-    for touch in &access.touches {
-        match touch {
-            Touch::Execute(command) => {
-                parts.extend(toolbelt_command::split(command).commands.into_iter().map(Part::Command));
+/// A call cut into what rules judge.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallParts {
+    /// Each part, judged one by one by allow rules, grants and the mode.
+    pub parts: Vec<Part>,
+    /// Each program the call's command lines run, as the shell will run it: quotes removed,
+    /// assignments and wrappers stripped, the program by its basename, strings run as code
+    /// opened (`rm x` for `sudo env FOO=1 /bin/rm x` or `bash -c 'rm x'`). Deny and ask rules
+    /// are matched against these too.
+    pub programs: Vec<String>,
+    /// What the command lines run that their text cannot tell (`$x foo`, `eval "$cmd"`,
+    /// `curl … | sh`): each as written, with why.
+    pub opaque: Vec<(String, String)>,
+    /// The command lines, whole.
+    pub commands: Vec<String>,
+}
+
+impl CallParts {
+    /// The parts of a call, from what its tool declared it touches.
+    pub fn of(access: &toolbelt_core::Access) -> CallParts {
+        use toolbelt_command::runs::Run;
+        use toolbelt_core::Touch;
+        let mut call = CallParts::default();
+        for touch in &access.touches {
+            match touch {
+                Touch::Execute(command) => {
+                    call.parts.extend(toolbelt_command::split(command).commands.into_iter().map(Part::Command));
+                    for run in toolbelt_command::runs::runs(command) {
+                        match run {
+                            Run::Program { .. } => call.programs.push(collapse(&run.text())),
+                            Run::Opaque { text, why } => call.opaque.push((text, why)),
+                        }
+                    }
+                    call.commands.push(command.clone());
+                }
+                Touch::Read(p) => {
+                    call.parts.push(Part::Read { given: crate::paths::normalize(p), real: crate::paths::real_path(p) })
+                }
+                Touch::Write(p) => {
+                    call.parts
+                        .push(Part::Write { given: crate::paths::normalize(p), real: crate::paths::real_path(p) });
+                }
+                Touch::Network(url) => call.parts.push(Part::Url(url.clone())),
+                Touch::State(_) => {}
             }
-            Touch::Read(p) => {
-                parts.push(Part::Read { given: crate::paths::normalize(p), real: crate::paths::real_path(p) })
-            }
-            Touch::Write(p) => {
-                parts.push(Part::Write { given: crate::paths::normalize(p), real: crate::paths::real_path(p) });
-            }
-            Touch::Network(url) => parts.push(Part::Url(url.clone())),
-            Touch::State(_) => {}
         }
+        if access.touches.is_empty() {
+            call.parts.push(Part::Call);
+        }
+        call
     }
-    if access.touches.is_empty() {
-        parts.push(Part::Call);
-    }
-    parts
+}
+
+/// The parts of a call, from what its tool declared it touches ([`CallParts::of`]'s parts).
+pub fn parts_of(access: &toolbelt_core::Access) -> Vec<Part> {
+    CallParts::of(access).parts
 }
 
 /// A path as a rule would name it: `./rel` under `cwd`, `~/rel` under `home`, else `//abs`.

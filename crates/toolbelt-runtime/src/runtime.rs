@@ -25,6 +25,8 @@ pub struct Runtime {
     pub(crate) services: Extensions,
     pub(crate) config: RuntimeConfig,
     pub(crate) audit: Option<Arc<AuditLog>>,
+    /// What the authorizer hides from tools that walk many files.
+    pub(crate) hidden: Option<Arc<dyn toolbelt_core::HiddenPaths>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -76,7 +78,8 @@ impl RuntimeBuilder {
     }
 
     /// Finishes the runtime.
-    pub fn build(self) -> Runtime {
+    pub fn build(mut self) -> Runtime {
+        self.runtime.hidden = self.runtime.authorizer.hidden_paths();
         self.runtime
     }
 }
@@ -93,6 +96,7 @@ impl Runtime {
                 services: Extensions::default(),
                 config: RuntimeConfig::default(),
                 audit: None,
+                hidden: None,
             },
         }
     }

@@ -2,7 +2,7 @@
 
 use super::git;
 use super::quote;
-use super::words::Word;
+use crate::words::Word;
 
 /// Programs none of whose options write files or run other programs.
 const ANY_ARGUMENTS: &[&str] = &[

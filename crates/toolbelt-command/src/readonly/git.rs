@@ -10,7 +10,7 @@
 
 use super::commands::{cluster_has, is_long, short_cluster};
 use super::quote;
-use super::words::Word;
+use crate::words::Word;
 
 const SUBCOMMANDS: &[&str] = &[
     "blame",

@@ -3,8 +3,8 @@
 
 use tree_sitter::Node;
 
-use super::words::{self, Word};
 use super::{children, commands, describe, quote, snippet, text};
+use crate::words::{self, Word};
 
 enum Item<'t> {
     /// A statement to check.

@@ -16,6 +16,7 @@ pub(super) fn run(rt: &Runtime, entry: &ToolEntry, input: &Prepared, session: &S
         EventSink::none(),
         Limits::default(),
         rt.services.clone(),
-    );
+    )
+    .with_hidden(rt.hidden.clone());
     entry.tool().access(input, &cx)
 }

@@ -48,7 +48,8 @@ pub(super) async fn run(
         events.clone(),
         Limits { timeout, output_budget: rt.config.output_budget },
         rt.services.clone(),
-    );
+    )
+    .with_hidden(rt.hidden.clone());
     let cx = if extra_roots.is_empty() { cx } else { cx.with_extra_roots(extra_roots) };
 
     // Shared calls hold the read side, exclusive calls the write side.

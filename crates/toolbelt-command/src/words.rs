@@ -2,11 +2,11 @@
 
 use tree_sitter::Node;
 
-use super::{children, describe, quote, snippet, text};
+use crate::readonly::{children, describe, quote, snippet, text};
 
 /// One shell word as the program will receive it.
 #[derive(Debug, Clone)]
-pub(super) struct Word {
+pub(crate) struct Word {
     /// The text after quote removal.
     pub text: String,
     /// The source text, for messages.
@@ -16,7 +16,7 @@ pub(super) struct Word {
 }
 
 /// The literal word that `node` stands for, or why it is not literal.
-pub(super) fn word(node: Node<'_>, src: &str) -> Result<Word, String> {
+pub(crate) fn word(node: Node<'_>, src: &str) -> Result<Word, String> {
     let raw = text(node, src);
     let mut builder = Builder { raw, ..Builder::default() };
     if node.kind() == "concatenation" {
@@ -30,7 +30,7 @@ pub(super) fn word(node: Node<'_>, src: &str) -> Result<Word, String> {
 }
 
 /// Whether a node of this kind can be a word (an argument or a command name).
-pub(super) fn is_word(kind: &str) -> bool {
+pub(crate) fn is_word(kind: &str) -> bool {
     matches!(kind, "word" | "number" | "raw_string" | "string" | "concatenation")
 }
 

@@ -1,0 +1,349 @@
+//! A command line as the shell will run it: every simple command, with its words after quote
+//! removal, its `NAME=value` prefixes, its redirections and what it reads on stdin.
+//!
+//! This is the model the other analyses work on: [`crate::runs`] finds the programs a
+//! command line runs (wrappers stripped, `bash -c` and `eval` strings opened), and
+//! [`crate::operands`] finds the files it names. Words whose value the shell decides only when
+//! it runs (`$x`, `$(…)`, `~user`) have no value here; words the shell may turn into several
+//! (unquoted globs, `{a,b}`) are marked.
+
+use tree_sitter::Node;
+
+use crate::readonly::{children, parse, text};
+use crate::words;
+
+/// Longest script analysed; a longer one is one opaque part.
+pub const MAX_LEN: usize = 64 * 1024;
+
+/// One word of a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellWord {
+    /// The word after quote removal, when it is literal; `None` when the shell computes it
+    /// (a variable, a substitution, arithmetic, ANSI-C quoting).
+    pub value: Option<String>,
+    /// The source text.
+    pub raw: String,
+    /// Whether the shell may turn it into other words (an unquoted glob or brace expansion).
+    pub expands: bool,
+}
+
+impl ShellWord {
+    /// The literal value of a word that stays one word, or `None`.
+    pub fn literal(&self) -> Option<&str> {
+        if self.expands { None } else { self.value.as_deref() }
+    }
+}
+
+/// What a redirection does with its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectKind {
+    /// `< file`: the command reads the file.
+    Read,
+    /// `> file`, `>> file`, `&> file`, `>| file`: the command writes the file.
+    Write,
+    /// `<> file`: both.
+    ReadWrite,
+    /// `2>&1`, `>&-`: descriptors only.
+    Descriptor,
+}
+
+/// One redirection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// What it does.
+    pub kind: RedirectKind,
+    /// Its target (a file, or a descriptor number).
+    pub target: ShellWord,
+}
+
+/// What a command gets on its standard input from the script itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stdin {
+    /// Nothing the script spells out (inherited, or a pipe from the command before).
+    Unknown,
+    /// A heredoc or here-string whose text is literal.
+    Literal(String),
+    /// A heredoc or here-string with expansions in it.
+    Computed,
+}
+
+/// One simple command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// The command name and its arguments, in order (assignments and redirections apart).
+    pub words: Vec<ShellWord>,
+    /// `NAME=value` prefixes, as written.
+    pub assignments: Vec<String>,
+    /// Its redirections, and those of any group or subshell around it.
+    pub redirects: Vec<Redirect>,
+    /// What it reads on stdin from the script.
+    pub stdin: Stdin,
+    /// Whether it reads the output of a command before it in a pipeline.
+    pub piped: bool,
+}
+
+/// Every simple command of a script, in source order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Script {
+    /// The commands.
+    pub commands: Vec<SimpleCommand>,
+    /// Whether the whole text parsed cleanly; when not, `commands` holds what could be read
+    /// and the rest is unknown.
+    pub complete: bool,
+}
+
+/// Parses a command line. Never fails: what cannot be read makes the script incomplete.
+pub fn parse_script(source: &str) -> Script {
+    if source.len() > MAX_LEN {
+        return Script { commands: Vec::new(), complete: false };
+    }
+    let Ok(tree) = parse(source) else { return Script { commands: Vec::new(), complete: false } };
+    let root = tree.root_node();
+    let mut commands = Vec::new();
+    collect(root, source, &[], &mut commands);
+    Script { commands, complete: !root.has_error() }
+}
+
+/// Walks `node`, adding each simple command with the redirections that apply to it from
+/// enclosing statements (`outer`).
+fn collect(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)], out: &mut Vec<SimpleCommand>) {
+    match node.kind() {
+        "command" => {
+            out.push(command(node, src, outer));
+            // Substitutions inside the command's words are commands too.
+            for child in children(node) {
+                nested(child, src, out);
+            }
+        }
+        "redirected_statement" => {
+            let body = node.child_by_field_name("body");
+            let mut mine: Vec<(Redirect, Option<Stdin>)> = outer.to_vec();
+            for child in children(node) {
+                if Some(child.id()) != body.map(|b| b.id()) {
+                    mine.extend(redirect(child, src));
+                    nested(child, src, out);
+                }
+            }
+            match body {
+                Some(body) => collect(body, src, &mine, out),
+                None => out.push(bare_redirects(&mine)),
+            }
+            // A group or subshell whose redirections name files: keep them visible even if
+            // the body holds no simple command.
+            if body.is_some_and(|b| b.kind() != "command") && mine.len() > outer.len() {
+                out.push(bare_redirects(&mine[outer.len()..]));
+            }
+        }
+        "pipeline" => {
+            let mut first = true;
+            for child in children(node) {
+                if child.is_named() {
+                    let start = out.len();
+                    collect(child, src, outer, out);
+                    if !first && let Some(cmd) = out.get_mut(start) {
+                        cmd.piped = true;
+                    }
+                    first = false;
+                }
+            }
+        }
+        _ => {
+            for child in children(node) {
+                collect(child, src, outer, out);
+            }
+        }
+    }
+}
+
+/// Commands inside a word (`$(…)`, backticks, `<(…)`), found anywhere below `node`.
+fn nested(node: Node<'_>, src: &str, out: &mut Vec<SimpleCommand>) {
+    if matches!(node.kind(), "command_substitution" | "process_substitution") {
+        for child in children(node) {
+            collect(child, src, &[], out);
+        }
+        return;
+    }
+    for child in children(node) {
+        nested(child, src, out);
+    }
+}
+
+fn command(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)]) -> SimpleCommand {
+    let mut cmd = SimpleCommand {
+        words: Vec::new(),
+        assignments: Vec::new(),
+        redirects: Vec::new(),
+        stdin: Stdin::Unknown,
+        piped: false,
+    };
+    for (r, stdin) in outer {
+        cmd.redirects.push(r.clone());
+        if let Some(stdin) = stdin {
+            cmd.stdin = stdin.clone();
+        }
+    }
+    for part in children(node) {
+        match part.kind() {
+            "command_name" => {
+                if let Some(inner) = children(part).into_iter().find(|n| n.is_named()) {
+                    cmd.words.push(word(inner, src));
+                }
+            }
+            "variable_assignment" => cmd.assignments.push(text(part, src).to_string()),
+            "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {
+                if let Some((r, stdin)) = redirect(part, src) {
+                    if r.kind != RedirectKind::Descriptor || r.target.value.is_some() {
+                        cmd.redirects.push(r);
+                    }
+                    if let Some(stdin) = stdin {
+                        cmd.stdin = stdin;
+                    }
+                }
+            }
+            kind if part.is_named() && is_argument(kind) => cmd.words.push(word(part, src)),
+            _ => {}
+        }
+    }
+    cmd
+}
+
+fn bare_redirects(redirects: &[(Redirect, Option<Stdin>)]) -> SimpleCommand {
+    SimpleCommand {
+        words: Vec::new(),
+        assignments: Vec::new(),
+        redirects: redirects.iter().map(|(r, _)| r.clone()).collect(),
+        stdin: Stdin::Unknown,
+        piped: false,
+    }
+}
+
+/// Whether a node of this kind is an argument word (literal or not).
+fn is_argument(kind: &str) -> bool {
+    words::is_word(kind)
+        || matches!(
+            kind,
+            "simple_expansion"
+                | "expansion"
+                | "command_substitution"
+                | "process_substitution"
+                | "arithmetic_expansion"
+                | "ansi_c_string"
+                | "translated_string"
+                | "brace_expression"
+        )
+}
+
+/// A word, literal when [`words::word`] can read it.
+fn word(node: Node<'_>, src: &str) -> ShellWord {
+    let raw = text(node, src).to_string();
+    match words::word(node, src) {
+        Ok(w) => ShellWord { value: Some(w.text), raw, expands: w.may_expand },
+        Err(_) => ShellWord { value: None, expands: node.kind() == "brace_expression", raw },
+    }
+}
+
+/// The redirection a node stands for, and what it feeds to stdin when it is a heredoc or a
+/// here-string.
+fn redirect(node: Node<'_>, src: &str) -> Option<(Redirect, Option<Stdin>)> {
+    match node.kind() {
+        "file_redirect" => {
+            let mut operator = "";
+            let mut target = None;
+            for part in children(node) {
+                if !part.is_named() {
+                    operator = part.kind();
+                } else if part.kind() != "file_descriptor" {
+                    target = Some(word(part, src));
+                }
+            }
+            let target = target?;
+            let is_fd = target.value.as_deref().is_some_and(|t| t.bytes().all(|b| b.is_ascii_digit() || b == b'-'));
+            let kind = match operator {
+                "<" => RedirectKind::Read,
+                "<>" => RedirectKind::ReadWrite,
+                ">&" | "<&" | "&>" if is_fd => RedirectKind::Descriptor,
+                ">&-" | "<&-" => RedirectKind::Descriptor,
+                _ => RedirectKind::Write,
+            };
+            Some((Redirect { kind, target }, None))
+        }
+        "herestring_redirect" => {
+            let inner = children(node).into_iter().find(|n| n.is_named())?;
+            let w = word(inner, src);
+            let stdin = match &w.value {
+                Some(v) => Stdin::Literal(format!("{v}\n")),
+                None => Stdin::Computed,
+            };
+            Some((Redirect { kind: RedirectKind::Descriptor, target: ShellWord { value: None, ..w } }, Some(stdin)))
+        }
+        "heredoc_redirect" => {
+            let parts = children(node);
+            let quoted = parts.iter().any(|p| p.kind() == "heredoc_start" && text(*p, src).contains(['\'', '"', '\\']));
+            let body = parts.iter().find(|p| p.kind() == "heredoc_body");
+            let stdin = match body {
+                None => Stdin::Literal(String::new()),
+                Some(b) if quoted || children(*b).iter().all(|c| c.kind() == "heredoc_content") => {
+                    Stdin::Literal(text(*b, src).to_string())
+                }
+                Some(_) => Stdin::Computed,
+            };
+            let none = ShellWord { value: None, raw: String::new(), expands: false };
+            Some((Redirect { kind: RedirectKind::Descriptor, target: none }, Some(stdin)))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(cmd: &SimpleCommand) -> Vec<Option<&str>> {
+        cmd.words.iter().map(|w| w.value.as_deref()).collect()
+    }
+
+    #[test]
+    fn words_lose_their_quotes_and_keep_what_is_computed() {
+        let s = parse_script(r#"FOO=1 \rm 'a b' "c" $x "$(whoami)" *.rs"#);
+        assert!(s.complete);
+        let cmd = &s.commands[0];
+        assert_eq!(cmd.assignments, ["FOO=1"]);
+        assert_eq!(values(cmd), [Some("rm"), Some("a b"), Some("c"), None, None, Some("*.rs")]);
+        assert!(cmd.words[5].expands && cmd.words[5].literal().is_none());
+        assert_eq!(values(&s.commands[1]), [Some("whoami")], "the substitution's command comes after");
+    }
+
+    #[test]
+    fn redirections_apply_to_the_commands_they_wrap() {
+        let s = parse_script("cat < in > out 2>&1; (ls; pwd) > list");
+        let cat = &s.commands[0];
+        let kinds: Vec<(RedirectKind, Option<&str>)> =
+            cat.redirects.iter().map(|r| (r.kind, r.target.value.as_deref())).collect();
+        assert_eq!(
+            kinds,
+            [
+                (RedirectKind::Read, Some("in")),
+                (RedirectKind::Write, Some("out")),
+                (RedirectKind::Descriptor, Some("1"))
+            ]
+        );
+        assert_eq!(s.commands[1].redirects[0].target.value.as_deref(), Some("list"));
+        assert_eq!(s.commands[2].redirects[0].kind, RedirectKind::Write);
+    }
+
+    #[test]
+    fn heredocs_and_pipes_feed_stdin() {
+        let s = parse_script("bash <<'EOF'\nrm $x\nEOF\necho rm | sh\nsh <<EOF\nrm $y\nEOF\ncat <<< 'rm z'");
+        assert_eq!(s.commands[0].stdin, Stdin::Literal("rm $x\n".into()));
+        assert!(!s.commands[1].piped && s.commands[2].piped);
+        assert_eq!(s.commands[3].stdin, Stdin::Computed);
+        assert_eq!(s.commands[4].stdin, Stdin::Literal("rm z\n".into()));
+    }
+
+    #[test]
+    fn what_does_not_parse_is_incomplete() {
+        assert!(!parse_script("echo 'unclosed").complete);
+        assert!(!parse_script("{rm,x} y").complete);
+        assert!(!parse_script(&"a".repeat(MAX_LEN + 1)).complete);
+    }
+}

@@ -106,6 +106,11 @@ impl ToolContext {
         self.hidden.as_ref().is_some_and(|h| h.is_hidden(path))
     }
 
+    /// What hides paths from this call, to hand to work that outlives a borrow of the context.
+    pub fn hidden(&self) -> Option<Arc<dyn HiddenPaths>> {
+        self.hidden.clone()
+    }
+
     /// Whether any path may be hidden (so a tool walking thousands of files can skip the
     /// check when none is).
     pub fn hides_paths(&self) -> bool {

@@ -178,7 +178,7 @@ fn find(
     let found: Mutex<Vec<(PathBuf, SystemTime)>> = Mutex::new(Vec::new());
     let errors: Mutex<WalkErrors> = Mutex::new(WalkErrors::default());
     let cancel = cx.cancellation();
-    walker(&start.loc.abs, &cx.cwd(), options).build_parallel().run(|| {
+    walker(&start.loc.abs, cx, options).build_parallel().run(|| {
         // Each thread gathers its own list and hands it over once, when it finishes.
         let mut local = Local { mine: Vec::new(), errors: WalkErrors::default(), found: &found, all_errors: &errors };
         let matcher = &matcher;

@@ -201,7 +201,7 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
             None => None,
         };
         let options = WalkOptions { overrides, types, ..WalkOptions::default() };
-        content::search_tree(&plan, &start, &shown, &walker(&start.loc.abs, &cx.cwd(), options), cancel)
+        content::search_tree(&plan, &start, &shown, &walker(&start.loc.abs, cx, options), cancel)
     } else {
         match content::search_start_file(&plan, &start, &shown, cancel) {
             Ok((Outcome::Hits(hits), mut found)) => {

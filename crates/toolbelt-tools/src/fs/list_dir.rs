@@ -249,7 +249,7 @@ fn walk(cx: &ToolContext, start: &Start, options: WalkOptions, ignore: Option<&G
     let errors: Mutex<WalkErrors> = Mutex::new(WalkErrors::default());
     let cancel = cx.cancellation();
     let root = start.loc.abs.as_path();
-    walker(root, &cx.cwd(), options).build_parallel().run(|| {
+    walker(root, cx, options).build_parallel().run(|| {
         let (found, errors) = (&found, &errors);
         Box::new(move |entry| {
             if cancel.is_cancelled() {

@@ -12,6 +12,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod ledger;
+pub mod links;
 pub mod list_dir;
 pub mod multi_edit;
 pub mod notebook;

@@ -14,9 +14,13 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use std::sync::Arc;
+
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
-use toolbelt_core::{ToolContext, ToolError};
+use toolbelt_core::{HiddenPaths, ToolContext, ToolError};
+
+use super::links::Links;
 
 /// One root: its canonical path and an open handle on it.
 struct Root {
@@ -27,6 +31,7 @@ struct Root {
 /// The session's workspace roots, opened.
 pub struct Workspace {
     roots: Vec<Root>,
+    links: Links,
 }
 
 /// A path located inside a root: which root, and the path relative to it (as given, `..`
@@ -41,13 +46,18 @@ pub struct Located {
 }
 
 impl Workspace {
-    /// Opens the roots of the call's session.
+    /// Opens the roots of the call's session; files the call must not see (a deny rule's)
+    /// stay out of reach under other names too (see [`Links`]).
     pub fn open(cx: &ToolContext) -> Result<Self, ToolError> {
-        Self::from_paths(&cx.roots())
+        Self::with_hidden(&cx.roots(), cx.hidden())
     }
 
     /// Opens the given roots (canonicalizing them).
     pub fn from_paths(paths: &[PathBuf]) -> Result<Self, ToolError> {
+        Self::with_hidden(paths, None)
+    }
+
+    fn with_hidden(paths: &[PathBuf], hidden: Option<Arc<dyn HiddenPaths>>) -> Result<Self, ToolError> {
         let mut roots = Vec::with_capacity(paths.len());
         for p in paths {
             let path = std::fs::canonicalize(p)
@@ -56,7 +66,8 @@ impl Workspace {
                 .map_err(|e| ToolError::failed(format!("workspace root {} cannot be opened: {e}", path.display())))?;
             roots.push(Root { path, dir });
         }
-        Ok(Self { roots })
+        let links = Links::new(roots.iter().map(|r| r.path.clone()).collect(), hidden);
+        Ok(Self { roots, links })
     }
 
     /// The canonical root paths.
@@ -116,13 +127,20 @@ impl Workspace {
         Ok(Located { root: loc.root, rel, abs })
     }
 
-    /// Opens a file for reading, confined.
+    /// Opens a file for reading, confined; a file with other names (hard links) is read only
+    /// when all of them are inside the roots and visible ([`Links`]).
     pub fn open_file(&self, loc: &Located) -> Result<std::fs::File, ToolError> {
         if loc.rel.as_os_str().is_empty() {
             return Err(is_a_directory(&loc.abs));
         }
-        let file = self.dir(loc).open(&loc.rel).map_err(|e| io_error(&loc.abs, &e))?;
-        Ok(file.into_std())
+        let file = self.dir(loc).open(&loc.rel).map_err(|e| io_error(&loc.abs, &e))?.into_std();
+        self.links.check(&file, &loc.abs)?;
+        Ok(file)
+    }
+
+    /// Refuses a file opened some other way (Grep's walk) as [`Workspace::open_file`] would.
+    pub fn check_links(&self, file: &std::fs::File, path: &Path) -> Result<(), ToolError> {
+        self.links.check(file, path)
     }
 
     /// Metadata (following symlinks, confined).

@@ -21,6 +21,7 @@ use crate::shell::confine;
 use crate::shell::cwd::{carry_over, start_dir};
 use crate::shell::deny;
 use crate::shell::foreground;
+use crate::shell::operands;
 use crate::shell::result::{BashOutput, finish};
 use crate::shell::tasks;
 
@@ -99,7 +100,8 @@ impl Tool for Bash {
         // A command proven read-only runs beside other reads; any other runs alone.
         let read_only = toolbelt_command::is_read_only(&input.command);
         let access = if read_only { Access::shared() } else { Access::exclusive() };
-        confine::declare(cx, access.executes(input.command.clone()), read_only)
+        let access = operands::declare(access.executes(input.command.clone()), &input.command, cx);
+        confine::declare(cx, access, read_only)
     }
 
     fn timeout(&self, input: &BashInput) -> Option<Duration> {

@@ -48,7 +48,9 @@ fn decide(
 /// to add when it runs unconfined although a sandbox was asked for.
 pub fn plan(cx: &ToolContext) -> Result<(Option<Confinement>, Option<String>), ToolError> {
     let config = sandbox_config(cx);
-    match Confinement::for_command(&config, &cx.roots()) {
+    // The session's roots only: a path approved for one call (an extra root) may be read, but
+    // an approval never widens what a command may write.
+    match Confinement::for_command(&config, &cx.session().roots()) {
         Ok(confinement) => Ok((confinement, None)),
         Err(reason) => match config.when_unavailable {
             WhenUnavailable::Refuse => Err(refusal(&reason)),

@@ -23,6 +23,7 @@ pub mod confine;
 pub mod cwd;
 pub mod deny;
 pub mod foreground;
+pub mod operands;
 pub mod result;
 pub mod sandbox;
 pub mod spawn;

@@ -203,8 +203,11 @@ pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder
             let Some(rel) = start.rel_in_root(entry.path()) else { return WalkState::Continue };
             // Opened beneath the root's handle: confined at open time.
             let result = dir.open(rel).and_then(|file| {
+                let file = file.into_std();
+                // A second name of a file outside the roots, or of a hidden one, is skipped.
+                start.ws.check_links(&file, entry.path()).map_err(|e| io::Error::other(e.to_string()))?;
                 let sink = Collect::new(plan, shown, entry.path(), cancel, &mut worker.mine.arena, worker.mine.index);
-                search_file(&mut worker.searcher, &file.into_std(), sink)
+                search_file(&mut worker.searcher, &file, sink)
             });
             match result {
                 Ok(Outcome::Hits(hits)) => worker.mine.files.push(hits),
@@ -238,6 +241,7 @@ pub fn search_start_file(
     cancel: &CancellationToken,
 ) -> io::Result<(Outcome, Found)> {
     let file = start.ws.dir(&start.loc).open(&start.loc.rel)?.into_std();
+    start.ws.check_links(&file, &start.loc.abs).map_err(|e| io::Error::other(e.to_string()))?;
     let mut arena = Arena::default();
     let sink = Collect::new(plan, shown, &start.loc.abs, cancel, &mut arena, 0);
     let outcome = search_file(&mut plan.searcher(), &file, sink)?;

@@ -149,12 +149,16 @@ pub struct WalkOptions {
     pub types: Option<Types>,
 }
 
-/// A walker over `start`, configured like `rg`'s (see the module docs).
-pub fn walker(start: &Path, cwd: &Path, options: WalkOptions) -> WalkBuilder {
+/// A walker over `start`, configured like `rg`'s (see the module docs). Paths the call must
+/// not see (a `Read(…)` deny rule's) are skipped, directories with everything in them.
+pub fn walker(start: &Path, cx: &ToolContext, options: WalkOptions) -> WalkBuilder {
     let mut builder = WalkBuilder::new(start);
     let respect = !options.no_ignore;
+    if let Some(hidden) = cx.hidden() {
+        builder.filter_entry(move |entry| !hidden.is_hidden(entry.path()));
+    }
     builder
-        .current_dir(cwd)
+        .current_dir(cx.cwd())
         .hidden(!options.hidden)
         .parents(respect)
         .ignore(respect)

@@ -54,10 +54,12 @@
 //! # What this cannot see
 //!
 //! The classifier judges the text, not the shell it runs in: a shell function or alias
-//! named `ls` in a persistent shell, a `PATH` entry that shadows `cat`, or a repository's
-//! git configuration (`core.fsmonitor`, `diff.external`, textconv drivers) that makes `git
-//! status` or `git diff` run a program, or a config file named by the environment
-//! (`RIPGREP_CONFIG_PATH`) are outside its view. "Read-only" is about the files the user
+//! named `ls` in a persistent shell, a `PATH` entry that shadows `cat`, or a config file
+//! named by the environment (`RIPGREP_CONFIG_PATH`) are outside its view. Git is run so
+//! that no repository can make a read-only command start a program (see `readonly/git.rs`
+//! and the shell tool's environment), except what the repository's own `.git/config` names
+//! for textconv, external diff and filters — a protected file nothing writes without
+//! approval, which a clone never carries. "Read-only" is about the files the user
 //! works on: `git status` may still refresh `.git/index`, and `tail -f` reads but never
 //! ends. Inputs over 64 KiB are not classified.
 

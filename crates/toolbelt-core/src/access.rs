@@ -2,6 +2,12 @@
 
 use std::path::PathBuf;
 
+/// Entries protected wherever they appear: the files that decide what runs next (git's
+/// internals, toolbelt's and the agent host's settings, MCP servers, editor tasks). No tool
+/// writes them without an explicit approval, and the shell sandbox keeps them read-only. The
+/// permission policy and the sandbox both read this one list.
+pub const PROTECTED_NAMES: &[&str] = &[".git", ".toolbelt", ".claude", ".mcp.json", ".vscode", ".idea"];
+
 /// Whether a call may run beside other calls.
 ///
 /// Decided per input: `Read` is always shared, a read-only `Bash` command is shared, a write

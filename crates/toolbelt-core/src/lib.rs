@@ -33,7 +33,7 @@ mod spec;
 mod tool;
 mod validate;
 
-pub use access::{Access, Concurrency, Touch};
+pub use access::{Access, Concurrency, PROTECTED_NAMES, Touch};
 pub use context::{Extensions, HiddenPaths, Limits, ToolContext};
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};

@@ -25,8 +25,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Entries protected wherever they appear.
-pub const PROTECTED_NAMES: &[&str] = &[".git", ".toolbelt", ".claude", ".mcp.json", ".vscode", ".idea"];
+pub use toolbelt_core::PROTECTED_NAMES;
 
 /// The paths no tool writes without an explicit approval.
 #[derive(Debug, Clone, PartialEq, Eq)]

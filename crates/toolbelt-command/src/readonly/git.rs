@@ -4,9 +4,15 @@
 //! `--config-env` can set a pager, an editor or a hook to run). Subcommands: `blame branch
 //! cat-file describe diff grep log ls-files ls-tree merge-base remote rev-list rev-parse
 //! shortlog show show-ref status`, without `--output` (writes a file), `--ext-diff`,
-//! `--textconv`, `--filters` (run configured programs) or `git grep -O`
+//! `--textconv`, `--filters`, `--show-signature` (run configured programs) or `git grep -O`
 //! (`--open-files-in-pager`). `git branch` only lists; `git remote` only as `git remote`,
 //! `git remote -v` or `git remote get-url`.
+//!
+//! Options that point git at another repository or configuration (`--git-dir`,
+//! `--work-tree`, `--exec-path`, `-c`, `--config-env`) are never accepted, and the shell tool
+//! runs every command with `core.fsmonitor=false` and `safe.bareRepository=explicit`, so a
+//! read-only git command cannot start a program named by a bare repository committed inside
+//! the workspace, nor a file-system monitor.
 
 use super::commands::{cluster_has, is_long, short_cluster};
 use super::quote;
@@ -34,7 +40,8 @@ const SUBCOMMANDS: &[&str] = &[
 
 /// Long options no read-only subcommand may take, also abbreviated (`--text` itself is
 /// fine: an exact name is never an abbreviation).
-const DENIED_LONG: &[&str] = &["--output", "--ext-diff", "--textconv", "--filters", "--open-files-in-pager"];
+const DENIED_LONG: &[&str] =
+    &["--output", "--ext-diff", "--textconv", "--filters", "--open-files-in-pager", "--show-signature"];
 
 /// Checks the arguments after `git`.
 pub(super) fn check(args: &[Word]) -> Result<(), String> {

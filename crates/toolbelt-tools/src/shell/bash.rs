@@ -20,6 +20,7 @@ use crate::shell::config::BashConfig;
 use crate::shell::confine;
 use crate::shell::cwd::{carry_over, start_dir};
 use crate::shell::deny;
+use crate::shell::env;
 use crate::shell::foreground;
 use crate::shell::operands;
 use crate::shell::result::{BashOutput, finish};
@@ -67,7 +68,8 @@ gives, to Read or Grep.\n\
 - Prefer the dedicated tools to shell equivalents: Read over cat/head/tail, Grep over grep/rg, Glob over find/ls, \
 Edit over sed/awk, Write over echo >.\n\
 - Commands run in a sandbox: by default they may write only inside the workspace roots and the temp \
-directory, and the network is off.\n\
+directory (never `.git/config`, `.git/hooks` or the agent's settings), and the network is off.\n\
+- Secrets are not in the environment (variables named like *TOKEN*, *SECRET*, *_KEY, *PASSWORD*).\n\
 - A few catastrophic commands (rm -rf /, mkfs, dd onto a disk, fork bombs) are refused.";
 
 /// The settings in effect: the configured service, else the defaults.
@@ -113,14 +115,21 @@ impl Tool for Bash {
         deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
         let (cwd, moved) = start_dir(&cx)?;
         let (confinement, unconfined) = confine::plan(&cx)?;
+        let configure = {
+            let (install, config) = (confine::install(confinement), config.clone());
+            move |command: &mut tokio::process::Command| {
+                env::apply(command, &config);
+                install(command);
+            }
+        };
         if input.run_in_background == Some(true) {
-            return tasks::start(&cx, &input, &cwd, &config, unconfined, confine::install(confinement));
+            return tasks::start(&cx, &input, &cwd, &config, unconfined, configure);
         }
         if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
             cx.progress(description, None);
         }
         let limit = requested(&input).min(cx.limits().timeout);
-        let outcome = foreground::run(&cx, &input.command, &cwd, limit, confine::install(confinement)).await?;
+        let outcome = foreground::run(&cx, &input.command, &cwd, limit, configure).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
         if let Some(ended_in) = &outcome.final_cwd
             && let Some(notice) = carry_over(&cx, &cwd, ended_in)

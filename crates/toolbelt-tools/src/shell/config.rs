@@ -11,11 +11,25 @@ pub struct BashConfig {
     pub deny_patterns: Vec<String>,
     /// How many background tasks may run at once in one session.
     pub max_background_tasks: usize,
+    /// Variables removed from every command's environment: names matching any of these
+    /// patterns (`*` wildcards, without case). Defaults to [`crate::shell::env::DEFAULT_ENV_REMOVE`].
+    pub env_remove: Vec<String>,
+    /// Variables kept even when a pattern of `env_remove` matches them.
+    pub env_keep: Vec<String>,
+    /// Variables toolbelt reads secrets from (the MCP server's token, an upstream's token):
+    /// always removed.
+    pub secret_vars: Vec<String>,
 }
 
 impl Default for BashConfig {
     fn default() -> Self {
-        Self { deny_patterns: Vec::new(), max_background_tasks: 32 }
+        Self {
+            deny_patterns: Vec::new(),
+            max_background_tasks: 32,
+            env_remove: crate::shell::env::DEFAULT_ENV_REMOVE.iter().map(|p| p.to_string()).collect(),
+            env_keep: Vec::new(),
+            secret_vars: Vec::new(),
+        }
     }
 }
 

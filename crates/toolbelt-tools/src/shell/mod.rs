@@ -7,6 +7,8 @@
 //!   subreaper, so setsid'd and double-forked descendants stay ours to find);
 //! * [`capture`] keeps output in bounded memory (head, ring-buffer tail, spill file);
 //! * [`deny`] refuses catastrophic commands and the user's deny patterns;
+//! * [`env`] keeps toolbelt's secrets out of a command's environment and stops git from
+//!   starting programs a repository names;
 //! * [`sandbox`] confines what a command may write and whether it may reach the network;
 //!   [`confine`] applies it, or says why it cannot;
 //! * [`tasks`] is the session's registry of background tasks, which kills them all when the
@@ -22,6 +24,7 @@ pub mod config;
 pub mod confine;
 pub mod cwd;
 pub mod deny;
+pub mod env;
 pub mod foreground;
 pub mod operands;
 pub mod result;

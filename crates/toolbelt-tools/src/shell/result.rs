@@ -108,6 +108,9 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
         });
     }
 
+    if code.is_some_and(|c| c != 0) && let Some(note) = protected_hint(&combined.text) {
+        notes.push(note);
+    }
     let mut text = if combined.text.is_empty() { "(no output)".to_string() } else { combined.text };
     if !notes.is_empty() {
         if !text.ends_with('\n') {
@@ -135,6 +138,20 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
         out = out.with_structured(value);
     }
     if outcome.timed_out || outcome.interrupted { out.into_error() } else { out }
+}
+
+/// When a command failed writing a protected path the sandbox keeps read-only, what the
+/// user can do about it.
+fn protected_hint(text: &str) -> Option<String> {
+    if !text.contains("Read-only file system") {
+        return None;
+    }
+    let name = toolbelt_core::PROTECTED_NAMES.iter().find(|n| text.contains(*n))?;
+    Some(format!(
+        "`{name}` is read-only in the sandbox (so are .git, .toolbelt, .claude, .mcp.json, .vscode and .idea \
+         in the workspace: they decide what runs next). For git commits, the user can set `sandbox.git_writes = \
+         true` (git's config and hooks stay read-only); otherwise ask the user to run this command themselves."
+    ))
 }
 
 /// Serializes a structured result, or reports why not.

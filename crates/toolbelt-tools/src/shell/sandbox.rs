@@ -26,9 +26,10 @@
 //! [`SandboxReport::can_confine`] and [`Confinement::for_command`] say why in one line; the
 //! caller then asks, refuses or runs unconfined as [`WhenUnavailable`] says — never silently.
 //!
-//! Not done: keeping `.git` read-only inside a writable root (Codex does it with bind mounts).
-//! Landlock rules only ever add access, so a subtree of a writable directory cannot be taken
-//! back without a mount namespace.
+//! A third layer keeps the protected entries inside writable roots (`.git`, `.toolbelt`,
+//! `.claude`, `.mcp.json`, `.vscode`, `.idea`) read-only: Landlock rules only ever add access,
+//! so the command gets a mount namespace where they are bound read-only
+//! (`sandbox/protect.rs`).
 
 use std::path::PathBuf;
 
@@ -36,6 +37,7 @@ use ::landlock::RulesetCreated;
 
 mod landlock;
 mod probe;
+pub mod protect;
 mod seccomp;
 
 pub use probe::SandboxReport;
@@ -96,6 +98,13 @@ pub struct SandboxConfig {
     pub writable_roots: Vec<PathBuf>,
     /// What to do when the sandbox cannot be applied on this machine.
     pub when_unavailable: WhenUnavailable,
+    /// Whether git's data (objects, refs, the index) inside a workspace root stays writable in
+    /// `workspace-write`, so commits work; git's configuration and hooks stay read-only either
+    /// way. Off: all of `.git` is read-only.
+    pub git_writes: bool,
+    /// Protected paths besides [`toolbelt_core::PROTECTED_NAMES`] (toolbelt's own settings and
+    /// state), kept read-only when they lie inside a writable root.
+    pub protected_paths: Vec<PathBuf>,
 }
 
 /// A confinement built (in the parent, before fork) for one command.
@@ -105,6 +114,8 @@ pub struct Confinement {
     ruleset: Option<RulesetCreated>,
     /// The seccomp program, when the network is off.
     filter: Option<&'static seccomp::Program>,
+    /// The read-only bind mounts of protected paths, when there are any to hold.
+    binds: Option<protect::Binds>,
 }
 
 impl Confinement {
@@ -120,7 +131,20 @@ impl Confinement {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
         })?;
         let filter = if config.network { None } else { Some(seccomp::network_filter()?) };
-        Ok(Some(Confinement { ruleset: Some(ruleset), filter }))
+        let binds = match (config.mode, SandboxReport::probe().protected()) {
+            (SandboxMode::WorkspaceWrite, Ok(namespace)) => {
+                let mut dirs: Vec<PathBuf> = roots.to_vec();
+                dirs.extend(config.writable_roots.iter().cloned());
+                protect::plan(&dirs, &config.protected_paths, config.git_writes, namespace)
+            }
+            _ => None,
+        };
+        Ok(Some(Confinement { ruleset: Some(ruleset), filter, binds }))
+    }
+
+    /// The paths this confinement keeps read-only with bind mounts.
+    pub fn read_only_binds(&self) -> Vec<PathBuf> {
+        self.binds.as_ref().map(protect::Binds::read_only).unwrap_or_default()
     }
 
     /// Installs a `pre_exec` hook on the command that applies the confinement in the child
@@ -132,8 +156,12 @@ impl Confinement {
 
     /// [`install`](Self::install) for a standard library command (the probe uses it).
     fn install_std(self, command: &mut std::process::Command) {
-        let Confinement { mut ruleset, filter } = self;
+        let Confinement { mut ruleset, filter, binds } = self;
         pre_exec(command, move || {
+            // Mounts first: Landlock forbids changing the mount topology once applied.
+            if let Some(binds) = &binds {
+                protect::apply(binds)?;
+            }
             if let Some(ruleset) = ruleset.take() {
                 landlock::restrict_self(ruleset)?;
             }
@@ -150,10 +178,11 @@ impl Confinement {
 fn pre_exec(command: &mut std::process::Command, hook: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static) {
     use std::os::unix::process::CommandExt as _;
     // SAFETY: the hook runs in the forked child, where only async-signal-safe work is allowed.
-    // It only makes system calls on data built before the fork: prctl(PR_SET_NO_NEW_PRIVS),
-    // landlock_restrict_self on a ruleset descriptor, close of that descriptor, and
-    // seccomp(SECCOMP_SET_MODE_FILTER) on a program already in memory. It never allocates,
-    // locks or logs; errors are carried as raw OS error numbers, which need no allocation.
+    // It only makes system calls on data built before the fork: unshare, open/write/close of
+    // the namespace's id maps, mount, prctl(PR_SET_NO_NEW_PRIVS), landlock_restrict_self on a
+    // ruleset descriptor, close of that descriptor, and seccomp(SECCOMP_SET_MODE_FILTER) on a
+    // program already in memory. It never allocates, locks or logs; errors are carried as raw
+    // OS error numbers, which need no allocation.
     unsafe {
         command.pre_exec(hook);
     }

@@ -14,7 +14,9 @@ use crate::cli::{Global, McpArgs};
 use crate::cmd::Setup;
 
 pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
-    let setup = Setup::load(global)?;
+    let mut setup = Setup::load(global)?;
+    // The server's own token never reaches a shell command's environment.
+    setup.secret_vars.extend(args.token_env.iter().cloned());
     let approvers = Arc::new(SessionApprovers::default());
     let runtime = Arc::new(setup.runtime_with(None, approvers.clone())?);
     super::sandbox::probe_in_background(&setup.sandbox());

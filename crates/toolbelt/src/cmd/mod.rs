@@ -16,6 +16,7 @@ use toolbelt::settings::{self, Entry, Loaded, Locations, Problem, Settings};
 use toolbelt_core::{CancellationToken, Category, Extensions, Registry};
 use toolbelt_mcp::client::Gateway;
 use toolbelt_policy::hooks::HookSet;
+use toolbelt_policy::protected::ProtectedPaths;
 use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, NoApprover, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
@@ -41,6 +42,9 @@ pub struct Setup {
     pub rule_env: RuleEnv,
     /// Every problem found in the settings.
     pub problems: Vec<Problem>,
+    /// Variables toolbelt reads secrets from (besides the settings' own): kept out of shell
+    /// commands' environment.
+    pub secret_vars: Vec<String>,
 }
 
 impl Setup {
@@ -59,7 +63,8 @@ impl Setup {
                 ws.roots.push(dir.clone());
             }
         }
-        Ok(Setup { ws, loc, loaded, settings, rule_env, problems })
+        let secret_vars = settings.mcp_servers.iter().filter_map(|(_, c)| c.bearer_token_env.clone()).collect();
+        Ok(Setup { ws, loc, loaded, settings, rule_env, problems, secret_vars })
     }
 
     /// Fails with every settings problem (exit status 2) when there is any.
@@ -82,6 +87,26 @@ impl Setup {
     pub fn engine(&self) -> PermissionEngine {
         PermissionEngine::new(self.settings.permissions.clone(), self.rule_env.clone())
             .with_store(Arc::new(settings::LocalRuleStore::new(self.loc.local_file())))
+            .with_protected(self.protected_paths())
+    }
+
+    /// What no tool writes without an explicit approval: the entries of every project
+    /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
+    /// (the trust store, audit logs), the managed settings and the user's git configuration.
+    pub fn protected_paths(&self) -> ProtectedPaths {
+        let mut paths = vec![self.loc.state_dir.clone()];
+        if let Some(dir) = self.loc.user_file.parent() {
+            paths.push(dir.to_path_buf());
+        }
+        paths.extend(self.loc.managed_files.iter().cloned());
+        paths.push(self.loc.home.join(".gitconfig"));
+        let git_config_home = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| self.loc.home.join(".config"))
+            .join("git");
+        paths.push(git_config_home);
+        ProtectedPaths::default().with_paths(paths)
     }
 
     /// The built-in tools, without those a bare deny rule removes.
@@ -108,9 +133,11 @@ impl Setup {
             && names.iter().any(|n| n.starts_with("mcp__") || n.contains("McpResource") || n.contains("mcp_resource"))
     }
 
-    /// The sandbox settings.
+    /// The sandbox settings, holding the protected paths read-only.
     pub fn sandbox(&self) -> SandboxConfig {
-        self.settings.shell.sandbox.clone()
+        let mut sandbox = self.settings.shell.sandbox.clone();
+        sandbox.protected_paths = self.protected_paths().paths().to_vec();
+        sandbox
     }
 
     /// The runtime every calling command uses: the tools behind the permission engine, the
@@ -130,7 +157,10 @@ impl Setup {
         if let Some(n) = concurrency {
             config.concurrency = n;
         }
-        let bash = BashConfig { deny_patterns: self.settings.shell.deny_commands.clone(), ..BashConfig::default() };
+        let mut bash = BashConfig { deny_patterns: self.settings.shell.deny_commands.clone(), ..BashConfig::default() };
+        bash.env_remove.extend(self.settings.shell.env_remove.iter().cloned());
+        bash.env_keep.clone_from(&self.settings.shell.env_keep);
+        bash.secret_vars.clone_from(&self.secret_vars);
         bash.validate().map_err(Usage)?;
         let mut services = Extensions::default();
         services.insert(self.sandbox());

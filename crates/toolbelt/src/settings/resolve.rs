@@ -21,6 +21,10 @@ pub struct ShellSettings {
     pub sandbox: SandboxConfig,
     /// Regular expressions of commands to refuse.
     pub deny_commands: Vec<String>,
+    /// More patterns of variables removed from commands' environment (besides the defaults).
+    pub env_remove: Vec<String>,
+    /// Variables kept although a removal pattern matches them.
+    pub env_keep: Vec<String>,
 }
 
 /// The merged, checked settings.
@@ -82,8 +86,12 @@ impl Settings {
                 Some("run") => WhenUnavailable::Run,
                 _ => WhenUnavailable::Ask,
             },
+            git_writes: r.bool("sandbox.git_writes").unwrap_or(false),
+            protected_paths: Vec::new(),
         };
         let deny_commands = r.patterns("shell.deny_commands");
+        let env_remove = r.texts("shell.env_remove");
+        let env_keep = r.texts("shell.env_keep");
         let defaults = RuntimeConfig::default();
         let secs =
             |r: &Resolver<'_>, key: &str| r.int(key).and_then(|n| u64::try_from(n).ok()).map(Duration::from_secs);
@@ -117,7 +125,7 @@ impl Settings {
             permissions,
             additional_directories,
             hooks,
-            shell: ShellSettings { sandbox, deny_commands },
+            shell: ShellSettings { sandbox, deny_commands, env_remove, env_keep },
             runtime,
             audit,
             compat_claude,
@@ -223,6 +231,10 @@ impl<'a> Resolver<'a> {
             }
         }
         dirs
+    }
+
+    fn texts(&self, key: &str) -> Vec<String> {
+        self.items(key).iter().filter_map(|e| e.value.as_str().map(str::to_string)).collect()
     }
 
     fn patterns(&mut self, key: &str) -> Vec<String> {

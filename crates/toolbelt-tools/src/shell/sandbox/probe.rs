@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use super::{Confinement, SandboxConfig, SandboxMode, landlock, seccomp};
+use super::{Confinement, SandboxConfig, SandboxMode, landlock, protect, seccomp};
 
 /// What this machine can enforce (probed once per process, cached).
 #[derive(Debug, Clone)]
@@ -25,6 +25,8 @@ pub struct SandboxReport {
     tcp: Result<(), String>,
     /// Whether the socket-family filter applied in a child, or why not.
     seccomp: Result<(), String>,
+    /// How protected paths are held read-only in writable roots, or why they cannot be.
+    protect: Result<protect::Namespace, String>,
 }
 
 impl SandboxReport {
@@ -44,7 +46,7 @@ impl SandboxReport {
                 let with_tcp = *abi >= landlock::NET_ABI as u32;
                 let writable = landlock::writable(&SandboxConfig::default(), &[]);
                 let fs = match landlock::ruleset(&writable, with_tcp) {
-                    Ok(ruleset) => try_in_child(Confinement { ruleset: Some(ruleset), filter: None }),
+                    Ok(ruleset) => try_in_child(Confinement { ruleset: Some(ruleset), filter: None, binds: None }),
                     Err(e) => Err(format!("a Landlock ruleset cannot be built ({e})")),
                 };
                 let tcp = match (&fs, with_tcp) {
@@ -59,8 +61,14 @@ impl SandboxReport {
             Err(why) => (Err(why.clone()), Err(why.clone())),
         };
         let seccomp = seccomp::network_filter()
-            .and_then(|filter| try_in_child(Confinement { ruleset: None, filter: Some(filter) }));
-        Self { kernel, abi, fs, tcp, seccomp }
+            .and_then(|filter| try_in_child(Confinement { ruleset: None, filter: Some(filter), binds: None }));
+        let protect = protect::probe();
+        Self { kernel, abi, fs, tcp, seccomp, protect }
+    }
+
+    /// How protected paths inside writable roots are held read-only here, or why they are not.
+    pub fn protected(&self) -> Result<protect::Namespace, String> {
+        self.protect.clone()
     }
 
     /// The Landlock ABI version the kernel offers, if it offers Landlock.
@@ -101,6 +109,14 @@ impl SandboxReport {
             format!("filesystem write confinement (Landlock): {}", yes_no(&self.fs)),
             format!("TCP bind/connect confinement (Landlock): {}", yes_no(&self.tcp)),
             format!("socket-family filter (seccomp): {}", yes_no(&self.seccomp)),
+            format!(
+                "protected paths read-only in writable roots (.git, .toolbelt, .claude, .mcp.json, .vscode, .idea): {}",
+                match &self.protect {
+                    Ok(protect::Namespace::Mount) => "yes (mount namespace)".to_string(),
+                    Ok(protect::Namespace::User) => "yes (user and mount namespaces)".to_string(),
+                    Err(why) => format!("no: {why}"),
+                }
+            ),
         ]
     }
 }
@@ -183,7 +199,14 @@ mod tests {
     use super::*;
 
     fn report(fs: Result<(), String>, seccomp: Result<(), String>) -> SandboxReport {
-        SandboxReport { kernel: "6.1".into(), abi: Ok(3), fs, tcp: Err("old".into()), seccomp }
+        SandboxReport {
+            kernel: "6.1".into(),
+            abi: Ok(3),
+            fs,
+            tcp: Err("old".into()),
+            seccomp,
+            protect: Err("no namespaces".into()),
+        }
     }
 
     #[test]
@@ -208,5 +231,6 @@ mod tests {
         assert_eq!(lines[2], "filesystem write confinement (Landlock): yes");
         assert_eq!(lines[3], "TCP bind/connect confinement (Landlock): no: old");
         assert_eq!(lines[4], "socket-family filter (seccomp): no: no filter");
+        assert!(lines[5].starts_with("protected paths read-only") && lines[5].ends_with("no: no namespaces"));
     }
 }

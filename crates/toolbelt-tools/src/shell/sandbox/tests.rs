@@ -26,25 +26,25 @@ fn landlock_alone_denies_tcp_connect() {
     let script = format!("exec 3<>/dev/tcp/127.0.0.1/{}", listener.local_addr().unwrap().port());
     let writable = landlock::writable(&SandboxConfig::default(), &[]);
 
-    let no_tcp = Confinement { ruleset: Some(landlock::ruleset(&writable, true).unwrap()), filter: None };
+    let no_tcp = Confinement { ruleset: Some(landlock::ruleset(&writable, true).unwrap()), filter: None, binds: None };
     let (code, stderr) = bash(no_tcp, &script);
     assert_ne!(code, 0);
     assert!(stderr.contains("Permission denied"), "connect refused by Landlock, not the filter: {stderr}");
 
-    let tcp = Confinement { ruleset: Some(landlock::ruleset(&writable, false).unwrap()), filter: None };
+    let tcp = Confinement { ruleset: Some(landlock::ruleset(&writable, false).unwrap()), filter: None, binds: None };
     assert_eq!(bash(tcp, &script), (0, String::new()));
 }
 
 #[test]
 fn the_filter_alone_denies_udp_and_leaves_files_alone() {
-    let filter = Confinement { ruleset: None, filter: Some(seccomp::network_filter().unwrap()) };
+    let filter = Confinement { ruleset: None, filter: Some(seccomp::network_filter().unwrap()), binds: None };
     let (code, stderr) = bash(filter, "exec 3<>/dev/udp/127.0.0.1/9");
     assert_ne!(code, 0);
     assert!(stderr.contains("Operation not permitted"), "{stderr}");
 
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("written");
-    let filter = Confinement { ruleset: None, filter: Some(seccomp::network_filter().unwrap()) };
+    let filter = Confinement { ruleset: None, filter: Some(seccomp::network_filter().unwrap()), binds: None };
     assert_eq!(bash(filter, &format!("echo x > '{}'", target.display())), (0, String::new()));
     assert!(target.exists());
 }

@@ -237,7 +237,15 @@ impl PermissionEngine {
             return allowed(sources.join(" and "));
         }
         let mode = self.rules.mode;
-        let (kind, what) = self.kind_of(call.tool, part, outside.is_some());
+        let (mut kind, what) = self.kind_of(call.tool, part, outside.is_some());
+        // The files a command names inside the workspace are the command's business: its own
+        // part decides (allowed by its rule, or asked about), so they add no question. Those
+        // outside the roots ask like the Read and Write tools; deny rules and protected paths
+        // hold either way.
+        let runs = call.access.touches.iter().any(|t| matches!(t, toolbelt_core::Touch::Execute(_)));
+        if runs && matches!(kind, PartKind::ReadInside | PartKind::WriteInside) {
+            kind = PartKind::State;
+        }
         let decision = mode.baseline(kind);
         let reason = match (decision, kind) {
             (Decision::Allow, _) => format!("{what}: allowed in {mode} mode"),

@@ -116,12 +116,17 @@ impl CallInfo<'_> {
     /// /w/a.txt", or, for a tool that declares nothing finer, its input (cut to 300 bytes).
     pub fn wants(&self) -> String {
         use toolbelt_core::Touch;
+        // A command's reads inside the workspace are what any command does; the ones outside
+        // are worth a person's attention.
+        let runs = self.access.touches.iter().any(|t| matches!(t, Touch::Execute(_)));
+        let roots = self.session.roots();
         let actions: Vec<String> = self
             .access
             .touches
             .iter()
             .filter_map(|t| match t {
                 Touch::Execute(c) => Some(format!("run `{c}`")),
+                Touch::Read(p) if runs && paths::inside_roots(p, &roots) => None,
                 Touch::Read(p) => Some(format!("read {}", p.display())),
                 Touch::Write(p) => Some(format!("write {}", p.display())),
                 Touch::Network(u) => Some(format!("contact {u}")),

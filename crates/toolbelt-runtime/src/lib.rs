@@ -33,7 +33,7 @@ mod runtime;
 mod session;
 pub mod stages;
 
-pub use audit::{AuditConfig, AuditLog, AuditRecord, redact};
+pub use audit::{AuditConfig, AuditLog, AuditRecord, redact, rfc3339};
 pub use call::{ToolCall, ToolResult};
 pub use config::RuntimeConfig;
 pub use runtime::{Explanation, Runtime, RuntimeBuilder};

@@ -128,6 +128,26 @@ pub enum Command {
     Config(ConfigArgs),
     /// What the permission rules decide for a call, and why.
     Permissions(PermissionsArgs),
+    /// Trust a project: apply its own settings (hooks, MCP servers, mode, rules) from now on.
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The project (default: the one the working directory is in).
+    pub path: Option<PathBuf>,
+
+    /// Print the project's own settings and whether they apply; change nothing.
+    #[arg(long, conflicts_with_all = ["revoke", "list"])]
+    pub show: bool,
+
+    /// Stop trusting the project: its own settings are ignored again.
+    #[arg(long, conflicts_with = "list")]
+    pub revoke: bool,
+
+    /// List the trusted projects.
+    #[arg(long, conflicts_with = "path")]
+    pub list: bool,
 }
 
 #[derive(Debug, Args)]

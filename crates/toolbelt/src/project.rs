@@ -59,7 +59,7 @@ fn existing_dir(base: &Path, dir: &Path, flag: &str) -> anyhow::Result<PathBuf> 
 
 /// The nearest ancestor of `cwd` (itself included) holding `.toolbelt/`, else the nearest
 /// holding `.git`, else `cwd`.
-fn project_root(cwd: &Path) -> PathBuf {
+pub(crate) fn project_root(cwd: &Path) -> PathBuf {
     for marker in [".toolbelt", ".git"] {
         if let Some(dir) = cwd.ancestors().find(|d| d.join(marker).exists()) {
             return dir.to_path_buf();

@@ -35,6 +35,7 @@ mod resolve;
 pub mod schema;
 mod store;
 mod toml_file;
+pub mod trust;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,7 @@ use serde_json::Value;
 pub use resolve::{Settings, ShellSettings};
 pub use store::LocalRuleStore;
 pub use toolbelt_mcp::client::UpstreamConfig;
+pub use trust::{Trust, TrustStore};
 
 /// A settings layer, ordered from lowest to highest precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -280,10 +282,25 @@ pub struct Loaded {
     pub files_read: Vec<(Layer, PathBuf)>,
     /// Mistakes found while reading (syntax, unknown keys, wrong types).
     pub problems: Vec<Problem>,
+    /// Whether the project's own settings apply ([`trust`]); when they do not, their
+    /// loosening entries are not in `entries`.
+    pub trust: Trust,
+    /// The digest of what the project's files set that needs trust (what `toolbelt trust`
+    /// records).
+    pub pending: trust::Pending,
+    /// Things to tell the user once (a project setting ignored, and why).
+    pub notices: Vec<String>,
+    /// Problems in project files that are not applied (the project is not trusted).
+    pub ignored_problems: Vec<Problem>,
 }
+
 
 /// Reads every layer. `flags` are the command line's entries; `env` the process environment;
 /// `claude_flag` is `--claude-settings`. Never fails: problems are collected in the result.
+///
+/// The project's own files apply only when the project is trusted ([`trust`]): until then
+/// only their deny and ask rules are kept. Claude Code's files are read when `compat.claude`
+/// (or the flag) says so, that setting itself waiting for trust when a project sets it.
 pub fn load(
     loc: &Locations,
     flags: Vec<Entry>,
@@ -294,15 +311,36 @@ pub fn load(
     read_files(&mut loaded, loc.files(false));
     loaded.entries.extend(env::entries(env, &mut loaded.problems));
     loaded.entries.extend(flags);
-    // Whether Claude Code's files are read is itself a setting, decided by toolbelt's own
-    // layers; then only those files are read.
-    if claude_flag || resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false) {
+    let wants_claude = claude_flag || resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false);
+    if wants_claude {
         let claude = loc.files(true).into_iter().filter(|(layer, _)| layer.is_claude());
         read_files(&mut loaded, claude);
     }
     // Every layer in precedence order; within a layer, file order (the sort is stable).
     loaded.entries.sort_by_key(|e| e.origin.layer);
     loaded.files_read.sort_by_key(|(layer, _)| *layer);
+
+    loaded.pending = trust::Pending::of(&loaded.entries, &loc.project);
+    loaded.trust = Trust::decide(&loaded.entries, &loc.project, &TrustStore::at(loc));
+    if matches!(loaded.trust, Trust::Untrusted { .. }) {
+        loaded.entries.retain(|e| !trust::is_project_layer(e.origin.layer) || trust::only_restricts(e));
+        loaded.files_read.retain(|(layer, _)| !trust::is_project_layer(*layer));
+        // A broken file of an untrusted project is not the user's problem, unless it is
+        // about a rule that applies anyway.
+        let (kept, ignored) = std::mem::take(&mut loaded.problems).into_iter().partition(|p: &Problem| {
+            !trust::is_project_layer(p.origin.layer)
+                || matches!(p.key.as_str(), "permissions.deny" | "permissions.ask" | "shell.deny_commands")
+        });
+        loaded.problems = kept;
+        loaded.ignored_problems = ignored;
+    }
+    // Read speculatively for the digest: Claude Code's files apply only if a trusted layer
+    // still asks for them.
+    if wants_claude && !claude_flag && !resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false) {
+        loaded.entries.retain(|e| !e.origin.layer.is_claude());
+        loaded.files_read.retain(|(layer, _)| !layer.is_claude());
+    }
+    trust::keep_user_floor(&mut loaded.entries, &mut loaded.notices);
     let mut problems = Vec::new();
     for entry in &loaded.entries {
         check_entry(entry, &mut problems);

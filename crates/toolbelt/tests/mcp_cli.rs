@@ -135,6 +135,11 @@ for line in sys.stdin:
             .to_string(),
     )
     .unwrap();
+    // Untrusted, the project's servers are not started, and it says how to trust.
+    let out = toolbelt(&root).arg("mcp-servers").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("MCP servers tiny, gone") && err.contains("toolbelt trust"), "{err}");
+    assert!(toolbelt(&root).arg("trust").status().unwrap().success());
     let out = toolbelt(&root).arg("mcp-servers").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "a failed server makes the exit status 1: {text}");

@@ -219,6 +219,15 @@ fn reference_servers_as_upstreams_through_the_gateway() {
         ),
     )
     .unwrap();
+    // The project's own MCP servers start only once it is trusted.
+    let trusted = Command::new(toolbelt())
+        .arg("trust")
+        .current_dir(&root)
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("home/.config"))
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
     let calls = json!([
         ["mcp__everything__echo", {"message": "through the gateway"}],
         ["mcp__everything__get-sum", {"a": 2, "b": 40}],

@@ -46,6 +46,12 @@ impl Project {
         cmd
     }
 
+    /// Trusts the project as its files are now, so its own settings apply.
+    fn trust(&self) {
+        let (code, out, err) = self.run(&["trust"]);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+
     fn run(&self, args: &[&str]) -> (i32, String, String) {
         let out = self.toolbelt().args(args).output().unwrap();
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -89,6 +95,7 @@ fn layers_merge_and_the_managed_file_cannot_be_loosened() {
     std::fs::write(p.home.join(".config/toolbelt/config.toml"), "[permissions]\nallow = [\"Bash(echo *)\"]\n").unwrap();
     p.write(".toolbelt/config.toml", "[permissions]\nmode = \"plan\"\nallow = [\"Bash(curl *)\"]\n");
     p.write(".toolbelt/config.local.toml", "[permissions]\nmode = \"acceptEdits\"\n");
+    p.trust();
 
     // Scalars: the highest layer wins (project-local over project); lists add up.
     let (_, shown, _) = p.run(&["config", "show", "--json"]);
@@ -139,6 +146,7 @@ fn config_check_names_file_line_and_fix() {
         ".toolbelt/config.toml",
         "[permissions]\nalow = [\"Bash\"]\ndeny = [\"Bash(\", \"Read(./x)\"]\nmode = \"yolo\"\n\n[sandbox]\nnetwork = \"yes\"\n",
     );
+    p.trust();
     let (code, out, _) = p.run(&["config", "check"]);
     assert_eq!(code, 1, "{out}");
     let f = file.display();
@@ -156,6 +164,7 @@ fn config_check_names_file_line_and_fix() {
     assert!(err.contains("toolbelt config check"), "{err}");
 
     std::fs::write(&file, "[permissions]\nallow = [\"Bsh(ls *)\"]\n").unwrap();
+    p.trust();
     let (code, out, _) = p.run(&["config", "check"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("warning:") && out.contains("names no tool here; did you mean `Bash`?"), "{out}");
@@ -212,6 +221,7 @@ fn claude_code_settings_apply_as_they_are() {
     assert_eq!(code, 1);
     assert!(out.contains("claude project") && out.contains(".claude/settings.json:1"), "{out}");
     p.write(".toolbelt/config.toml", "[compat]\nclaude = true\n");
+    p.trust();
     let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"make"}"#]);
     assert_eq!((code, out.trim()), (0, "built"));
     let (code, _, _) = p.run(&["call", "Write", &write_call("new.txt")]);
@@ -229,6 +239,7 @@ fn hooks_from_settings_block_and_the_audit_log_records_it() {
         ".toolbelt/config.toml",
         "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{ type = \"command\", command = \"sh $TOOLBELT_PROJECT_DIR/hooks/guard.sh\" }]\n",
     );
+    p.trust();
     let audit = p.root.join("logs/audit.jsonl");
     let audit_flag = audit.display().to_string();
     let (code, out, _) = p.run(&[
@@ -365,6 +376,7 @@ fn a_hooks_allow_skips_the_modes_question_but_never_a_rule() {
         ".toolbelt/config.toml",
         "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{ type = \"command\", command = \"sh hooks/allow.sh\" }]\n",
     );
+    p.trust();
     // Default mode would ask; the hook allows, and its rewrite is what runs.
     let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"touch x"}"#]);
     assert_eq!(code, 0, "{out}");
@@ -378,6 +390,8 @@ fn a_hooks_allow_skips_the_modes_question_but_never_a_rule() {
     assert!(out.contains("a deny rule forbids"), "{out}");
     // An invalid rewrite is the hook's error, not a crash.
     p.write("hooks/allow.sh", "#!/bin/sh\necho '{\"hookSpecificOutput\": {\"updatedInput\": {\"command\": 5}}}'\n");
+    // The script the hook runs changed: the project needs trusting again.
+    p.trust();
     let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"ls"}"#]);
     assert_eq!(code, 1);
     assert!(out.contains("a PreToolUse hook rewrote the input of `Bash` into an invalid one"), "{out}");

@@ -28,6 +28,7 @@ fn check_prints_what_is_enforced_and_exits_0() {
             "filesystem write confinement (Landlock): yes",
             "TCP bind/connect confinement (Landlock): yes",
             "socket-family filter (seccomp): yes",
+            "protected paths read-only in writable roots (.git, .toolbelt, .claude, .mcp.json, .vscode, .idea): yes (mount namespace)",
             "mode: workspace-write (network off)",
             "enforced: yes",
         ]

@@ -148,7 +148,10 @@ mod tests {
         check("a.txt").unwrap();
         check("sub/b.txt").unwrap();
         let outside_link = check("notes.txt").unwrap_err().to_string();
-        assert!(outside_link.contains("2 hard links") && outside_link.contains("only 1 of them is inside"), "{outside_link}");
+        assert!(
+            outside_link.contains("2 hard links") && outside_link.contains("only 1 of them is inside"),
+            "{outside_link}"
+        );
         let hidden_link = check("innocent.txt").unwrap_err().to_string();
         assert!(hidden_link.contains("hard link to") && hidden_link.contains("secret.txt"), "{hidden_link}");
     }

@@ -41,10 +41,19 @@ pub fn declare(mut access: Access, command: &str, cx: &ToolContext) -> Access {
     let roots = cx.roots();
     let mut declared: Vec<(PathBuf, Use)> = Vec::new();
     for operand in &ops.files {
+        // A bare word read that names nothing (`cargo build`'s `build`) is no file: it only
+        // adds noise to a question. A write may create its file, so it always counts.
+        let path_like = operand.glob
+            || operand.path.contains('/')
+            || operand.path.starts_with(['.', '~'])
+            || operand.usage == Use::Write;
         let anchored = operand.path.starts_with('/') || operand.path.starts_with('~');
         let from: &[PathBuf] = if anchored { &bases[..1] } else { &bases };
         for base in from {
             let path = resolve(base, &operand.path, home.as_deref());
+            if !path_like && path.symlink_metadata().is_err() {
+                continue;
+            }
             let paths = if operand.glob { expand(&path, &roots) } else { vec![path] };
             for path in paths {
                 if declared.len() >= MAX_PATHS {
@@ -104,9 +113,9 @@ fn expand(pattern: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut current = vec![prefix];
     for component in &components[first_glob..] {
         let mut next = Vec::new();
-        let matcher = component.contains(['*', '?', '[']).then(|| {
-            globset::GlobBuilder::new(component).literal_separator(true).build().map(|g| g.compile_matcher())
-        });
+        let matcher = component
+            .contains(['*', '?', '['])
+            .then(|| globset::GlobBuilder::new(component).literal_separator(true).build().map(|g| g.compile_matcher()));
         for dir in &current {
             match &matcher {
                 None => next.push(dir.join(component)),
@@ -166,15 +175,13 @@ mod tests {
         assert_eq!(touches("cat ../x", &root.join("sub")), [read(root.join("x"))]);
         assert_eq!(
             touches("cd sub && cat ../secret.txt", &root),
-            [
-                read(root.join("sub")),
-                read(root.join("sub/sub")),
-                read(root.parent().unwrap().join("secret.txt")),
-                read(root.join("secret.txt"))
-            ],
-            "every directory the script may be in (over-declaring costs only a path check)"
+            [read(root.join("sub")), read(root.parent().unwrap().join("secret.txt")), read(root.join("secret.txt"))],
+            "from every directory the script may be in"
         );
         assert_eq!(touches("echo x > .git/config", &root), [Touch::Write(root.join(".git/config"))]);
-        assert!(touches("ls -la && cargo test", &root).iter().all(|t| matches!(t, Touch::Read(p) if p.starts_with(&root))));
+        assert_eq!(touches("cargo build --release", &root), [], "a word that names nothing is no file");
+        assert!(
+            touches("ls -la && cargo test", &root).iter().all(|t| matches!(t, Touch::Read(p) if p.starts_with(&root)))
+        );
     }
 }

@@ -108,7 +108,9 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
         });
     }
 
-    if code.is_some_and(|c| c != 0) && let Some(note) = protected_hint(&combined.text) {
+    if code.is_some_and(|c| c != 0)
+        && let Some(note) = protected_hint(&combined.text)
+    {
         notes.push(note);
     }
     let mut text = if combined.text.is_empty() { "(no output)".to_string() } else { combined.text };

@@ -31,7 +31,7 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
         Some(p) => std::fs::read_to_string(p).map_err(|e| Usage(format!("cannot read {}: {e}", p.display())))?,
     };
     let calls = parse(&text)?;
-    let setup = Setup::load(global)?;
+    let setup = Setup::load_asking_trust(global)?;
     let runtime = setup.runtime(args.concurrency.map(usize::from))?;
     let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
     let gateway = match setup.needs_gateway(&names) {

@@ -15,7 +15,7 @@ use crate::project::OpenSession;
 
 pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     let input = read_input(args.input.as_deref())?;
-    let setup = Setup::load(global)?;
+    let setup = Setup::load_asking_trust(global)?;
     let runtime = setup.runtime(Some(1))?;
     let gateway = match setup.needs_gateway(&[args.tool.as_str()]) {
         true => setup.gateway(runtime.registry()).await,

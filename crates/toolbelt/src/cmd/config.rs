@@ -40,6 +40,9 @@ fn entries_of<'a>(setup: &'a Setup, def: &KeyDef) -> Vec<&'a Entry> {
 fn show(setup: &Setup) -> anyhow::Result<ExitCode> {
     line("# Merged settings. A single value comes from the highest layer that sets it")?;
     line("# (user < project < project-local < env < flags < managed); lists add up.")?;
+    if let Some(notice) = setup.loaded.trust.notice(&setup.loc.project) {
+        line(&format!("# Not applied: {notice}."))?;
+    }
     if setup.loaded.files_read.is_empty() {
         line("# No settings file was found; everything is a default.")?;
     } else {
@@ -139,6 +142,12 @@ fn check(setup: &Setup) -> anyhow::Result<ExitCode> {
     }
     for warning in unknown_tool_warnings(setup) {
         line(&format!("warning: {warning}"))?;
+    }
+    for problem in &setup.loaded.ignored_problems {
+        line(&format!("note: {problem} (not applied: the project is not trusted)"))?;
+    }
+    if let Some(notice) = setup.loaded.trust.notice(&setup.loc.project) {
+        line(&format!("note: {notice}"))?;
     }
     let layers: Vec<String> = files.iter().map(|(l, f)| format!("{} {}", l.as_str(), f.display())).collect();
     let checked = if layers.is_empty() { "no settings files found".to_string() } else { layers.join(", ") };

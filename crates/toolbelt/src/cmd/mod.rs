@@ -9,10 +9,11 @@ pub mod mcp_servers;
 pub mod permissions;
 pub mod sandbox;
 pub mod tools;
+pub mod trust;
 
 use std::sync::Arc;
 
-use toolbelt::settings::{self, Entry, Loaded, Locations, Problem, Settings};
+use toolbelt::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
 use toolbelt_core::{CancellationToken, Category, Extensions, Registry};
 use toolbelt_mcp::client::Gateway;
 use toolbelt_policy::hooks::HookSet;
@@ -45,6 +46,15 @@ pub struct Setup {
     /// Variables toolbelt reads secrets from (besides the settings' own): kept out of shell
     /// commands' environment.
     pub secret_vars: Vec<String>,
+    /// How to read the settings again (after toolbelt wrote to them).
+    reload: Reload,
+}
+
+/// What the settings were read with, to read them again.
+#[derive(Clone)]
+struct Reload {
+    flags: Vec<Entry>,
+    claude: bool,
 }
 
 impl Setup {
@@ -54,6 +64,12 @@ impl Setup {
         let mut ws = Workspace::from_flags(global)?;
         let loc = Locations::discover(&ws.cwd, &ws.project);
         let loaded = settings::load(&loc, flag_entries(global), std::env::vars(), global.claude_settings);
+        if let Some(notice) = loaded.trust.notice(&loc.project) {
+            tracing::warn!("{notice}");
+        }
+        for notice in &loaded.notices {
+            tracing::warn!("{notice}");
+        }
         let rule_env = RuleEnv { home: loc.home.clone(), cwd: ws.cwd.clone() };
         let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);
         let mut problems = loaded.problems.clone();
@@ -64,7 +80,18 @@ impl Setup {
             }
         }
         let secret_vars = settings.mcp_servers.iter().filter_map(|(_, c)| c.bearer_token_env.clone()).collect();
-        Ok(Setup { ws, loc, loaded, settings, rule_env, problems, secret_vars })
+        let reload = Reload { flags: flag_entries(global), claude: global.claude_settings };
+        Ok(Setup { ws, loc, loaded, settings, rule_env, problems, secret_vars, reload })
+    }
+
+    /// [`Setup::load`], and at a terminal, when the project's own settings wait for trust,
+    /// the question whether to trust it (then the settings are read again).
+    pub fn load_asking_trust(global: &Global) -> anyhow::Result<Setup> {
+        let setup = Setup::load(global)?;
+        if trust::ask_at_terminal(&setup.loc, &setup.loaded.trust) {
+            return Setup::load(global);
+        }
+        Ok(setup)
     }
 
     /// Fails with every settings problem (exit status 2) when there is any.
@@ -86,8 +113,19 @@ impl Setup {
     /// The permission engine of these settings, writing "always" rules to the project-local file.
     pub fn engine(&self) -> PermissionEngine {
         PermissionEngine::new(self.settings.permissions.clone(), self.rule_env.clone())
-            .with_store(Arc::new(settings::LocalRuleStore::new(self.loc.local_file())))
+            .with_store(Arc::new(self.rule_store()))
             .with_protected(self.protected_paths())
+    }
+
+    /// Where "always" rules go: the project-local file, keeping the project trusted when it
+    /// was (its digest covers that file).
+    fn rule_store(&self) -> settings::LocalRuleStore {
+        let (loc, reload) = (self.loc.clone(), self.reload.clone());
+        let applied = !matches!(self.loaded.trust, settings::Trust::Untrusted { .. });
+        settings::LocalRuleStore::new(self.loc.local_file()).after_write(move || {
+            let now = settings::load(&loc, reload.flags.clone(), std::env::vars(), reload.claude);
+            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
+        })
     }
 
     /// What no tool writes without an explicit approval: the entries of every project
@@ -185,7 +223,7 @@ impl Setup {
 }
 
 /// The command line's settings, as the flag layer's entries.
-fn flag_entries(global: &Global) -> Vec<Entry> {
+pub(crate) fn flag_entries(global: &Global) -> Vec<Entry> {
     let mut out = Vec::new();
     if let Some(mode) = &global.mode {
         out.push(Entry::flag("permissions.mode", mode.as_str(), "--mode"));

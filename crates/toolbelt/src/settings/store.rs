@@ -9,15 +9,28 @@ use toolbelt_policy::RuleStore;
 
 /// Writes allow rules to `<project>/.toolbelt/config.local.toml` (and makes sure git ignores
 /// that file).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LocalRuleStore {
     file: PathBuf,
+    after_write: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl std::fmt::Debug for LocalRuleStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalRuleStore").field("file", &self.file).finish()
+    }
 }
 
 impl LocalRuleStore {
     /// A store writing to `file`.
     pub fn new(file: impl Into<PathBuf>) -> Self {
-        Self { file: file.into() }
+        Self { file: file.into(), after_write: None }
+    }
+
+    /// Runs `after` once rules were written (to keep the project's trust, which covers the file).
+    pub fn after_write(mut self, after: impl Fn() + Send + Sync + 'static) -> Self {
+        self.after_write = Some(std::sync::Arc::new(after));
+        self
     }
 
     /// Adds the rules not already in `permissions.allow`; returns the file.
@@ -51,6 +64,9 @@ impl LocalRuleStore {
         std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
         write_atomically(&self.file, doc.to_string().as_bytes()).map_err(|e| fail(&e))?;
         ignore_in_git(dir, &self.file);
+        if let Some(after) = &self.after_write {
+            after();
+        }
         Ok(self.file.clone())
     }
 }

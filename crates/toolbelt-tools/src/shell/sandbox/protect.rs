@@ -106,7 +106,8 @@ pub fn plan(dirs: &[PathBuf], extra: &[PathBuf], git_writes: bool, namespace: Na
         }
     }
     for path in extra {
-        if dirs.iter().any(|d| path.starts_with(d)) && path.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink())
+        if dirs.iter().any(|d| path.starts_with(d))
+            && path.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink())
         {
             add(path, true);
         }
@@ -235,7 +236,9 @@ pub fn probe() -> Result<Namespace, String> {
             Ok(_) => Err("a read-only bind mount did not hold in a test process".to_string()),
             Err(e) => Err(match namespace {
                 Namespace::Mount => format!("mount namespaces are not available ({e})"),
-                Namespace::User => format!("unprivileged user namespaces are not available ({e}); run as root or enable kernel.unprivileged_userns_clone"),
+                Namespace::User => format!(
+                    "unprivileged user namespaces are not available ({e}); run as root or enable kernel.unprivileged_userns_clone"
+                ),
             }),
         }
     })();

@@ -32,6 +32,12 @@ impl Default for Limits {
 pub trait HiddenPaths: Send + Sync + std::fmt::Debug {
     /// Whether `path` (absolute, as the tool found it) is hidden.
     fn is_hidden(&self, path: &Path) -> bool;
+
+    /// The hidden files and directories that can be named without wildcards: a sandboxed
+    /// command gets them masked (empty), so no program it runs can read them.
+    fn masks(&self) -> Vec<PathBuf> {
+        Vec::new()
+    }
 }
 
 /// Shared services keyed by type (an HTTP client, a task manager…), set up once by whoever

@@ -425,6 +425,10 @@ impl toolbelt_core::HiddenPaths for ReadDenials {
     fn is_hidden(&self, path: &std::path::Path) -> bool {
         self.rules.iter().any(|r| r.hides_from_reading(path, path))
     }
+
+    fn masks(&self) -> Vec<PathBuf> {
+        self.rules.iter().filter_map(Rule::literal_read_path).collect()
+    }
 }
 
 /// `Bash` specifier for a command: its first plain words (at most two) then ` *`, so

@@ -224,6 +224,14 @@ impl Rule {
         }
     }
 
+    /// The file or directory this `Read(…)` rule names without wildcards, if it does.
+    pub fn literal_read_path(&self) -> Option<PathBuf> {
+        match &self.spec {
+            Some(Specifier::Path { pattern, writes: false }) => pattern.literal_path(),
+            _ => None,
+        }
+    }
+
     /// Whether this is a `Read(…)` rule matching `path` (as given or as it really is).
     pub fn hides_from_reading(&self, given: &Path, real: &Path) -> bool {
         self.path_matches(&Part::Read { given: given.to_path_buf(), real: real.to_path_buf() }, false)

@@ -90,12 +90,12 @@ fn main() {
     };
     let mut confined = || {
         let mut c = command();
-        Confinement::for_command(&off, &roots).unwrap().unwrap().install(&mut c);
+        Confinement::for_command(&off, &roots, &[]).unwrap().unwrap().install(&mut c);
         run(c);
     };
     let mut confined_net = || {
         let mut c = command();
-        Confinement::for_command(&on, &roots).unwrap().unwrap().install(&mut c);
+        Confinement::for_command(&on, &roots, &[]).unwrap().unwrap().install(&mut c);
         run(c);
     };
     println!("\nbash -c true, {n} spawns per round, {ROUNDS} rounds");
@@ -112,7 +112,7 @@ fn main() {
     let builds = n * 20;
     let start = Instant::now();
     for _ in 0..builds {
-        std::hint::black_box(Confinement::for_command(&off, &roots).unwrap());
+        std::hint::black_box(Confinement::for_command(&off, &roots, &[]).unwrap());
     }
     println!("\nfor_command alone: {:.1} µs per build", start.elapsed().as_secs_f64() * 1e6 / builds as f64);
 }

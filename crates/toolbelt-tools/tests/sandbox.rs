@@ -39,7 +39,7 @@ async fn bash_env(config: &SandboxConfig, roots: &[PathBuf], script: &str, env: 
     let mut command = tokio::process::Command::new("bash");
     command.arg("-c").arg(script).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     command.envs(env.iter().copied());
-    if let Some(confinement) = Confinement::for_command(config, roots).unwrap() {
+    if let Some(confinement) = Confinement::for_command(config, roots, &[]).unwrap() {
         confinement.install(&mut command);
     }
     let out = command.output().await.unwrap();
@@ -148,7 +148,7 @@ async fn read_only_blocks_every_write_but_reads_work() {
 async fn danger_full_access_applies_nothing() {
     let outside = scratch();
     let full = config(SandboxMode::DangerFullAccess, false);
-    assert!(Confinement::for_command(&full, &[]).unwrap().is_none());
+    assert!(Confinement::for_command(&full, &[], &[]).unwrap().is_none());
     let target = outside.path().join("free");
     let run = bash(&full, &[], &format!("echo free > {}", q(&target))).await;
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -294,7 +294,6 @@ pub struct Loaded {
     pub ignored_problems: Vec<Problem>,
 }
 
-
 /// Reads every layer. `flags` are the command line's entries; `env` the process environment;
 /// `claude_flag` is `--claude-settings`. Never fails: problems are collected in the result.
 ///

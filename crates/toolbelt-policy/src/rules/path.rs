@@ -35,6 +35,7 @@ pub struct PathPattern {
     text: String,
     matcher: GlobMatcher,
     dir_only: bool,
+    glob: String,
 }
 
 impl PathPattern {
@@ -82,7 +83,15 @@ impl PathPattern {
             .build()
             .map_err(|e| format!("`{spec}` is not a valid path pattern: {}", e.kind()))?
             .compile_matcher();
-        Ok(PathPattern { text: spec.to_string(), matcher, dir_only })
+        Ok(PathPattern { text: spec.to_string(), matcher, dir_only, glob })
+    }
+
+    /// The one file or directory the pattern names, when it has no wildcard (`./.env`, or
+    /// `./secrets/**` for the directory `secrets`): what a sandbox can hide outright.
+    pub fn literal_path(&self) -> Option<std::path::PathBuf> {
+        let path = self.glob.strip_suffix("/**").unwrap_or(&self.glob);
+        let wild = |s: &str| s.contains(['*', '?', '[', '{', '\\']);
+        (!wild(path) && path.starts_with('/')).then(|| std::path::PathBuf::from(path))
     }
 
     /// Whether an absolute, normalized path is matched, itself or through a directory that
@@ -166,6 +175,16 @@ mod tests {
         assert!(!PathPattern::parse("./a.txt", &odd).unwrap().matches(Path::new("/w/x/a.txt")));
         assert!(PathPattern::parse("./\\[id\\].tsx", &anchors()).unwrap().matches(Path::new("/work/app/[id].tsx")));
         assert!(PathPattern::parse("/etc/hosts", &odd).unwrap().matches(Path::new("/etc/hosts")));
+    }
+
+    #[test]
+    fn literal_paths_are_what_a_sandbox_can_hide() {
+        let lit = |spec: &str| PathPattern::parse(spec, &anchors()).unwrap().literal_path();
+        assert_eq!(lit("./.env"), Some("/work/app/.env".into()));
+        assert_eq!(lit("./secrets/**"), Some("/work/app/secrets".into()));
+        assert_eq!(lit("~/.ssh/**"), Some("/home/ann/.ssh".into()));
+        assert_eq!(lit("*.env"), None);
+        assert_eq!(lit("./src/**/*.key"), None);
     }
 
     #[test]

@@ -83,6 +83,17 @@ impl Links {
     }
 }
 
+/// The other names (hard links) of the file at `path` inside `roots`.
+pub fn other_names(roots: &[PathBuf], path: &Path) -> Vec<PathBuf> {
+    let Ok(meta) = std::fs::metadata(path) else { return Vec::new() };
+    if meta.nlink() <= 1 || roots.is_empty() {
+        return Vec::new();
+    }
+    let index = Index::build(roots);
+    let names = index.names.get(&(meta.dev(), meta.ino())).cloned().unwrap_or_default();
+    names.into_iter().filter(|n| n != path).collect()
+}
+
 impl Index {
     fn build(roots: &[PathBuf]) -> Index {
         let mut index = Index { names: HashMap::new(), complete: true };

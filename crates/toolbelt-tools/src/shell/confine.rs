@@ -50,7 +50,8 @@ pub fn plan(cx: &ToolContext) -> Result<(Option<Confinement>, Option<String>), T
     let config = sandbox_config(cx);
     // The session's roots only: a path approved for one call (an extra root) may be read, but
     // an approval never widens what a command may write.
-    match Confinement::for_command(&config, &cx.session().roots()) {
+    let masks = cx.hidden().map(|h| h.masks()).unwrap_or_default();
+    match Confinement::for_command(&config, &cx.session().roots(), &masks) {
         Ok(confinement) => Ok((confinement, None)),
         Err(reason) => match config.when_unavailable {
             WhenUnavailable::Refuse => Err(refusal(&reason)),

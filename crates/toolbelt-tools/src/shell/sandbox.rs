@@ -121,7 +121,11 @@ pub struct Confinement {
 impl Confinement {
     /// Builds the confinement for a command run with these workspace roots; Ok(None) in
     /// danger-full-access mode. Err(reason) when the sandbox cannot be applied here.
-    pub fn for_command(config: &SandboxConfig, roots: &[PathBuf]) -> Result<Option<Confinement>, String> {
+    pub fn for_command(
+        config: &SandboxConfig,
+        roots: &[PathBuf],
+        masks: &[PathBuf],
+    ) -> Result<Option<Confinement>, String> {
         if config.mode == SandboxMode::DangerFullAccess {
             return Ok(None);
         }
@@ -131,13 +135,23 @@ impl Confinement {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
         })?;
         let filter = if config.network { None } else { Some(seccomp::network_filter()?) };
-        let binds = match (config.mode, SandboxReport::probe().protected()) {
-            (SandboxMode::WorkspaceWrite, Ok(namespace)) => {
-                let mut dirs: Vec<PathBuf> = roots.to_vec();
-                dirs.extend(config.writable_roots.iter().cloned());
-                protect::plan(&dirs, &config.protected_paths, config.git_writes, namespace)
+        let binds = match SandboxReport::probe().protected() {
+            Ok(namespace) => {
+                let mut dirs: Vec<PathBuf> = Vec::new();
+                if config.mode == SandboxMode::WorkspaceWrite {
+                    dirs.extend(roots.iter().cloned());
+                    dirs.extend(config.writable_roots.iter().cloned());
+                }
+                let plan = protect::Plan {
+                    writable: &dirs,
+                    roots,
+                    extra: &config.protected_paths,
+                    git_writes: config.git_writes,
+                    masks,
+                };
+                protect::plan(plan, namespace)
             }
-            _ => None,
+            Err(_) => None,
         };
         Ok(Some(Confinement { ruleset: Some(ruleset), filter, binds }))
     }

@@ -18,6 +18,12 @@
 //! program is read-only: `config`, `config.worktree`, `hooks/`, `info/`, and the same in each
 //! submodule's and worktree's git directory.
 //!
+//! The same namespace hides what `Read(…)` deny rules name without wildcards (`./.env`,
+//! `./secrets/**`, `~/.ssh/**`): `/dev/null` is bound over a hidden file (and over its other
+//! hard-linked names in the workspace) and an empty read-only file system over a hidden
+//! directory, so `grep -r`, `tar` or a script read nothing of them. Patterns with wildcards
+//! (`*.env`) are matched only by what the tools and the policy see.
+//!
 //! As root the namespace is a plain mount namespace; otherwise it is nested in a user
 //! namespace mapping the user to itself. Not covered: a protected entry that does not exist
 //! yet (a command may create `.mcp.json`; toolbelt reads project settings only from trusted
@@ -44,14 +50,28 @@ pub enum Namespace {
     User,
 }
 
-/// One bind mount.
+/// One mount.
 #[derive(Debug)]
 struct Bind {
+    /// Where it goes.
     path: CString,
+    /// What is mounted there.
+    what: What,
     read_only: bool,
-    /// The flags the mount already has (nosuid, nodev…), kept on the read-only remount:
-    /// a user namespace may not drop them.
+    /// The flags the mounted file system already has (nosuid, nodev…), kept on the read-only
+    /// remount: a user namespace may not drop them.
     keep: libc::c_ulong,
+}
+
+/// What a mount puts in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum What {
+    /// The path itself (pinned, and read-only when asked).
+    Itself,
+    /// `/dev/null`, over a file a deny rule hides: it reads as empty.
+    Null,
+    /// An empty read-only file system, over a directory a deny rule hides.
+    Empty,
 }
 
 /// The binds for one command, built before the fork.
@@ -74,18 +94,35 @@ impl Binds {
     }
 }
 
-/// The binds that keep the protected entries of `dirs` (and the `extra` protected paths
-/// inside them) read-only; `None` when there is nothing to protect.
-pub fn plan(dirs: &[PathBuf], extra: &[PathBuf], git_writes: bool, namespace: Namespace) -> Option<Binds> {
+/// What one command's namespace holds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plan<'a> {
+    /// The writable roots: their protected entries are held read-only.
+    pub writable: &'a [PathBuf],
+    /// The workspace roots, where other names of a hidden file are looked for.
+    pub roots: &'a [PathBuf],
+    /// Protected paths besides the names, held read-only when inside a writable root.
+    pub extra: &'a [PathBuf],
+    /// Whether git's data stays writable (only its configuration and hooks are held).
+    pub git_writes: bool,
+    /// Files and directories a deny rule hides from reading: emptied.
+    pub masks: &'a [PathBuf],
+}
+
+/// The mounts of `plan`; `None` when there is nothing to do.
+pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
+    let Plan { writable: dirs, roots, extra, git_writes, masks } = plan;
     let mut binds: Vec<Bind> = Vec::new();
-    let mut add = |path: &Path, read_only: bool| {
+    let mut add_mount = |path: &Path, what: What, read_only: bool| {
         if binds.len() < MAX_BINDS
             && let Ok(c) = CString::new(path.as_os_str().as_bytes())
             && !binds.iter().any(|b| b.path == c)
         {
-            binds.push(Bind { path: c, read_only, keep: kept_flags(path) });
+            let keep = kept_flags(if what == What::Null { Path::new("/dev/null") } else { path });
+            binds.push(Bind { path: c, what, read_only, keep });
         }
     };
+    let mut add = |path: &Path, read_only: bool| add_mount(path, What::Itself, read_only);
     for dir in dirs {
         for place in std::iter::once(dir.clone()).chain(subdirs(dir)) {
             for name in PROTECTED_NAMES {
@@ -110,6 +147,19 @@ pub fn plan(dirs: &[PathBuf], extra: &[PathBuf], git_writes: bool, namespace: Na
             && path.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink())
         {
             add(path, true);
+        }
+    }
+    for mask in masks {
+        let Ok(meta) = std::fs::metadata(mask) else { continue };
+        let Ok(real) = std::fs::canonicalize(mask) else { continue };
+        if meta.is_dir() {
+            add_mount(&real, What::Empty, true);
+        } else if meta.is_file() {
+            add_mount(&real, What::Null, true);
+            // Its other names (hard links) inside the workspace are hidden too.
+            for other in crate::fs::links::other_names(roots, &real) {
+                add_mount(&other, What::Null, true);
+            }
         }
     }
     if binds.is_empty() {
@@ -203,11 +253,20 @@ pub(super) fn apply(binds: &Binds) -> std::io::Result<()> {
             }
         }
     }
-    sys::mount(None, c"/", libc::MS_REC | libc::MS_SLAVE)?;
+    sys::mount(None, c"/", None, libc::MS_REC | libc::MS_SLAVE, None)?;
     for bind in &binds.binds {
-        sys::mount(Some(&bind.path), &bind.path, libc::MS_BIND | libc::MS_REC)?;
+        match bind.what {
+            What::Itself => sys::mount(Some(&bind.path), &bind.path, None, libc::MS_BIND | libc::MS_REC, None)?,
+            What::Null => sys::mount(Some(c"/dev/null"), &bind.path, None, libc::MS_BIND, None)?,
+            What::Empty => {
+                let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                sys::mount(Some(c"tmpfs"), &bind.path, Some(c"tmpfs"), flags, Some(c"size=4k,mode=0555"))?;
+                continue;
+            }
+        }
         if bind.read_only {
-            sys::mount(None, &bind.path, libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | bind.keep)?;
+            let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | bind.keep;
+            sys::mount(None, &bind.path, None, flags, None)?;
         }
     }
     Ok(())
@@ -221,7 +280,8 @@ pub fn probe() -> Result<Namespace, String> {
     let inner = scratch.join(".git");
     std::fs::create_dir_all(&inner).map_err(|e| format!("cannot make a scratch directory ({e})"))?;
     let result = (|| {
-        let binds = plan(std::slice::from_ref(&scratch), &[], false, namespace)
+        let writable = std::slice::from_ref(&scratch);
+        let binds = plan(Plan { writable, ..Plan::default() }, namespace)
             .ok_or_else(|| "nothing to bind in the scratch directory".to_string())?;
         let mut command = std::process::Command::new("sh");
         command
@@ -261,12 +321,18 @@ mod sys {
         check(unsafe { libc::unshare(flags) })
     }
 
-    pub(super) fn mount(source: Option<&CStr>, target: &CStr, flags: libc::c_ulong) -> std::io::Result<()> {
-        let source = source.map_or(std::ptr::null(), CStr::as_ptr);
-        // SAFETY: every pointer is a NUL-terminated string that outlives the call (or null,
-        // which mount accepts for the source and file system type of a remount or a
-        // propagation change); no data argument is passed.
-        check(unsafe { libc::mount(source, target.as_ptr(), std::ptr::null(), flags, std::ptr::null()) })
+    pub(super) fn mount(
+        source: Option<&CStr>,
+        target: &CStr,
+        fstype: Option<&CStr>,
+        flags: libc::c_ulong,
+        data: Option<&CStr>,
+    ) -> std::io::Result<()> {
+        let ptr = |s: Option<&CStr>| s.map_or(std::ptr::null(), CStr::as_ptr);
+        // SAFETY: every pointer is a NUL-terminated string that outlives the call, or null,
+        // which mount accepts for the source, file system type and data of a bind, a remount
+        // or a propagation change.
+        check(unsafe { libc::mount(ptr(source), target.as_ptr(), ptr(fstype), flags, ptr(data).cast()) })
     }
 
     pub(super) fn write_file(path: &CStr, content: &CStr) -> std::io::Result<()> {
@@ -300,12 +366,16 @@ mod tests {
         std::fs::write(root.join(".mcp.json"), "{}").unwrap();
         std::os::unix::fs::symlink("/tmp", root.join(".claude")).unwrap();
 
-        let strict = plan(std::slice::from_ref(&root), &[], false, Namespace::Mount).unwrap();
+        let roots = std::slice::from_ref(&root);
+        let strict = plan(Plan { writable: roots, roots, ..Plan::default() }, Namespace::Mount).unwrap();
         let mut ro = strict.read_only();
         ro.sort();
         assert_eq!(ro, [root.join(".git"), root.join(".mcp.json"), root.join(".vscode"), root.join("nested/.git")]);
 
-        let writes = plan(std::slice::from_ref(&root), &[root.join("src")], true, Namespace::Mount).unwrap();
+        let extra = [root.join("src")];
+        let writes =
+            plan(Plan { writable: roots, roots, extra: &extra, git_writes: true, masks: &[] }, Namespace::Mount)
+                .unwrap();
         let ro = writes.read_only();
         assert!(!ro.contains(&root.join(".git")), "git's data stays writable");
         for p in [".git/config", ".git/hooks", ".git/info", "src"] {
@@ -314,6 +384,13 @@ mod tests {
         assert!(root.join(".git/hooks").is_dir(), "a missing hooks directory is created so it can be held");
 
         let empty = tempfile::tempdir().unwrap();
-        assert!(plan(&[empty.path().to_path_buf()], &[], false, Namespace::Mount).is_none());
+        let empty = [empty.path().to_path_buf()];
+        assert!(plan(Plan { writable: &empty, roots: &empty, ..Plan::default() }, Namespace::Mount).is_none());
+        // A hidden file is masked, and so are its other names.
+        std::fs::write(root.join("secret.txt"), "k").unwrap();
+        std::fs::hard_link(root.join("secret.txt"), root.join("src/innocent.txt")).unwrap();
+        let masks = [root.join("secret.txt"), root.join("missing")];
+        let masked = plan(Plan { roots, masks: &masks, ..Plan::default() }, Namespace::Mount).unwrap();
+        assert_eq!(masked.read_only(), [root.join("secret.txt"), root.join("src/innocent.txt")]);
     }
 }

@@ -65,6 +65,7 @@ fn main() -> ExitCode {
             Command::McpServers(args) => cmd::mcp_servers::run(&cli.global, args).await,
             Command::Config(args) => cmd::config::run(&cli.global, args),
             Command::Permissions(args) => cmd::permissions::run(&cli.global, args).await,
+            Command::Audit(args) => cmd::audit::run(&cli.global, args),
         }
     });
     // Don't wait for blocking tasks of cancelled calls: what they own was already killed.

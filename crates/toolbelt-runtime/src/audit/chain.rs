@@ -37,6 +37,26 @@ impl Link {
     }
 }
 
+/// The head anchor: the last record, and where the log starts.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct Head {
+    /// The last record's `seq`.
+    pub seq: u64,
+    /// The SHA-256 of the last record's line.
+    pub sha256: String,
+    /// The `seq` of the oldest record kept (the first line of the oldest rotated file), so
+    /// removing records from the start shows too; 0 when unknown.
+    #[serde(default)]
+    pub first: u64,
+}
+
+impl Head {
+    /// The last record's link.
+    pub fn link(&self) -> Link {
+        Link { seq: self.seq, sha256: self.sha256.clone() }
+    }
+}
+
 /// The end of a log file.
 #[derive(Debug, Default)]
 pub(crate) struct Tail {
@@ -93,9 +113,9 @@ fn suffixed(log: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// The head anchor's link; `Ok(None)` when there is none, an error when it cannot be read
-/// or is not an anchor.
-pub(crate) fn read_head(log: &Path) -> std::io::Result<Option<Link>> {
+/// The head anchor; `Ok(None)` when there is none, an error when it cannot be read or is not
+/// an anchor.
+pub(crate) fn read_head(log: &Path) -> std::io::Result<Option<Head>> {
     match std::fs::read(head_path(log)) {
         Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(std::io::Error::other),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -105,7 +125,7 @@ pub(crate) fn read_head(log: &Path) -> std::io::Result<Option<Link>> {
 
 /// The head anchor's size: its JSON, padded with spaces, and a newline. A fixed size lets
 /// the temp file be overwritten in place.
-const HEAD_LEN: usize = 128;
+const HEAD_LEN: usize = 160;
 
 /// Replaces the head anchor atomically, mode 0600: the new anchor is written into a temp
 /// file beside it, which then trades places with the anchor (`renameat2` with
@@ -115,10 +135,10 @@ const HEAD_LEN: usize = 128;
 /// Overwriting the temp file in place and exchanging, instead of creating a new file and
 /// renaming it over the anchor, keeps ext4 from flushing the new file at every record (its
 /// replace-by-rename and replace-by-truncate heuristics): about 4 µs a record instead of 200.
-pub(crate) fn write_head(log: &Path, link: &Link) -> std::io::Result<()> {
+pub(crate) fn write_head(log: &Path, link: &Link, first: u64) -> std::io::Result<()> {
     let head = head_path(log);
     let tmp = suffixed(log, ".head.tmp");
-    let mut text = format!("{{\"seq\":{},\"sha256\":\"{}\"}}", link.seq, link.sha256);
+    let mut text = format!("{{\"seq\":{},\"sha256\":\"{}\",\"first\":{first}}}", link.seq, link.sha256);
     text.truncate(HEAD_LEN - 1);
     text.extend(std::iter::repeat_n(' ', HEAD_LEN - 1 - text.len()));
     text.push('\n');
@@ -147,6 +167,28 @@ fn exchange(from: &Path, to: &Path) -> std::io::Result<()> {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn exchange(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::rename(from, to)
+}
+
+/// The `seq` of the oldest record on disk: the first record line of the oldest file that
+/// has one.
+pub(crate) fn first_seq(log: &Path) -> std::io::Result<Option<u64>> {
+    use std::io::BufRead as _;
+    let mut files = rotated(log)?;
+    files.push(log.to_path_buf());
+    for path in files {
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let mut line = Vec::new();
+        std::io::BufReader::new(file).read_until(b'\n', &mut line)?;
+        let link = Link::of_line(line.strip_suffix(b"\n").unwrap_or(&line));
+        if link.seq > 0 {
+            return Ok(Some(link.seq));
+        }
+    }
+    Ok(None)
 }
 
 /// The rotated files of a log that exist, oldest (highest number) first.
@@ -209,15 +251,20 @@ mod tests {
         let log = dir.path().join("audit.jsonl");
         assert!(read_head(&log).unwrap().is_none());
         let link = Link { seq: 3, sha256: "ab".into() };
-        write_head(&log, &link).unwrap();
-        write_head(&log, &link).unwrap();
-        assert_eq!(read_head(&log).unwrap(), Some(link));
+        write_head(&log, &Link { seq: 123_456_789, sha256: "cd".into() }, 9).unwrap();
+        write_head(&log, &link, 2).unwrap();
+        assert_eq!(read_head(&log).unwrap(), Some(Head { seq: 3, sha256: "ab".into(), first: 2 }));
+        assert_eq!(std::fs::metadata(head_path(&log)).unwrap().len(), HEAD_LEN as u64);
+        assert!(first_seq(&log).unwrap().is_none());
+        std::fs::write(&log, "{\"seq\":5}\n{\"seq\":6}\n").unwrap();
+        assert_eq!(first_seq(&log).unwrap(), Some(5));
         use std::os::unix::fs::PermissionsExt as _;
         assert_eq!(std::fs::metadata(head_path(&log)).unwrap().permissions().mode() & 0o777, 0o600);
         for n in [1, 10, 2] {
             std::fs::write(numbered(&log, n), "").unwrap();
         }
         std::fs::write(dir.path().join("audit.jsonl.old"), "").unwrap();
+        assert_eq!(first_seq(&log).unwrap(), Some(5), "empty rotated files are passed over");
         let names: Vec<_> = rotated(&log).unwrap().iter().map(|p| p.file_name().unwrap().to_owned()).collect();
         assert_eq!(names, ["audit.jsonl.10", "audit.jsonl.2", "audit.jsonl.1"]);
     }

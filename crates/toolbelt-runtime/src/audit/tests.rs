@@ -57,7 +57,7 @@ fn records_chain_from_64_zeros() {
     }
     assert_eq!(parsed[2]["client"], json!({"kind": "cli"}));
     let head = std::fs::read_to_string(head_path(&path)).unwrap();
-    assert_eq!(head.trim(), format!(r#"{{"seq":3,"sha256":"{}"}}"#, toolbelt_core::sha256_hex(raw[2])));
+    assert_eq!(head.trim(), format!(r#"{{"seq":3,"sha256":"{}","first":1}}"#, toolbelt_core::sha256_hex(raw[2])));
     assert_eq!(verify(&path).unwrap().records, 3);
 }
 
@@ -151,6 +151,26 @@ fn removing_the_last_records_leaves_a_gap_the_next_record_does_not_close() {
     assert_eq!(
         verify(&path).unwrap_err().to_string(),
         "records seq 3..4 are missing between audit.jsonl line 2 and audit.jsonl line 3"
+    );
+}
+
+#[test]
+fn removing_the_first_records_or_the_whole_file_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    write(&AuditLog::new(AuditConfig::at(&path)), 3);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(
+        verify(&path).unwrap_err().to_string(),
+        "record seq 1 is missing before audit.jsonl line 1: the head anchor says the log starts at seq 1"
+    );
+    std::fs::remove_file(&path).unwrap();
+    write(&AuditLog::new(AuditConfig::at(&path)), 1);
+    assert_eq!(lines(&path)[0]["seq"], 4);
+    assert_eq!(
+        verify(&path).unwrap_err().to_string(),
+        "records seq 1..3 are missing before audit.jsonl line 1: the head anchor says the log starts at seq 1"
     );
 }
 

@@ -3,8 +3,9 @@
 //! head anchor naming the last record. The first thing that is wrong is reported, precisely
 //! enough to find it (which record, which file, which line).
 //!
-//! A log may start past `seq` 1: older files are dropped by rotation, so what was before the
-//! oldest file kept cannot be checked. A record with `seq` 1 must chain to 64 zeros.
+//! A log may start past `seq` 1, older files being dropped by rotation; the head anchor says
+//! where it starts (`first`), so records removed from the start show too. A record with
+//! `seq` 1 must chain to 64 zeros.
 
 use std::fmt;
 use std::fs::File;
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::chain::{self, GENESIS, Link};
+use super::chain::{self, GENESIS, Head, Link};
 
 /// A log whose chain holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -124,6 +125,30 @@ pub enum Broken {
         /// Its line.
         before_line: usize,
     },
+    /// The log starts later than the head anchor says: its oldest records are gone.
+    #[error("{} missing before {file} line {line}: the head anchor says the log starts at seq {first}", seqs(*first, *last))]
+    MissingFirst {
+        /// The first missing `seq` (where the anchor says the log starts).
+        first: u64,
+        /// The last missing `seq`.
+        last: u64,
+        /// The file of the oldest record left.
+        file: String,
+        /// Its line.
+        line: usize,
+    },
+    /// The log starts earlier than the head anchor says.
+    #[error(
+        "the head anchor {file} says the log starts at seq {head}, but it starts at seq {first}: the anchor was replaced or could not be written"
+    )]
+    HeadStart {
+        /// The anchor file.
+        file: String,
+        /// Where the anchor says the log starts.
+        head: u64,
+        /// Where it starts.
+        first: u64,
+    },
     /// `seq` goes back or repeats.
     #[error("record seq {seq} ({file} line {line}) is out of order: it comes after seq {after}")]
     OutOfOrder {
@@ -213,6 +238,8 @@ pub fn verify(path: &Path) -> Result<Summary, Broken> {
     if files.is_empty() {
         return Err(Broken::NoLog { path: path.display().to_string() });
     }
+    let head = chain::read_head(path);
+    let head_file = name(&chain::head_path(path));
     let mut previous: Option<Previous> = None;
     let mut summary =
         Summary { records: 0, first_seq: 0, last_seq: 0, first_time: String::new(), last_time: String::new() };
@@ -233,6 +260,11 @@ pub fn verify(path: &Path) -> Result<Summary, Broken> {
                 }
             })?;
             check_link(previous.as_ref(), &record, &file, at)?;
+            if summary.records == 0
+                && let Ok(Some(head)) = &head
+            {
+                check_start(head, &head_file, record.seq, &file, at)?;
+            }
             if summary.records == 0 {
                 summary.first_seq = record.seq;
                 summary.first_time = record.time.clone();
@@ -244,13 +276,24 @@ pub fn verify(path: &Path) -> Result<Summary, Broken> {
         }
     }
     if summary.records == 0 {
-        return match chain::read_head(path) {
+        return match head {
             Ok(Some(head)) => Err(Broken::MissingLast { count: head.seq, head: head.seq }),
             _ => Err(Broken::Empty { path: path.display().to_string() }),
         };
     }
-    check_head(path, previous.as_ref())?;
+    check_head(head, head_file, previous.as_ref())?;
     Ok(summary)
+}
+
+/// Whether the oldest record is where the head anchor says the log starts.
+fn check_start(head: &Head, head_file: &str, seq: u64, file: &str, line: usize) -> Result<(), Broken> {
+    if head.first == 0 || head.first == seq {
+        return Ok(());
+    }
+    if head.first < seq {
+        return Err(Broken::MissingFirst { first: head.first, last: seq - 1, file: file.into(), line });
+    }
+    Err(Broken::HeadStart { file: head_file.into(), head: head.first, first: seq })
 }
 
 /// Whether `record` follows `previous` (or starts a chain).
@@ -283,9 +326,8 @@ fn check_link(previous: Option<&Previous>, record: &Chained, file: &str, line: u
 }
 
 /// Whether the head anchor names the last record.
-fn check_head(path: &Path, last: Option<&Previous>) -> Result<(), Broken> {
-    let file = chain::head_path(path).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let head = match chain::read_head(path) {
+fn check_head(head: std::io::Result<Option<Head>>, file: String, last: Option<&Previous>) -> Result<(), Broken> {
+    let head = match head {
         Ok(Some(head)) => head,
         Ok(None) => return Err(Broken::BadHead { file, problem: "missing".into() }),
         Err(e) => return Err(Broken::BadHead { file, problem: format!("not valid ({e})") }),

@@ -23,6 +23,8 @@ struct Known {
     end: u64,
     /// The record we wrote last.
     link: Link,
+    /// The `seq` of the oldest record kept.
+    first: u64,
 }
 
 /// The open log and where its chain stands.
@@ -60,14 +62,19 @@ impl Writer {
                 continue;
             }
             let size = meta.len();
-            let (link, newline) = match &self.known {
-                Some(k) if (k.dev, k.ino, k.end) == (meta.dev(), meta.ino(), size) => (k.link.clone(), false),
+            let (link, newline, first) = match &self.known {
+                Some(k) if (k.dev, k.ino, k.end) == (meta.dev(), meta.ino(), size) => (k.link.clone(), false, k.first),
                 _ => recover(config, &locked, size)?,
             };
             let line = chained(&link, body);
             let len = (line.len() + 1 + usize::from(newline)) as u64;
             if size > 0 && size + len > config.max_bytes {
                 rotate(config)?;
+                // The oldest file may have been dropped: the anchor says where the log starts now.
+                if config.anchor {
+                    let first = chain::first_seq(&config.path)?.unwrap_or(first);
+                    chain::write_head(&config.path, &link, first)?;
+                }
                 self.known = None;
                 continue;
             }
@@ -80,8 +87,9 @@ impl Writer {
             bytes.push(b'\n');
             (&*locked).write_all(&bytes)?;
             let link = Link { seq: link.seq + 1, sha256: toolbelt_core::sha256_hex(&line) };
-            let anchored = if config.anchor { chain::write_head(&config.path, &link) } else { Ok(()) };
-            self.known = Some(Known { dev: meta.dev(), ino: meta.ino(), end: size + len, link });
+            let first = if first == 0 { link.seq } else { first };
+            let anchored = if config.anchor { chain::write_head(&config.path, &link, first) } else { Ok(()) };
+            self.known = Some(Known { dev: meta.dev(), ino: meta.ino(), end: size + len, link, first });
             // Closing the file releases the lock too, should unlocking fail.
             self.file = locked.unlock().ok();
             return anchored;
@@ -107,20 +115,25 @@ fn open(config: &AuditConfig) -> std::io::Result<File> {
 /// live file (or of the newest rotated one when the live file has none), unless the head
 /// anchor is further on — then records were removed from the end, and the chain continues
 /// from the anchor so that `verify` shows the gap instead of it closing over. Also says
-/// whether the file ends in a partial line.
-fn recover(config: &AuditConfig, file: &File, size: u64) -> std::io::Result<(Link, bool)> {
+/// whether the file ends in a partial line, and where the log starts (the anchor's word for
+/// it, else the oldest record on disk; 0 when there is none yet).
+fn recover(config: &AuditConfig, file: &File, size: u64) -> std::io::Result<(Link, bool, u64)> {
     let tail = chain::read_tail(file, size)?;
     let mut link = match &tail.last {
         Some(line) => Some(Link::of_line(line)),
         None => newest_rotated(config)?,
     };
-    if config.anchor
-        && let Some(head) = chain::read_head(&config.path).ok().flatten()
+    let head = if config.anchor { chain::read_head(&config.path).ok().flatten() } else { None };
+    if let Some(head) = &head
         && link.as_ref().is_none_or(|l| head.seq > l.seq)
     {
-        link = Some(head);
+        link = Some(head.link());
     }
-    Ok((link.unwrap_or_else(Link::genesis), tail.partial))
+    let first = match head.filter(|h| h.first > 0) {
+        Some(head) => head.first,
+        None => chain::first_seq(&config.path)?.unwrap_or(0),
+    };
+    Ok((link.unwrap_or_else(Link::genesis), tail.partial, first))
 }
 
 fn newest_rotated(config: &AuditConfig) -> std::io::Result<Option<Link>> {

@@ -52,7 +52,15 @@ impl Project {
 
 /// Sends each message on stdin, reads one answer line per request.
 fn converse(p: &Project, args: &[&str], messages: &[Value]) -> Vec<Value> {
-    let mut child = p.toolbelt().arg("mcp").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child = p
+        .toolbelt()
+        .arg("mcp")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut answers = Vec::new();

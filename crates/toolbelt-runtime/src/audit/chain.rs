@@ -209,7 +209,7 @@ pub(crate) fn rotated(log: &Path) -> std::io::Result<Vec<PathBuf>> {
             found.push((n, entry.path()));
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
     Ok(found.into_iter().map(|(_, p)| p).collect())
 }
 

@@ -1,10 +1,14 @@
 //! Streamable HTTP at `/mcp`: loopback by default, `Host` and `Origin` checked (DNS-rebinding
 //! protection), an optional bearer token, and a session of its own for each MCP session.
+//!
+//! Every request that gets through carries an [`HttpClient`] (the peer's address, and which
+//! token it presented) in its extensions, so the session can name its client in the audit
+//! log.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::Request;
+use axum::extract::{ConnectInfo, Request};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -13,6 +17,16 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
+
+/// Who sent an HTTP request, as the server's middleware saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpClient {
+    /// The peer's address and port.
+    pub peer: Option<SocketAddr>,
+    /// The id of the bearer token it presented ([`toolbelt_runtime::token_id`]), when one is
+    /// required.
+    pub token_id: Option<String>,
+}
 
 /// How the HTTP endpoint is served.
 #[derive(Debug, Clone)]
@@ -62,16 +76,24 @@ pub async fn serve_on(
     }
     let service: StreamableHttpService<McpServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(new_server()), Arc::new(LocalSessionManager::default()), config);
+    let token_id = token.as_deref().map(toolbelt_runtime::token_id).map(Arc::new);
     let token = token.map(Arc::new);
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(
-        move |request: Request, next: Next| {
+        move |mut request: Request, next: Next| {
             let token = token.clone();
+            let client = HttpClient {
+                peer: request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
+                token_id: token_id.as_deref().cloned(),
+            };
+            request.extensions_mut().insert(client);
             async move { check_token(token.as_deref().map(String::as_str), request, next).await }
         },
     ));
     tracing::info!("serving MCP at http://{local}/mcp");
     eprintln!("toolbelt: serving MCP at http://{local}/mcp");
-    axum::serve(listener, router).with_graceful_shutdown(async move { shutdown.cancelled_owned().await }).await
+    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+        .await
 }
 
 async fn check_token(token: Option<&str>, request: Request, next: Next) -> Response {

@@ -16,10 +16,11 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::{Value, json};
-use toolbelt_core::{ExportFormat, ToolError};
-use toolbelt_runtime::{Runtime, Session, ToolCall};
+use toolbelt_core::ExportFormat;
+use toolbelt_runtime::{ClientInfo, Runtime, Session, ToolCall, Transport};
 
 use crate::approve::{Elicitor, SessionApprovers};
+use crate::http::HttpClient;
 
 /// What every connection of a server shares.
 #[derive(Debug)]
@@ -82,6 +83,23 @@ impl McpServer {
     fn runtime(&self) -> &Runtime {
         &self.inner.runtime
     }
+
+    /// Names the session's client for the audit log: what it said in `initialize`, and over
+    /// HTTP where the request came from and with which token.
+    fn identify(&self, name: &str, version: &str, http: Option<&HttpClient>) {
+        let transport = if http.is_some() { Transport::Http } else { Transport::Stdio };
+        let mut client = ClientInfo::mcp(transport, name, version);
+        if let Some(http) = http {
+            client.peer = http.peer.map(|p| p.to_string());
+            client.token_id.clone_from(&http.token_id);
+        }
+        self.session().set_client(client);
+    }
+}
+
+/// The HTTP request's client, when the message came over HTTP.
+fn http_client(extensions: &rmcp::model::Extensions) -> Option<&HttpClient> {
+    extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<HttpClient>())
 }
 
 impl ServerHandler for McpServer {
@@ -108,6 +126,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
+        self.identify(&request.client_info.name, &request.client_info.version, http_client(&context.extensions));
         if request.capabilities.elicitation.is_some() {
             let elicitor = Arc::new(Elicitor::new(context.peer.clone()));
             self.inner.options.approvers.register(self.session().id(), elicitor);
@@ -141,11 +160,15 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        // An unknown or disabled tool is the client's protocol mistake, not the model's.
-        let entry = self.runtime().registry().lookup(&name).map_err(|e| match e {
-            ToolError::UnknownTool { .. } | ToolError::Disabled { .. } => McpError::invalid_params(e.to_string(), None),
-            other => McpError::internal_error(other.to_string(), None),
-        })?;
+        // Over HTTP a session's requests may come from a new address (a reconnection).
+        if let Some(http) = http_client(&context.extensions) {
+            let client = self.session().client();
+            if client.peer != http.peer.map(|p| p.to_string()) {
+                let mut moved = (*client).clone();
+                moved.peer = http.peer.map(|p| p.to_string());
+                self.session().set_client(moved);
+            }
+        }
         let input = Value::Object(request.arguments.unwrap_or_default());
         let id = serde_json::to_value(&context.id).map(|v| match v {
             Value::String(s) => s,
@@ -153,10 +176,20 @@ impl ServerHandler for McpServer {
         });
         let call = ToolCall::new(id.unwrap_or_else(|_| "call".into()), name, input);
         let (events, forwarder) = progress::forward(context.meta.get_progress_token(), context.peer.clone());
+        // Every call goes through the runtime, so the audit log records refused ones too.
         let result = self.runtime().call(self.session(), call, &events, &context.ct).await;
         drop(events);
         forwarder.finish().await;
-        result::to_mcp(&result, entry.spec().output_schema.is_some()).map(Into::into)
+        // An unknown or disabled tool is the client's protocol mistake, not the model's.
+        if matches!(result.outcome, "unknown_tool" | "disabled") {
+            return Err(McpError::invalid_params(result.text(), None));
+        }
+        let structured = result
+            .tool
+            .as_deref()
+            .and_then(|tool| self.runtime().registry().lookup(tool).ok())
+            .is_some_and(|entry| entry.spec().output_schema.is_some());
+        result::to_mcp(&result, structured).map(Into::into)
     }
 }
 

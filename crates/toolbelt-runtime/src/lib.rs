@@ -23,11 +23,13 @@
 //!   notice that says how much was cut and where the whole output was saved, so the model
 //!   can read the rest instead of losing it.
 //! * **Every call is recorded.** A tracing span per call carries tool, call id, outcome and
-//!   duration; logs go to stderr (stdout is the MCP channel).
+//!   duration; logs go to stderr (stdout is the MCP channel). With an [`AuditLog`], every
+//!   call — refused ones too — is also a hash-chained record naming its client ([`audit`]).
 
-mod audit;
+pub mod audit;
 mod batch;
 mod call;
+mod client;
 mod config;
 mod runtime;
 mod session;
@@ -35,6 +37,7 @@ pub mod stages;
 
 pub use audit::{AuditConfig, AuditLog, AuditRecord, redact, rfc3339};
 pub use call::{ToolCall, ToolResult};
+pub use client::{ClientInfo, ClientKind, Transport, token_id};
 pub use config::RuntimeConfig;
 pub use runtime::{Explanation, Runtime, RuntimeBuilder};
 pub use session::{Session, SessionError};

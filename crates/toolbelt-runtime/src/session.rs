@@ -2,11 +2,13 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock as StdRwLock};
 
 use tokio::sync::RwLock;
 use toolbelt_core::SessionState;
+
+use crate::client::ClientInfo;
 
 /// Why a saved session could not be loaded or saved.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +42,7 @@ pub struct Session {
     data_dir: PathBuf,
     exec_lock: RwLock<()>,
     seq: AtomicU64,
+    client: StdRwLock<Arc<ClientInfo>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -57,7 +60,25 @@ impl Session {
             data_dir,
             exec_lock: RwLock::new(()),
             seq: AtomicU64::new(0),
+            client: StdRwLock::new(Arc::new(ClientInfo::default())),
         }
+    }
+
+    /// The session, its calls sent by `client`.
+    pub fn with_client(self, client: ClientInfo) -> Self {
+        self.set_client(client);
+        self
+    }
+
+    /// Says who sends the session's calls from now on (an MCP client once it introduced
+    /// itself, or from a new address).
+    pub fn set_client(&self, client: ClientInfo) {
+        *self.client.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(client);
+    }
+
+    /// Who sends the session's calls.
+    pub fn client(&self) -> Arc<ClientInfo> {
+        Arc::clone(&self.client.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The session id.

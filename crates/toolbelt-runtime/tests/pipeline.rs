@@ -350,9 +350,9 @@ async fn every_call_is_audited_with_secrets_redacted() {
     let audit = toolbelt_runtime::AuditLog::new(toolbelt_runtime::AuditConfig::at(&path));
     let h = harness_with(3, RuntimeConfig::default(), |b| b.hooks(hooks).audit(audit));
     run(&h, "Probe", json!({"text": "hello", "api_token": "s3cret-value"})).await;
-    run(&h, "Prbe", json!({})).await;
+    run(&h, "Prbe", json!({"command": "curl -u admin:hunter2 x"})).await;
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(!text.contains("s3cret-value"), "{text}");
+    assert!(!text.contains("s3cret-value") && !text.contains("hunter2"), "{text}");
     let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2);
     let first = &lines[0];
@@ -369,6 +369,12 @@ async fn every_call_is_audited_with_secrets_redacted() {
         (first["outcome"].clone(), first["is_error"].clone(), first["output_chars"].clone()),
         (json!("ok"), json!(false), json!(5))
     );
-    // A call refused before it ran is recorded too.
+    assert_eq!(first["client"], json!({"kind": "embedded"}));
+    assert_eq!((first["seq"].clone(), lines[1]["seq"].clone()), (json!(1), json!(2)));
+    // A call refused before it ran is recorded too, with its input as it arrived (redacted)
+    // and why it was refused.
     assert_eq!((lines[1]["tool"].clone(), lines[1]["outcome"].clone()), (json!("Prbe"), json!("unknown_tool")));
+    assert_eq!(lines[1]["input"], json!({"command": "curl -u admin:[redacted] x"}));
+    assert!(lines[1]["reason"].as_str().unwrap().starts_with("unknown tool `Prbe`"), "{}", lines[1]);
+    assert_eq!(toolbelt_runtime::audit::verify(&path).unwrap().records, 2);
 }

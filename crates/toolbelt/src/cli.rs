@@ -130,6 +130,8 @@ pub enum Command {
     Permissions(PermissionsArgs),
     /// Trust a project: apply its own settings (hooks, MCP servers, mode, rules) from now on.
     Trust(TrustArgs),
+    /// The audit log: where it is, and whether its hash chain holds.
+    Audit(AuditArgs),
 }
 
 #[derive(Debug, Args)]
@@ -148,6 +150,27 @@ pub struct TrustArgs {
     /// List the trusted projects.
     #[arg(long, conflicts_with = "path")]
     pub list: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    #[command(subcommand)]
+    pub action: AuditAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditAction {
+    /// Check the log's hash chain (rotated files oldest first, then the live one, then the
+    /// head anchor); exit 1 naming the first broken or missing record.
+    Verify {
+        /// The log (default: this project's, as `toolbelt audit path` prints it).
+        file: Option<PathBuf>,
+        /// Print JSON: {"ok": true, "records", "first_seq", …} or {"ok": false, "kind", "message", …}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print where this project's audit log is (whether it is enabled or not).
+    Path,
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use toolbelt_runtime::{Runtime, Session};
+use toolbelt_runtime::{ClientInfo, Runtime, Session};
 
 use crate::Usage;
 use crate::cli::Global;
@@ -95,7 +95,8 @@ impl OpenSession {
             }
             None => (fresh_id(kind), None),
         };
-        let session = Session::new(id.clone(), ws.cwd.clone(), ws.roots.clone(), sessions_dir.join(&id));
+        let session = Session::new(id.clone(), ws.cwd.clone(), ws.roots.clone(), sessions_dir.join(&id))
+            .with_client(ClientInfo::cli());
         if let Some(file) = &state_file {
             session.load_state(file)?;
             if ws.cwd_given {

@@ -50,6 +50,10 @@ pub struct Early {
     result: Box<ToolResult>,
     /// The name the call asked for.
     name: String,
+    /// The input as it arrived, kept for the audit log (only when there is one).
+    raw: Option<Value>,
+    /// Whether the tool, when it resolved, may write files.
+    writes: bool,
 }
 
 impl Early {
@@ -63,24 +67,45 @@ impl Early {
 pub fn plan(rt: &Runtime, session: &Session, call: ToolCall) -> Result<Planned, Early> {
     let arrived = Instant::now();
     let ToolCall { id, name, input } = call;
-    let fail = |tool: Option<&ToolEntry>, e: ToolError| {
-        let tool = tool.map(|t| t.spec().name.clone());
-        tracing::debug!(call_id = %id, tool = tool.as_deref().unwrap_or(&name), outcome = e.kind(), "call refused before running");
-        Early { result: Box::new(ToolResult::from_error(&id, tool, &e, arrived.elapsed())), name: name.clone() }
+    // A refused call is recorded with its input as it arrived; validation consumes it.
+    let raw = rt.audit.is_some().then(|| input.clone());
+    match plan_stages(rt, session, &name, input) {
+        Ok((entry, input, access)) => Ok(Planned { id, entry, input, access, arrived }),
+        Err((entry, e)) => {
+            let tool = entry.as_ref().map(|t| t.spec().name.clone());
+            tracing::debug!(call_id = %id, tool = tool.as_deref().unwrap_or(&name), outcome = e.kind(), "call refused before running");
+            let writes = entry.as_ref().is_some_and(|t| crate::audit::may_write(t.spec(), None));
+            let result = Box::new(ToolResult::from_error(&id, tool, &e, arrived.elapsed()));
+            Err(Early { result, name, raw, writes })
+        }
+    }
+}
+
+/// The first three stages; on failure, the tool when it resolved, and the error.
+fn plan_stages(
+    rt: &Runtime,
+    session: &Session,
+    name: &str,
+    input: Value,
+) -> Result<(ToolEntry, Prepared, Access), (Option<ToolEntry>, ToolError)> {
+    let entry = resolve::run(rt, name).map_err(|e| (None, e))?;
+    let input = match validate::run(&entry, input) {
+        Ok(input) => input,
+        Err(e) => return Err((Some(entry), e)),
     };
-    let entry = resolve::run(rt, &name).map_err(|e| fail(None, e))?;
-    let input = validate::run(&entry, input).map_err(|e| fail(Some(&entry), e))?;
-    let access = describe::run(rt, &entry, &input, session).map_err(|e| fail(Some(&entry), e))?;
-    Ok(Planned { id, entry, input, access, arrived })
+    match describe::run(rt, &entry, &input, session) {
+        Ok(access) => Ok((entry, input, access)),
+        Err(e) => Err((Some(entry), e)),
+    }
 }
 
 /// Emits the finished event for a call that ended early, records it, and returns its result.
 pub fn finish_early(rt: &Runtime, session: &Session, early: Early, events: &EventSink) -> ToolResult {
-    let Early { result, name } = early;
+    let Early { result, name, raw, writes } = early;
     render::emit_finished(&result, events);
     if let Some(log) = &rt.audit {
-        let trail = Trail::default();
-        audit::record(log, session, &result, &name, serde_json::Value::Null, &trail);
+        let call = audit::Recorded { tool: &name, input: raw.unwrap_or(Value::Null), writes };
+        audit::record(log, session, &result, call, &Trail::default());
     }
     *result
 }
@@ -178,7 +203,9 @@ async fn run_stages(
     };
     let result = render::run(rt, session, &id, &entry, result, context, arrived, events).await;
     if let Some(log) = &rt.audit {
-        audit::record(log, session, &result, &entry.spec().name, json.unwrap_or(Value::Null), &trail);
+        let writes = crate::audit::may_write(entry.spec(), Some(&access));
+        let call = audit::Recorded { tool: &entry.spec().name, input: json.unwrap_or(Value::Null), writes };
+        audit::record(log, session, &result, call, &trail);
     }
     result
 }

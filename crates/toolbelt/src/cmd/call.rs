@@ -4,7 +4,7 @@ use std::io::Read as _;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use toolbelt_core::EventSink;
+use toolbelt_core::{CancellationToken, EventSink};
 use toolbelt_runtime::ToolCall;
 
 use crate::Usage;
@@ -21,15 +21,17 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
         true => setup.gateway(runtime.registry()).await,
         false => None,
     };
-    // An unknown name is a usage error: say so before opening a session.
-    if let Err(e) = runtime.registry().lookup(&args.tool) {
-        return Err(Usage(e.to_string()).into());
+    let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "call")?;
+    let call = ToolCall::new("call-1", &args.tool, input);
+    // An unknown or hidden name is a usage error, said before the session starts; the
+    // runtime still records the refused call in the audit log.
+    if runtime.registry().lookup(&args.tool).is_err() {
+        let refused = runtime.call(&open.session, call, &EventSink::none(), &CancellationToken::new()).await;
+        return Err(Usage(refused.text()).into());
     }
     super::probe_sandbox_for(&setup.sandbox(), &runtime, &[args.tool.as_str()]);
-    let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "call")?;
     open.start(&runtime).await;
     let cancel = super::cancel_on_ctrl_c();
-    let call = ToolCall::new("call-1", &args.tool, input);
     let result = runtime.call(&open.session, call, &EventSink::none(), &cancel).await;
     open.close(&runtime).await?;
     if let Some(gateway) = gateway {

@@ -1,6 +1,7 @@
 //! One module per subcommand, and the set-up they share: the workspace, the settings, and
 //! the runtime built from them.
 
+pub mod audit;
 pub mod batch;
 pub mod call;
 pub mod config;
@@ -215,8 +216,8 @@ impl Setup {
             .authorizer(Arc::new(engine))
             .approver(approver)
             .hooks(Arc::new(hooks));
-        if let Some(audit) = &self.settings.audit {
-            builder = builder.audit(AuditLog::new(audit.clone()));
+        if self.settings.audit_enabled {
+            builder = builder.audit(AuditLog::new(self.settings.audit.clone()));
         }
         Ok(builder.build())
     }

@@ -41,8 +41,11 @@ pub struct Settings {
     pub shell: ShellSettings,
     /// Timeouts, budget, concurrency.
     pub runtime: RuntimeConfig,
-    /// The audit log, when enabled.
-    pub audit: Option<AuditConfig>,
+    /// Where the audit log is and how it rotates (`audit.path`, else this project's file in
+    /// the user's state directory), whether it is enabled or not.
+    pub audit: AuditConfig,
+    /// Whether calls are recorded in the audit log (`audit.enabled`).
+    pub audit_enabled: bool,
     /// Whether Claude Code's settings files were read.
     pub compat_claude: bool,
     /// Upstream MCP servers, by name.
@@ -102,18 +105,20 @@ impl Settings {
             output_budget: r.usize("runtime.output_budget").unwrap_or(defaults.output_budget),
             concurrency: r.usize("runtime.concurrency").unwrap_or(defaults.concurrency),
         };
-        let audit = r.bool("audit.enabled").unwrap_or(false).then(|| {
+        let audit_enabled = r.bool("audit.enabled").unwrap_or(false);
+        let audit = {
             let path = match r.scalar("audit.path") {
                 Some(e) => audit_base(loc, e.origin.layer).join(e.value.as_str().unwrap_or_default()),
-                None => loc.project.join(".toolbelt/audit.jsonl"),
+                None => loc.project_state_dir().join("audit.jsonl"),
             };
             let defaults = AuditConfig::at(&path);
             AuditConfig {
                 path,
                 max_bytes: r.int("audit.max_bytes").and_then(|n| u64::try_from(n).ok()).unwrap_or(defaults.max_bytes),
                 keep: r.int("audit.keep").and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.keep),
+                anchor: true,
             }
-        });
+        };
         let compat_claude = r.bool("compat.claude").unwrap_or(false)
             || loaded
                 .files_read
@@ -128,6 +133,7 @@ impl Settings {
             shell: ShellSettings { sandbox, deny_commands, env_remove, env_keep },
             runtime,
             audit,
+            audit_enabled,
             compat_claude,
         };
         (settings, r.problems)

@@ -100,10 +100,15 @@ pub const KEYS: &[KeyDef] = &[
     key("runtime.default_timeout", Kind::Int { min: 1, max: 86_400 }, "120", "seconds a call runs by default"),
     key("runtime.max_timeout", Kind::Int { min: 1, max: 86_400 }, "600", "seconds no call may exceed"),
     key("runtime.concurrency", Kind::Int { min: 1, max: 256 }, "10", "shared calls of a batch run at once"),
-    key("audit.enabled", Kind::Bool, "false", "write one JSON line per call"),
-    key("audit.path", Kind::Text, "\".toolbelt/audit.jsonl\"", "the audit log (relative to the project)"),
+    key("audit.enabled", Kind::Bool, "false", "write one hash-chained JSON line per call"),
+    key(
+        "audit.path",
+        Kind::Text,
+        "\"$XDG_STATE_HOME/toolbelt/projects/<project>-<hash>/audit.jsonl\"",
+        "the audit log (relative to the project; by default outside it, where sandboxed commands cannot write)",
+    ),
     key("audit.max_bytes", Kind::Int { min: 4_096, max: 1 << 40 }, "10485760", "rotate the log past this size"),
-    key("audit.keep", Kind::Int { min: 0, max: 1_000 }, "5", "rotated audit files kept"),
+    key("audit.keep", Kind::Int { min: 0, max: 1_000 }, "5", "rotated audit files kept (0 is read as 1)"),
     key("compat.claude", Kind::Bool, "false", "also read Claude Code's settings files"),
     key(
         "mcp.servers.*",

@@ -1,0 +1,193 @@
+//! The audit log of `toolbelt mcp`: every record names its client (what it said in
+//! `initialize`; over HTTP also its address and which token it used), and calls the server
+//! refuses as protocol errors (an unknown tool, a hidden one) are recorded too.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Project {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("project/.git")).unwrap();
+        std::fs::write(root.join("project/notes.txt"), "one\n").unwrap();
+        Project { _dir: dir, root }
+    }
+
+    fn toolbelt(&self) -> Command {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+        cmd.current_dir(self.root.join("project"))
+            .env("HOME", self.root.join("home"))
+            .env("XDG_CONFIG_HOME", self.root.join("home/.config"))
+            .env("XDG_STATE_HOME", self.root.join("state"))
+            .env("TOOLBELT_AUDIT__ENABLED", "true")
+            .env("CI", "true")
+            .env_remove("TOOLBELT_MANAGED_CONFIG")
+            .env_remove("TOOLBELT_LOG");
+        cmd
+    }
+
+    fn records(&self) -> (String, Vec<Value>) {
+        let out = self.toolbelt().args(["audit", "path"]).output().unwrap();
+        let text = std::fs::read_to_string(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+        let records = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        (text, records)
+    }
+
+    fn verify(&self) -> String {
+        let out = self.toolbelt().args(["audit", "verify"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+/// Sends each message on stdin, reads one answer line per request.
+fn converse(p: &Project, args: &[&str], messages: &[Value]) -> Vec<Value> {
+    let mut child = p
+        .toolbelt()
+        .arg("mcp")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+        if message.get("id").is_some() {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            answers.push(serde_json::from_str::<Value>(&line).unwrap());
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    answers
+}
+
+fn call(id: u64, name: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}})
+}
+
+#[test]
+fn over_stdio_records_name_the_client_and_refused_calls_are_recorded() {
+    let p = Project::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "audit-probe", "version": "1.2.3"}}});
+    let answers = converse(
+        &p,
+        &["--deny", "Bash"],
+        &[
+            initialize,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            call(2, "Read", json!({"file_path": "notes.txt"})),
+            call(3, "Nope", json!({"url": "https://admin:hunter2@example.com/"})),
+            call(4, "Bash", json!({"command": "curl -H 'Authorization: Bearer abcdefgh12345678' x"})),
+        ],
+    );
+    assert_eq!(answers[1]["result"]["isError"], false, "{}", answers[1]);
+    // Unknown and hidden tools are still the client's protocol mistake.
+    assert_eq!(
+        (answers[2]["error"]["code"].clone(), answers[3]["error"]["code"].clone()),
+        (json!(-32602), json!(-32602))
+    );
+
+    let (text, records) = p.records();
+    assert!(!text.contains("hunter2") && !text.contains("abcdefgh12345678"), "{text}");
+    assert_eq!(records.len(), 3, "{text}");
+    let client = json!({"kind": "mcp", "transport": "stdio", "name": "audit-probe", "version": "1.2.3"});
+    assert!(records.iter().all(|r| r["client"] == client), "{text}");
+    assert_eq!((records[0]["tool"].clone(), records[0]["outcome"].clone()), (json!("Read"), json!("ok")));
+    assert_eq!((records[1]["tool"].clone(), records[1]["outcome"].clone()), (json!("Nope"), json!("unknown_tool")));
+    assert_eq!(records[1]["input"], json!({"url": "https://[redacted]@example.com/"}));
+    assert!(records[1]["reason"].as_str().unwrap().starts_with("unknown tool `Nope`"));
+    assert_eq!((records[2]["tool"].clone(), records[2]["outcome"].clone()), (json!("Bash"), json!("disabled")));
+    assert_eq!(records[2]["input"], json!({"command": "curl -H 'Authorization: Bearer [redacted]' x"}));
+    assert!(p.verify().starts_with("ok: 3 records"));
+}
+
+/// Kills the server when the test ends, however it ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `toolbelt mcp --http` on a free loopback port with a bearer token; returns its URL.
+fn serve_http(p: &Project, token: &str) -> (Server, String) {
+    let mut child = p
+        .toolbelt()
+        .args(["mcp", "--http", "127.0.0.1:0", "--token-env", "AUDIT_TEST_TOKEN"])
+        .env("AUDIT_TEST_TOKEN", token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let server = Server(child);
+    let mut line = String::new();
+    while !line.contains("serving MCP at ") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server ended before serving");
+    }
+    let url = line.split("serving MCP at ").nth(1).unwrap().trim().to_string();
+    // Keep draining its stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (server, url)
+}
+
+async fn http_call(url: &str, token: &str) -> Value {
+    use rmcp::ServiceExt as _;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token.to_string());
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let info: rmcp::model::ClientConfig = serde_json::from_value(json!({
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "audit-http-probe", "version": "4.5.6"}}))
+    .unwrap();
+    let client = info.serve(transport).await.unwrap();
+    let params = serde_json::from_value(json!({"name": "Read", "arguments": {"file_path": "notes.txt"}})).unwrap();
+    let result = serde_json::to_value(client.peer().call_tool(params).await.unwrap()).unwrap();
+    let _ = client.cancel().await;
+    result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_records_name_the_peer_and_the_token_but_never_the_token() {
+    let p = Project::new();
+    let token = "tb-test-token-0123456789abcdef";
+    let (_server, url) = serve_http(&p, token);
+    let result = http_call(&url, token).await;
+    assert_eq!(result["isError"], false, "{result}");
+
+    let (text, records) = p.records();
+    assert!(!text.contains(token), "{text}");
+    let client = &records[0]["client"];
+    assert_eq!(
+        (client["kind"].clone(), client["transport"].clone(), client["name"].clone(), client["version"].clone()),
+        (json!("mcp"), json!("http"), json!("audit-http-probe"), json!("4.5.6")),
+        "{text}"
+    );
+    assert!(client["peer"].as_str().unwrap().starts_with("127.0.0.1:"), "{client}");
+    assert_eq!(client["token_id"], &toolbelt::core::sha256_hex(token)[..12]);
+    assert!(p.verify().starts_with("ok: 1 record"));
+}

@@ -340,6 +340,19 @@ pub fn load(
         loaded.files_read.retain(|(layer, _)| !layer.is_claude());
     }
     trust::keep_user_floor(&mut loaded.entries, &mut loaded.notices);
+    // The audit log is the user's evidence: a project's files cannot switch it off, move it
+    // or make it rotate away.
+    loaded.entries.retain(|e| {
+        let project_audit = trust::is_project_layer(e.origin.layer) && e.key.starts_with("audit.");
+        if project_audit {
+            loaded.notices.push(format!(
+                "{} in {} is ignored: the audit log is set up by the user (user or managed settings, \
+                 TOOLBELT_AUDIT__* variables, --audit), never by a project",
+                e.key, e.origin
+            ));
+        }
+        !project_audit
+    });
     let mut problems = Vec::new();
     for entry in &loaded.entries {
         check_entry(entry, &mut problems);

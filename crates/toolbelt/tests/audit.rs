@@ -149,11 +149,10 @@ fn written_contents_leave_only_their_size_and_digest() {
 /// Twelve calls in one batch, in a log rotated every few records.
 fn tampering_fixture() -> (Project, PathBuf) {
     let p = Project::new();
-    std::fs::create_dir_all(p.root.join(".toolbelt")).unwrap();
-    std::fs::write(p.root.join(".toolbelt/config.toml"), "[audit]\nmax_bytes = 4096\n").unwrap();
     let calls: Vec<Value> =
         (0..12).map(|i| json!({"id": format!("c{i}"), "name": "TodoWrite", "input": {"todos": []}})).collect();
-    p.batch(&calls, &[]);
+    let input: String = calls.iter().map(|l| format!("{l}\n")).collect();
+    p.toolbelt().arg("batch").env("TOOLBELT_AUDIT__MAX_BYTES", "4096").write_stdin(input).output().unwrap();
     let log = p.log();
     assert!(PathBuf::from(format!("{}.1", log.display())).exists(), "the log was rotated");
     (p, log)
@@ -261,12 +260,22 @@ fn a_sandboxed_command_cannot_truncate_or_append_to_the_log() {
         log = log.display(),
         head = head.display()
     );
+    // Redirections name the log: toolbelt's state is a protected path, so even bypass mode asks
+    // (and nobody is here to say yes).
     let (_, out, _) = p.run(&["call", "Bash", &json!({"command": command}).to_string(), "--mode", "bypassPermissions"]);
-    // Refused by the kernel (or, where the sandbox cannot be applied, not run at all).
+    assert!(out.contains("protected path"), "{out}");
+    // A program whose writes no text rule can see: the kernel refuses them (or, where the
+    // sandbox cannot be applied, it does not run at all).
+    let script = format!(
+        "python3 -c \"open('{log}', 'w').write('x')\"; python3 -c \"open('{head}', 'w')\"",
+        log = log.display(),
+        head = head.display()
+    );
+    let (_, out, _) = p.run(&["call", "Bash", &json!({"command": script}).to_string(), "--mode", "bypassPermissions"]);
     assert!(out.contains("Permission denied") || out.contains("sandbox"), "{out}");
     let after = std::fs::read(&log).unwrap();
     assert!(after.starts_with(&before), "the log was changed by a sandboxed command: {out}");
     let (code, verified) = verify(&p);
     assert_eq!(code, 0, "{verified}; the command said: {out}");
-    assert!(verified.starts_with("ok: 2 records"), "{verified}");
+    assert!(verified.starts_with("ok: 3 records"), "the first call, and the two commands refused: {verified}");
 }

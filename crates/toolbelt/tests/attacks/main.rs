@@ -1,0 +1,212 @@
+//! Attacks that once worked against toolbelt, each performed through the real binary (and over
+//! MCP), each shown to fail. Every file is one trust boundary:
+//!
+//! * `trust.rs` — a cloned repository runs its own code (hooks, MCP servers, looser settings);
+//! * `self_widening.rs` — the agent rewrites what configures its next session;
+//! * `git.rs` — "read-only" git starts programs a repository names;
+//! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
+//! * `read_rules.rs` — read denials covered only the Read tool; read-only commands read
+//!   anywhere; commands saw toolbelt's secrets.
+//!
+//! Audit-log tampering lives in `tests/audit.rs` and `tests/audit_mcp.rs`.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::new_without_default)]
+
+mod deny_rules;
+mod git;
+mod read_rules;
+mod self_widening;
+mod trust;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// A project, its user's home and state, a directory outside the project, and a place for
+/// the markers attacks try to leave — all under the build's temporary directory (not the
+/// system's, which sandboxed commands may write).
+pub struct World {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub outside: PathBuf,
+    pub markers: PathBuf,
+}
+
+impl World {
+    pub fn new() -> World {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let world = World {
+            root: base.join("project"),
+            home: base.join("home"),
+            outside: base.join("outside"),
+            markers: base.join("markers"),
+            _dir: dir,
+        };
+        for d in [&world.root, &world.home, &world.outside, &world.markers] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        world
+    }
+
+    /// A world whose project is a real git repository with one commit.
+    pub fn with_git() -> World {
+        let w = World::new();
+        w.write("a.txt", "one\n");
+        w.git(&["init", "-q"]);
+        w.git(&["add", "a.txt"]);
+        w.git(&["-c", "user.email=a@b.c", "-c", "user.name=a", "commit", "-qm", "one"]);
+        w
+    }
+
+    /// Runs git in the project, outside toolbelt (as the user would).
+    pub fn git(&self, args: &[&str]) -> std::process::Output {
+        Command::new("git").args(args).current_dir(&self.root).env("HOME", &self.home).output().unwrap()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// A marker path an attack's payload would create.
+    pub fn marker(&self, name: &str) -> PathBuf {
+        self.markers.join(name)
+    }
+
+    /// Whether any payload left a marker.
+    pub fn markers_left(&self) -> Vec<String> {
+        std::fs::read_dir(&self.markers)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// The toolbelt binary in the project, with this world's home and nobody to ask.
+    pub fn toolbelt(&self) -> Command {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+        cmd.current_dir(&self.root)
+            .env("NO_COLOR", "1")
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("CI", "true")
+            .env_remove("TOOLBELT_LOG")
+            .env_remove("TOOLBELT_MANAGED_CONFIG")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs toolbelt; (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.toolbelt().args(args).output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    }
+
+    /// `toolbelt call TOOL INPUT EXTRA…`; (exit code, stdout).
+    pub fn call(&self, tool: &str, input: Value, extra: &[&str]) -> (i32, String) {
+        let input = input.to_string();
+        let mut args = vec!["call", tool, input.as_str()];
+        args.extend_from_slice(extra);
+        let (code, out, _) = self.run(&args);
+        (code, out)
+    }
+
+    /// `toolbelt call Bash` with this command.
+    pub fn bash(&self, command: &str, extra: &[&str]) -> (i32, String) {
+        self.call("Bash", json!({ "command": command }), extra)
+    }
+
+    /// `toolbelt trust`, which must succeed.
+    pub fn trust(&self) {
+        let (code, out, err) = self.run(&["trust"]);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+
+    /// `toolbelt mcp ARGS…` over stdio, initialized.
+    pub fn mcp(&self, args: &[&str]) -> Mcp {
+        let mut child =
+            self.toolbelt().arg("mcp").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut mcp = Mcp { child, stdin, stdout, next: 0 };
+        let init = mcp.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attacker", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "toolbelt", "{init}");
+        mcp.notify("notifications/initialized");
+        mcp
+    }
+}
+
+/// A raw JSON-RPC session with `toolbelt mcp`.
+pub struct Mcp {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Mcp {
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed the connection");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            if message.get("method").is_some() && message.get("id").is_some() {
+                // A request of the server's (roots): this client has none to offer.
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}});
+                writeln!(self.stdin, "{answer}").unwrap();
+                self.stdin.flush().unwrap();
+            }
+        }
+    }
+
+    pub fn notify(&mut self, method: &str) {
+        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "method": method})).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// `tools/call`; (is_error, text of the result or error).
+    pub fn call(&mut self, name: &str, arguments: Value) -> (bool, String) {
+        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        if let Some(error) = answer.get("error") {
+            return (true, error["message"].as_str().unwrap_or_default().to_string());
+        }
+        let result = &answer["result"];
+        let text = result["content"]
+            .as_array()
+            .map(|c| c.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"));
+        (result["isError"] == true, text.unwrap_or_default())
+    }
+
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let listed = self.request("tools/list", json!({}));
+        listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A shell word quoting `path`.
+pub fn quoted(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}

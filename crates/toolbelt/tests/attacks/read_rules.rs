@@ -1,0 +1,192 @@
+//! A read denial reaches every reader; read-only commands stay inside the workspace like the
+//! Read tool; commands never see toolbelt's secrets.
+
+use std::io::{Read as _, Write as _};
+
+use serde_json::{Value, json};
+
+use crate::World;
+
+const SECRET: &str = "hunter2-not-for-the-model";
+const DENY: &[&str] = &["--deny", "Read(./secret.txt)", "--deny", "Read(./keys/**)"];
+
+fn with_secrets() -> World {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    w.write("secret.txt", &format!("PASSWORD={SECRET}\n"));
+    w.write("keys/id.pem", &format!("{SECRET}\n"));
+    w.write("notes.txt", "nothing to see\n");
+    std::fs::hard_link(w.root.join("secret.txt"), w.root.join("innocent.txt")).unwrap();
+    w
+}
+
+#[test]
+fn a_read_denial_reaches_every_reader() {
+    let w = with_secrets();
+    let leaked = |out: &str| out.contains(SECRET);
+    // The tools: refused, left out of results, or refused under another name.
+    let (code, out) = w.call("Read", json!({"file_path": "secret.txt"}), DENY);
+    assert!(code == 1 && !leaked(&out), "{out}");
+    let (_, out) = w.call("Grep", json!({"pattern": "hunter2", "output_mode": "content"}), DENY);
+    assert!(!leaked(&out), "Grep printed the secret: {out}");
+    let (_, out) = w.call("Glob", json!({"pattern": "**/*"}), DENY);
+    assert!(!out.contains("secret.txt") && !out.contains("id.pem") && out.contains("notes.txt"), "{out}");
+    let (_, out) = w.call("ListDir", json!({}), DENY);
+    assert!(!out.contains("secret.txt") && !out.contains("id.pem"), "{out}");
+    let (code, out) = w.call("Read", json!({"file_path": "innocent.txt"}), DENY);
+    assert!(code == 1 && out.contains("hard link to") && !leaked(&out), "{out}");
+
+    // Commands naming it, literally or by a glob: denied.
+    for command in [
+        "cat secret.txt",
+        "cat sec*.txt",
+        "head -1 ./secret.txt",
+        "cat keys/id.pem",
+        "wc < secret.txt",
+        "cp secret.txt /dev/stdout",
+    ] {
+        let (code, out) = w.bash(command, DENY);
+        assert!(code == 1 && out.contains("deny rule") && !leaked(&out), "{command}: {out}");
+    }
+    // Commands reading the whole tree, or the file under another name: the sandbox masks it.
+    for command in [
+        "grep -r hunter2 .",
+        "cat innocent.txt",
+        "tar cf - . | grep -a hunter2",
+        "find . -type f -exec cat {} +",
+        "python3 -c \"print(open('secret.txt').read())\"",
+    ] {
+        let (_, out) = w.bash(&format!("{command}; echo ran"), &[DENY, &["--allow", "Bash"]].concat());
+        assert!(out.contains("ran") && !leaked(&out), "`{command}` printed the secret: {out}");
+    }
+}
+
+#[test]
+fn read_only_commands_stay_inside_the_workspace() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    std::fs::write(w.outside.join("private.txt"), format!("{SECRET}\n")).unwrap();
+    std::fs::create_dir_all(w.home.join(".ssh")).unwrap();
+    std::fs::write(w.home.join(".ssh/id_rsa"), format!("{SECRET}\n")).unwrap();
+    let outside = w.outside.join("private.txt").display().to_string();
+    for command in [
+        format!("cat {outside}"),
+        "cat ../outside/private.txt".to_string(),
+        "cat ~/.ssh/id_rsa".to_string(),
+        "rg hunter2 /".to_string(),
+        format!("grep -r hunter2 {}", w.outside.display()),
+        "cd .. && cat outside/private.txt".to_string(),
+    ] {
+        // Read-only, but outside the roots: asks like the Read tool (nobody here: refused).
+        let (code, out) = w.bash(&command, &[]);
+        assert_eq!(code, 1, "{command}: {out}");
+        assert!(out.contains("outside the workspace roots") && !out.contains(SECRET), "{command}: {out}");
+    }
+    // The rule it suggests works when followed.
+    let (code, out) = w.bash("cat ../outside/private.txt", &["--allow", &format!("Read(/{}/**)", w.outside.display())]);
+    assert!(code == 0 && out.contains(SECRET), "{out}");
+    // Inside the workspace nothing asks.
+    w.write("mine.txt", "mine\n");
+    assert_eq!(w.bash("cat mine.txt && ls", &[]).0, 0);
+}
+
+#[test]
+fn commands_never_see_toolbelt_s_secrets() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    let out = w
+        .toolbelt()
+        .args(["call", "Bash", r#"{"command":"env"}"#])
+        .env("GITHUB_TOKEN", "ghp_leaked1")
+        .env("OPENAI_API_KEY", "sk-leaked2")
+        .env("AWS_SECRET_ACCESS_KEY", "leaked3")
+        .env("HARMLESS", "visible")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("HARMLESS=visible"), "{text}");
+    for leaked in ["leaked1", "leaked2", "leaked3"] {
+        assert!(!text.contains(leaked), "{leaked} in {text}");
+    }
+    // Kept when the user says so.
+    let out = w
+        .toolbelt()
+        .args(["call", "Bash", r#"{"command":"env"}"#])
+        .env("GITHUB_TOKEN", "ghp_kept")
+        .env("TOOLBELT_SHELL__ENV_KEEP", "[\"GITHUB_TOKEN\"]")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ghp_kept"));
+}
+
+#[test]
+fn an_http_session_cannot_read_the_server_s_token() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = w
+        .toolbelt()
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--token-env", "SERVE_AUTH"])
+        .env("SERVE_AUTH", "s3rv3r-b34r3r")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut session = None;
+    let mut post = |body: Value| -> Value {
+        for _ in 0..100 {
+            if let Ok(answer) = http_post(port, "s3rv3r-b34r3r", session.as_deref(), &body) {
+                if let Some(id) = answer.0 {
+                    session = Some(id);
+                }
+                return answer.1;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the server did not answer");
+    };
+    post(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let answer = post(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "Bash", "arguments": {"command": "env; echo done"}}}),
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    let text = answer.to_string();
+    assert!(text.contains("done"), "{text}");
+    assert!(!text.contains("s3rv3r-b34r3r") && !text.contains("SERVE_AUTH"), "{text}");
+}
+
+/// One POST to `/mcp` over plain HTTP/1.1; (the session id it gave, the JSON answer, from a
+/// JSON body or the first SSE event carrying one).
+fn http_post(port: u16, token: &str, session: Option<&str>, body: &Value) -> std::io::Result<(Option<String>, Value)> {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        request.push_str(&format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-11-25\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes())?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let (head, rest) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let session = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l[15..].trim().to_string()));
+    let value = rest
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:").map(str::trim).or_else(|| l.starts_with('{').then_some(l)))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v.get("id").is_some() || v.get("result").is_some())
+        .unwrap_or(Value::Null);
+    Ok((session, value))
+}

@@ -1,0 +1,124 @@
+//! The agent cannot widen its own policy: what configures the next session (toolbelt's and
+//! the host's settings, MCP servers, git's config and hooks, editor tasks) is not written
+//! without a person saying so, not by the file tools in any mode, not by a sandboxed command.
+
+use serde_json::json;
+
+use crate::World;
+
+/// Every file that decides what runs next, and what an attacker would put there.
+const TARGETS: &[(&str, &str)] = &[
+    (
+        ".toolbelt/config.toml",
+        "[permissions]\nmode = \"bypassPermissions\"\n[sandbox]\nmode = \"danger-full-access\"\n",
+    ),
+    (".toolbelt/config.local.toml", "[permissions]\nallow = [\"Bash\"]\n"),
+    (".claude/settings.json", "{\"permissions\": {\"allow\": [\"Bash\"]}}"),
+    (".claude/settings.local.json", "{\"hooks\": {}}"),
+    (".mcp.json", "{\"mcpServers\": {\"x\": {\"command\": \"sh\"}}}"),
+    (".git/config", "[core]\n\tfsmonitor = touch pwned\n"),
+    (".git/hooks/pre-commit", "#!/bin/sh\ntouch pwned\n"),
+    (".vscode/tasks.json", "{\"tasks\": [{\"runOptions\": {\"runOn\": \"folderOpen\"}}]}"),
+];
+
+#[test]
+fn no_mode_lets_the_file_tools_rewrite_what_configures_the_next_session() {
+    let w = World::with_git();
+    for mode in ["acceptEdits", "bypassPermissions"] {
+        for (target, payload) in TARGETS {
+            let before = std::fs::read(w.root.join(target)).ok();
+            let (code, out) = w.call(
+                "Write",
+                json!({"file_path": target, "content": payload}),
+                &["--mode", mode, "--allow", "Edit(./**)"],
+            );
+            assert_eq!(code, 1, "{mode} {target}: {out}");
+            assert!(out.contains("protected path"), "{mode} {target}: {out}");
+            assert_eq!(std::fs::read(w.root.join(target)).ok(), before, "{mode} {target} unchanged");
+        }
+    }
+    // Through a symlink, an edit after a read, a patch, a notebook: the same.
+    std::os::unix::fs::symlink(".git/config", w.root.join("innocent.cfg")).unwrap();
+    let (code, out) =
+        w.call("Write", json!({"file_path": "innocent.cfg", "content": "x"}), &["--mode", "bypassPermissions"]);
+    assert_eq!(code, 1, "{out}");
+    let patch = "*** Begin Patch\n*** Add File: .mcp.json\n+{}\n*** End Patch\n";
+    let (code, out) = w.call("ApplyPatch", json!({"input": patch}), &["--mode", "bypassPermissions"]);
+    assert!(code == 1 && out.contains("protected path"), "{out}");
+    let (code, out) = w.bash("echo '[core] fsmonitor = x' >> .git/config", &["--mode", "bypassPermissions"]);
+    assert!(code == 1 && out.contains("protected path"), "a redirection into it is a write too: {out}");
+
+    // A rule that names the path is the person's explicit yes.
+    let (code, out) = w.call(
+        "Write",
+        json!({"file_path": ".vscode/tasks.json", "content": "{}"}),
+        &["--allow", "Edit(./.vscode/tasks.json)"],
+    );
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn over_mcp_too() {
+    let w = World::with_git();
+    let mut mcp = w.mcp(&["--mode", "acceptEdits"]);
+    let (is_error, text) = mcp.call("Write", json!({"file_path": ".mcp.json", "content": "{}"}));
+    assert!(is_error && text.contains("protected path"), "{text}");
+    let (is_error, text) = mcp.call("Write", json!({"file_path": "notes.txt", "content": "fine"}));
+    assert!(!is_error, "{text}");
+    drop(mcp);
+    assert!(!w.root.join(".mcp.json").exists() && w.root.join("notes.txt").exists());
+}
+
+#[test]
+fn the_sandbox_keeps_git_config_and_hooks_read_only() {
+    let w = World::with_git();
+    let marker = w.marker("fsmonitor");
+    // Everything the engine would ask about is allowed here, so only the sandbox stands in the
+    // way: a command that writes .git through programs no text rule sees.
+    let allow = ["--mode", "bypassPermissions", "--allow", "Edit(./.git/**)"];
+    let plant = format!(
+        "git config core.fsmonitor 'touch {m}'; \
+         python3 -c \"open('.git/hooks/post-checkout', 'w').write('#!/bin/sh\\ntouch {m}')\"; \
+         mv .git .git-old; rm -rf .git/hooks",
+        m = marker.display()
+    );
+    let (_, out) = w.bash(&plant, &allow);
+    assert!(out.contains("Read-only file system") || out.contains("read-only"), "{out}");
+    assert!(out.contains("is read-only in the sandbox"), "the result says why and what to do: {out}");
+    assert!(w.root.join(".git/hooks").is_dir() && !w.root.join(".git-old").exists());
+    let config = std::fs::read_to_string(w.root.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+    // The user's next ordinary git status, outside toolbelt, runs nothing planted.
+    assert!(w.git(&["status", "--short"]).status.success());
+    assert!(!marker.exists());
+    // Commits still work when the user lets git's data be written; its config stays read-only.
+    w.write("a.txt", "two\n");
+    let commit = "git add a.txt && git -c user.email=a@b.c -c user.name=a commit -qm two && echo committed; \
+                  git config core.fsmonitor x || echo config-refused";
+    let out = w
+        .toolbelt()
+        .args(["call", "Bash", &json!({"command": commit}).to_string()])
+        .args(allow)
+        .env("TOOLBELT_SANDBOX__GIT_WRITES", "true")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(out.contains("committed") && out.contains("config-refused"), "{out}");
+}
+
+#[test]
+fn the_user_s_own_settings_and_toolbelt_s_state_are_protected_too() {
+    let w = World::with_git();
+    let user = w.home.join(".config/toolbelt/config.toml");
+    let trust = w.home.join(".local/state/toolbelt/trust.json");
+    for target in [&user, &trust, &w.home.join(".gitconfig")] {
+        let (code, out) = w.call(
+            "Write",
+            json!({"file_path": target, "content": "x"}),
+            &["--mode", "bypassPermissions", "--add-dir", &w.home.display().to_string()],
+        );
+        assert_eq!(code, 1, "{}: {out}", target.display());
+        assert!(out.contains("protected path"), "{out}");
+        assert!(!target.exists());
+    }
+}

@@ -6,11 +6,14 @@
 //! * `git.rs` — "read-only" git starts programs a repository names;
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
 //! * `read_rules.rs` — read denials covered only the Read tool; read-only commands read
-//!   anywhere; commands saw toolbelt's secrets.
-//!
-//! Audit-log tampering lives in `tests/audit.rs` and `tests/audit_mcp.rs`.
+//!   anywhere; commands saw toolbelt's secrets;
+//! * `audit.rs`, `audit_mcp.rs` — the audit log as evidence: out of the workspace, owner-only,
+//!   secrets redacted by pattern, refused calls and the client recorded, and `toolbelt audit
+//!   verify` catching a truncated, an edited and a deleted record.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::new_without_default)]
 
+mod audit;
+mod audit_mcp;
 mod deny_rules;
 mod git;
 mod read_rules;

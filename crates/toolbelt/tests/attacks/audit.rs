@@ -1,7 +1,6 @@
 //! The audit log through the real binary: where it lives and with which modes, what refused
 //! calls and written contents leave in it, `toolbelt audit verify` on good and tampered logs,
 //! and a sandboxed command trying to touch it.
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,6 @@
 //! The audit log of `toolbelt mcp`: every record names its client (what it said in
 //! `initialize`; over HTTP also its address and which token it used), and calls the server
 //! refuses as protocol errors (an unknown tool, a hidden one) are recorded too.
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::PathBuf;

@@ -168,6 +168,22 @@ fn spawn_overhead(rt: &tokio::runtime::Runtime, root: &Path, n: usize) {
     };
     let mut unconfined = through(runtime(sandbox(SandboxMode::DangerFullAccess)));
     let mut confined = through(runtime(sandbox(SandboxMode::WorkspaceWrite)));
+    // A root holding a repository: its `.git` is bound read-only in a mount namespace of the
+    // command's own.
+    let repo_dir = tempfile::tempdir_in(root.parent().unwrap_or(root)).unwrap();
+    let repo = repo_dir.path().canonicalize().unwrap();
+    for dir in [".git/hooks", ".git/info", "src"] {
+        std::fs::create_dir_all(repo.join(dir)).unwrap();
+    }
+    std::fs::write(repo.join(".git/config"), "[core]\n").unwrap();
+    let repo_session = session(&repo);
+    let repo_runtime = runtime(sandbox(SandboxMode::WorkspaceWrite));
+    let mut confined_repo = || {
+        let call = ToolCall::new("c", "Bash", json!({"command": "true"}));
+        let result = rt.block_on(repo_runtime.call(&repo_session, call, events, cancel));
+        assert!(!result.is_error, "{result:?}");
+        black_box(result);
+    };
     let names = [
         "bare: std Command bash -c true .status()",
         "bare: tokio Command, piped output",
@@ -175,9 +191,20 @@ fn spawn_overhead(rt: &tokio::runtime::Runtime, root: &Path, n: usize) {
         "Bash tool called directly, no sandbox",
         "Bash{command:\"true\"} through Runtime::call, no sandbox",
         "… through Runtime::call, workspace-write sandbox (default)",
+        "… the same in a repository (.git held read-only)",
     ];
-    let stats =
-        measure(n, &mut [&mut bare, &mut tokio_bare, &mut tokio_fork, &mut direct, &mut unconfined, &mut confined]);
+    let stats = measure(
+        n,
+        &mut [
+            &mut bare,
+            &mut tokio_bare,
+            &mut tokio_fork,
+            &mut direct,
+            &mut unconfined,
+            &mut confined,
+            &mut confined_repo,
+        ],
+    );
     println!("  {:<58}{:>10}{:>10}{:>8}", "case", "median", "best", "ratio");
     for (name, s) in names.iter().zip(&stats) {
         println!("  {name:<58}{:>10.0}{:>10.0}{:>7.2}×", s.median, s.best, s.median / stats[0].median);

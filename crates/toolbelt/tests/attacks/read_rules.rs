@@ -62,6 +62,20 @@ fn a_read_denial_reaches_every_reader() {
 }
 
 #[test]
+fn over_mcp_too() {
+    let w = with_secrets();
+    let mut mcp = w.mcp(DENY);
+    let (_, grep) = mcp.call("Grep", json!({"pattern": "hunter2", "output_mode": "content"}));
+    let (_, glob) = mcp.call("Glob", json!({"pattern": "*.txt"}));
+    let (cat_error, cat) = mcp.call("Bash", json!({"command": "cat sec*.txt"}));
+    let (_, tree) = mcp.call("Bash", json!({"command": "grep -r hunter2 . ; echo ran"}));
+    drop(mcp);
+    assert!(!grep.contains(SECRET) && !glob.contains("secret.txt") && glob.contains("notes.txt"), "{grep}\n{glob}");
+    assert!(cat_error && cat.contains("deny rule") && !cat.contains(SECRET), "{cat}");
+    assert!(tree.contains("ran") && !tree.contains(SECRET), "{tree}");
+}
+
+#[test]
 fn read_only_commands_stay_inside_the_workspace() {
     let w = World::new();
     std::fs::create_dir_all(w.root.join(".git")).unwrap();

@@ -30,8 +30,19 @@ fn hostile_repository(w: &World) {
 #[test]
 fn a_cloned_repository_runs_nothing_until_trusted() {
     let w = World::new();
-    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    // The attacker's repository, committed and cloned as a user would.
     hostile_repository(&w);
+    let upstream = w.outside.join("hostile");
+    std::fs::rename(&w.root, &upstream).unwrap();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git").args(args).current_dir(dir).env("HOME", &w.home).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&upstream, &["init", "-q"]);
+    git(&upstream, &["add", "-A"]);
+    git(&upstream, &["-c", "user.email=a@b.c", "-c", "user.name=a", "commit", "-qm", "helpful tools"]);
+    git(&w.outside, &["clone", "-q", &upstream.display().to_string(), &w.root.display().to_string()]);
+    assert!(w.root.join(".toolbelt/config.toml").exists() && w.root.join(".mcp.json").exists());
 
     // Through the CLI: no hook, no server; the mode, the allow rule and the sandbox settings
     // are ignored, so an ordinary command still asks (nobody here: denied).

@@ -95,118 +95,28 @@ pub fn strip_wrappers(command: &str) -> String {
     words[at..].join(" ")
 }
 
-/// When `name` is a wrapper, how many of the following words are its options and arguments.
+/// The wrappers allow rules see through: they change when or how a program runs, never what
+/// it may do (`sudo`, `env`, `exec`… are seen through by deny rules only; see `wrappers.rs`).
+const HARMLESS: &[&str] = &["nohup", "time", "nice", "stdbuf", "timeout", "xargs"];
+
+/// When `name` is a harmless wrapper, how many of the following words are its options and
+/// arguments.
 fn skip_wrapper(name: &str, rest: &[&str]) -> Option<usize> {
-    match name {
-        "nohup" => options(rest, &[]),
-        "time" => options(rest, &["-p"]),
-        "nice" => {
-            let mut i = 0;
-            while let Some(w) = rest.get(i) {
-                match *w {
-                    "--" => return Some(i + 1),
-                    "-n" | "--adjustment" => i += 2,
-                    w if w.starts_with("--adjustment=") || is_number(w.strip_prefix("-n").unwrap_or("x")) => i += 1,
-                    w if w.starts_with('-') && is_number(&w[1..]) => i += 1,
-                    w if w.starts_with('-') => return None,
-                    _ => return Some(i),
-                }
-            }
-            Some(i)
-        }
-        "stdbuf" => options_with_values(rest, &[], &["-i", "-o", "-e"], &["--input", "--output", "--error"]),
-        "timeout" => {
-            let n = options_with_values(
-                rest,
-                &["--preserve-status", "--foreground", "-v", "--verbose"],
-                &["-s", "-k"],
-                &["--signal", "--kill-after"],
-            )?;
-            // Then the duration.
-            rest.get(n).filter(|d| is_duration(d)).map(|_| n + 1)
-        }
-        "xargs" => options_with_values(
-            rest,
-            &[
-                "-0",
-                "-r",
-                "-t",
-                "-p",
-                "-x",
-                "-o",
-                "--null",
-                "--no-run-if-empty",
-                "--verbose",
-                "--interactive",
-                "--exit",
-                "--open-tty",
-            ],
-            &["-I", "-n", "-P", "-L", "-s", "-d", "-E", "-a", "-i", "-l", "-e"],
-            &[
-                "--max-args",
-                "--max-procs",
-                "--max-lines",
-                "--max-chars",
-                "--delimiter",
-                "--eof",
-                "--arg-file",
-                "--replace",
-                "--process-slot-var",
-            ],
-        ),
+    if !HARMLESS.contains(&name) {
+        return None;
+    }
+    if name == "time" {
+        // Only the shell keyword's `-p`: GNU time's `-o FILE` writes a file.
+        return match rest.first() {
+            Some(&"-p") => Some(1),
+            Some(w) if w.starts_with('-') => None,
+            _ => Some(0),
+        };
+    }
+    match crate::wrappers::unwrap(name, rest)? {
+        crate::wrappers::Unwrap::Then(n) => Some(n),
         _ => None,
     }
-}
-
-/// Skips flags (no value) only.
-fn options(rest: &[&str], flags: &[&str]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(w) = rest.get(i) {
-        match *w {
-            "--" => return Some(i + 1),
-            w if flags.contains(&w) => i += 1,
-            w if w.starts_with('-') => return None,
-            _ => return Some(i),
-        }
-    }
-    Some(i)
-}
-
-/// Skips flags, short options taking a value (attached `-oL` or separate `-o L`) and long
-/// options taking one (`--output=L` or `--output L`).
-fn options_with_values(rest: &[&str], flags: &[&str], short: &[&str], long: &[&str]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(w) = rest.get(i) {
-        let w = *w;
-        if w == "--" {
-            return Some(i + 1);
-        }
-        if !w.starts_with('-') || w == "-" {
-            return Some(i);
-        }
-        if flags.contains(&w) {
-            i += 1;
-        } else if short.contains(&w) || long.contains(&w) {
-            i += 2;
-        } else if long.iter().any(|l| w.strip_prefix(l).is_some_and(|r| r.starts_with('=')))
-            || (!w.starts_with("--") && short.iter().any(|s| w.starts_with(s) && w.len() > s.len()))
-        {
-            // `--output=L` or `-oL`: the value is attached.
-            i += 1;
-        } else {
-            return None;
-        }
-    }
-    Some(i)
-}
-
-fn is_number(s: &str) -> bool {
-    !s.is_empty() && s.trim_start_matches('-').chars().all(|c| c.is_ascii_digit()) && s != "-"
-}
-
-fn is_duration(s: &str) -> bool {
-    let digits = s.trim_end_matches(['s', 'm', 'h', 'd']);
-    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '.') && s.len() - digits.len() <= 1
 }
 
 #[cfg(test)]

@@ -149,8 +149,8 @@ pub(crate) fn unwrap(name: &str, args: &[&str]) -> Option<Unwrap> {
                 long_values: &["--signal", "--kill-after"],
             }
             .scan(args)?;
-            // Then the duration.
-            args.get(s.operands).map(|_| Unwrap::Then(s.operands + 1))
+            // Then the duration (without one, `timeout` runs nothing).
+            args.get(s.operands).filter(|d| is_duration(d)).map(|_| Unwrap::Then(s.operands + 1))
         }
         "ionice" => {
             let s = Spec {
@@ -271,6 +271,12 @@ pub(crate) fn unwrap(name: &str, args: &[&str]) -> Option<Unwrap> {
         }
         _ => None,
     }
+}
+
+/// `30`, `1.5m`, `2h`: a duration `timeout` accepts.
+fn is_duration(s: &str) -> bool {
+    let digits = s.trim_end_matches(['s', 'm', 'h', 'd']);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '.') && s.len() - digits.len() <= 1
 }
 
 /// `nice [-n N | -N | --adjustment=N] program…`.

@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 
 use assert_cmd::Command;
+
+#[path = "common/pty.rs"]
+mod pty;
 use serde_json::{Value, json};
 
 /// A project directory with its own home and settings, isolated from the machine's.
@@ -323,46 +326,10 @@ fn grants_persist_in_named_sessions_and_always_rules_in_the_local_file() {
     assert!(out.contains("the user denied this call: use git clean instead"), "{out}");
 }
 
-/// Runs toolbelt with a real pseudo-terminal as its controlling terminal, typing `answers`
-/// when it asks; returns everything it printed and its exit status.
+/// Runs toolbelt under a pseudo-terminal in the project, answering its permission prompt.
 fn pty(p: &Project, args: &[&str], answers: &str) -> (String, i32) {
-    let script = r#"
-import os, pty, sys, json, time
-args = json.loads(sys.argv[1]); answers = sys.argv[2]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(args[0], args)
-out = b""; sent = False; deadline = time.time() + 30
-while time.time() < deadline:
-    try:
-        chunk = os.read(fd, 4096)
-    except OSError:
-        break
-    if not chunk:
-        break
-    out += chunk
-    if not sent and b"choice [" in out:
-        for line in answers.splitlines(True):
-            os.write(fd, line.encode()); time.sleep(0.2)
-        sent = True
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(out.decode(errors="replace"))
-sys.exit(os.waitstatus_to_exitcode(status))
-"#;
-    let bin = assert_cmd::cargo::cargo_bin("toolbelt");
-    let mut argv = vec![bin.display().to_string()];
-    argv.extend(args.iter().map(|s| s.to_string()));
-    let out = std::process::Command::new("python3")
-        .args(["-c", script, &serde_json::to_string(&argv).unwrap(), answers])
-        .current_dir(&p.root)
-        .env("NO_COLOR", "1")
-        .env("HOME", &p.home)
-        .env("XDG_CONFIG_HOME", p.home.join(".config"))
-        .env_remove("CI")
-        .env_remove("TOOLBELT_MANAGED_CONFIG")
-        .output()
-        .unwrap();
-    (String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"), out.status.code().unwrap_or(-1))
+    let config = p.home.join(".config");
+    pty::toolbelt_in_pty(args, &p.root, &[("HOME", &p.home), ("XDG_CONFIG_HOME", &config)], "choice [", answers)
 }
 
 #[test]

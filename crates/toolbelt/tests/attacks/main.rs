@@ -12,6 +12,9 @@
 //!   verify` catching a truncated, an edited and a deleted record.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::new_without_default)]
 
+#[path = "../common/pty.rs"]
+mod pty;
+
 mod audit;
 mod audit_mcp;
 mod deny_rules;

@@ -172,41 +172,9 @@ fn the_terminal_asks_before_trusting() {
     assert!(listed.contains(&w.root.display().to_string()) && listed.contains("current"), "{listed}");
 }
 
-/// Runs toolbelt with a real pseudo-terminal, answering its question with `answers`.
+/// Runs toolbelt under a pseudo-terminal in the project, answering its trust question.
 fn pty(w: &World, args: &[&str], answers: &str) -> (String, i32) {
-    let script = r#"
-import os, pty, sys, json, time
-args = json.loads(sys.argv[1]); answers = sys.argv[2]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(args[0], args)
-out = b""; sent = False; deadline = time.time() + 30
-while time.time() < deadline:
-    try:
-        chunk = os.read(fd, 4096)
-    except OSError:
-        break
-    if not chunk:
-        break
-    out += chunk
-    if not sent and b"[y/N]" in out:
-        os.write(fd, answers.encode()); sent = True
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(out.decode(errors="replace"))
-sys.exit(os.waitstatus_to_exitcode(status))
-"#;
-    let mut argv = vec![assert_cmd::cargo::cargo_bin("toolbelt").display().to_string()];
-    argv.extend(args.iter().map(|s| s.to_string()));
-    let out = std::process::Command::new("python3")
-        .args(["-c", script, &serde_json::to_string(&argv).unwrap(), answers])
-        .current_dir(&w.root)
-        .env("NO_COLOR", "1")
-        .env("HOME", &w.home)
-        .env("XDG_CONFIG_HOME", w.home.join(".config"))
-        .env("XDG_STATE_HOME", w.home.join(".local/state"))
-        .env_remove("CI")
-        .env_remove("TOOLBELT_MANAGED_CONFIG")
-        .output()
-        .unwrap();
-    (String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"), out.status.code().unwrap_or(-1))
+    let (config, state) = (w.home.join(".config"), w.home.join(".local/state"));
+    let env = [("HOME", w.home.as_path()), ("XDG_CONFIG_HOME", &config), ("XDG_STATE_HOME", &state)];
+    crate::pty::toolbelt_in_pty(args, &w.root, &env, "[y/N]", answers)
 }

@@ -10,6 +10,7 @@ pub mod readonly;
 pub mod runs;
 pub mod script;
 pub mod split;
+mod tree;
 mod words;
 mod wrappers;
 

@@ -9,7 +9,7 @@
 
 use tree_sitter::Node;
 
-use crate::readonly::{children, parse, text};
+use crate::tree::{children, parse, text};
 use crate::words;
 
 /// Longest script analysed; a longer one is one opaque part.

@@ -32,7 +32,7 @@ pub fn split(command: &str) -> Split {
     if command.trim().is_empty() || command.len() > 64 * 1024 {
         return whole();
     }
-    let Ok(tree) = super::readonly::parse(command) else { return whole() };
+    let Ok(tree) = crate::tree::parse(command) else { return whole() };
     let root = tree.root_node();
     if root.has_error() {
         return whole();

@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use crate::readonly::{children, describe, quote, snippet, text};
+use crate::tree::{children, describe, quote, snippet, text};
 
 /// One shell word as the program will receive it.
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 
 /// A project with its own home and state directory, isolated from the machine's. It lives
-/// under the build's temporary directory rather than the system's, because sandboxed shell
-/// commands may write to the system's temporary directory.
+/// outside `/tmp`, `$TMPDIR` and `/dev/shm`, because sandboxed shell commands may write
+/// there.
 struct Project {
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -20,7 +20,7 @@ struct Project {
 
 impl Project {
     fn new() -> Self {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = crate::beyond_tmp::beyond_tmp();
         let base = dir.path().canonicalize().unwrap();
         let (root, home, state) = (base.join("project"), base.join("home"), base.join("state"));
         std::fs::create_dir_all(root.join(".git")).unwrap();

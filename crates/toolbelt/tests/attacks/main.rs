@@ -15,6 +15,9 @@
 #[path = "../common/pty.rs"]
 mod pty;
 
+#[path = "../../../toolbelt-tools/tests/shell_support/beyond_tmp.rs"]
+mod beyond_tmp;
+
 mod audit;
 mod audit_mcp;
 mod deny_rules;
@@ -30,8 +33,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use serde_json::{Value, json};
 
 /// A project, its user's home and state, a directory outside the project, and a place for
-/// the markers attacks try to leave — all under the build's temporary directory (not the
-/// system's, which sandboxed commands may write).
+/// the markers attacks try to leave — all in a temporary directory sandboxed commands may not
+/// write (not under `/tmp`, `$TMPDIR` or `/dev/shm`, wherever the checkout lives).
 pub struct World {
     _dir: tempfile::TempDir,
     pub root: PathBuf,
@@ -42,7 +45,7 @@ pub struct World {
 
 impl World {
     pub fn new() -> World {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = beyond_tmp::beyond_tmp();
         let base = dir.path().canonicalize().unwrap();
         let world = World {
             root: base.join("project"),

@@ -70,7 +70,11 @@ fn script_runs(source: &str, depth: usize, out: &mut Vec<Run>) {
         out.push(opaque(source, "strings run as code are nested too deeply to follow"));
         return;
     }
-    let script = parse_script(source);
+    runs_of(&parse_script(source), source, depth, out);
+}
+
+/// The runs of a script already read from `source`.
+pub(crate) fn runs_of(script: &crate::script::Script, source: &str, depth: usize, out: &mut Vec<Run>) {
     if !script.complete {
         out.push(opaque(source, "it does not parse as a shell script, so what it runs cannot be read"));
     }

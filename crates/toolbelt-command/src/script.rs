@@ -97,7 +97,14 @@ pub fn parse_script(source: &str) -> Script {
     if source.len() > MAX_LEN {
         return Script { commands: Vec::new(), complete: false };
     }
-    let Ok(tree) = parse(source) else { return Script { commands: Vec::new(), complete: false } };
+    match parse(source) {
+        Ok(tree) => script_of(&tree, source),
+        Err(_) => Script { commands: Vec::new(), complete: false },
+    }
+}
+
+/// The script of a tree already parsed from `source`.
+pub(crate) fn script_of(tree: &tree_sitter::Tree, source: &str) -> Script {
     let root = tree.root_node();
     let mut commands = Vec::new();
     collect(root, source, &[], &mut commands);

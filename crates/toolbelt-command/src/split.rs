@@ -28,11 +28,21 @@ pub struct Split {
 
 /// Splits a command line into its simple commands. Never fails; see the module docs.
 pub fn split(command: &str) -> Split {
-    let whole = || Split { commands: vec![collapse(command)], complete: false };
     if command.trim().is_empty() || command.len() > 64 * 1024 {
+        return Split { commands: vec![collapse(command)], complete: false };
+    }
+    match crate::tree::parse(command) {
+        Ok(tree) => split_tree(&tree, command),
+        Err(_) => Split { commands: vec![collapse(command)], complete: false },
+    }
+}
+
+/// [`split`] of a tree already parsed from `command`.
+pub(crate) fn split_tree(tree: &tree_sitter::Tree, command: &str) -> Split {
+    let whole = || Split { commands: vec![collapse(command)], complete: false };
+    if command.trim().is_empty() {
         return whole();
     }
-    let Ok(tree) = crate::tree::parse(command) else { return whole() };
     let root = tree.root_node();
     if root.has_error() {
         return whole();

@@ -408,8 +408,9 @@ impl CallParts {
         for touch in &access.touches {
             match touch {
                 Touch::Execute(command) => {
-                    call.parts.extend(toolbelt_command::split(command).commands.into_iter().map(Part::Command));
-                    for run in toolbelt_command::runs::runs(command) {
+                    let analysis = toolbelt_command::analyze(command);
+                    call.parts.extend(analysis.split.commands.into_iter().map(Part::Command));
+                    for run in analysis.runs {
                         match run {
                             Run::Program { .. } => call.programs.push(collapse(&run.text())),
                             Run::Opaque { text, why } => call.opaque.push((text, why)),

@@ -90,12 +90,12 @@ fn main() {
     };
     let mut confined = || {
         let mut c = command();
-        Confinement::for_command(&off, &roots, &[]).unwrap().unwrap().install(&mut c);
+        Confinement::for_command(&off, &roots, &[]).unwrap().unwrap().install(&mut c, None);
         run(c);
     };
     let mut confined_net = || {
         let mut c = command();
-        Confinement::for_command(&on, &roots, &[]).unwrap().unwrap().install(&mut c);
+        Confinement::for_command(&on, &roots, &[]).unwrap().unwrap().install(&mut c, None);
         run(c);
     };
     println!("\nbash -c true, {n} spawns per round, {ROUNDS} rounds");

@@ -40,7 +40,7 @@ async fn bash_env(config: &SandboxConfig, roots: &[PathBuf], script: &str, env: 
     command.arg("-c").arg(script).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     command.envs(env.iter().copied());
     if let Some(confinement) = Confinement::for_command(config, roots, &[]).unwrap() {
-        confinement.install(&mut command);
+        confinement.install(&mut command, None);
     }
     let out = command.output().await.unwrap();
     Run {

@@ -38,6 +38,8 @@ fn main() -> ExitCode {
         }
     };
     init_logging(cli.global.verbose, no_color);
+    // Descriptors this process inherited never reach the commands it runs.
+    toolbelt_tools::shell::spawn::seal_inherited();
 
     // An MCP server on stdio answers one client: one event-loop thread (plus the blocking pool
     // for file work) answers a small call in about half the time a multi-thread scheduler

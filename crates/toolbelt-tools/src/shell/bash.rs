@@ -16,6 +16,7 @@ use toolbelt_core::{
     output_schema,
 };
 
+use crate::shell::cgroup::CommandCgroup;
 use crate::shell::config::BashConfig;
 use crate::shell::confine;
 use crate::shell::cwd::{carry_over, start_dir};
@@ -115,21 +116,22 @@ impl Tool for Bash {
         deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
         let (cwd, moved) = start_dir(&cx)?;
         let (confinement, unconfined) = confine::plan(&cx)?;
+        let cgroup = CommandCgroup::for_command();
         let configure = {
-            let (install, config) = (confine::install(confinement), config.clone());
+            let (install, config) = (confine::install(confinement, cgroup.clone()), config.clone());
             move |command: &mut tokio::process::Command| {
                 env::apply(command, &config);
                 install(command);
             }
         };
         if input.run_in_background == Some(true) {
-            return tasks::start(&cx, &input, &cwd, &config, unconfined, configure);
+            return tasks::start(&cx, &input, &cwd, &config, unconfined, cgroup, configure);
         }
         if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
             cx.progress(description, None);
         }
         let limit = requested(&input).min(cx.limits().timeout);
-        let outcome = foreground::run(&cx, &input.command, &cwd, limit, configure).await?;
+        let outcome = foreground::run(&cx, &input.command, &cwd, limit, cgroup, configure).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
         if let Some(ended_in) = &outcome.final_cwd
             && let Some(notice) = carry_over(&cx, &cwd, ended_in)

@@ -7,7 +7,11 @@
 //! it; `run` runs it with a notice in its output. A command the classifier proves read-only
 //! needs no approval for that: confinement would not change what it does.
 
+use std::sync::Arc;
+
 use toolbelt_core::{Access, ToolContext, ToolError};
+
+use crate::shell::cgroup::CommandCgroup;
 
 use crate::shell::sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxReport, WhenUnavailable};
 
@@ -63,11 +67,15 @@ pub fn plan(cx: &ToolContext) -> Result<(Option<Confinement>, Option<String>), T
     }
 }
 
-/// Applies `confinement` to a command about to be spawned.
-pub fn install(confinement: Option<Confinement>) -> impl FnOnce(&mut tokio::process::Command) {
+/// Applies `confinement` to a command about to be spawned; a confined command joins
+/// `cgroup` in the child, before any of its code runs.
+pub fn install(
+    confinement: Option<Confinement>,
+    cgroup: Option<Arc<CommandCgroup>>,
+) -> impl FnOnce(&mut tokio::process::Command) {
     move |command| {
         if let Some(confinement) = confinement {
-            confinement.install(command);
+            confinement.install(command, cgroup);
         }
     }
 }

@@ -5,12 +5,14 @@ use std::future::pending;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 use toolbelt_core::{OutputStream, ToolContext, ToolError};
 
 use crate::shell::capture::Capture;
+use crate::shell::cgroup::CommandCgroup;
 use crate::shell::spawn::{Launch, Sink, Spawned, spawn};
 use crate::shell::spill::SpillTarget;
 use crate::shell::tree::TreeGuard;
@@ -37,6 +39,8 @@ pub struct Outcome {
     /// Output was still being held open when reading stopped (by a process that escaped the
     /// tree and had to be killed late).
     pub unread: bool,
+    /// Whether a cgroup held the command, so the kill reached everything it started.
+    pub held: bool,
 }
 
 /// Time kept back from the limit so the command is stopped, and its output collected,
@@ -45,16 +49,18 @@ pub fn margin(limit: Duration) -> Duration {
     (limit / 10).clamp(Duration::from_millis(5), Duration::from_secs(1))
 }
 
-/// Runs `command` in `cwd` for at most `limit`. `configure` adds the confinement.
+/// Runs `command` in `cwd` for at most `limit`, in `cgroup` when there is one. `configure`
+/// adds the confinement.
 pub async fn run(
     cx: &ToolContext,
     command: &str,
     cwd: &Path,
     limit: Duration,
+    cgroup: Option<Arc<CommandCgroup>>,
     configure: impl FnOnce(&mut tokio::process::Command),
 ) -> Result<Outcome, ToolError> {
     let started = Instant::now();
-    let launch = Launch { command, cwd, sink: Sink::Pipes, report_cwd: true };
+    let launch = Launch { command, cwd, sink: Sink::Pipes, report_cwd: true, cgroup };
     let Spawned { mut child, tree, mut control } = spawn(launch, configure).map_err(spawn_error)?;
     let mut guard = TreeGuard::new(tree.clone());
     let mut stdout = child.stdout.take();
@@ -137,7 +143,9 @@ pub async fn run(
     }
     capture.finish_events(cx);
     let final_cwd = if stopped { None } else { control.final_cwd() };
-    Ok(Outcome { status, timed_out, interrupted, duration: started.elapsed(), capture, final_cwd, unread })
+    let held = tree.is_held();
+    tree.retire();
+    Ok(Outcome { status, timed_out, interrupted, duration: started.elapsed(), capture, final_cwd, unread, held })
 }
 
 /// Bytes a stream delivers before its pipe and read buffer are enlarged.

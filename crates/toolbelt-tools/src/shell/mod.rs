@@ -4,7 +4,9 @@
 //! * [`spawn`] starts `bash -c` in its own process group, stdin empty, pagers and colours
 //!   off, tagged for the kill, with a control pipe that reports the final directory;
 //! * [`tree`] finds and kills a command's whole process tree (the server is a child
-//!   subreaper, so setsid'd and double-forked descendants stay ours to find);
+//!   subreaper, so setsid'd and double-forked descendants stay ours to find), and [`cgroup`]
+//!   holds each command in a cgroup of its own where the machine allows, so nothing escapes
+//!   the kill;
 //! * [`capture`] keeps output in bounded memory (head, ring-buffer tail, spill file);
 //! * [`deny`] refuses catastrophic commands and the user's deny patterns;
 //! * [`env`] keeps toolbelt's secrets out of a command's environment and stops git from
@@ -20,6 +22,7 @@ use toolbelt_core::{DynTool, erase};
 
 pub mod bash;
 pub mod capture;
+pub mod cgroup;
 pub mod config;
 pub mod confine;
 pub mod cwd;

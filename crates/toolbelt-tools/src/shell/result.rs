@@ -54,19 +54,15 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
     let mut notes: Vec<String> = Vec::new();
     let code = outcome.status.and_then(|s| s.code());
     let signal = outcome.status.and_then(|s| s.signal());
+    let stopped = stopped_what(outcome.held);
     if outcome.timed_out {
         notes.push(format!(
-            "Timed out after {}: the command and every process it started were stopped; above is what it printed \
-             until then. Retry with a larger timeout (at most 600000 ms), or run it with run_in_background and \
-             read it with TaskOutput.",
+            "Timed out after {}: {stopped}; above is what it printed until then. Retry with a larger timeout (at \
+             most 600000 ms), or run it with run_in_background and read it with TaskOutput.",
             human_duration(limit)
         ));
     } else if outcome.interrupted {
-        notes.push(
-            "Interrupted: the call was cancelled; the command and every process it started were stopped. Above is \
-             what it printed until then."
-                .to_string(),
-        );
+        notes.push(format!("Interrupted: the call was cancelled; {stopped}. Above is what it printed until then."));
     } else if let Some(signal) = signal {
         notes.push(format!("Killed by signal {signal}"));
     } else if let Some(code) = code.filter(|&c| c != 0) {
@@ -140,6 +136,18 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
         out = out.with_structured(value);
     }
     if outcome.timed_out || outcome.interrupted { out.into_error() } else { out }
+}
+
+/// What a kill reached, truthfully: with a cgroup, everything; without one, what could be
+/// found (a process that left the session and closed every descriptor may survive).
+pub fn stopped_what(held: bool) -> &'static str {
+    if held {
+        "the command and every process it started were stopped"
+    } else {
+        "the command and every process of it that could be found were stopped (this machine gives toolbelt \
+         no cgroup, so a process that left its session and closed its descriptors may still run; `toolbelt \
+         sandbox check` says why)"
+    }
 }
 
 /// When a command failed writing a protected path the sandbox keeps read-only, what the

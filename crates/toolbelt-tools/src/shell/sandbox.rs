@@ -33,12 +33,18 @@
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use ::landlock::RulesetCreated;
 
+use crate::shell::cgroup::CommandCgroup;
+
+mod caps;
 mod landlock;
 mod probe;
 pub mod protect;
 mod seccomp;
+mod sockets;
 
 pub use probe::SandboxReport;
 
@@ -112,10 +118,13 @@ pub struct SandboxConfig {
 pub struct Confinement {
     /// The Landlock ruleset, rules added, ready for `restrict_self` in the child.
     ruleset: Option<RulesetCreated>,
-    /// The seccomp program, when the network is off.
-    filter: Option<&'static seccomp::Program>,
-    /// The read-only bind mounts of protected paths, when there are any to hold.
+    /// The seccomp programs.
+    filter: Option<seccomp::Filters>,
+    /// The mounts of the command's namespace (protected paths read-only, hidden ones
+    /// masked), when there are any.
     binds: Option<protect::Binds>,
+    /// Every capability dropped, when set.
+    caps: Option<caps::CapDrop>,
 }
 
 impl Confinement {
@@ -131,29 +140,38 @@ impl Confinement {
         }
         SandboxReport::probe().can_confine(config.mode, config.network)?;
         let writable = landlock::writable(config, roots);
-        let ruleset = landlock::ruleset(&writable, !config.network).map_err(|e| {
+        let ruleset = landlock::ruleset(&writable, config.network).map_err(|e| {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
         })?;
-        let filter = if config.network { None } else { Some(seccomp::network_filter()?) };
-        let binds = match SandboxReport::probe().protected() {
+        let filter = Some(seccomp::filters(config.network)?);
+        let report = SandboxReport::probe();
+        let binds = match report.protected() {
             Ok(namespace) => {
                 let mut dirs: Vec<PathBuf> = Vec::new();
                 if config.mode == SandboxMode::WorkspaceWrite {
                     dirs.extend(roots.iter().cloned());
                     dirs.extend(config.writable_roots.iter().cloned());
                 }
+                // Path sockets outside the writable roots: Landlock keeps commands from them
+                // from ABI 9; before that, they are masked.
+                let sockets = if config.network || report.landlock_abi().unwrap_or(0) >= 9 {
+                    Vec::new()
+                } else {
+                    sockets::outside(&dirs)
+                };
                 let plan = protect::Plan {
                     writable: &dirs,
                     roots,
                     extra: &config.protected_paths,
                     git_writes: config.git_writes,
                     masks,
+                    sockets: &sockets,
                 };
                 protect::plan(plan, namespace)
             }
             Err(_) => None,
         };
-        Ok(Some(Confinement { ruleset: Some(ruleset), filter, binds }))
+        Ok(Some(Confinement { ruleset: Some(ruleset), filter, binds, caps: Some(caps::CapDrop::plan()) }))
     }
 
     /// The paths this confinement keeps read-only with bind mounts.
@@ -162,19 +180,27 @@ impl Confinement {
     }
 
     /// Installs a `pre_exec` hook on the command that applies the confinement in the child
-    /// before exec (Landlock restrict_self + seccomp filter). Never applies anything to the
-    /// calling process.
-    pub fn install(self, command: &mut tokio::process::Command) {
-        self.install_std(command.as_std_mut());
+    /// before exec, joining `cgroup` first. Never applies anything to the calling process.
+    pub fn install(self, command: &mut tokio::process::Command, cgroup: Option<Arc<CommandCgroup>>) {
+        self.install_std(command.as_std_mut(), cgroup);
     }
 
     /// [`install`](Self::install) for a standard library command (the probe uses it).
-    fn install_std(self, command: &mut std::process::Command) {
-        let Confinement { mut ruleset, filter, binds } = self;
+    fn install_std(self, command: &mut std::process::Command, cgroup: Option<Arc<CommandCgroup>>) {
+        let Confinement { mut ruleset, filter, binds, caps } = self;
         pre_exec(command, move || {
-            // Mounts first: Landlock forbids changing the mount topology once applied.
+            // In this order: the cgroup while the child may still write it; mounts while it
+            // has the capability (and before Landlock, which forbids changing them); the
+            // capabilities; Landlock and the filters; finally no descriptor but the standard
+            // ones (and the control pipe, moved there by the script) reaches the command.
+            if let Some(cgroup) = &cgroup {
+                cgroup.join_self()?;
+            }
             if let Some(binds) = &binds {
                 protect::apply(binds)?;
+            }
+            if let Some(caps) = caps {
+                caps.apply()?;
             }
             if let Some(ruleset) = ruleset.take() {
                 landlock::restrict_self(ruleset)?;
@@ -182,8 +208,23 @@ impl Confinement {
             if let Some(filter) = filter {
                 seccomp::apply(filter)?;
             }
+            close_inherited();
             Ok(())
         });
+    }
+}
+
+/// Marks every descriptor above stderr close-on-exec: whatever the server inherited or opened
+/// without the flag does not reach the command. (The control pipe arrives as stdin and is
+/// moved by the command's script.)
+#[allow(unsafe_code)]
+fn close_inherited() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range with integer arguments; with CLOEXEC it only sets a flag on
+    // descriptors from 3 up. On a kernel without it (before 5.11) nothing happens, and the
+    // server's own start marks its inherited descriptors (see `spawn::seal_inherited`).
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC);
     }
 }
 

@@ -46,6 +46,29 @@ const ENV: &[(&str, &str)] = &[
 /// Removed from every command's environment (they force colours back on).
 const ENV_REMOVE: &[&str] = &["CLICOLOR_FORCE", "FORCE_COLOR"];
 
+/// Marks every descriptor above stderr that this process inherited close-on-exec, so none
+/// reaches a command it starts (a descriptor its parent left open, say `7>>/outside/f`, would
+/// let a command write where its sandbox does not). Call once at start, before other threads
+/// open files; sandboxed commands also do it in their own hook.
+pub fn seal_inherited() {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return };
+    let fds: Vec<RawFd> = entries.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+    for fd in fds.into_iter().filter(|&fd| fd > 2) {
+        set_cloexec(fd);
+    }
+}
+
+/// Sets close-on-exec on descriptor `fd`; a number that is not open (the listing's own, closed
+/// by now) fails harmlessly.
+#[allow(unsafe_code)]
+fn set_cloexec(fd: RawFd) {
+    // SAFETY: fcntl(F_SETFD) takes only integers; on a descriptor that is not open it fails
+    // with EBADF and changes nothing.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+    }
+}
+
 /// Where a command's output goes.
 #[derive(Debug)]
 pub enum Sink {
@@ -77,6 +100,9 @@ pub struct Launch<'a> {
     pub sink: Sink,
     /// Whether the final working directory is reported on the control pipe.
     pub report_cwd: bool,
+    /// The cgroup the command runs in, when the machine offers one (the confinement's hook
+    /// joins it in the child; the parent moves the leader there too).
+    pub cgroup: Option<std::sync::Arc<crate::shell::cgroup::CommandCgroup>>,
 }
 
 /// The script `bash -c` runs. It first moves the control pipe, handed over as stdin, to
@@ -84,8 +110,14 @@ pub struct Launch<'a> {
 /// use the cheaper `posix_spawn`); then, when the command may change directory, sets an exit
 /// trap that reports where it ended; then runs the command. All on the first line, so error
 /// messages keep their line numbers.
-fn script(command: &str, report_cwd: bool) -> String {
+fn script(command: &str, report_cwd: bool, cgroup_procs: Option<&Path>) -> String {
     let mut script = format!("exec {CONTROL_FD}>&0 </dev/null; ");
+    if let Some(procs) = cgroup_procs {
+        // bash moves itself into the command's cgroup before it runs anything (a sandboxed
+        // command was moved by its hook already, and this write is refused, silently).
+        let quoted = procs.display().to_string().replace('\'', "'\\''");
+        script.push_str(&format!("builtin echo 0 2>/dev/null >'{quoted}'; "));
+    }
     if report_cwd && may_change_dir(command) {
         script.push_str(&format!("trap 'builtin pwd -P >&{CONTROL_FD} 2>&{CONTROL_FD}' EXIT; "));
     }
@@ -110,7 +142,8 @@ pub fn spawn(launch: Launch<'_>, configure: impl FnOnce(&mut tokio::process::Com
     fcntl(&read, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
 
     let mut command = tokio::process::Command::new("bash");
-    command.arg("-c").arg(script(launch.command, launch.report_cwd)).current_dir(launch.cwd);
+    let procs = launch.cgroup.as_ref().map(|c| c.procs_path());
+    command.arg("-c").arg(script(launch.command, launch.report_cwd, procs.as_deref())).current_dir(launch.cwd);
     // The control pipe goes in as stdin; the script moves it and makes stdin empty.
     command.stdin(Stdio::from(write)).process_group(0).kill_on_drop(true);
     for (key, value) in ENV {
@@ -133,7 +166,11 @@ pub fn spawn(launch: Launch<'_>, configure: impl FnOnce(&mut tokio::process::Com
     // Our copy of the write end goes with the command, or the pipe would never read as closed.
     drop(command);
     let leader = child.id().unwrap_or(0);
-    Ok(Spawned { child, tree: Tree::new(leader, tag), control: Control { read, data: Vec::new(), closed: false } })
+    if let Some(cgroup) = &launch.cgroup {
+        cgroup.add(leader);
+    }
+    let tree = Tree::new(leader, tag, launch.cgroup);
+    Ok(Spawned { child, tree, control: Control { read, data: Vec::new(), closed: false } })
 }
 
 /// The read end of a command's control pipe.
@@ -180,9 +217,11 @@ mod tests {
 
     #[test]
     fn the_prologue_shares_the_first_line() {
-        assert_eq!(script("ls", false), "exec 98>&0 </dev/null; ls");
-        assert_eq!(script("ls", true), "exec 98>&0 </dev/null; ls", "no trap without a way to change directory");
-        let s = script("cd x\nexit 3", true);
+        assert_eq!(script("ls", false, None), "exec 98>&0 </dev/null; ls");
+        assert_eq!(script("ls", true, None), "exec 98>&0 </dev/null; ls", "no trap without a way to change directory");
+        let joined = script("ls", false, Some(Path::new("/cg/cmd-1/cgroup.procs")));
+        assert_eq!(joined, "exec 98>&0 </dev/null; builtin echo 0 2>/dev/null >'/cg/cmd-1/cgroup.procs'; ls");
+        let s = script("cd x\nexit 3", true, None);
         assert!(s.starts_with("exec 98>&0 </dev/null; trap '") && s.ends_with("EXIT; cd x\nexit 3"), "{s}");
         for command in ["pushd /tmp", ". ./env.sh", "x; . env", "source env", "eval \"$X\""] {
             assert!(may_change_dir(command), "{command}");

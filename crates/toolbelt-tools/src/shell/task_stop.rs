@@ -77,9 +77,10 @@ impl Tool for TaskStop {
         let command = one_line(&task.command, 120);
         let text = if stopped {
             format!(
-                "Stopped task {} (`{command}`) after {}; it and every process it started were killed.",
+                "Stopped task {} (`{command}`) after {}: {}.",
                 task.id,
-                human_duration(task.run_time())
+                human_duration(task.run_time()),
+                crate::shell::result::stopped_what(task.is_held()).replacen("the command", "it", 1)
             )
         } else {
             let code = exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default();

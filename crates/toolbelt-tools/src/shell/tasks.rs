@@ -19,6 +19,7 @@ use toolbelt_core::{SessionSlot, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::bash::BashInput;
 use crate::shell::capture::{HeadTail, Rendered};
+use crate::shell::cgroup::CommandCgroup;
 use crate::shell::config::BashConfig;
 use crate::shell::foreground::spawn_error;
 use crate::shell::result::{BashOutput, shown_path, to_value};
@@ -98,6 +99,11 @@ impl Task {
         state.ended.unwrap_or_else(Instant::now).duration_since(self.started)
     }
 
+    /// Whether a cgroup holds its tree (so stopping it reaches everything it started).
+    pub fn is_held(&self) -> bool {
+        self.tree.is_held()
+    }
+
     /// Kills its whole tree; returns whether it was still running.
     pub fn stop(&self) -> bool {
         {
@@ -109,6 +115,7 @@ impl Task {
             state.ended = Some(Instant::now());
         }
         self.tree.kill();
+        self.tree.retire();
         true
     }
 
@@ -220,6 +227,7 @@ pub fn start(
     cwd: &Path,
     config: &BashConfig,
     notice: Option<String>,
+    cgroup: Option<Arc<CommandCgroup>>,
     configure: impl FnOnce(&mut tokio::process::Command),
 ) -> Result<ToolOutput, ToolError> {
     let slot = cx.session().slot::<Tasks>();
@@ -237,7 +245,7 @@ pub fn start(
     let (file, log) = SpillTarget::new(cx, "tasks", &id)
         .create()
         .map_err(|reason| ToolError::failed(format!("cannot create the task's log file: {reason}")))?;
-    let launch = Launch { command: &input.command, cwd, sink: Sink::File(file), report_cwd: false };
+    let launch = Launch { command: &input.command, cwd, sink: Sink::File(file), report_cwd: false, cgroup };
     let Spawned { mut child, tree, mut control } = spawn(launch, configure).map_err(spawn_error)?;
     let (done, _) = tokio::sync::watch::channel(false);
     let task = Arc::new(Task {
@@ -259,6 +267,7 @@ pub fn start(
         let status = child.wait().await.ok();
         // Nothing of the tree outlives the task.
         watched.tree.leftovers(control.held());
+        watched.tree.retire();
         {
             let mut state = lock(&watched.state);
             if state.status == TaskStatus::Running {

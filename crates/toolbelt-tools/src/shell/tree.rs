@@ -25,13 +25,15 @@
 //! entry, no memory or descriptors) until the server exits.
 
 use std::collections::HashSet;
-use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{self, Signal};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
+
+use crate::shell::cgroup::CommandCgroup;
 
 /// The environment variable that tags every process of one command.
 pub const TAG_VAR: &str = "TOOLBELT_CALL_ID";
@@ -58,12 +60,26 @@ pub fn new_tag() -> String {
     format!("{}-{nanos:x}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
-/// One command's process tree: its leader (the `bash` we spawned, also the process group id)
-/// and its tag.
+/// One command's process tree: its leader (the `bash` we spawned, also the process group id),
+/// its tag, and its cgroup when the machine offers one.
 #[derive(Debug, Clone)]
 pub struct Tree {
     leader: i32,
     tag: String,
+    cgroup: Option<Arc<CommandCgroup>>,
+}
+
+/// The trees whose commands may still run, so a signal to the server can kill them all.
+static LIVE: Mutex<Vec<Tree>> = Mutex::new(Vec::new());
+
+/// Kills the tree of every command still running (the server was told to stop); returns how
+/// many trees there were.
+pub fn kill_all() -> usize {
+    let trees: Vec<Tree> = std::mem::take(&mut *LIVE.lock().unwrap_or_else(PoisonError::into_inner));
+    for tree in &trees {
+        tree.kill();
+    }
+    trees.len()
 }
 
 /// What `/proc/<pid>/stat` says about a process.
@@ -76,9 +92,24 @@ struct Proc {
 }
 
 impl Tree {
-    /// The tree led by `leader`, tagged `tag`.
-    pub fn new(leader: u32, tag: String) -> Self {
-        Self { leader: i32::try_from(leader).unwrap_or(i32::MAX), tag }
+    /// The tree led by `leader`, tagged `tag`, held in `cgroup` when there is one; it counts
+    /// as live (for [`kill_all`]) until [`Tree::retire`].
+    pub fn new(leader: u32, tag: String, cgroup: Option<Arc<CommandCgroup>>) -> Self {
+        let tree = Self { leader: i32::try_from(leader).unwrap_or(i32::MAX), tag, cgroup };
+        if tree.valid() {
+            LIVE.lock().unwrap_or_else(PoisonError::into_inner).push(tree.clone());
+        }
+        tree
+    }
+
+    /// The command is over and its tree dealt with: no longer live.
+    pub fn retire(&self) {
+        LIVE.lock().unwrap_or_else(PoisonError::into_inner).retain(|t| t.tag != self.tag);
+    }
+
+    /// Whether a cgroup holds the tree (so nothing it started can escape the kill).
+    pub fn is_held(&self) -> bool {
+        self.cgroup.is_some()
     }
 
     /// Whether the leader is a real process of ours: never signal group 0 (our own) or 1.
@@ -105,7 +136,8 @@ impl Tree {
         }
         // With the leader reaped, a successful signal means other members are alive.
         let group_alive = signal::killpg(Pid::from_raw(self.leader), Signal::SIGKILL).is_ok();
-        if group_alive || control_held {
+        let held_alive = self.cgroup.as_ref().is_some_and(|c| c.populated());
+        if group_alive || control_held || held_alive {
             self.kill();
             return true;
         }
@@ -117,6 +149,11 @@ impl Tree {
     pub fn kill(&self) -> usize {
         if !self.valid() {
             return 0;
+        }
+        // The cgroup first: it takes every member at once, those that left the group and
+        // dropped the tag included. The scan then reaps what was re-parented to us.
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill();
         }
         let me = i32::try_from(std::process::id()).unwrap_or(0);
         let needle = format!("{TAG_VAR}={}", self.tag).into_bytes();
@@ -277,7 +314,7 @@ mod tests {
     #[test]
     fn an_unknown_leader_is_never_signalled() {
         // Group 0 is our own: a tree whose leader is unknown must not signal anything.
-        let tree = Tree::new(0, new_tag());
+        let tree = Tree::new(0, new_tag(), None);
         assert_eq!(tree.kill(), 0);
         assert!(!tree.leftovers(true));
         assert!(tree.alive().is_empty());

@@ -41,7 +41,7 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
     super::probe_sandbox_for(&setup.sandbox(), &runtime, &names);
     let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "batch")?;
     open.start(&runtime).await;
-    let cancel = super::cancel_on_ctrl_c();
+    let cancel = super::cancel_on_stop();
 
     let events = if args.events {
         EventSink::new(|event| {

@@ -31,7 +31,7 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     }
     super::probe_sandbox_for(&setup.sandbox(), &runtime, &[args.tool.as_str()]);
     open.start(&runtime).await;
-    let cancel = super::cancel_on_ctrl_c();
+    let cancel = super::cancel_on_stop();
     let result = runtime.call(&open.session, call, &EventSink::none(), &cancel).await;
     open.close(&runtime).await?;
     if let Some(gateway) = gateway {

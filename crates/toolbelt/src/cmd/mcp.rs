@@ -31,6 +31,14 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         approvers,
         instructions: Some(INSTRUCTIONS.to_string()),
     });
+    // Stopped by a signal, the server kills every command its sessions still run before it
+    // goes (a command that left its session would otherwise outlive it).
+    tokio::spawn(async {
+        let signal = super::stop_signal().await;
+        let trees = toolbelt_tools::shell::tree::kill_all();
+        tracing::warn!("{signal}: stopped the {trees} command(s) still running");
+        std::process::exit(if signal == "terminated" { 143 } else { 130 });
+    });
     let served = serve(args, runtime, options).await;
     if let Some(gateway) = gateway {
         gateway.shutdown().await;
@@ -56,7 +64,7 @@ async fn serve(
                 .filter(|t| !t.is_empty()),
                 None => None,
             };
-            let shutdown = super::cancel_on_ctrl_c();
+            let shutdown = super::cancel_on_stop();
             let new_server = move || McpServer::new(Arc::clone(&runtime), Arc::clone(&options));
             http::serve(new_server, HttpOptions { bind, token }, shutdown).await.context("MCP over HTTP")?;
         }

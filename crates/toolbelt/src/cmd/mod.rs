@@ -283,16 +283,30 @@ pub fn probe_sandbox_for(sandbox: &SandboxConfig, runtime: &Runtime, tools: &[&s
     }
 }
 
-/// A token cancelled by Ctrl-C, so an interrupted command still ends its calls cleanly
-/// (processes killed, results reported as cancelled).
-pub fn cancel_on_ctrl_c() -> CancellationToken {
+/// A token cancelled by Ctrl-C (SIGINT) or SIGTERM, so an interrupted command still ends its
+/// calls cleanly (processes killed, results reported as cancelled).
+pub fn cancel_on_stop() -> CancellationToken {
     let token = CancellationToken::new();
     let trigger = token.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            tracing::warn!("interrupted: cancelling running calls");
-            trigger.cancel();
-        }
+        let signal = stop_signal().await;
+        tracing::warn!("{signal}: cancelling running calls");
+        trigger.cancel();
     });
     token
+}
+
+/// Resolves at the first SIGINT or SIGTERM, naming it.
+pub async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        (Ok(mut int), Ok(mut term)) => tokio::select! {
+            _ = int.recv() => "interrupted",
+            _ = term.recv() => "terminated",
+        },
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+            "interrupted"
+        }
+    }
 }

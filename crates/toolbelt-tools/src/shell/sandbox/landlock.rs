@@ -1,18 +1,23 @@
-//! The Landlock layer: which paths a command may write, and no TCP bind or connect.
+//! The Landlock layer: which paths a command may write, which processes it may signal, and,
+//! with the network off, no TCP bind or connect and no Unix socket outside the sandbox.
 //!
 //! Only write rights are handled, so reads and execution stay allowed everywhere. The rights
 //! are those of a fixed ABI (5: writes, truncation, cross-directory renames and device
-//! ioctls), not of whatever the kernel offers: a newer ABI's rights (such as ABI 9's control of
-//! connecting to Unix sockets by path) would change what commands can do from one kernel to
-//! the next. On an older kernel the rights it lacks are dropped, and the probe reports it.
+//! ioctls), not of whatever the kernel offers, so what commands can do does not change from
+//! one kernel to the next. Creating character and block devices is handled and granted
+//! nowhere. Scopes (ABI 6): a command may signal only processes of its own sandbox, and with
+//! the network off connect only to abstract Unix sockets created inside it. Connecting to a
+//! Unix socket by path (ABI 9) is granted only beneath the writable roots, with the network
+//! off. On an older kernel the rights it lacks are dropped, and the probe reports it (path
+//! sockets are then masked by the mount namespace, see `protect.rs`).
 
 use std::os::fd::{AsFd as _, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ::landlock::{
-    ABI, Access as _, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr as _, RulesetCreated,
-    RulesetCreatedAttr as _, RulesetError, RulesetStatus,
+    ABI, Access as _, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr as _, RulesetCreated,
+    RulesetCreatedAttr as _, RulesetError, RulesetStatus, Scope,
 };
 
 use super::{SandboxConfig, SandboxMode};
@@ -78,36 +83,45 @@ impl Opened {
         cache.get_or_init(|| paths.iter().filter_map(|p| Self::new(Path::new(p))).collect())
     }
 
-    /// The rule granting write rights beneath it (only those that apply to files, on a file).
-    fn rule(&self) -> PathBeneath<BorrowedFd<'_>> {
-        let write = AccessFs::from_write(FS_ABI);
-        let rights = if self.is_dir { write } else { write & AccessFs::from_file(FS_ABI) };
+    /// The rule granting `rights` beneath it (only those that apply to files, on a file).
+    fn rule(&self, rights: BitFlags<AccessFs>) -> PathBeneath<BorrowedFd<'_>> {
+        let rights = if self.is_dir { rights } else { rights & AccessFs::from_file(FS_ABI) };
         PathBeneath::new(self.fd.as_fd(), rights)
     }
 }
 
+/// The write rights granted beneath writable paths: every write right but making devices.
+fn granted() -> BitFlags<AccessFs> {
+    AccessFs::from_write(FS_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
+}
+
 /// Creates the ruleset: write rights handled, granted beneath the devices and each path of
-/// `writable` (just the file rights on files); with `no_tcp`, TCP bind and connect handled
-/// and granted nowhere.
-pub(super) fn ruleset(writable: &Writable, no_tcp: bool) -> Result<RulesetCreated, RulesetError> {
+/// `writable` (just the file rights on files; never making devices); signals scoped to the
+/// sandbox; with the network off (`network` false), TCP bind and connect handled and granted
+/// nowhere, abstract Unix sockets scoped to the sandbox, and connecting to path sockets
+/// granted only beneath the writable directories.
+pub(super) fn ruleset(writable: &Writable, network: bool) -> Result<RulesetCreated, RulesetError> {
     static DEVICE_FDS: OnceLock<Vec<Opened>> = OnceLock::new();
     static TEMP_FDS: OnceLock<Vec<Opened>> = OnceLock::new();
     let write = AccessFs::from_write(FS_ABI);
     let mut ruleset = Ruleset::default().handle_access(write)?;
-    if no_tcp {
-        ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
+    let mut scopes: BitFlags<Scope> = Scope::Signal.into();
+    if !network {
+        ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?.handle_access(AccessFs::ResolveUnix)?;
+        scopes |= Scope::AbstractUnixSocket;
     }
-    let mut created = ruleset.create()?;
+    let mut created = ruleset.scope(scopes)?.create()?;
     for opened in Opened::fixed(&DEVICE_FDS, DEVICES) {
-        created = created.add_rule(opened.rule())?;
+        created = created.add_rule(opened.rule(granted()))?;
     }
     if writable.temp {
         for opened in Opened::fixed(&TEMP_FDS, TEMP) {
-            created = created.add_rule(opened.rule())?;
+            created = created.add_rule(opened.rule(granted()))?;
         }
     }
+    let sockets = if network { BitFlags::EMPTY } else { BitFlags::from(AccessFs::ResolveUnix) };
     for opened in writable.dirs.iter().filter_map(|dir| Opened::new(dir)) {
-        created = created.add_rule(opened.rule())?;
+        created = created.add_rule(opened.rule(granted() | sockets))?;
     }
     Ok(created)
 }
@@ -155,10 +169,12 @@ mod tests {
     }
 
     #[test]
-    fn rulesets_build_with_and_without_tcp() {
+    fn rulesets_build_with_and_without_the_network() {
         let w = writable(&SandboxConfig::default(), &[PathBuf::from("/nonexistent/root")]);
         ruleset(&w, true).unwrap();
         ruleset(&w, false).unwrap();
+        assert!(!granted().contains(AccessFs::MakeChar) && !granted().contains(AccessFs::MakeBlock));
+        assert!(granted().contains(AccessFs::MakeReg) && granted().contains(AccessFs::MakeFifo));
     }
 
     #[test]

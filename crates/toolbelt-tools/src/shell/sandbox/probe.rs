@@ -45,8 +45,10 @@ impl SandboxReport {
             Ok(abi) => {
                 let with_tcp = *abi >= landlock::NET_ABI as u32;
                 let writable = landlock::writable(&SandboxConfig::default(), &[]);
-                let fs = match landlock::ruleset(&writable, with_tcp) {
-                    Ok(ruleset) => try_in_child(Confinement { ruleset: Some(ruleset), filter: None, binds: None }),
+                let fs = match landlock::ruleset(&writable, !with_tcp) {
+                    Ok(ruleset) => {
+                        try_in_child(Confinement { ruleset: Some(ruleset), filter: None, binds: None, caps: None })
+                    }
                     Err(e) => Err(format!("a Landlock ruleset cannot be built ({e})")),
                 };
                 let tcp = match (&fs, with_tcp) {
@@ -60,8 +62,9 @@ impl SandboxReport {
             }
             Err(why) => (Err(why.clone()), Err(why.clone())),
         };
-        let seccomp = seccomp::network_filter()
-            .and_then(|filter| try_in_child(Confinement { ruleset: None, filter: Some(filter), binds: None }));
+        let seccomp = seccomp::filters(false).and_then(|filter| {
+            try_in_child(Confinement { ruleset: None, filter: Some(filter), binds: None, caps: None })
+        });
         let protect = protect::probe();
         Self { kernel, abi, fs, tcp, seccomp, protect }
     }
@@ -117,7 +120,52 @@ impl SandboxReport {
                     Err(why) => format!("no: {why}"),
                 }
             ),
+            format!(
+                "capabilities of commands: {}",
+                if nix::unistd::geteuid().is_root() {
+                    "all dropped (bounding, ambient, inheritable, effective, permitted; root gains none at exec)"
+                } else {
+                    "none to drop (not root); kept none in any case"
+                }
+            ),
+            format!(
+                "device nodes, mounts, modules, reboot, kexec, bpf, keyrings, new namespaces (seccomp): {}",
+                match &self.seccomp {
+                    Ok(()) => "refused".to_string(),
+                    Err(why) => format!("not refused: {why}"),
+                }
+            ),
+            format!("signals to processes outside the sandbox (Landlock ABI 6): {}", self.at_abi(6, "refused")),
+            format!("Unix sockets outside the workspace, network off: {}", self.unix_sockets()),
+            format!(
+                "a kill reaches every process a command starts (cgroup v2): {}",
+                match crate::shell::cgroup::base() {
+                    Ok(base) => format!("yes ({})", base.display()),
+                    Err(why) =>
+                        format!("no: {why}; a process that leaves its session and closes its descriptors may survive"),
+                }
+            ),
         ]
+    }
+
+    /// `what` when Landlock has ABI `min` here, else why not.
+    fn at_abi(&self, min: u32, what: &str) -> String {
+        match &self.abi {
+            Ok(abi) if *abi >= min => what.to_string(),
+            Ok(abi) => format!("no: needs Landlock ABI {min}, this kernel has {abi}"),
+            Err(why) => format!("no: {why}"),
+        }
+    }
+
+    /// How Unix sockets outside the workspace are kept from commands with the network off.
+    fn unix_sockets(&self) -> String {
+        let abstract_names = self.at_abi(6, "refused");
+        let paths = match (&self.abi, &self.protect) {
+            (Ok(abi), _) if *abi >= 9 => "refused (Landlock ABI 9)".to_string(),
+            (_, Ok(_)) => "masked when the command starts (mount namespace; sockets created later are not)".to_string(),
+            (_, Err(why)) => format!("reachable: {why}"),
+        };
+        format!("abstract names {abstract_names}; paths {paths}")
     }
 }
 
@@ -132,7 +180,7 @@ fn yes_no(result: &Result<(), String>) -> String {
 fn try_in_child(confinement: Confinement) -> Result<(), String> {
     let mut command = probe_command();
     command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    confinement.install_std(&mut command);
+    confinement.install_std(&mut command, None);
     match command.status() {
         Ok(status) if status.success() => Ok(()),
         Ok(status) => Err(format!("a confined test process failed ({status})")),

@@ -107,11 +107,13 @@ pub struct Plan<'a> {
     pub git_writes: bool,
     /// Files and directories a deny rule hides from reading: emptied.
     pub masks: &'a [PathBuf],
+    /// Unix sockets outside the workspace: covered, so no `connect` reaches them.
+    pub sockets: &'a [PathBuf],
 }
 
 /// The mounts of `plan`; `None` when there is nothing to do.
 pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
-    let Plan { writable: dirs, roots, extra, git_writes, masks } = plan;
+    let Plan { writable: dirs, roots, extra, git_writes, masks, sockets } = plan;
     let mut binds: Vec<Bind> = Vec::new();
     let mut add_mount = |path: &Path, what: What, read_only: bool| {
         if binds.len() < MAX_BINDS
@@ -161,6 +163,9 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
                 add_mount(&other, What::Null, true);
             }
         }
+    }
+    for socket in sockets {
+        add_mount(socket, What::Null, true);
     }
     if binds.is_empty() {
         return None;
@@ -374,7 +379,7 @@ mod tests {
 
         let extra = [root.join("src")];
         let writes =
-            plan(Plan { writable: roots, roots, extra: &extra, git_writes: true, masks: &[] }, Namespace::Mount)
+            plan(Plan { writable: roots, roots, extra: &extra, git_writes: true, ..Plan::default() }, Namespace::Mount)
                 .unwrap();
         let ro = writes.read_only();
         assert!(!ro.contains(&root.join(".git")), "git's data stays writable");

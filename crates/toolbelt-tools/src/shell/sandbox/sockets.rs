@@ -1,0 +1,67 @@
+//! Unix sockets bound to paths outside the workspace: `docker.sock`, an ssh agent, D-Bus,
+//! a tmux server. With the network off, a command must not reach them.
+//!
+//! Landlock controls connecting to path sockets from ABI 9; on older kernels the sockets
+//! listening at the moment a command starts (as `/proc/net/unix` lists them) that lie outside
+//! the writable roots are covered by `/dev/null` in the command's mount namespace, so a
+//! `connect` finds no socket there. A socket created after the command started is not
+//! covered, and neither is one in another network namespace; `toolbelt sandbox check` says
+//! which mechanism holds.
+
+use std::path::{Path, PathBuf};
+
+/// Most sockets covered for one command.
+const MAX_SOCKETS: usize = 256;
+
+/// The listening path sockets outside `dirs`.
+pub(super) fn outside(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else { return Vec::new() };
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in listening_paths(&table) {
+        if out.len() >= MAX_SOCKETS {
+            break;
+        }
+        if !dirs.iter().any(|d| path.starts_with(d)) && !out.contains(&path) && is_socket(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The paths of the sockets `/proc/net/unix` lists (`@…` abstract names left out: Landlock
+/// scopes those).
+fn listening_paths(table: &str) -> impl Iterator<Item = PathBuf> + '_ {
+    table.lines().skip(1).filter_map(|line| {
+        let path = line.split_whitespace().nth(7)?;
+        path.starts_with('/').then(|| PathBuf::from(path))
+    })
+}
+
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt as _;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_paths_and_leaves_abstract_names() {
+        let table = "Num       RefCount Protocol Flags    Type St Inode Path\n\
+            0000: 00000002 00000000 00010000 0001 01 1234 /run/docker.sock\n\
+            0000: 00000002 00000000 00010000 0001 01 1235 @/tmp/.X11-unix/X0\n\
+            0000: 00000003 00000000 00000000 0001 03 1236\n";
+        let paths: Vec<PathBuf> = listening_paths(table).collect();
+        assert_eq!(paths, [PathBuf::from("/run/docker.sock")]);
+    }
+
+    #[test]
+    fn a_listening_socket_outside_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().canonicalize().unwrap().join("s.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        assert!(outside(&[]).contains(&path));
+        assert!(!outside(&[path.parent().unwrap().to_path_buf()]).contains(&path), "inside a writable root");
+    }
+}

@@ -129,9 +129,12 @@ async fn apply_budget(budget: usize, session: &Session, id: &str, tool: &str, co
     *content = kept;
 }
 
+/// Writes the whole text to a new owner-only file (`0600`) in the session's owner-only
+/// `spill/` directory (`0700`, as is the session's own); never through a planted symlink.
 async fn spill(session: &Session, id: &str, tool: &str, text: &str) -> std::io::Result<PathBuf> {
     let dir = session.data_dir().join("spill");
-    tokio::fs::create_dir_all(&dir).await?;
+    crate::session::private_dir(session.data_dir())?;
+    crate::session::private_dir(&dir)?;
     let safe: String = id
         .chars()
         .chain(std::iter::once('-'))
@@ -140,7 +143,10 @@ async fn spill(session: &Session, id: &str, tool: &str, text: &str) -> std::io::
         .take(100)
         .collect();
     let path = dir.join(format!("{:04}-{safe}.txt", session.next_seq()));
-    tokio::fs::write(&path, text).await?;
+    let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).await?;
+    tokio::io::AsyncWriteExt::write_all(&mut file, text.as_bytes()).await?;
+    // A tokio file writes in the background: wait until the bytes are really written.
+    tokio::io::AsyncWriteExt::flush(&mut file).await?;
     Ok(std::path::absolute(&path).unwrap_or(path))
 }
 

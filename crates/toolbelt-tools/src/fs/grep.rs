@@ -215,7 +215,7 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
                     shown.show(&start.loc.abs)
                 )));
             }
-            Err(e) => return Err(super::workspace::io_error(&start.loc.abs, &e)),
+            Err(e) => return Err(e),
         }
     };
     if cancel.is_cancelled() {

@@ -143,6 +143,7 @@ fn run(ws: &Workspace, changes: &[Change], steps: &[Step<'_>], journal: &mut Jou
             atomic::stage_with(ws.dir(&c.loc), &c.loc.rel, bytes, &options)
                 .map_err(|e| format!("could not write {}: {e}", c.loc.abs.display()))?
                 .keep();
+            slow_down_for_tests();
         }
     }
     for (c, s) in changes.iter().zip(steps) {
@@ -179,8 +180,9 @@ fn back_up(dir: &Dir, rel: &Path, backup: &Path, original: &[u8], mode: u32) -> 
     staged.commit()
 }
 
-/// Test-only: `TOOLBELT_TEST_COMMIT_DELAY_MS` waits that long after each rename of a commit,
-/// so a crash test can kill the process between renames. Harmless: it only slows a commit.
+/// Test-only: `TOOLBELT_TEST_COMMIT_DELAY_MS` waits that long after each file a commit stages
+/// and after each rename, so a crash test's kills land inside the commit rather than in the
+/// process's start. Harmless: it only slows a commit down.
 fn slow_down_for_tests() {
     static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
     let delay = DELAY.get_or_init(|| {

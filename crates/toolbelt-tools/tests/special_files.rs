@@ -138,3 +138,28 @@ async fn a_patch_adding_a_file_where_a_fifo_is_says_it_exists() {
     assert!(e.contains("not a regular file"), "{e}");
     assert_eq!(kind(&root.join("pipe")), "fifo");
 }
+
+#[tokio::test]
+async fn an_ignore_file_that_is_a_fifo_skips_its_directory_and_never_blocks() {
+    let (_tmp, root) = tree();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/b.txt"), "hello\n").unwrap();
+    fifo(&root.join("sub/.gitignore"));
+    let s = session(&root, &[]);
+    let started = Instant::now();
+    let grep = ok(&s, "Grep", json!({"pattern": "hello", "output_mode": "content"})).await;
+    assert!(grep.contains("a.txt:1:hello") && !grep.contains("b.txt"), "{grep}");
+    assert!(grep.contains("sub/.gitignore is a named pipe (FIFO), not a regular file, so"), "{grep}");
+    let glob = ok(&s, "Glob", json!({"pattern": "**/*.txt"})).await;
+    assert!(glob.contains("a.txt") && glob.contains("was not entered"), "{glob}");
+    let list = ok(&s, "ListDir", json!({})).await;
+    assert!(list.contains("was not entered"), "{list}");
+    // Without ignore files the directory is walked.
+    let glob = ok(&s, "Glob", json!({"pattern": "**/*.txt", "no_ignore": true})).await;
+    assert!(glob.contains("b.txt"), "{glob}");
+    // Starting inside it: refused, saying why.
+    let e = err(&s, "Grep", json!({"pattern": "hello", "path": "sub"})).await;
+    assert!(e.contains(".gitignore is a named pipe (FIFO), not a regular file"), "{e}");
+    assert!(started.elapsed() < QUICK, "the walks took {:?}", started.elapsed());
+    assert_eq!(kind(&root.join("sub/.gitignore")), "fifo");
+}

@@ -142,8 +142,16 @@ async fn spill(session: &Session, id: &str, tool: &str, text: &str) -> std::io::
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
         .take(100)
         .collect();
-    let path = dir.join(format!("{:04}-{safe}.txt", session.next_seq()));
-    let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).await?;
+    // A name a run of the same session in another process already used gets the next number.
+    let mut attempts = 0;
+    let (path, mut file) = loop {
+        let path = dir.join(format!("{:04}-{safe}.txt", session.next_seq()));
+        match tokio::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).await {
+            Ok(file) => break (path, file),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 10_000 => attempts += 1,
+            Err(e) => return Err(e),
+        }
+    };
     tokio::io::AsyncWriteExt::write_all(&mut file, text.as_bytes()).await?;
     // A tokio file writes in the background: wait until the bytes are really written.
     tokio::io::AsyncWriteExt::flush(&mut file).await?;

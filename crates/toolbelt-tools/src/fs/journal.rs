@@ -141,7 +141,7 @@ pub fn recover(ws: &Workspace, cx: &ToolContext) -> Vec<String> {
             tracing::warn!("{} is not a journal this version can read; it is left as it is", path.display());
             continue;
         };
-        // A journal of roots this session does not have waits for a session that has them.
+        // A journal with files in a root this session lacks waits for a session that has it.
         let Some(steps) = replay::steps(ws, &read.header) else { continue };
         let forward = read.committed && replay::can_roll_forward(&steps);
         let problems = if forward { replay::roll_forward(&steps) } else { replay::roll_back(&steps) };

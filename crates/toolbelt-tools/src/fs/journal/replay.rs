@@ -51,17 +51,21 @@ pub enum StepKind {
     },
 }
 
-/// The steps of `header` in this workspace; `None` when one of its roots is not open here
-/// or a path does not decode.
+/// The steps of `header` in this workspace; `None` when a root one of its entries is in is
+/// not open here, or a path does not decode.
 pub fn steps<'a>(ws: &'a Workspace, header: &Header) -> Option<Vec<Step<'a>>> {
-    let mut roots = Vec::with_capacity(header.roots.len());
-    for root in &header.roots {
-        let i = ws.root_index(&root.path()?)?;
-        roots.push((ws.root_dir(i)?, ws.root_paths().get(i).copied()?));
-    }
+    let paths = ws.root_paths();
+    let roots: Vec<Option<(&Dir, &Path)>> = header
+        .roots
+        .iter()
+        .map(|root| {
+            let i = ws.root_index(&root.path()?)?;
+            Some((ws.root_dir(i)?, *paths.get(i)?))
+        })
+        .collect();
     let mut out = Vec::with_capacity(header.entries.len());
     for entry in &header.entries {
-        let (dir, root) = *roots.get(entry.root())?;
+        let (dir, root) = (*roots.get(entry.root())?)?;
         let (path, kind) = match entry {
             Entry::Write { path, temp, backup, aside, sha256, mode, dirs, .. } => {
                 let kind = StepKind::Write {

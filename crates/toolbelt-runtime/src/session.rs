@@ -1,6 +1,7 @@
 //! A session: the state its calls share, where its files go, and its execution lock.
 
 use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock as StdRwLock};
@@ -123,7 +124,7 @@ impl Session {
     pub fn save_state(&self, path: &Path) -> Result<(), SessionError> {
         let io = |source| SessionError::Io { path: path.to_path_buf(), source };
         let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(io)?;
+        private_dir(dir).map_err(io)?;
         let bytes = serde_json::to_vec_pretty(&self.state.save()).map_err(|e| io(e.into()))?;
         let mut tmp = tempfile_in(dir).map_err(io)?;
         tmp.1.write_all(&bytes).map_err(io)?;
@@ -135,14 +136,26 @@ impl Session {
     }
 }
 
-/// Creates a new file with a unique name in `dir`.
+/// Creates `dir` owner-only (`0700`; missing parents too), or narrows it to that when it
+/// exists open to others. What a session keeps (its state, spilled output) is its owner's.
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    if meta.is_dir() && meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Creates a new owner-only file with a unique name in `dir`.
 fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     let pid = std::process::id();
     for n in 0..1000u32 {
         let nanos =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let path = dir.join(format!(".state.{pid}.{nanos}.{n}.tmp"));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
             Ok(f) => return Ok((path, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),

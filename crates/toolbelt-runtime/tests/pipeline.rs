@@ -176,6 +176,12 @@ async fn output_over_budget_is_cut_and_spilled_whole() {
     let path = notice.split("saved to ").nth(1).unwrap().split("; read it").next().unwrap();
     assert!(path.starts_with(data_dir(&h).to_str().unwrap()), "{path}");
     assert_eq!(std::fs::read_to_string(path).unwrap(), "x".repeat(5_000));
+    // Owner-only, in owner-only directories.
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(std::path::Path::new(path)), 0o600);
+    assert_eq!(mode(&data_dir(&h).join("spill")), 0o700);
+    assert_eq!(mode(&data_dir(&h)), 0o700);
 
     // Within budget: untouched, nothing spilled.
     let r = run(&h, "Probe", json!({"repeat": 1_000})).await;

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use toolbelt_core::{SessionState, Tool, ToolContext};
 use toolbelt_tools::fs::edit::{Edit, EditInput};
 use toolbelt_tools::fs::read::{Read, ReadInput};
+use toolbelt_tools::fs::write::{Write, WriteInput};
 
 fn cx(root: &Path) -> ToolContext {
     let session = Arc::new(SessionState::new("bench", root.to_path_buf(), vec![]));
@@ -91,10 +92,34 @@ fn main() {
         .collect();
     let edit_1k = median(runs);
 
+    // Read and Write of a 4 KB file (the common case: open, fstat, read; temp, fsync, rename).
+    let small: String = (0..100).map(|i| format!("line {i:>4} of a small file, forty bytes\n")).collect();
+    std::fs::write(root.join("small.txt"), &small).unwrap();
+    let runs: Vec<Duration> = (0..400)
+        .map(|_| {
+            let t = Instant::now();
+            rt.block_on(Read.call(read_input("small.txt", None, None), cx.clone())).unwrap();
+            t.elapsed()
+        })
+        .collect();
+    let read_4k = median(runs);
+    let runs: Vec<Duration> = (0..400)
+        .map(|i| {
+            let content = if i % 2 == 0 { small.replace("forty", "FORTY") } else { small.clone() };
+            let input = WriteInput { file_path: "small.txt".into(), content };
+            let t = Instant::now();
+            rt.block_on(Write.call(input, cx.clone())).unwrap();
+            t.elapsed()
+        })
+        .collect();
+    let write_4k = median(runs);
+
     println!("file tools, in process (median), in {}", root.display());
     println!("                                        measured      goal");
     println!("Read, 1 MB file (20,000 lines)          {:>8.3} ms   ≤ 5 ms", read_1mb.as_secs_f64() * 1e3);
     println!("Edit, 1,000-line file                   {:>8.3} ms   ≤ 0.5 ms", edit_1k.as_secs_f64() * 1e3);
+    println!("Read, 4 KB file                         {:>8.3} ms", read_4k.as_secs_f64() * 1e3);
+    println!("Write, 4 KB file                        {:>8.3} ms", write_4k.as_secs_f64() * 1e3);
 
     let gb: u64 = std::env::var("BENCH_HUGE_GB").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
     if gb > 0 {

@@ -129,9 +129,12 @@ async fn apply_budget(budget: usize, session: &Session, id: &str, tool: &str, co
     *content = kept;
 }
 
+/// Writes the whole text to a new owner-only file (`0600`) in the session's owner-only
+/// `spill/` directory (`0700`, as is the session's own); never through a planted symlink.
 async fn spill(session: &Session, id: &str, tool: &str, text: &str) -> std::io::Result<PathBuf> {
     let dir = session.data_dir().join("spill");
-    tokio::fs::create_dir_all(&dir).await?;
+    crate::session::private_dir(session.data_dir())?;
+    crate::session::private_dir(&dir)?;
     let safe: String = id
         .chars()
         .chain(std::iter::once('-'))
@@ -139,8 +142,19 @@ async fn spill(session: &Session, id: &str, tool: &str, text: &str) -> std::io::
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
         .take(100)
         .collect();
-    let path = dir.join(format!("{:04}-{safe}.txt", session.next_seq()));
-    tokio::fs::write(&path, text).await?;
+    // A name a run of the same session in another process already used gets the next number.
+    let mut attempts = 0;
+    let (path, mut file) = loop {
+        let path = dir.join(format!("{:04}-{safe}.txt", session.next_seq()));
+        match tokio::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).await {
+            Ok(file) => break (path, file),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 10_000 => attempts += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    tokio::io::AsyncWriteExt::write_all(&mut file, text.as_bytes()).await?;
+    // A tokio file writes in the background: wait until the bytes are really written.
+    tokio::io::AsyncWriteExt::flush(&mut file).await?;
     Ok(std::path::absolute(&path).unwrap_or(path))
 }
 

@@ -11,6 +11,9 @@
 //! - **Files keep their form.** Line endings (CRLF stays CRLF), BOM, encoding and whether
 //!   the file ends with a newline are kept; lines the patch only uses as context keep their
 //!   bytes even when matched tolerantly ([`doc`], [`seek`]).
+//! - **Atomic under a crash.** The commit is journalled: a process killed between two renames
+//!   leaves a journal that the next write in the workspace rolls forward or back
+//!   ([`crate::fs::journal`]).
 //!
 //! No prior Read is required (as in Codex), but a file read in this session and changed
 //! since is refused, and every written file is recorded in the read ledger, so an `Edit`
@@ -31,6 +34,7 @@ use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError,
 
 use crate::blocking::run_blocking;
 
+use super::journal::{self, JournalDir};
 use super::ledger::{FileLedger, FileState};
 use super::workspace::{Workspace, absolute};
 use commit::Action;
@@ -144,12 +148,15 @@ impl Tool for ApplyPatch {
 fn run(text: &str, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let patch = parse::parse(text).map_err(|e| ToolError::failed(e.to_string()))?;
     let ws = Workspace::open(cx)?;
+    // A commit a killed process left halfway is finished or undone before this one is planned.
+    let recovered = journal::recover(&ws, cx);
     let outcome = plan::Plan::build(&ws, cx, &patch)?;
     if cx.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
-    let mut notes = outcome.notes;
-    notes.extend(commit::apply(&ws, &outcome.changes)?);
+    let mut notes = recovered;
+    notes.extend(outcome.notes);
+    notes.extend(commit::apply(&ws, &outcome.changes, &JournalDir::of(cx))?);
     for change in &outcome.changes {
         match &change.action {
             Action::Write { bytes, .. } => {

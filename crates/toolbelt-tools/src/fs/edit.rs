@@ -14,8 +14,8 @@ use crate::blocking::run_blocking;
 
 use super::replace::{Miss, replace};
 use super::text::TextFormat;
-use super::textfile::{Target, load, numbered, save, shown};
-use super::workspace::{Workspace, absolute};
+use super::textfile::{Target, load, noted, numbered, open_for_change, save, shown};
+use super::workspace::absolute;
 
 /// Input of `Edit`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -92,7 +92,7 @@ pub struct Change<'a> {
 pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Result<ToolOutput, ToolError> {
     let abs = absolute(cx, file_path);
     let name = shown(cx, &abs);
-    let ws = Workspace::open(cx)?;
+    let (ws, notes) = open_for_change(cx)?;
     let multi = changes.len() > 1;
     let which = |i: usize| if multi { format!("edit {} of {}: ", i + 1, changes.len()) } else { String::new() };
     let unchanged = if multi { "; no edit was applied, the file is unchanged" } else { "" };
@@ -149,11 +149,12 @@ pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Resul
     } else {
         format!("Edited {name}: replaced {total} occurrence{}", plural(total))
     };
-    Ok(ToolOutput::text(if snippet.is_empty() {
+    let out = ToolOutput::text(if snippet.is_empty() {
         format!("{what}.")
     } else {
         format!("{what}. Lines {from}-{to} now read:\n{snippet}")
-    }))
+    });
+    Ok(noted(out, notes))
 }
 
 fn plural(n: usize) -> &'static str {

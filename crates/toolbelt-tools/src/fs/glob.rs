@@ -18,6 +18,7 @@ use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, 
 
 use crate::blocking::run_blocking;
 
+use super::search::guard::Skipped;
 use super::search::{
     Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, file_pattern, path_order, target, thousands,
     walker,
@@ -178,7 +179,8 @@ fn find(
     let found: Mutex<Vec<(PathBuf, SystemTime)>> = Mutex::new(Vec::new());
     let errors: Mutex<WalkErrors> = Mutex::new(WalkErrors::default());
     let cancel = cx.cancellation();
-    walker(&start.loc.abs, cx, options).build_parallel().run(|| {
+    let skipped = Skipped::default();
+    walker(&start.loc.abs, cx, options, &skipped)?.build_parallel().run(|| {
         // Each thread gathers its own list and hands it over once, when it finishes.
         let mut local = Local { mine: Vec::new(), errors: WalkErrors::default(), found: &found, all_errors: &errors };
         let matcher = &matcher;
@@ -207,7 +209,9 @@ fn find(
         })
     });
     let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    Ok((found, errors.into_inner().unwrap_or_else(PoisonError::into_inner)))
+    let mut errors = errors.into_inner().unwrap_or_else(PoisonError::into_inner);
+    errors.merge(skipped.take());
+    Ok((found, errors))
 }
 
 /// One walker thread's findings, handed over when the thread is done with it.

@@ -18,6 +18,7 @@ use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, 
 use crate::blocking::run_blocking;
 
 use super::search::content::{self, FileHits, Found, LineKind, Mode, Outcome, Plan};
+use super::search::guard::Skipped;
 use super::search::{Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, walker};
 
 /// Entries of the structured result at most (the text is cut by the output budget).
@@ -201,7 +202,11 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
             None => None,
         };
         let options = WalkOptions { overrides, types, ..WalkOptions::default() };
-        content::search_tree(&plan, &start, &shown, &walker(&start.loc.abs, cx, options), cancel)
+        let skipped = Skipped::default();
+        let walk = walker(&start.loc.abs, cx, options, &skipped)?;
+        let mut found = content::search_tree(&plan, &start, &shown, &walk, cancel);
+        found.errors.merge(skipped.take());
+        found
     } else {
         match content::search_start_file(&plan, &start, &shown, cancel) {
             Ok((Outcome::Hits(hits), mut found)) => {
@@ -215,7 +220,7 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
                     shown.show(&start.loc.abs)
                 )));
             }
-            Err(e) => return Err(super::workspace::io_error(&start.loc.abs, &e)),
+            Err(e) => return Err(e),
         }
     };
     if cancel.is_cancelled() {

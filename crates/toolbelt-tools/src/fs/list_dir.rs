@@ -18,6 +18,7 @@ use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, 
 
 use crate::blocking::run_blocking;
 
+use super::search::guard::Skipped;
 use super::search::{Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, target, thousands, walker};
 
 /// Entries listed when no limit is given.
@@ -173,7 +174,7 @@ fn list(input: &ListDirInput, cx: &ToolContext) -> Result<ToolOutput, ToolError>
         max_depth,
         ..WalkOptions::default()
     };
-    let (mut found, errors) = walk(cx, &start, options, ignore.as_ref());
+    let (mut found, errors) = walk(cx, &start, options, ignore.as_ref())?;
     if cx.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
@@ -244,12 +245,18 @@ fn skipped_note(input: &ListDirInput) -> String {
 
 /// Every entry below the start within the walk's depth, except `.git`'s contents and what
 /// `ignore` matches.
-fn walk(cx: &ToolContext, start: &Start, options: WalkOptions, ignore: Option<&GlobSet>) -> (Vec<Found>, WalkErrors) {
+fn walk(
+    cx: &ToolContext,
+    start: &Start,
+    options: WalkOptions,
+    ignore: Option<&GlobSet>,
+) -> Result<(Vec<Found>, WalkErrors), ToolError> {
     let found: Mutex<Vec<Found>> = Mutex::new(Vec::new());
     let errors: Mutex<WalkErrors> = Mutex::new(WalkErrors::default());
     let cancel = cx.cancellation();
     let root = start.loc.abs.as_path();
-    walker(root, cx, options).build_parallel().run(|| {
+    let skipped = Skipped::default();
+    walker(root, cx, options, &skipped)?.build_parallel().run(|| {
         let (found, errors) = (&found, &errors);
         Box::new(move |entry| {
             if cancel.is_cancelled() {
@@ -276,7 +283,9 @@ fn walk(cx: &ToolContext, start: &Start, options: WalkOptions, ignore: Option<&G
         })
     });
     let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    (found, errors.into_inner().unwrap_or_else(PoisonError::into_inner))
+    let mut errors = errors.into_inner().unwrap_or_else(PoisonError::into_inner);
+    errors.merge(skipped.take());
+    Ok((found, errors))
 }
 
 fn describe(start: &Start, entry: &DirEntry, rel: PathBuf) -> Found {

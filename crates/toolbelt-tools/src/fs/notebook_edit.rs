@@ -14,7 +14,7 @@ use crate::blocking::run_blocking;
 
 use super::notebook::{CellRef, CellType, Change, Notebook, render_cell};
 use super::textfile::{self, Target, shown};
-use super::workspace::{Workspace, absolute};
+use super::workspace::absolute;
 
 /// What to do to the cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -147,7 +147,7 @@ fn edit(input: &NotebookEditInput, cx: &ToolContext) -> Result<ToolOutput, ToolE
         )));
     }
 
-    let ws = Workspace::open(cx)?;
+    let (ws, notes) = textfile::open_for_change(cx)?;
     let loaded = match textfile::load(&ws, cx, &abs)? {
         Target::Existing(loaded) => loaded,
         Target::New(_) => {
@@ -173,7 +173,7 @@ fn edit(input: &NotebookEditInput, cx: &ToolContext) -> Result<ToolOutput, ToolE
         return Err(ToolError::Cancelled);
     }
     textfile::save(&ws, cx, &loaded.real, nb.text(), loaded.format)?;
-    Ok(report(&nb, mode, &change, &name))
+    Ok(textfile::noted(report(&nb, mode, &change, &name), notes))
 }
 
 fn report(nb: &Notebook, mode: EditMode, change: &Change, name: &str) -> ToolOutput {

@@ -8,7 +8,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use toolbelt_core::{ToolContext, ToolError};
+use toolbelt_core::{Content, ToolContext, ToolError, ToolOutput};
 
 use super::ledger::{FileLedger, FileState};
 use super::text::{self, TextFormat};
@@ -39,6 +39,19 @@ pub fn shown(cx: &ToolContext, path: &Path) -> String {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
         _ => path.display().to_string(),
     }
+}
+
+/// Opens the workspace for a change, first finishing or undoing a multi-file commit that a
+/// killed process left halfway ([`super::journal`]); the notes say what was done.
+pub fn open_for_change(cx: &ToolContext) -> Result<(Workspace, Vec<String>), ToolError> {
+    let ws = Workspace::open(cx)?;
+    let notes = super::journal::recover(&ws, cx);
+    Ok((ws, notes))
+}
+
+/// `out` with each note appended as its own text block.
+pub fn noted(out: ToolOutput, notes: Vec<String>) -> ToolOutput {
+    notes.into_iter().fold(out, |out, note| out.with_content(Content::text(format!("Note: {note}"))))
 }
 
 /// Reads a whole file through the workspace.

@@ -21,6 +21,7 @@ use cap_std::fs::Dir;
 use toolbelt_core::{HiddenPaths, ToolContext, ToolError};
 
 use super::links::Links;
+use super::regular::open_regular;
 
 /// One root: its canonical path and an open handle on it.
 struct Root {
@@ -127,15 +128,31 @@ impl Workspace {
         Ok(Located { root: loc.root, rel, abs })
     }
 
-    /// Opens a file for reading, confined; a file with other names (hard links) is read only
-    /// when all of them are inside the roots and visible ([`Links`]).
+    /// Opens a regular file for reading, confined and without blocking (a FIFO, a device or
+    /// a socket is refused, see [`super::regular`]); a file with other names (hard links) is
+    /// read only when all of them are inside the roots and visible ([`Links`]).
     pub fn open_file(&self, loc: &Located) -> Result<std::fs::File, ToolError> {
         if loc.rel.as_os_str().is_empty() {
             return Err(is_a_directory(&loc.abs));
         }
-        let file = self.dir(loc).open(&loc.rel).map_err(|e| io_error(&loc.abs, &e))?.into_std();
+        let file = open_regular(self.dir(loc), &loc.rel).map_err(|e| e.tool_error(&loc.abs))?;
         self.links.check(&file, &loc.abs)?;
         Ok(file)
+    }
+
+    /// The index of the root whose canonical path is `path`, if it is one of the roots.
+    pub fn root_index(&self, path: &Path) -> Option<usize> {
+        self.roots.iter().position(|r| r.path == path)
+    }
+
+    /// The handle of root number `index` (see [`Workspace::root_index`]).
+    pub fn root_dir(&self, index: usize) -> Option<&Dir> {
+        self.roots.get(index).map(|r| &r.dir)
+    }
+
+    /// Which root a located path is in (an index into [`Workspace::root_paths`]).
+    pub fn root_of(&self, loc: &Located) -> usize {
+        loc.root
     }
 
     /// Refuses a file opened some other way (Grep's walk) as [`Workspace::open_file`] would.

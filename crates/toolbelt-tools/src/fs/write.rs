@@ -12,8 +12,8 @@ use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError,
 use crate::blocking::run_blocking;
 
 use super::text::TextFormat;
-use super::textfile::{Target, load, save, shown};
-use super::workspace::{Workspace, absolute};
+use super::textfile::{Target, load, noted, open_for_change, save, shown};
+use super::workspace::absolute;
 
 /// Input of `Write`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -60,17 +60,18 @@ impl Tool for Write {
 
 fn write(input: &WriteInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let abs = absolute(cx, &input.file_path);
-    let ws = Workspace::open(cx)?;
+    let (ws, notes) = open_for_change(cx)?;
     let (loc, format, verb) = match load(&ws, cx, &abs)? {
         Target::Existing(file) => (file.real, file.format, "Updated"),
         Target::New(loc) => (loc, TextFormat::UTF8, "Created"),
     };
     let state = save(&ws, cx, &loc, &input.content, format)?;
     let lines = input.content.lines().count();
-    Ok(ToolOutput::text(format!(
+    let out = ToolOutput::text(format!(
         "{verb} {} ({}, {lines} line{}).",
         shown(cx, &abs),
         human_size(state.size),
         if lines == 1 { "" } else { "s" }
-    )))
+    ));
+    Ok(noted(out, notes))
 }

@@ -10,7 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::{
+    Dir, DirBuilder, DirBuilderExt as _, OpenOptions, OpenOptionsExt as _, Permissions, PermissionsExt as _,
+};
 use toolbelt_core::ToolContext;
 
 /// A file to create on demand inside a workspace root.
@@ -32,13 +34,15 @@ impl SpillTarget {
 
     /// Creates the directory and a new file in it (never an existing one: a name already
     /// taken gets a numbered suffix). Returns the file and its absolute path, or why not.
+    /// The file is owner-only (`0600`), and so are `sessions/`, the session's directory and
+    /// the `kind` directory (`0700`): what a command printed is nobody else's to read.
     pub fn create(&self) -> Result<(std::fs::File, PathBuf), String> {
         let fail = |e: std::io::Error| format!("cannot write under {}: {e}", self.root.join(&self.dir).display());
         let root = Dir::open_ambient_dir(&self.root, ambient_authority()).map_err(fail)?;
-        root.create_dir_all(&self.dir).map_err(fail)?;
+        private_dirs(&root, &self.dir).map_err(fail)?;
         let dir = root.open_dir(&self.dir).map_err(fail)?;
         let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
+        options.write(true).create_new(true).mode(0o600);
         for n in 0..1000u32 {
             let name = if n == 0 { format!("{}.log", self.stem) } else { format!("{}-{n}.log", self.stem) };
             match dir.open_with(&name, &options) {
@@ -49,6 +53,30 @@ impl SpillTarget {
         }
         Err(format!("too many files named {}-*.log in {}", self.stem, self.root.join(&self.dir).display()))
     }
+}
+
+/// Creates `rel` (`.toolbelt/sessions/<session>/<kind>`) beneath `root`: `.toolbelt` as any
+/// directory, the levels below it owner-only (`0700`), made so or narrowed to it when they
+/// already exist.
+fn private_dirs(root: &Dir, rel: &Path) -> std::io::Result<()> {
+    let mut at = PathBuf::new();
+    for (i, part) in rel.iter().enumerate() {
+        at.push(part);
+        let mut builder = DirBuilder::new();
+        if i > 0 {
+            builder.mode(0o700);
+        }
+        match root.create_dir_with(&at, &builder) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if i > 0 && root.metadata(&at)?.permissions().mode() & 0o077 != 0 {
+                    root.set_permissions(&at, Permissions::from_mode(0o700))?;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// A name safe as one path component: letters, digits, `-`, `_` and `.` kept, the rest `_`.
@@ -67,6 +95,23 @@ fn safe_name(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_are_owner_only_in_owner_only_directories() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        // A sessions directory left open to others by an older version is narrowed.
+        std::fs::create_dir_all(root.join(".toolbelt/sessions")).unwrap();
+        std::fs::set_permissions(root.join(".toolbelt/sessions"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cx = toolbelt_core::ToolContext::detached(root.clone());
+        let (_, path) = SpillTarget::new(&cx, "spill", "out").create().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        for dir in [".toolbelt/sessions", ".toolbelt/sessions/detached", ".toolbelt/sessions/detached/spill"] {
+            assert_eq!(mode(&root.join(dir)), 0o700, "{dir}");
+        }
+    }
 
     #[test]
     fn names_are_single_components() {

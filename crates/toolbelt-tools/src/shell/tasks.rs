@@ -144,7 +144,13 @@ impl Task {
 /// Reads the log from byte `from` to its current end: whole when short, else its head and
 /// tail (the middle is never read, so a huge log costs nothing).
 fn read_range(log: &Path, from: u64, budget: usize) -> std::io::Result<(Rendered, u64)> {
-    let mut file = std::fs::File::open(log)?;
+    // Without blocking, and a regular file only: a command may have put a FIFO in its place.
+    let mut file = {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(log)?;
+        crate::fs::regular::check_regular(&file).map_err(std::io::Error::other)?;
+        file
+    };
     let to = file.metadata()?.len().max(from);
     let len = to - from;
     let head_cap = budget.saturating_mul(4) as u64;

@@ -9,6 +9,7 @@ use serde_json::Value;
 use toolbelt_core::{
     CancellationToken, EventSink, Extensions, Limits, Registry, SessionState, ToolContext, ToolError, ToolOutput,
 };
+use toolbelt_tools::fs::journal::JournalDir;
 
 /// A session whose cwd is `cwd` and whose roots are `roots` (the cwd when empty).
 pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
@@ -16,16 +17,24 @@ pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
     Arc::new(SessionState::new("test", cwd.to_path_buf(), roots))
 }
 
-/// A call context over `session`.
+/// A call context over `session`. Multi-file commits journal under the system's temp
+/// directory, not the user's state directory.
 pub fn cx(session: &Arc<SessionState>) -> ToolContext {
+    let mut services = Extensions::default();
+    services.insert(JournalDir(journal_dir()));
     ToolContext::new(
         "call",
         Arc::clone(session),
         CancellationToken::new(),
         EventSink::none(),
         Limits::default(),
-        Extensions::default(),
+        services,
     )
+}
+
+/// Where the tests' contexts keep patch journals.
+pub fn journal_dir() -> PathBuf {
+    std::env::temp_dir().join("toolbelt-tests-patch-journal")
 }
 
 /// Every built-in tool.

@@ -22,6 +22,7 @@ use toolbelt_policy::protected::ProtectedPaths;
 use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, NoApprover, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
+use toolbelt_tools::fs::journal::JournalDir;
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode};
 
@@ -204,6 +205,9 @@ impl Setup {
         let mut services = Extensions::default();
         services.insert(self.sandbox());
         services.insert(bash);
+        // Multi-file commits journal here: outside the project, where no project file and no
+        // sandboxed command can plant a journal for toolbelt to act on.
+        services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
         let engine = self.engine();
         let registry = self.registry(&engine);
         let hooks = HookSet::from_json(&self.settings.hooks)

@@ -7,6 +7,9 @@
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
 //! * `read_rules.rs` — read denials covered only the Read tool; read-only commands read
 //!   anywhere; commands saw toolbelt's secrets;
+//! * `patch_crash.rs` — ApplyPatch killed mid-commit left some files new, the rest old;
+//! * `special_files.rs` — a device read whole filled memory, a FIFO blocked the file tools,
+//!   Write replaced a device with a regular file;
 //! * `audit.rs`, `audit_mcp.rs` — the audit log as evidence: out of the workspace, owner-only,
 //!   secrets redacted by pattern, refused calls and the client recorded, and `toolbelt audit
 //!   verify` catching a truncated, an edited and a deleted record.
@@ -22,8 +25,10 @@ mod audit;
 mod audit_mcp;
 mod deny_rules;
 mod git;
+mod patch_crash;
 mod read_rules;
 mod self_widening;
+mod special_files;
 mod trust;
 
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -45,7 +50,19 @@ pub struct World {
 
 impl World {
     pub fn new() -> World {
-        let dir = beyond_tmp::beyond_tmp();
+        World::in_dir(beyond_tmp::beyond_tmp())
+    }
+
+    /// A world in memory (`/dev/shm`, else as [`World::new`]), for tests that write
+    /// thousands of files and run no sandboxed command.
+    pub fn in_memory() -> World {
+        match tempfile::tempdir_in("/dev/shm") {
+            Ok(dir) => World::in_dir(dir),
+            Err(_) => World::new(),
+        }
+    }
+
+    fn in_dir(dir: tempfile::TempDir) -> World {
         let base = dir.path().canonicalize().unwrap();
         let world = World {
             root: base.join("project"),

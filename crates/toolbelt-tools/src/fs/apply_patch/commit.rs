@@ -1,25 +1,31 @@
-//! Putting a planned patch on disk as one unit.
+//! Putting a planned patch on disk as one unit, even when the process is killed midway.
 //!
-//! 1. Every new content is staged: a temp file beside its target, written and fsynced.
-//! 2. Every path to delete (and a symlink about to be replaced by a file) is renamed aside,
+//! 1. A journal names everything the commit will do ([`crate::fs::journal`]).
+//! 2. Every new content is staged: a temp file beside its target, written and fsynced
+//!    (owner-only for a new file until its rename).
+//! 3. Every original about to be replaced gets a second name: a hard link (a copy where
+//!    links cannot be made).
+//! 4. The journal's `commit` line: from here the new state is reachable without us.
+//! 5. Every path to delete (and a symlink about to be replaced by a file) is renamed aside,
 //!    to a hidden name in its own directory.
-//! 3. Every staged file is renamed over its target.
-//! 4. The set-aside entries are removed.
+//! 6. Every staged file is renamed over its target; each directory is synced once.
+//! 7. Backups and set-aside entries are removed, then the journal.
 //!
-//! A failure in steps 1–2 undoes what was done (temp files removed, entries renamed back,
-//! directories created for new files removed): nothing changed. A failure in step 3 (rare:
-//! a rename in a directory we just wrote to) restores every file already committed from
-//! its original bytes held in memory, renames the set-aside entries back, and says so. A
-//! failure in step 4 leaves a hidden file behind and is reported as a warning.
+//! A failure in steps 1–6 rolls everything back with the same code that rolls back a
+//! crashed commit: originals return from their backups, new files and temp files go, the
+//! directories made for new files are removed. A failure in step 7 leaves a hidden file
+//! behind and is reported as a warning.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, Permissions};
+use cap_std::fs::{Dir, Permissions, PermissionsExt};
 use toolbelt_core::ToolError;
 
-use crate::fs::atomic::{self, Staged};
+use crate::fs::atomic::{self, StageOptions};
+use crate::fs::journal::Journal;
+use crate::fs::journal::record::{Entry, Header, PathText, VERSION};
+use crate::fs::journal::replay::{self, Step, StepKind};
 use crate::fs::workspace::{Located, Workspace};
 
 /// What to do at one path.
@@ -28,8 +34,8 @@ pub enum Action {
     Write {
         /// The new content, encoded.
         bytes: Vec<u8>,
-        /// The original content to restore on rollback; `None` when the path held no file
-        /// (the new file is removed instead).
+        /// The original content, when the path held a file (kept as a copy for a rollback
+        /// where a hard link cannot be made).
         restore: Option<Vec<u8>>,
         /// Whether an entry (a symlink) must first be set aside.
         aside: bool,
@@ -48,16 +54,6 @@ pub struct Change {
     pub action: Action,
 }
 
-static ASIDE: AtomicU64 = AtomicU64::new(0);
-
-/// A hidden name beside `rel` for setting it aside.
-fn aside_name(rel: &Path) -> PathBuf {
-    let name = rel.file_name().map(|n| n.to_string_lossy().chars().take(100).collect::<String>()).unwrap_or_default();
-    let n = ASIDE.fetch_add(1, Ordering::Relaxed);
-    let hidden = OsString::from(format!(".{name}.tbdel{}-{n}.tmp", std::process::id()));
-    rel.parent().map_or_else(|| PathBuf::from(&hidden), |p| p.join(&hidden))
-}
-
 /// Directories above `rel` that do not exist yet, deepest first.
 fn missing_dirs(dir: &Dir, rel: &Path) -> Vec<PathBuf> {
     rel.parent()
@@ -68,71 +64,136 @@ fn missing_dirs(dir: &Dir, rel: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Applies every change, or none. Returns warnings (leftover hidden files).
-pub fn apply(ws: &Workspace, changes: &[Change]) -> Result<Vec<String>, ToolError> {
-    let mut undo = Undo { ws, changes, dirs: Vec::new(), asides: Vec::new(), committed: Vec::new() };
+/// `name` in the directory of `rel`.
+fn beside(rel: &Path, name: OsString) -> PathBuf {
+    rel.parent().map_or_else(|| PathBuf::from(&name), |p| p.join(&name))
+}
 
-    let mut staged: Vec<(usize, Staged)> = Vec::new();
-    for (i, c) in changes.iter().enumerate() {
-        if let Action::Write { bytes, .. } = &c.action {
-            let dir = ws.dir(&c.loc);
-            undo.dirs.extend(missing_dirs(dir, &c.loc.rel).into_iter().map(|d| (i, d)));
-            match atomic::stage(dir, &c.loc.rel, bytes) {
-                Ok(s) => staged.push((i, s)),
-                Err(e) => {
-                    drop(staged);
-                    let notes = undo.run();
-                    return Err(failure(format!("could not write {}: {e}", c.loc.abs.display()), notes));
+/// The journal's header for these changes: every name decided before anything is written.
+fn header(ws: &Workspace, changes: &[Change]) -> Header {
+    let roots = ws.root_paths().iter().map(|p| PathText::of(p)).collect();
+    let entries = changes
+        .iter()
+        .map(|c| {
+            let (dir, rel, root) = (ws.dir(&c.loc), &c.loc.rel, ws.root_of(&c.loc));
+            let name = rel.file_name().unwrap_or(OsStr::new("file"));
+            match &c.action {
+                Action::Write { bytes, restore, aside, perms } => {
+                    let mode = perms
+                        .as_ref()
+                        .map(PermissionsExt::mode)
+                        .or_else(|| dir.metadata(rel).ok().map(|m| m.permissions().mode()))
+                        .unwrap_or_else(atomic::new_file_mode);
+                    Entry::Write {
+                        root,
+                        path: PathText::of(rel),
+                        temp: PathText::of(&beside(rel, atomic::temp_name(name))),
+                        backup: restore.is_some().then(|| PathText::of(&beside(rel, atomic::tagged_name(name, "old")))),
+                        aside: aside.then(|| PathText::of(&beside(rel, atomic::tagged_name(name, "del")))),
+                        sha256: toolbelt_core::sha256_hex(bytes),
+                        mode: mode & 0o7777,
+                        dirs: missing_dirs(dir, rel).iter().map(|d| PathText::of(d)).collect(),
+                    }
                 }
+                Action::Delete => Entry::Delete {
+                    root,
+                    path: PathText::of(rel),
+                    aside: PathText::of(&beside(rel, atomic::tagged_name(name, "del"))),
+                },
             }
-        }
-    }
+        })
+        .collect();
+    Header { version: VERSION, pid: std::process::id(), roots, entries }
+}
 
-    for (i, c) in changes.iter().enumerate() {
-        if matches!(c.action, Action::Delete | Action::Write { aside: true, .. }) {
-            let aside = aside_name(&c.loc.rel);
-            let dir = ws.dir(&c.loc);
-            if let Err(e) = dir.rename(&c.loc.rel, dir, &aside) {
-                drop(staged);
-                let notes = undo.run();
-                return Err(failure(format!("could not delete {}: {e}", c.loc.abs.display()), notes));
-            }
-            undo.asides.push((i, aside));
+/// Applies every change, or none; a crash midway is finished or undone by the next write
+/// in the workspace. Returns warnings (leftover hidden files).
+pub fn apply(ws: &Workspace, changes: &[Change], journal_dir: &Path) -> Result<Vec<String>, ToolError> {
+    let header = header(ws, changes);
+    let steps = replay::steps(ws, &header)
+        .ok_or_else(|| ToolError::internal("the patch's own journal names a root that is not open"))?;
+    let mut journal = Journal::create(journal_dir, &header).map_err(|e| {
+        ToolError::failed(format!(
+            "The patch was not applied: its journal (what makes it all-or-nothing even if toolbelt is killed) could              not be written in {}: {e}. Nothing was changed; free disk space or fix the directory's permissions and              send the patch again",
+            journal_dir.display()
+        ))
+    })?;
+    match run(ws, changes, &steps, &mut journal) {
+        Ok(()) => {
+            let warnings = replay::clean_up(&steps);
+            let _ = journal.remove();
+            Ok(warnings)
+        }
+        Err(what) => {
+            let notes = replay::roll_back(&steps);
+            let _ = journal.remove();
+            Err(failure(what, notes))
         }
     }
+}
 
-    let total = staged.len();
-    let mut pending = staged.into_iter();
-    while let Some((i, s)) = pending.next() {
-        let c = &changes[i];
-        if let Err(e) = s.commit() {
-            drop(pending);
-            let done = undo.committed.len();
-            let notes = undo.run();
-            return Err(failure(
-                format!("writing {} failed after {done} of {total} files were written: {e}", c.loc.abs.display()),
-                notes,
-            ));
-        }
-        undo.committed.push(i);
-        if let Action::Write { perms: Some(perms), .. } = &c.action {
-            let _ = ws.dir(&c.loc).set_permissions(&c.loc.rel, perms.clone());
+/// Steps 2–6; the error says what failed.
+fn run(ws: &Workspace, changes: &[Change], steps: &[Step<'_>], journal: &mut Journal) -> Result<(), String> {
+    for (c, s) in changes.iter().zip(steps) {
+        if let (Action::Write { bytes, perms, .. }, StepKind::Write { temp, .. }) = (&c.action, &s.kind) {
+            let options = StageOptions {
+                temp: temp.file_name().map(OsStr::to_os_string),
+                mode: perms.as_ref().map(PermissionsExt::mode),
+            };
+            atomic::stage_with(ws.dir(&c.loc), &c.loc.rel, bytes, &options)
+                .map_err(|e| format!("could not write {}: {e}", c.loc.abs.display()))?
+                .keep();
+            slow_down_for_tests();
         }
     }
+    for (c, s) in changes.iter().zip(steps) {
+        if let (Action::Write { restore: Some(original), .. }, StepKind::Write { backup: Some(backup), mode, .. }) =
+            (&c.action, &s.kind)
+        {
+            back_up(s.dir, &c.loc.rel, backup, original, *mode)
+                .map_err(|e| format!("could not keep a copy of {} to roll back to: {e}", c.loc.abs.display()))?;
+        }
+    }
+    journal.mark_committed().map_err(|e| format!("could not write the patch journal: {e}"))?;
+    replay::set_aside(steps).map_err(|(i, e)| format!("could not delete {}: {e}", changes[i].loc.abs.display()))?;
+    let total = steps.iter().filter(|s| matches!(s.kind, StepKind::Write { .. })).count();
+    let mut done = 0;
+    for (c, s) in changes.iter().zip(steps) {
+        if matches!(s.kind, StepKind::Write { .. }) {
+            replay::put_in_place(s).map_err(|e| {
+                format!("writing {} failed after {done} of {total} files were written: {e}", c.loc.abs.display())
+            })?;
+            done += 1;
+            slow_down_for_tests();
+        }
+    }
+    replay::sync_parents(steps);
+    Ok(())
+}
 
-    let mut warnings = Vec::new();
-    for (i, aside) in &undo.asides {
-        let loc = &changes[*i].loc;
-        if let Err(e) = ws.dir(loc).remove_file(aside) {
-            let left = ws.root_path(loc).join(aside);
-            warnings.push(format!(
-                "{} was deleted, but {} is left behind ({e}); remove it",
-                loc.abs.display(),
-                left.display()
-            ));
-        }
+/// A second name for the original at `rel`: a hard link, else a copy of its bytes.
+fn back_up(dir: &Dir, rel: &Path, backup: &Path, original: &[u8], mode: u32) -> std::io::Result<()> {
+    if dir.hard_link(rel, dir, backup).is_ok() {
+        return Ok(());
     }
-    Ok(warnings)
+    let staged = atomic::stage_with(dir, backup, original, &StageOptions { temp: None, mode: Some(mode) })?;
+    staged.commit()
+}
+
+/// Test-only: `TOOLBELT_TEST_COMMIT_DELAY_MS` waits that long after each file a commit stages
+/// and after each rename, so a crash test's kills land inside the commit rather than in the
+/// process's start. Harmless: it only slows a commit down.
+fn slow_down_for_tests() {
+    static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    let delay = DELAY.get_or_init(|| {
+        std::env::var("TOOLBELT_TEST_COMMIT_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis)
+    });
+    if let Some(delay) = delay {
+        std::thread::sleep(*delay);
+    }
 }
 
 /// The error for a failed application: what failed, and how the rollback went.
@@ -151,86 +212,5 @@ fn failure(what: String, notes: Vec<String>) -> ToolError {
     }
 }
 
-/// What has been done so far, to undo it.
-struct Undo<'a> {
-    ws: &'a Workspace,
-    changes: &'a [Change],
-    dirs: Vec<(usize, PathBuf)>,
-    asides: Vec<(usize, PathBuf)>,
-    committed: Vec<usize>,
-}
-
-impl Undo<'_> {
-    /// Undoes everything, newest first; returns what could not be undone.
-    fn run(&mut self) -> Vec<String> {
-        let mut notes = Vec::new();
-        for i in self.committed.drain(..).rev() {
-            let c = &self.changes[i];
-            let dir = self.ws.dir(&c.loc);
-            let restored = match &c.action {
-                Action::Write { restore: Some(original), .. } => atomic::write(dir, &c.loc.rel, original),
-                Action::Write { restore: None, .. } => dir.remove_file(&c.loc.rel),
-                Action::Delete => Ok(()),
-            };
-            if let Err(e) = restored {
-                notes.push(format!("- {}: could not restore its original content: {e}", c.loc.abs.display()));
-            }
-        }
-        for (i, aside) in self.asides.drain(..).rev() {
-            let c = &self.changes[i];
-            let dir = self.ws.dir(&c.loc);
-            if let Err(e) = dir.rename(&aside, dir, &c.loc.rel) {
-                let left = self.ws.root_path(&c.loc).join(&aside);
-                notes.push(format!(
-                    "- {}: could not be put back; it is at {} ({e})",
-                    c.loc.abs.display(),
-                    left.display()
-                ));
-            }
-        }
-        for (i, d) in self.dirs.drain(..) {
-            // Deepest first per file; a directory another file still uses is not empty and stays.
-            let _ = self.ws.dir(&self.changes[i].loc).remove_dir(&d);
-        }
-        notes
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_commit_rolls_back_what_was_committed() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::write(root.join("a.txt"), "original a").unwrap();
-        std::fs::write(root.join("b.txt"), "original b").unwrap();
-        // Renaming a file over a non-empty directory fails: the third commit breaks.
-        std::fs::create_dir_all(root.join("blocker/inner")).unwrap();
-        let ws = Workspace::from_paths(std::slice::from_ref(&root)).unwrap();
-        let at = |name: &str| ws.locate(&root.join(name)).unwrap();
-        let write = |bytes: &[u8], restore: Option<&[u8]>| Action::Write {
-            bytes: bytes.to_vec(),
-            restore: restore.map(<[u8]>::to_vec),
-            aside: false,
-            perms: None,
-        };
-        let changes = vec![
-            Change { loc: at("a.txt"), action: write(b"new a", Some(b"original a")) },
-            Change { loc: at("new/c.txt"), action: write(b"new c", None) },
-            Change { loc: at("b.txt"), action: Action::Delete },
-            Change { loc: at("blocker"), action: write(b"boom", None) },
-        ];
-        let e = apply(&ws, &changes).err().unwrap().to_string();
-        assert!(e.contains("failed after 2 of 3 files were written"), "{e}");
-        assert!(e.contains("Every change was rolled back; nothing was changed"), "{e}");
-        assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "original a");
-        assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "original b");
-        assert!(!root.join("new").exists());
-        let mut names: Vec<String> =
-            std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        assert_eq!(names, ["a.txt", "b.txt", "blocker"]);
-    }
-}
+mod tests;

@@ -20,6 +20,7 @@ use super::parse::{FileOp, Hunk, Patch};
 use super::seek::{self, Level};
 use super::{FileStatus, PatchedFile, report, shown};
 use crate::fs::ledger::{FileLedger, hash};
+use crate::fs::regular::NotRegular;
 use crate::fs::text::{self, TextFormat};
 use crate::fs::workspace::{Located, Workspace, absolute, io_error};
 
@@ -222,7 +223,11 @@ impl<'a> Plan<'a> {
             Ok(m) if m.is_dir() => {
                 return Err(format!("{} is a directory; ApplyPatch changes files", abs.display()));
             }
-            Ok(_) => Some(false),
+            // A FIFO, a device or a socket is neither read nor replaced nor deleted.
+            Ok(m) => match NotRegular::of_cap(m.file_type()) {
+                Some(kind) => return Err(kind.sentence(&abs)),
+                None => Some(false),
+            },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(err(io_error(&abs, &e))),
         };

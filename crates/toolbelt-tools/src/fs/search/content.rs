@@ -12,9 +12,11 @@ use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::{WalkBuilder, WalkState};
-use toolbelt_core::CancellationToken;
+use toolbelt_core::{CancellationToken, ToolError};
 
 use super::{Shown, Start, WalkErrors, path_order};
+use crate::fs::regular::{NotRegular, open_regular};
+use crate::fs::workspace::io_error;
 
 /// Characters of one line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 2_000;
@@ -196,14 +198,21 @@ pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder
                     return WalkState::Continue;
                 }
             };
-            // Like rg: regular files only; symlinks are not followed.
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
+            // Like rg: regular files only; symlinks are not followed. A FIFO, a device or a
+            // socket is never opened, and named in the note.
+            match entry.file_type().map(NotRegular::of) {
+                Some(None) if entry.file_type().is_some_and(|t| t.is_file()) => {}
+                Some(Some(kind)) if kind != NotRegular::Directory => {
+                    let path = entry.path().display();
+                    worker.mine.errors.push_message(format!("{path} is {}, not a regular file", kind.describe()));
+                    return WalkState::Continue;
+                }
+                _ => return WalkState::Continue,
             }
             let Some(rel) = start.rel_in_root(entry.path()) else { return WalkState::Continue };
-            // Opened beneath the root's handle: confined at open time.
-            let result = dir.open(rel).and_then(|file| {
-                let file = file.into_std();
+            // Opened beneath the root's handle: confined at open time; without blocking, and
+            // only if the handle is a regular file (the entry may have been swapped since).
+            let result = open_regular(dir, rel).map_err(|e| io::Error::other(e.to_string())).and_then(|file| {
                 // A second name of a file outside the roots, or of a hidden one, is skipped.
                 start.ws.check_links(&file, entry.path()).map_err(|e| io::Error::other(e.to_string()))?;
                 let sink = Collect::new(plan, shown, entry.path(), cancel, &mut worker.mine.arena, worker.mine.index);
@@ -233,18 +242,18 @@ pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder
     found
 }
 
-/// Searches the start when it is a single file.
+/// Searches the start when it is a single file (a regular one: anything else is refused).
 pub fn search_start_file(
     plan: &Plan,
     start: &Start,
     shown: &Shown,
     cancel: &CancellationToken,
-) -> io::Result<(Outcome, Found)> {
-    let file = start.ws.dir(&start.loc).open(&start.loc.rel)?.into_std();
-    start.ws.check_links(&file, &start.loc.abs).map_err(|e| io::Error::other(e.to_string()))?;
+) -> Result<(Outcome, Found), ToolError> {
+    let abs = &start.loc.abs;
+    let file = start.ws.open_file(&start.loc)?;
     let mut arena = Arena::default();
-    let sink = Collect::new(plan, shown, &start.loc.abs, cancel, &mut arena, 0);
-    let outcome = search_file(&mut plan.searcher(), &file, sink)?;
+    let sink = Collect::new(plan, shown, abs, cancel, &mut arena, 0);
+    let outcome = search_file(&mut plan.searcher(), &file, sink).map_err(|e| io_error(abs, &e))?;
     Ok((outcome, Found { files: Vec::new(), arenas: vec![arena], errors: WalkErrors::default() }))
 }
 

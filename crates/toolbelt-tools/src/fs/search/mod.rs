@@ -17,6 +17,7 @@
 //! start's parent directories are consulted as `rg` consults them (they only ever hide files).
 
 pub mod content;
+pub mod guard;
 pub mod matcher;
 
 use std::path::{Path, PathBuf};
@@ -150,12 +151,30 @@ pub struct WalkOptions {
 }
 
 /// A walker over `start`, configured like `rg`'s (see the module docs). Paths the call must
-/// not see (a `Read(…)` deny rule's) are skipped, directories with everything in them.
-pub fn walker(start: &Path, cx: &ToolContext, options: WalkOptions) -> WalkBuilder {
+/// not see (a `Read(…)` deny rule's) are skipped, directories with everything in them; so
+/// is a directory whose ignore file is a FIFO or a device, recorded in `skipped` ([`guard`]).
+/// Refused when the start or a parent holds such an ignore file.
+pub fn walker(
+    start: &Path,
+    cx: &ToolContext,
+    options: WalkOptions,
+    skipped: &guard::Skipped,
+) -> Result<WalkBuilder, ToolError> {
     let mut builder = WalkBuilder::new(start);
     let respect = !options.no_ignore;
-    if let Some(hidden) = cx.hidden() {
-        builder.filter_entry(move |entry| !hidden.is_hidden(entry.path()));
+    if respect {
+        guard::check_start(start)?;
+    }
+    let hidden = cx.hidden();
+    if hidden.is_some() || respect {
+        let skipped = skipped.clone();
+        builder.filter_entry(move |entry| {
+            if hidden.as_ref().is_some_and(|h| h.is_hidden(entry.path())) {
+                return false;
+            }
+            // Every directory visited has its ignore files read, at the depth limit too.
+            !respect || !entry.file_type().is_some_and(|t| t.is_dir()) || skipped.may_enter(entry.path())
+        });
     }
     builder
         .current_dir(cx.cwd())
@@ -177,7 +196,7 @@ pub fn walker(start: &Path, cx: &ToolContext, options: WalkOptions) -> WalkBuild
     if let Some(types) = options.types {
         builder.types(types);
     }
-    builder
+    Ok(builder)
 }
 
 /// Globs with `rg --glob` semantics, anchored at `root`: a glob without `/` matches a file

@@ -9,7 +9,9 @@
 //!   anywhere; commands saw toolbelt's secrets;
 //! * `audit.rs`, `audit_mcp.rs` — the audit log as evidence: out of the workspace, owner-only,
 //!   secrets redacted by pattern, refused calls and the client recorded, and `toolbelt audit
-//!   verify` catching a truncated, an edited and a deleted record.
+//!   verify` catching a truncated, an edited and a deleted record;
+//! * `mcp_server.rs` — the MCP server itself: sessions without bound or end, tokens and
+//!   origins, and stdio lines that went unanswered.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::new_without_default)]
 
 #[path = "../common/pty.rs"]
@@ -22,6 +24,7 @@ mod audit;
 mod audit_mcp;
 mod deny_rules;
 mod git;
+mod mcp_server;
 mod read_rules;
 mod self_widening;
 mod trust;

@@ -18,7 +18,7 @@ use axum::middleware::Next;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-pub use self::sessions::{SessionError, SessionLimits, Sessions};
+pub use self::sessions::{Reservation, SessionError, SessionLimits, Sessions};
 use crate::McpServer;
 
 /// Who sent an HTTP request, as the server's middleware saw it.
@@ -90,11 +90,12 @@ pub async fn serve_on(
                 token_id: token_id.clone(),
             };
             request.extensions_mut().insert(client);
-            let refused = gate.refuse(&request);
+            let admitted = gate.admit(&request);
             async move {
-                match refused {
-                    Some(response) => response,
-                    None => next.run(request).await,
+                match admitted {
+                    // A session place, if held, is kept until the response is made.
+                    gate::Admission::Pass(_place) => next.run(request).await,
+                    gate::Admission::Refused(refusal) => refusal,
                 }
             }
         },

@@ -6,10 +6,10 @@
 //! * A browser's `Origin` must be the server's own (`http://127.0.0.1:PORT`,
 //!   `http://localhost:PORT` on loopback) or one configured; a request without `Origin`
 //!   (a program, not a web page) passes. rmcp checks `Host` and `Origin` again.
-//! * A new session past the limit gets `503` and a request past a session's in-flight limit
-//!   `429`, each with a JSON-RPC error saying what to do. [`Sessions`] enforces both again
-//!   where a session is made or a request routed, so two requests racing past this check
-//!   still cannot exceed a limit.
+//! * A request that may open a session (a `POST` without a session id) holds a place among
+//!   the sessions until it is answered, or gets `503` when none is left; a request past its
+//!   session's in-flight limit gets `429`; each with a JSON-RPC error saying what to do.
+//!   [`Sessions`] enforces both again where a session is made or a request routed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use subtle::ConstantTimeEq as _;
 
-use super::sessions::{SessionError, Sessions};
+use super::sessions::{Reservation, SessionError, Sessions};
 
 /// The header naming the MCP session of a request.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -38,8 +38,28 @@ impl Gate {
         Self { token_digest: token.map(toolbelt_core::sha256_hex), origins, sessions }
     }
 
-    /// The response refusing `request`, or `None` to let it through.
-    pub(super) fn refuse(&self, request: &Request) -> Option<Response> {
+    /// Whether `request` goes on to rmcp.
+    pub(super) fn admit(&self, request: &Request) -> Admission {
+        if let Some(refusal) = self.refuse(request) {
+            return Admission::Refused(refusal);
+        }
+        if request.method() != Method::POST {
+            return Admission::Pass(None);
+        }
+        match headers_session(request.headers()) {
+            None => match self.sessions.reserve() {
+                Ok(place) => Admission::Pass(Some(place)),
+                Err(e) => Admission::Refused(jsonrpc_refusal(StatusCode::SERVICE_UNAVAILABLE, &e)),
+            },
+            Some(id) => match self.sessions.refuse_request(id) {
+                Some(e) => Admission::Refused(jsonrpc_refusal(StatusCode::TOO_MANY_REQUESTS, &e)),
+                None => Admission::Pass(None),
+            },
+        }
+    }
+
+    /// The response refusing `request` for its token or origin, if any.
+    fn refuse(&self, request: &Request) -> Option<Response> {
         let headers = request.headers();
         if let Some(expected) = &self.token_digest
             && !bearer(headers).is_some_and(|given| digest_matches(expected, given))
@@ -65,15 +85,21 @@ impl Gate {
             );
             return Some((StatusCode::FORBIDDEN, message).into_response());
         }
-        if request.method() != Method::POST {
-            return None;
-        }
-        let refusal = match headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-            None => self.sessions.refuse_new().map(|e| (StatusCode::SERVICE_UNAVAILABLE, e)),
-            Some(id) => self.sessions.refuse_request(id).map(|e| (StatusCode::TOO_MANY_REQUESTS, e)),
-        };
-        refusal.map(|(status, error)| jsonrpc_refusal(status, &error))
+        None
     }
+}
+
+/// What the gate decided about a request.
+pub(super) enum Admission {
+    /// On to rmcp, holding a session place while it may open a session.
+    Pass(Option<Reservation>),
+    /// Answered with this refusal.
+    Refused(Response),
+}
+
+/// The session a request names, if it names one.
+fn headers_session(headers: &HeaderMap) -> Option<&str> {
+    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
 }
 
 /// The token of an `Authorization: Bearer …` header (the scheme in any case).

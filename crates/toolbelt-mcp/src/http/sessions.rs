@@ -118,6 +118,8 @@ struct Table {
     open: HashMap<SessionId, Activity>,
     /// Sessions being created (counted against the limit before they have an id).
     opening: usize,
+    /// Places held by requests that may open a session ([`Sessions::reserve`]).
+    reserved: usize,
 }
 
 #[derive(Debug)]
@@ -160,10 +162,17 @@ impl Sessions {
         self.len() == 0
     }
 
-    /// The refusal a new session would get now, if any.
-    pub fn refuse_new(&self) -> Option<SessionError> {
-        let table = lock(&self.table);
-        (table.open.len() + table.opening >= self.limits.max_sessions).then(|| self.full())
+    /// Holds a place for a session a request may open (a `POST` without a session id) until
+    /// the returned guard is dropped, or refuses when every place is taken or held. Held
+    /// places count until the request ends, even once its session is open, so requests
+    /// racing for the last place are refused here, never halfway through.
+    pub fn reserve(&self) -> Result<Reservation, SessionError> {
+        let mut table = lock(&self.table);
+        if table.open.len() + table.reserved >= self.limits.max_sessions {
+            return Err(self.full());
+        }
+        table.reserved += 1;
+        Ok(Reservation { table: Arc::clone(&self.table) })
     }
 
     /// The refusal a new request of session `id` would get now, if any.
@@ -224,6 +233,18 @@ struct Opening<'a>(&'a Mutex<Table>);
 impl Drop for Opening<'_> {
     fn drop(&mut self) {
         lock(self.0).opening -= 1;
+    }
+}
+
+/// A place held for a session a request may open; given back on drop.
+#[derive(Debug)]
+pub struct Reservation {
+    table: Arc<Mutex<Table>>,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        lock(&self.table).reserved -= 1;
     }
 }
 

@@ -179,3 +179,27 @@ async fn the_session_cap_holds_when_sessions_race() {
     }
     assert_eq!(served, 3);
 }
+
+#[tokio::test]
+async fn requests_past_a_session_s_in_flight_limit_are_refused() {
+    let limits = http::SessionLimits { max_in_flight: 1, ..Default::default() };
+    let s = start_with(http::HttpOptions { limits, ..Default::default() }).await;
+    let opened = post(&s.url, &[]).await;
+    let id = opened.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let in_session = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", "2025-06-18")];
+    let slow = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "Bash", "arguments": {"command": "sleep 1; echo done"}}});
+    let (url, headers) = (s.url.clone(), in_session.map(|(k, v)| (k, v.to_string())));
+    let running = tokio::spawn(async move {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        post_body(&url, &headers, &slow).await.text().await.unwrap()
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let refused = post_body(&s.url, &in_session, &ping).await;
+    assert_eq!(refused.status(), 429);
+    let body = refused.text().await.unwrap();
+    assert!(body.contains("limit of requests in flight (1)") && body.contains("wait for one to finish"), "{body}");
+    assert!(running.await.unwrap().contains("done"));
+    assert!(post_body(&s.url, &in_session, &ping).await.status().is_success());
+}

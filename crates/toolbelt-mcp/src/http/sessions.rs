@@ -90,8 +90,8 @@ pub enum SessionError {
     },
     /// The session has as many requests in flight as it may.
     #[error(
-        "this session already has {max} requests in flight, its limit; wait for one to finish, then send \
-         this again"
+        "this session is at its limit of requests in flight ({max}); wait for one to finish, then send this \
+         again"
     )]
     Busy {
         /// The limit.

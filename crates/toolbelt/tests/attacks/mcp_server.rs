@@ -265,6 +265,10 @@ fn only_the_server_s_own_origin_is_answered() {
     }
     // A program sends no Origin: answered.
     assert_eq!(server.open(&[]).status, 200);
+    // Something that is not an origin is a usage error, not a silent no-op.
+    let (code, _, err) = w.run(&["mcp", "--http", "127.0.0.1:0", "--allow-origin", "localhost:3000"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`localhost:3000` is not an origin"), "{err}");
 }
 
 /// Writes raw bytes to the stdio server and reads its next line as JSON.

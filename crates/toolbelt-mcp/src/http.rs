@@ -1,21 +1,24 @@
 //! Streamable HTTP at `/mcp`: loopback by default, `Host` and `Origin` checked (DNS-rebinding
-//! protection), an optional bearer token, and a session of its own for each MCP session.
+//! protection), an optional bearer token, and a session of its own for each MCP session —
+//! at most [`SessionLimits::max_sessions`] of them, each closed after
+//! [`SessionLimits::idle_timeout`] without use ([`sessions`]).
 //!
 //! Every request that gets through carries an [`HttpClient`] (the peer's address, and which
 //! token it presented) in its extensions, so the session can name its client in the audit
 //! log.
 
+mod gate;
+pub mod sessions;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request};
-use axum::http::{StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+pub use self::sessions::{Reservation, SessionError, SessionLimits, Sessions};
 use crate::McpServer;
 
 /// Who sent an HTTP request, as the server's middleware saw it.
@@ -29,93 +32,96 @@ pub struct HttpClient {
 }
 
 /// How the HTTP endpoint is served.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct HttpOptions {
-    /// Where to listen.
-    pub bind: SocketAddr,
     /// The bearer token every request must carry, if any.
     pub token: Option<String>,
+    /// Browser origins allowed besides the server's own (`scheme://host[:port]`, or `null`).
+    pub allowed_origins: Vec<String>,
+    /// How many sessions, for how long idle, with how many requests in flight.
+    pub limits: SessionLimits,
 }
 
 /// Serves MCP at `http://<bind>/mcp` until `shutdown` fires. `new_server` makes the handler
 /// of each new MCP session. A non-loopback address needs a token.
 pub async fn serve(
+    bind: SocketAddr,
     new_server: impl Fn() -> McpServer + Send + Sync + 'static,
     options: HttpOptions,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    if !options.bind.ip().is_loopback() && options.token.is_none() {
+    if !bind.ip().is_loopback() && options.token.is_none() {
         return Err(std::io::Error::other(format!(
-            "refusing to serve MCP on {} without a bearer token: bind 127.0.0.1, or pass --token-env VAR",
-            options.bind
+            "refusing to serve MCP on {bind} without a bearer token: bind 127.0.0.1, or pass --token-env VAR"
         )));
     }
-    let listener = tokio::net::TcpListener::bind(options.bind).await?;
-    serve_on(listener, new_server, options.token, shutdown).await
+    let listener = tokio::net::TcpListener::bind(bind).await?;
+    serve_on(listener, new_server, options, shutdown).await
 }
 
 /// [`serve`] on a listener already bound (tests bind port 0 and read the port first).
 pub async fn serve_on(
     listener: tokio::net::TcpListener,
     new_server: impl Fn() -> McpServer + Send + Sync + 'static,
-    token: Option<String>,
+    options: HttpOptions,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let local = listener.local_addr()?;
-    let loopback = local.ip().is_loopback();
-    let mut config = StreamableHttpServerConfig::default();
-    config.cancellation_token = shutdown.clone();
-    // Browsers may only reach us from loopback pages; other origins are refused.
-    config.allowed_origins =
-        ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*", "https://localhost:*", "https://127.0.0.1:*"]
-            .map(String::from)
-            .to_vec();
-    if !loopback {
+    let origins = gate::Origins::new(local, &options.allowed_origins)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(origins.list())
+        .enforce_origin_validation()
+        .with_cancellation_token(shutdown.clone());
+    if !local.ip().is_loopback() {
         config.allowed_hosts.push(local.ip().to_string());
         config.allowed_hosts.push(local.to_string());
     }
-    let service: StreamableHttpService<McpServer, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(new_server()), Arc::new(LocalSessionManager::default()), config);
-    let token_id = token.as_deref().map(toolbelt_runtime::token_id).map(Arc::new);
-    let token = token.map(Arc::new);
+    let sessions = Arc::new(Sessions::new(options.limits));
+    tokio::spawn(sessions::reap(Arc::clone(&sessions), shutdown.clone()));
+    let service: StreamableHttpService<McpServer, Sessions> =
+        StreamableHttpService::new(move || Ok(new_server()), Arc::clone(&sessions), config);
+    let token_id = options.token.as_deref().map(toolbelt_runtime::token_id);
+    let gate = Arc::new(gate::Gate::new(options.token.as_deref(), origins, sessions));
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(
         move |mut request: Request, next: Next| {
-            let token = token.clone();
             let client = HttpClient {
                 peer: request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
-                token_id: token_id.as_deref().cloned(),
+                token_id: token_id.clone(),
             };
             request.extensions_mut().insert(client);
-            async move { check_token(token.as_deref().map(String::as_str), request, next).await }
+            let admitted = gate.admit(&request);
+            async move {
+                match admitted {
+                    // A session place, if held, is kept until the response is made.
+                    gate::Admission::Pass(_place) => next.run(request).await,
+                    gate::Admission::Refused(refusal) => refusal,
+                }
+            }
         },
     ));
-    tracing::info!("serving MCP at http://{local}/mcp");
-    eprintln!("toolbelt: serving MCP at http://{local}/mcp");
+    announce(local, &options);
     axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await
 }
 
-async fn check_token(token: Option<&str>, request: Request, next: Next) -> Response {
-    if let Some(expected) = token {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "a valid bearer token is required\n",
-            )
-                .into_response();
-        }
+/// The startup lines on stderr: where, within which limits, and, on loopback without a
+/// token, who else can call every tool.
+fn announce(local: SocketAddr, options: &HttpOptions) {
+    let limits = options.limits;
+    tracing::info!("serving MCP at http://{local}/mcp");
+    // Scripts read the address from the end of this line.
+    eprintln!("toolbelt: serving MCP at http://{local}/mcp");
+    eprintln!(
+        "toolbelt: at most {} sessions at once; a session unused for {} is closed",
+        limits.max_sessions,
+        sessions::words(limits.idle_timeout)
+    );
+    if options.token.is_none() {
+        eprintln!(
+            "toolbelt: no token is required: any local process, of any user of this machine, can use every tool \
+             through this server; pass --token-env VAR to require `Authorization: Bearer <the token in VAR>`"
+        );
     }
-    next.run(request).await
-}
-
-/// Compares without stopping at the first difference, so timing does not leak the token.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -1,17 +1,19 @@
 //! The MCP server: one [`McpServer`] per connection, over a shared runtime.
 
+mod params;
 mod progress;
 mod result;
 mod roots;
+mod stdio;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InitializeRequestParams, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, InitializeRequestParams, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -48,6 +50,8 @@ struct Inner {
     runtime: Arc<Runtime>,
     options: Arc<ServerOptions>,
     session: Arc<Session>,
+    /// Whether `initialize` was answered (a second one is refused).
+    initialized: AtomicBool,
 }
 
 impl Drop for Inner {
@@ -72,7 +76,8 @@ impl McpServer {
         let id = format!("mcp-{millis}-{}-{}", std::process::id(), SESSIONS.fetch_add(1, Ordering::Relaxed));
         let session =
             Session::new(id.clone(), options.cwd.clone(), options.roots.clone(), options.sessions_dir.join(&id));
-        Self { inner: Arc::new(Inner { runtime, options, session: Arc::new(session) }) }
+        let initialized = AtomicBool::new(false);
+        Self { inner: Arc::new(Inner { runtime, options, session: Arc::new(session), initialized }) }
     }
 
     /// The connection's session.
@@ -125,6 +130,13 @@ impl ServerHandler for McpServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
+        if self.inner.initialized.swap(true, Ordering::AcqRel) {
+            return Err(McpError::invalid_request(
+                "this connection is already initialized: send initialize once; the session goes on serving \
+                 (over HTTP, a POST without Mcp-Session-Id starts a new session)",
+                None,
+            ));
+        }
         context.peer.set_peer_info(request.clone());
         self.identify(&request.client_info.name, &request.client_info.version, http_client(&context.extensions));
         if request.capabilities.elicitation.is_some() {
@@ -191,9 +203,21 @@ impl ServerHandler for McpServer {
             .is_some_and(|entry| entry.spec().output_schema.is_some());
         result::to_mcp(&result, structured).map(Into::into)
     }
+
+    /// A method rmcp does not know, or a known one whose params it could not read (rmcp
+    /// falls back to a custom request then): the latter is `invalid_params`, saying why.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(params::refuse(&request.method, request.params.as_ref()))
+    }
 }
 
-/// Serves one connection on stdin/stdout until the client disconnects.
+/// Serves one connection on stdin/stdout until the client disconnects. Each line is judged
+/// first: one that is not JSON, not a message or too long is answered with a JSON-RPC error
+/// and the connection goes on (a line may be up to 16 MiB).
 ///
 /// When stdin and stdout are pipes (as MCP hosts start servers), they are driven by the
 /// event loop directly; tokio's own stdin/stdout go through its blocking thread pool, which
@@ -201,9 +225,10 @@ impl ServerHandler for McpServer {
 pub async fn serve_stdio(server: McpServer) -> std::io::Result<()> {
     let fail = |what: &str, e: &dyn std::fmt::Display| std::io::Error::other(format!("the MCP {what} failed: {e}"));
     let running = match pipes() {
-        Some((stdin, stdout)) => server.serve((stdin, stdout)).await.map_err(|e| fail("handshake", &e))?,
-        None => server.serve(rmcp::transport::stdio()).await.map_err(|e| fail("handshake", &e))?,
-    };
+        Some((stdin, stdout)) => server.serve(stdio::Lines::new(stdin, stdout)).await,
+        None => server.serve(stdio::Lines::new(tokio::io::stdin(), tokio::io::stdout())).await,
+    }
+    .map_err(|e| fail("handshake", &e))?;
     running.waiting().await.map_err(|e| fail("connection", &e))?;
     Ok(())
 }

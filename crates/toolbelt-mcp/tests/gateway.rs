@@ -35,7 +35,12 @@ async fn upstream(root: &Path, shutdown: CancellationToken) -> String {
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(http::serve_on(listener, move || McpServer::new(runtime.clone(), options.clone()), None, shutdown));
+    tokio::spawn(http::serve_on(
+        listener,
+        move || McpServer::new(runtime.clone(), options.clone()),
+        Default::default(),
+        shutdown,
+    ));
     url
 }
 

@@ -28,6 +28,10 @@ impl Drop for Server {
 }
 
 async fn start(token: Option<&str>) -> Server {
+    start_with(http::HttpOptions { token: token.map(String::from), ..Default::default() }).await
+}
+
+async fn start_with(http_options: http::HttpOptions) -> Server {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -46,7 +50,7 @@ async fn start(token: Option<&str>) -> Server {
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
     let new_server = move || McpServer::new(runtime.clone(), options.clone());
-    tokio::spawn(http::serve_on(listener, new_server, token.map(String::from), shutdown.clone()));
+    tokio::spawn(http::serve_on(listener, new_server, http_options, shutdown.clone()));
     Server { _dir: dir, root, url, shutdown }
 }
 
@@ -91,11 +95,15 @@ fn initialize() -> Value {
 }
 
 async fn post(url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    post_body(url, headers, &initialize()).await
+}
+
+async fn post_body(url: &str, headers: &[(&str, &str)], body: &Value) -> reqwest::Response {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .json(&initialize());
+        .json(body);
     for (k, v) in headers {
         request = request.header(*k, *v);
     }
@@ -106,7 +114,10 @@ async fn post(url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
 async fn foreign_origins_and_hosts_are_refused() {
     let s = start(None).await;
     assert!(post(&s.url, &[]).await.status().is_success());
-    assert!(post(&s.url, &[("origin", "http://localhost:3000")]).await.status().is_success());
+    let own = s.url.trim_end_matches("/mcp").to_string();
+    assert!(post(&s.url, &[("origin", &own)]).await.status().is_success());
+    let other_port = post(&s.url, &[("origin", "http://localhost:3000")]).await;
+    assert_eq!(other_port.status(), 403, "another local page must not drive the server");
     let evil = post(&s.url, &[("origin", "http://evil.example")]).await;
     assert_eq!(evil.status(), 403, "a page from another site must not drive the server");
     let rebound = post(&s.url, &[("host", "evil.example")]).await;
@@ -122,4 +133,73 @@ async fn a_bearer_token_is_required_when_configured() {
     let c = client(&s.url, Some("s3cret")).await;
     let tools = c.peer().list_tools(None).await.unwrap();
     assert!(tools.tools.iter().any(|t| t.name == "Read"));
+}
+
+#[tokio::test]
+async fn a_long_call_keeps_its_session_while_an_idle_one_is_closed() {
+    let limits = http::SessionLimits { idle_timeout: std::time::Duration::from_millis(500), ..Default::default() };
+    let s = start_with(http::HttpOptions { limits, ..Default::default() }).await;
+    std::fs::write(s.root.join("f.txt"), "x\n").unwrap();
+    let (busy, idle) = (client(&s.url, None).await, client(&s.url, None).await);
+    call(&busy, "Read", json!({"file_path": "f.txt"})).await;
+    call(&idle, "Read", json!({"file_path": "f.txt"})).await;
+    // Longer than the idle timeout, with no output meanwhile: the session is in use.
+    let slow = call(&busy, "Bash", json!({"command": "sleep 2; echo finished"})).await;
+    assert!(slow.to_string().contains("finished"), "{slow}");
+    // The busy session still knows its read; the idle one was closed (its client may start
+    // a new session, which has read nothing).
+    let write = json!({"file_path": "f.txt", "content": "y\n"});
+    assert_eq!(call(&busy, "Write", write.clone()).await["isError"], false);
+    let params: CallToolRequestParams = serde_json::from_value(json!({"name": "Write", "arguments": write})).unwrap();
+    match idle.peer().call_tool(params).await {
+        Ok(result) => assert_eq!(result.is_error, Some(true), "{result:?}"),
+        Err(e) => assert!(!e.to_string().is_empty()),
+    }
+}
+
+#[tokio::test]
+async fn the_session_cap_holds_when_sessions_race() {
+    let limits = http::SessionLimits { max_sessions: 3, ..Default::default() };
+    let s = start_with(http::HttpOptions { limits, ..Default::default() }).await;
+    let attempts = (0..20).map(|_| post(&s.url, &[]));
+    let replies = futures_util::future::join_all(attempts).await;
+    let mut served = replies.iter().filter(|r| r.status().is_success()).count();
+    // Requests racing for the last places may all be refused (a place counts until its
+    // request is answered), but never more than the limit are served.
+    assert!((1..=3).contains(&served), "{:?}", replies.iter().map(|r| r.status()).collect::<Vec<_>>());
+    for refused in replies.into_iter().filter(|r| !r.status().is_success()) {
+        let status = refused.status();
+        let body = refused.text().await.unwrap();
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains("the server is full"), "{body}");
+    }
+    // One at a time, the places left are served, and not one more.
+    while post(&s.url, &[]).await.status().is_success() {
+        served += 1;
+    }
+    assert_eq!(served, 3);
+}
+
+#[tokio::test]
+async fn requests_past_a_session_s_in_flight_limit_are_refused() {
+    let limits = http::SessionLimits { max_in_flight: 1, ..Default::default() };
+    let s = start_with(http::HttpOptions { limits, ..Default::default() }).await;
+    let opened = post(&s.url, &[]).await;
+    let id = opened.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let in_session = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", "2025-06-18")];
+    let slow = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "Bash", "arguments": {"command": "sleep 1; echo done"}}});
+    let (url, headers) = (s.url.clone(), in_session.map(|(k, v)| (k, v.to_string())));
+    let running = tokio::spawn(async move {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        post_body(&url, &headers, &slow).await.text().await.unwrap()
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let refused = post_body(&s.url, &in_session, &ping).await;
+    assert_eq!(refused.status(), 429);
+    let body = refused.text().await.unwrap();
+    assert!(body.contains("limit of requests in flight (1)") && body.contains("wait for one to finish"), "{body}");
+    assert!(running.await.unwrap().contains("done"));
+    assert!(post_body(&s.url, &in_session, &ping).await.status().is_success());
 }

@@ -188,6 +188,21 @@ pub struct McpArgs {
     /// directory). Default: --cwd and every --add-dir.
     #[arg(long, value_name = "DIR")]
     pub root: Vec<PathBuf>,
+
+    /// HTTP sessions held at once; past this a new one is refused until one ends [default:
+    /// 64, or mcp.max_sessions].
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_sessions: Option<u64>,
+
+    /// Close an HTTP session unused for this many seconds, killing its background processes
+    /// [default: 1800, or mcp.session_idle_timeout].
+    #[arg(long, value_name = "SECS", requires = "http", value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub session_idle_timeout: Option<u64>,
+
+    /// Also answer web pages from this origin, e.g. http://localhost:3000 (repeatable; by
+    /// default only the server's own origin, besides clients that send none).
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub allow_origin: Vec<String>,
 }
 
 #[derive(Debug, Args)]

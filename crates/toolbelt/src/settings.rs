@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub use resolve::{Settings, ShellSettings};
+pub use resolve::{McpHttpSettings, Settings, ShellSettings};
 pub use store::LocalRuleStore;
 pub use toolbelt_mcp::client::UpstreamConfig;
 pub use trust::{Trust, TrustStore};

@@ -33,7 +33,7 @@ fn stdout(out: &std::process::Output) -> String {
 #[test]
 fn help_is_everywhere() {
     let dir = tempfile::tempdir().unwrap();
-    for args in [&["--help"][..], &["tools", "--help"], &["call", "--help"], &["batch", "--help"]] {
+    for args in [&["--help"][..], &["tools", "--help"], &["call", "--help"], &["batch", "--help"], &["mcp", "--help"]] {
         let out = toolbelt(dir.path()).args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}");
         let text = stdout(&out);

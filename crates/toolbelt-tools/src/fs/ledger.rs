@@ -5,8 +5,12 @@
 //! file with the same bytes does not make it stale (a frequent complaint about other
 //! agents). Files are keyed by their real path (symlinks resolved), so a read through a link
 //! counts for an edit of its target.
+//!
+//! The ledger remembers at most [`MAX_FILES`] files; past that, the one recorded longest ago
+//! is forgotten (an edit of it asks for a new Read), so a session reading file after file
+//! holds a bounded amount of memory.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -45,10 +49,22 @@ pub fn hash_hex(digest: u128) -> String {
     format!("{digest:032x}")
 }
 
+/// The most files a ledger remembers.
+pub const MAX_FILES: usize = 20_000;
+
 /// Every file read (or written) in the session, by real path.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FileLedger {
     files: BTreeMap<PathBuf, FileState>,
+    /// When each file was last recorded (a counter), to forget the oldest first.
+    #[serde(skip)]
+    recorded: HashMap<PathBuf, u64>,
+    /// Files in the order recorded, each with its count then; an entry whose count is no
+    /// longer the file's is stale (recorded again since).
+    #[serde(skip)]
+    order: VecDeque<(u64, PathBuf)>,
+    #[serde(skip)]
+    next: u64,
 }
 
 impl SessionSlot for FileLedger {
@@ -58,16 +74,55 @@ impl SessionSlot for FileLedger {
 impl FileLedger {
     /// Records what was read or written.
     pub fn record(cx: &ToolContext, real_path: &Path, state: FileState) {
-        cx.with_slot::<FileLedger, _>(|l| {
-            l.files.insert(real_path.to_path_buf(), state);
-        });
+        cx.with_slot::<FileLedger, _>(|l| l.insert(real_path, state));
     }
 
     /// Drops what was recorded for a file that no longer exists (deleted or moved away).
     pub fn forget(cx: &ToolContext, real_path: &Path) {
         cx.with_slot::<FileLedger, _>(|l| {
             l.files.remove(real_path);
+            l.recorded.remove(real_path);
         });
+    }
+
+    /// Records `state` for `path`, forgetting the files recorded longest ago past
+    /// [`MAX_FILES`].
+    fn insert(&mut self, path: &Path, state: FileState) {
+        self.next += 1;
+        self.files.insert(path.to_path_buf(), state);
+        self.recorded.insert(path.to_path_buf(), self.next);
+        self.order.push_back((self.next, path.to_path_buf()));
+        while self.files.len() > MAX_FILES {
+            match self.order.pop_front() {
+                Some((n, old)) if self.recorded.get(&old) == Some(&n) => {
+                    self.recorded.remove(&old);
+                    self.files.remove(&old);
+                }
+                Some(_) => {}
+                // Files restored from a saved session have no order: the first by path go.
+                None => {
+                    let first = self.files.keys().find(|p| !self.recorded.contains_key(*p)).cloned();
+                    match first {
+                        Some(first) => self.files.remove(&first),
+                        None => break,
+                    };
+                }
+            }
+        }
+        if self.order.len() > 2 * MAX_FILES {
+            let recorded = &self.recorded;
+            self.order.retain(|(n, p)| recorded.get(p) == Some(n));
+        }
+    }
+
+    /// How many files are remembered.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether no file is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
     }
 
     /// What was recorded for the file, if anything.
@@ -89,5 +144,30 @@ impl FileLedger {
             ))),
             Some(_) => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(n: usize) -> FileState {
+        FileState::of(n.to_string().as_bytes(), None)
+    }
+
+    #[test]
+    fn the_ledger_forgets_the_files_recorded_longest_ago() {
+        let mut ledger = FileLedger::default();
+        ledger.insert(Path::new("/keep"), state(0));
+        for n in 0..MAX_FILES + 10 {
+            ledger.insert(&PathBuf::from(format!("/f{n}")), state(n));
+            if n % 1000 == 0 {
+                ledger.insert(Path::new("/keep"), state(0)); // recorded again: stays
+            }
+        }
+        assert_eq!(ledger.len(), MAX_FILES);
+        assert!(ledger.files.contains_key(Path::new("/keep")));
+        assert!(!ledger.files.contains_key(Path::new("/f0")) && ledger.files.contains_key(Path::new("/f20009")));
+        assert!(ledger.order.len() <= 2 * MAX_FILES + 1 && ledger.recorded.len() == MAX_FILES);
     }
 }

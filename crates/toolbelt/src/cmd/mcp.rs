@@ -39,7 +39,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         tracing::warn!("{signal}: stopped the {trees} command(s) still running");
         std::process::exit(if signal == "terminated" { 143 } else { 130 });
     });
-    let served = serve(args, runtime, options).await;
+    let served = serve(args, &setup, runtime, options).await;
     if let Some(gateway) = gateway {
         gateway.shutdown().await;
     }
@@ -49,6 +49,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
 
 async fn serve(
     args: &McpArgs,
+    setup: &Setup,
     runtime: Arc<toolbelt_runtime::Runtime>,
     options: Arc<ServerOptions>,
 ) -> anyhow::Result<()> {
@@ -66,10 +67,29 @@ async fn serve(
             };
             let shutdown = super::cancel_on_stop();
             let new_server = move || McpServer::new(Arc::clone(&runtime), Arc::clone(&options));
-            http::serve(new_server, HttpOptions { bind, token }, shutdown).await.context("MCP over HTTP")?;
+            let options = http_options(args, setup, token);
+            http::serve(bind, new_server, options, shutdown).await.map_err(|e| match e.kind() {
+                std::io::ErrorKind::InvalidInput => Usage(format!("--allow-origin / mcp.allowed_origins: {e}")).into(),
+                _ => anyhow::Error::new(e).context("MCP over HTTP"),
+            })?;
         }
     }
     Ok(())
+}
+
+/// The HTTP endpoint's options: the settings, then the flags.
+fn http_options(args: &McpArgs, setup: &Setup, token: Option<String>) -> HttpOptions {
+    let settings = &setup.settings.mcp_http;
+    let mut limits = settings.limits;
+    if let Some(n) = args.max_sessions.and_then(|n| usize::try_from(n).ok()) {
+        limits.max_sessions = n;
+    }
+    if let Some(secs) = args.session_idle_timeout {
+        limits.idle_timeout = std::time::Duration::from_secs(secs);
+    }
+    let mut allowed_origins = settings.allowed_origins.clone();
+    allowed_origins.extend(args.allow_origin.iter().cloned());
+    HttpOptions { token, allowed_origins, limits }
 }
 
 const INSTRUCTIONS: &str = "toolbelt's tools work on the files of the workspace roots. Paths may be \

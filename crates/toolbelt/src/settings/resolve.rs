@@ -50,6 +50,17 @@ pub struct Settings {
     pub compat_claude: bool,
     /// Upstream MCP servers, by name.
     pub mcp_servers: Vec<(String, toolbelt_mcp::client::UpstreamConfig)>,
+    /// How `toolbelt mcp --http` serves.
+    pub mcp_http: McpHttpSettings,
+}
+
+/// The settings of `toolbelt mcp --http`.
+#[derive(Debug, Clone, Default)]
+pub struct McpHttpSettings {
+    /// How many sessions, for how long idle.
+    pub limits: toolbelt_mcp::http::SessionLimits,
+    /// Browser origins allowed besides the server's own.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Settings {
@@ -125,8 +136,17 @@ impl Settings {
                 .iter()
                 .any(|(l, _)| matches!(l, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal));
         let mcp_servers = r.mcp_servers();
+        let mut limits = toolbelt_mcp::http::SessionLimits::default();
+        if let Some(n) = r.usize("mcp.max_sessions") {
+            limits.max_sessions = n;
+        }
+        if let Some(idle) = secs(&r, "mcp.session_idle_timeout") {
+            limits.idle_timeout = idle;
+        }
+        let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts("mcp.allowed_origins") };
         let settings = Settings {
             mcp_servers,
+            mcp_http,
             permissions,
             additional_directories,
             hooks,

@@ -111,6 +111,24 @@ pub const KEYS: &[KeyDef] = &[
     key("audit.keep", Kind::Int { min: 0, max: 1_000 }, "5", "rotated audit files kept (0 is read as 1)"),
     key("compat.claude", Kind::Bool, "false", "also read Claude Code's settings files"),
     key(
+        "mcp.max_sessions",
+        Kind::Int { min: 1, max: 100_000 },
+        "64",
+        "MCP sessions `toolbelt mcp --http` holds at once; past this a new one is refused until one ends",
+    ),
+    key(
+        "mcp.session_idle_timeout",
+        Kind::Int { min: 1, max: 604_800 },
+        "1800",
+        "seconds an HTTP MCP session may go unused before it is closed (its background processes killed)",
+    ),
+    key(
+        "mcp.allowed_origins",
+        Kind::List,
+        "[]",
+        "browser origins `toolbelt mcp --http` answers besides its own (scheme://host:port, or null)",
+    ),
+    key(
         "mcp.servers.*",
         Kind::Table,
         "{}",
@@ -220,5 +238,7 @@ mod tests {
         assert!(find("audit.keep").is_some() && find("audit").is_none());
         assert_eq!(find("mcp.servers.github").map(|k| k.path), Some("mcp.servers.*"));
         assert!(find("mcp.servers").is_none() && find("mcp.servers.a.b").is_none() && is_table("mcp.servers"));
+        assert_eq!(find("mcp.max_sessions").map(|k| k.path), Some("mcp.max_sessions"));
+        assert!(is_table("mcp") && find("mcp.allowed_origins").is_some_and(|k| k.kind == Kind::List));
     }
 }

@@ -12,7 +12,9 @@
 //!   Write replaced a device with a regular file;
 //! * `audit.rs`, `audit_mcp.rs` — the audit log as evidence: out of the workspace, owner-only,
 //!   secrets redacted by pattern, refused calls and the client recorded, and `toolbelt audit
-//!   verify` catching a truncated, an edited and a deleted record.
+//!   verify` catching a truncated, an edited and a deleted record;
+//! * `mcp_server.rs` — the MCP server itself: sessions without bound or end, tokens and
+//!   origins, and stdio lines that went unanswered.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::new_without_default)]
 
 #[path = "../common/pty.rs"]
@@ -25,6 +27,7 @@ mod audit;
 mod audit_mcp;
 mod deny_rules;
 mod git;
+mod mcp_server;
 mod patch_crash;
 mod read_rules;
 mod self_widening;

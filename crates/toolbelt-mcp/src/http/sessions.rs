@@ -1,0 +1,384 @@
+//! The HTTP endpoint's MCP sessions, bounded in number, in requests and in time.
+//!
+//! [`Sessions`] is the rmcp session manager of the endpoint: rmcp's in-memory
+//! [`LocalSessionManager`] underneath, plus a table of the open sessions with, for each, when
+//! its client was last heard from and how many of its requests are in flight. It refuses a
+//! new session past [`SessionLimits::max_sessions`] and a request past
+//! [`SessionLimits::max_in_flight`]; [`reap`] closes the sessions idle longer than
+//! [`SessionLimits::idle_timeout`]. Closing a session ends its rmcp service, which drops its
+//! [`McpServer`](crate::McpServer) and with it the runtime session: its background processes
+//! are killed and its SessionEnd hooks run.
+//!
+//! Idle means no request in flight and no message from the client: an open `GET` stream (a
+//! client listening for server messages) does not keep a session alive, a long tool call does.
+//! rmcp's own idle timer is turned off: it counts a long call with no output as idle, and
+//! would end the session under it.
+//!
+//! # What one session holds, and what bounds it
+//!
+//! * rmcp's session worker: a 16-message inbound channel; a cache of the last 16 messages for
+//!   the `GET` stream and for each request's stream (one per request in flight, at most
+//!   [`SessionLimits::max_in_flight`]); at most 32 extra `GET` streams, one message each;
+//!   the streams of cancelled requests for 60 s. A request body is at most 4 MiB.
+//! * The rmcp service: one task per request in flight.
+//! * The runtime session: the read ledger (at most its cap of files, the oldest forgotten),
+//!   the todo list (replaced whole by each TodoWrite, so at most one request's size), the
+//!   background tasks (a running limit; at most 100 finished ones kept; their output in log
+//!   files, not in memory), the grants (one per approval a person gave).
+//! * Progress notifications: at most 16 KiB of a call's output waiting to be sent, the rest
+//!   dropped while the client is slow.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures_util::Stream;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::ServerSseMessage;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+use tokio_util::sync::CancellationToken;
+
+/// How many sessions may be open, how long one may idle, how many requests it may have in
+/// flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// Sessions open at once; a new one past this is refused until one ends.
+    pub max_sessions: usize,
+    /// A session with no request in flight and no message from its client for this long is
+    /// closed.
+    pub idle_timeout: Duration,
+    /// Requests of one session in flight at once; one more is refused until one finishes.
+    pub max_in_flight: usize,
+}
+
+impl SessionLimits {
+    /// The default number of sessions.
+    pub const DEFAULT_MAX_SESSIONS: usize = 64;
+    /// The default idle timeout: 30 minutes.
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+    /// The default number of requests in flight per session.
+    pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self {
+            max_sessions: Self::DEFAULT_MAX_SESSIONS,
+            idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
+            max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
+        }
+    }
+}
+
+/// Why the endpoint refused to open a session or to take a request.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Every session slot is taken.
+    #[error(
+        "the server is full: {max} MCP sessions are open, its limit (--max-sessions, mcp.max_sessions). \
+         End a session you no longer use (HTTP DELETE /mcp with its Mcp-Session-Id), wait for an idle one \
+         to be closed (after {idle}), or restart the server with a higher limit"
+    )]
+    Full {
+        /// The limit.
+        max: usize,
+        /// The idle timeout, in words.
+        idle: String,
+    },
+    /// The session has as many requests in flight as it may.
+    #[error(
+        "this session is at its limit of requests in flight ({max}); wait for one to finish, then send this \
+         again"
+    )]
+    Busy {
+        /// The limit.
+        max: usize,
+    },
+    /// The session was closed (idle, or deleted) while the request came in.
+    #[error("the session {0} has ended; start a new one with initialize")]
+    Ended(SessionId),
+    /// rmcp's session manager failed.
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
+}
+
+/// The endpoint's sessions: rmcp's in-memory manager, within [`SessionLimits`].
+#[derive(Debug)]
+pub struct Sessions {
+    local: LocalSessionManager,
+    limits: SessionLimits,
+    table: Arc<Mutex<Table>>,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    open: HashMap<SessionId, Activity>,
+    /// Sessions being created (counted against the limit before they have an id).
+    opening: usize,
+    /// Places held by requests that may open a session ([`Sessions::reserve`]).
+    reserved: usize,
+}
+
+#[derive(Debug)]
+struct Activity {
+    last: Instant,
+    in_flight: usize,
+}
+
+impl Activity {
+    fn now() -> Self {
+        Self { last: Instant::now(), in_flight: 0 }
+    }
+}
+
+fn lock(table: &Mutex<Table>) -> MutexGuard<'_, Table> {
+    table.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Sessions {
+    /// No session yet.
+    pub fn new(limits: SessionLimits) -> Self {
+        let mut local = LocalSessionManager::default();
+        // Idleness is judged here (rmcp's timer would end a session during a long call).
+        local.session_config.keep_alive = None;
+        Self { local, limits, table: Arc::default() }
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> SessionLimits {
+        self.limits
+    }
+
+    /// How many sessions are open.
+    pub fn len(&self) -> usize {
+        lock(&self.table).open.len()
+    }
+
+    /// Whether no session is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Holds a place for a session a request may open (a `POST` without a session id) until
+    /// the returned guard is dropped, or refuses when every place is taken or held. Held
+    /// places count until the request ends, even once its session is open, so requests
+    /// racing for the last place are refused here, never halfway through.
+    pub fn reserve(&self) -> Result<Reservation, SessionError> {
+        let mut table = lock(&self.table);
+        if table.open.len() + table.reserved >= self.limits.max_sessions {
+            return Err(self.full());
+        }
+        table.reserved += 1;
+        Ok(Reservation { table: Arc::clone(&self.table) })
+    }
+
+    /// The refusal a new request of session `id` would get now, if any.
+    pub fn refuse_request(&self, id: &str) -> Option<SessionError> {
+        let table = lock(&self.table);
+        let busy = table.open.get(id).is_some_and(|a| a.in_flight >= self.limits.max_in_flight);
+        busy.then_some(SessionError::Busy { max: self.limits.max_in_flight })
+    }
+
+    fn full(&self) -> SessionError {
+        SessionError::Full { max: self.limits.max_sessions, idle: words(self.limits.idle_timeout) }
+    }
+
+    /// Notes that the client of `id` was heard from.
+    fn touch(&self, id: &SessionId) -> Result<(), SessionError> {
+        match lock(&self.table).open.get_mut(id) {
+            Some(activity) => {
+                activity.last = Instant::now();
+                Ok(())
+            }
+            None => Err(SessionError::Ended(id.clone())),
+        }
+    }
+
+    /// Counts a request of `id` in flight until the returned guard is dropped.
+    fn start_request(&self, id: &SessionId) -> Result<InFlight, SessionError> {
+        let mut table = lock(&self.table);
+        let activity = table.open.get_mut(id).ok_or_else(|| SessionError::Ended(id.clone()))?;
+        if activity.in_flight >= self.limits.max_in_flight {
+            return Err(SessionError::Busy { max: self.limits.max_in_flight });
+        }
+        activity.in_flight += 1;
+        activity.last = Instant::now();
+        Ok(InFlight { table: Arc::clone(&self.table), id: id.clone() })
+    }
+
+    /// Takes the sessions idle for the timeout out of the table (so no request reaches them
+    /// any more) and returns their ids.
+    fn take_idle(&self) -> Vec<SessionId> {
+        let timeout = self.limits.idle_timeout;
+        let mut table = lock(&self.table);
+        let idle: Vec<SessionId> = table
+            .open
+            .iter()
+            .filter(|(_, a)| a.in_flight == 0 && a.last.elapsed() >= timeout)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &idle {
+            table.open.remove(id);
+        }
+        idle
+    }
+}
+
+/// A session slot being filled; given back if the creation fails or is abandoned.
+struct Opening<'a>(&'a Mutex<Table>);
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        lock(self.0).opening -= 1;
+    }
+}
+
+/// A place held for a session a request may open; given back on drop.
+#[derive(Debug)]
+pub struct Reservation {
+    table: Arc<Mutex<Table>>,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        lock(&self.table).reserved -= 1;
+    }
+}
+
+/// A request in flight; on drop (its response sent, or its client gone) it no longer counts.
+struct InFlight {
+    table: Arc<Mutex<Table>>,
+    id: SessionId,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(activity) = lock(&self.table).open.get_mut(&self.id) {
+            activity.in_flight = activity.in_flight.saturating_sub(1);
+            activity.last = Instant::now();
+        }
+    }
+}
+
+/// A request's response stream, holding its [`InFlight`] until the stream is dropped.
+struct Tracked<S> {
+    inner: S,
+    _in_flight: InFlight,
+}
+
+impl<S: Stream + Unpin> Stream for Tracked<S> {
+    type Item = S::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.inner).poll_next(cx)
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = SessionError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let opening = {
+            let mut table = lock(&self.table);
+            if table.open.len() + table.opening >= self.limits.max_sessions {
+                return Err(self.full());
+            }
+            table.opening += 1;
+            Opening(&self.table)
+        };
+        let (id, transport) = self.local.create_session().await?;
+        lock(&self.table).open.insert(id.clone(), Activity::now());
+        drop(opening);
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        let _in_flight = self.start_request(id)?;
+        Ok(self.local.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(lock(&self.table).open.contains_key(id) && self.local.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        lock(&self.table).open.remove(id);
+        Ok(self.local.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let in_flight = self.start_request(id)?;
+        let inner = self.local.create_stream(id, message).await?;
+        Ok(Tracked { inner, _in_flight: in_flight })
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        self.touch(id)?;
+        Ok(self.local.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id)?;
+        Ok(self.local.create_standalone_stream(id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id)?;
+        Ok(self.local.resume(id, last_event_id).await?)
+    }
+}
+
+/// Closes idle sessions until `shutdown`, looking every quarter of the idle timeout (between
+/// 0.1 s and 30 s).
+pub async fn reap(sessions: Arc<Sessions>, shutdown: CancellationToken) {
+    let tick = (sessions.limits.idle_timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(tick) => {}
+            () = shutdown.cancelled() => return,
+        }
+        for id in sessions.take_idle() {
+            tracing::info!(session = %id, "closing an MCP session idle for {}", words(sessions.limits.idle_timeout));
+            if let Err(e) = sessions.local.close_session(&id).await {
+                tracing::warn!(session = %id, "closing an idle MCP session failed: {e}");
+            }
+        }
+    }
+}
+
+/// A duration as people write it: `30 min`, `90 s`.
+pub fn words(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs >= 60 && secs.is_multiple_of(60) { format!("{} min", secs / 60) } else { format!("{secs} s") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_words() {
+        assert_eq!(words(Duration::from_secs(1800)), "30 min");
+        assert_eq!(words(Duration::from_secs(90)), "90 s");
+        assert_eq!(words(Duration::from_secs(1)), "1 s");
+    }
+}

@@ -1,0 +1,387 @@
+//! MCP over stdio: newline-delimited JSON-RPC, each line judged before rmcp sees it.
+//!
+//! rmcp's own stdio transport drops a line that is not JSON, or longer than its cap, without
+//! a word, and answers JSON of the wrong shape without an `id`. JSON-RPC 2.0 wants an answer
+//! to each: `-32700 Parse error` for a line that is not JSON (invalid UTF-8 included) and
+//! `-32600 Invalid Request` for JSON that is not a message, with `"id": null` unless the id
+//! could be read. [`Lines`] frames the input itself, answers those with what was wrong and
+//! what to send instead, and hands rmcp only messages it can read. A line longer than
+//! [`MAX_LINE`] is answered as soon as it passes the cap; the rest of it is skipped as it
+//! arrives, never held in memory.
+//!
+//! `receive` is polled inside rmcp's `select!`, so it may be dropped at any await: a partial
+//! line stays in the buffer, an answer not yet queued stays pending, and an answer written
+//! halfway stays queued in [`Out`] (which every writer finishes first), so no message is lost
+//! or cut into another.
+
+use std::io;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::service::TxJsonRpcMessage;
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::sync::Mutex;
+
+/// The longest line read: 16 MiB.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// A line buffer grown past this is given back after its line.
+const KEEP_CAPACITY: usize = 1024 * 1024;
+
+/// JSON-RPC's code for input that is not JSON.
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's code for JSON that is not a valid message.
+const INVALID_REQUEST: i64 = -32600;
+
+/// Newline-delimited JSON-RPC over a reader and a writer, as an rmcp server transport.
+pub(super) struct Lines<R, W> {
+    read: BufReader<R>,
+    line: Vec<u8>,
+    /// Dropping the rest of a line that passed the cap.
+    skipping: bool,
+    /// An answer of ours not yet queued for writing.
+    answer: Option<Vec<u8>>,
+    /// An answer of ours queued but maybe not all written.
+    flushing: bool,
+    out: Arc<Mutex<Out<W>>>,
+}
+
+/// The writing half, shared by rmcp's sends and our own answers.
+struct Out<W> {
+    writer: W,
+    /// Bytes queued; those before `sent` are written.
+    queued: Vec<u8>,
+    sent: usize,
+    closed: bool,
+}
+
+impl<W: AsyncWrite + Unpin> Out<W> {
+    /// Writes every queued byte. Cancelled halfway, the rest stays queued for the next call.
+    async fn drain(&mut self) -> io::Result<()> {
+        while self.sent < self.queued.len() {
+            let n = self.writer.write(&self.queued[self.sent..]).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            self.sent += n;
+        }
+        self.queued.clear();
+        self.sent = 0;
+        if self.queued.capacity() > KEEP_CAPACITY {
+            self.queued = Vec::new();
+        }
+        self.writer.flush().await
+    }
+
+    async fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.closed {
+            return Err(io::Error::new(io::ErrorKind::NotConnected, "the MCP connection is closed"));
+        }
+        self.queued.extend_from_slice(bytes);
+        self.drain().await
+    }
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Lines<R, W> {
+    pub(super) fn new(read: R, write: W) -> Self {
+        Self {
+            read: BufReader::with_capacity(64 * 1024, read),
+            line: Vec::new(),
+            skipping: false,
+            answer: None,
+            flushing: false,
+            out: Arc::new(Mutex::new(Out { writer: write, queued: Vec::new(), sent: 0, closed: false })),
+        }
+    }
+
+    /// Reads up to the next newline into `self.line`, at most [`MAX_LINE`] bytes.
+    async fn read_line(&mut self) -> io::Result<Read> {
+        loop {
+            let (used, step) = {
+                let available = self.read.fill_buf().await?;
+                if available.is_empty() {
+                    return Ok(Read::End);
+                }
+                let newline = available.iter().position(|b| *b == b'\n');
+                let take = newline.map_or(available.len(), |i| i + 1);
+                if self.skipping {
+                    (take, if newline.is_some() { Step::EndSkip } else { Step::More })
+                } else if self.line.len() + take > MAX_LINE + 1 {
+                    self.line.clear();
+                    (take, if newline.is_some() { Step::TooLong } else { Step::TooLongSkip })
+                } else {
+                    self.line.extend_from_slice(&available[..take]);
+                    (take, if newline.is_some() { Step::Line } else { Step::More })
+                }
+            };
+            self.read.consume(used);
+            match step {
+                Step::More => {}
+                Step::EndSkip => self.skipping = false,
+                Step::Line => return Ok(Read::Line),
+                Step::TooLong => return Ok(Read::TooLong),
+                Step::TooLongSkip => {
+                    self.skipping = true;
+                    return Ok(Read::TooLong);
+                }
+            }
+        }
+    }
+
+    /// Writes our pending answer, if any (safe to cancel: see the module's notes).
+    async fn answer(&mut self) -> io::Result<()> {
+        if self.answer.is_none() && !self.flushing {
+            return Ok(());
+        }
+        let mut out = self.out.lock().await;
+        if let Some(answer) = self.answer.take() {
+            out.queued.extend_from_slice(&answer);
+            self.flushing = true;
+        }
+        out.drain().await?;
+        self.flushing = false;
+        Ok(())
+    }
+}
+
+enum Read {
+    Line,
+    TooLong,
+    End,
+}
+
+enum Step {
+    More,
+    EndSkip,
+    Line,
+    TooLong,
+    TooLongSkip,
+}
+
+impl<R, W> Transport<RoleServer> for Lines<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = io::Error;
+
+    fn send(&mut self, item: TxJsonRpcMessage<RoleServer>) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        let out = Arc::clone(&self.out);
+        let bytes = serde_json::to_vec(&item).map(|mut b| {
+            b.push(b'\n');
+            b
+        });
+        async move { out.lock().await.write(&bytes.map_err(io::Error::other)?).await }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            if let Err(e) = self.answer().await {
+                tracing::error!("cannot write to the MCP client: {e}");
+                return None;
+            }
+            let read = match self.read_line().await {
+                Ok(read) => read,
+                Err(e) => {
+                    tracing::error!("cannot read from the MCP client: {e}");
+                    return None;
+                }
+            };
+            match read {
+                Read::End => return None,
+                Read::TooLong => {
+                    tracing::warn!("a message longer than {MAX_LINE} bytes was skipped");
+                    self.answer = Some(error_line(
+                        &Value::Null,
+                        INVALID_REQUEST,
+                        &format!(
+                            "the message is longer than {} MiB ({MAX_LINE} bytes), the limit of one line; it was \
+                             skipped. Send smaller messages (put large contents in files the tools read)",
+                            MAX_LINE >> 20
+                        ),
+                    ));
+                }
+                Read::Line => {
+                    let verdict = judge(&self.line);
+                    self.line.clear();
+                    if self.line.capacity() > KEEP_CAPACITY {
+                        self.line = Vec::new();
+                    }
+                    match verdict {
+                        Verdict::Message(message) => return Some(*message),
+                        Verdict::Answer(answer) => self.answer = Some(answer),
+                        Verdict::Skip => {}
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        let mut out = self.out.lock().await;
+        out.closed = true;
+        out.drain().await
+    }
+}
+
+/// What to do with one line.
+#[derive(Debug)]
+enum Verdict {
+    /// Hand it to rmcp.
+    Message(Box<ClientJsonRpcMessage>),
+    /// Answer it with this error line.
+    Answer(Vec<u8>),
+    /// Nothing (a blank line, or a notification or response nobody can answer).
+    Skip,
+}
+
+/// Judges one line (with its newline).
+fn judge(line: &[u8]) -> Verdict {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            let message = format!(
+                "parse error: the message is not valid UTF-8 (at byte {}); send JSON text in UTF-8, one \
+                 message per line",
+                e.valid_up_to()
+            );
+            return Verdict::Answer(error_line(&Value::Null, PARSE_ERROR, &message));
+        }
+    };
+    if text.trim().is_empty() {
+        return Verdict::Skip;
+    }
+    let typed = match serde_json::from_str::<ClientJsonRpcMessage>(text) {
+        Ok(message) => return Verdict::Message(Box::new(message)),
+        Err(e) => e,
+    };
+    let value = match serde_json::from_str::<Value>(text) {
+        Ok(value) => value,
+        Err(e) => {
+            let message =
+                format!("parse error: the message is not valid JSON ({e}); send one JSON-RPC message per line");
+            return Verdict::Answer(error_line(&Value::Null, PARSE_ERROR, &message));
+        }
+    };
+    let object = match &value {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            let message = "invalid request: batches (JSON arrays) are not supported; send each message on a line of \
+                           its own";
+            return Verdict::Answer(error_line(&Value::Null, INVALID_REQUEST, message));
+        }
+        other => {
+            let message = format!("invalid request: a JSON-RPC message is an object, not {}", kind(other));
+            return Verdict::Answer(error_line(&Value::Null, INVALID_REQUEST, &message));
+        }
+    };
+    let id = object.get("id").filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+    match (object.get("method"), id) {
+        (Some(Value::String(method)), None) if !object.contains_key("id") => {
+            tracing::debug!("skipping a notification that cannot be read ({method}): {typed}");
+            Verdict::Skip
+        }
+        (None, _) if object.contains_key("result") || object.contains_key("error") => {
+            tracing::warn!("skipping a response from the client that cannot be read: {typed}");
+            Verdict::Skip
+        }
+        (_, id) => {
+            let message = format!(
+                "invalid request: not a JSON-RPC 2.0 message ({typed}); a request is \
+                 {{\"jsonrpc\": \"2.0\", \"id\": <number or string>, \"method\": <string>, \"params\": <object>}}"
+            );
+            Verdict::Answer(error_line(id.unwrap_or(&Value::Null), INVALID_REQUEST, &message))
+        }
+    }
+}
+
+/// A JSON-RPC error response, as a line.
+fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
+    let mut line = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string();
+    line.push('\n');
+    line.into_bytes()
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(line: &str) -> Value {
+        match judge(line.as_bytes()) {
+            Verdict::Answer(bytes) => serde_json::from_slice(&bytes).unwrap(),
+            other => panic!("expected an answer to {line:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn lines_that_are_not_json_are_parse_errors_with_a_null_id() {
+        for line in ["garbage{\n", "{\"jsonrpc\": \"2.0\", \"id\": 1, \n"] {
+            let a = answer(line);
+            assert_eq!(a["error"]["code"], PARSE_ERROR, "{a}");
+            assert!(a["id"].is_null() && a.as_object().unwrap().contains_key("id"), "{a}");
+        }
+        let Verdict::Answer(bytes) = judge(b"{\"a\": \"\xff\"}\n") else { panic!("invalid UTF-8 is answered") };
+        let a: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(a["error"]["code"], PARSE_ERROR);
+        assert!(a["error"]["message"].as_str().unwrap().contains("UTF-8"), "{a}");
+    }
+
+    #[test]
+    fn json_that_is_not_a_message_is_an_invalid_request() {
+        assert_eq!(answer("[1]")["error"]["code"], INVALID_REQUEST);
+        assert_eq!(answer("42")["error"]["code"], INVALID_REQUEST);
+        let a = answer(r#"{"jsonrpc": "2.0", "id": 7, "method": 5}"#);
+        assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(7), json!(INVALID_REQUEST)), "{a}");
+        assert!(answer(r#"{"id": {"x": 1}, "method": "ping"}"#)["id"].is_null());
+    }
+
+    #[test]
+    fn messages_pass_and_blank_lines_are_skipped() {
+        let ok = judge(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n");
+        assert!(matches!(ok, Verdict::Message(_)), "{ok:?}");
+        assert!(matches!(judge(b"  \n"), Verdict::Skip));
+        assert!(matches!(judge(br#"{"jsonrpc":"2.0","method":7}"#), Verdict::Answer(_)));
+        assert!(matches!(judge(br#"{"jsonrpc":"2.0","result":7}"#), Verdict::Skip));
+    }
+
+    #[tokio::test]
+    async fn an_oversized_line_is_answered_and_skipped_and_the_next_one_read() {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server);
+        let mut lines = Lines::new(server_read, server_write);
+        let writer = tokio::spawn(async move {
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..(MAX_LINE >> 20) + 2 {
+                client.write_all(&chunk).await.unwrap();
+            }
+            client.write_all(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n").await.unwrap();
+            let mut answer = Vec::new();
+            let mut reader = BufReader::new(&mut client);
+            reader.read_until(b'\n', &mut answer).await.unwrap();
+            answer
+        });
+        let next = lines.receive().await.unwrap();
+        assert!(matches!(next, ClientJsonRpcMessage::Request(_)), "{next:?}");
+        let answer: Value = serde_json::from_slice(&writer.await.unwrap()).unwrap();
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
+        assert!(answer["error"]["message"].as_str().unwrap().contains("16 MiB"), "{answer}");
+        assert!(lines.line.capacity() <= MAX_LINE + 1);
+    }
+}

@@ -7,6 +7,9 @@
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
 //! * `read_rules.rs` — read denials covered only the Read tool; read-only commands read
 //!   anywhere; commands saw toolbelt's secrets;
+//! * `sandbox.rs` — a sandboxed command as root kept every capability, made a device node,
+//!   stopped processes and reached Unix sockets outside, outlived its kill, and wrote through
+//!   a descriptor the server inherited;
 //! * `patch_crash.rs` — ApplyPatch killed mid-commit left some files new, the rest old;
 //! * `special_files.rs` — a device read whole filled memory, a FIFO blocked the file tools,
 //!   Write replaced a device with a regular file;
@@ -30,6 +33,7 @@ mod git;
 mod mcp_server;
 mod patch_crash;
 mod read_rules;
+mod sandbox;
 mod self_widening;
 mod special_files;
 mod trust;
@@ -118,6 +122,12 @@ impl World {
     /// The toolbelt binary in the project, with this world's home and nobody to ask.
     pub fn toolbelt(&self) -> Command {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+        self.toolbelt_env(&mut cmd);
+        cmd
+    }
+
+    /// `cmd` set up as [`World::toolbelt`] sets up the binary (a launcher that runs it).
+    pub fn toolbelt_env<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
         cmd.current_dir(&self.root)
             .env("NO_COLOR", "1")
             .env("HOME", &self.home)
@@ -126,8 +136,7 @@ impl World {
             .env("CI", "true")
             .env_remove("TOOLBELT_LOG")
             .env_remove("TOOLBELT_MANAGED_CONFIG")
-            .stdin(Stdio::null());
-        cmd
+            .stdin(Stdio::null())
     }
 
     /// Runs toolbelt; (exit code, stdout, stderr).
@@ -220,6 +229,12 @@ impl Mcp {
             .as_array()
             .map(|c| c.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"));
         (result["isError"] == true, text.unwrap_or_default())
+    }
+
+    /// Sends the server SIGTERM and waits for it to end.
+    pub fn terminate(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = self.child.wait();
     }
 
     pub fn tool_names(&mut self) -> Vec<String> {

@@ -166,9 +166,6 @@ pub fn spawn(launch: Launch<'_>, configure: impl FnOnce(&mut tokio::process::Com
     // Our copy of the write end goes with the command, or the pipe would never read as closed.
     drop(command);
     let leader = child.id().unwrap_or(0);
-    if let Some(cgroup) = &launch.cgroup {
-        cgroup.add(leader);
-    }
     let tree = Tree::new(leader, tag, launch.cgroup);
     Ok(Spawned { child, tree, control: Control { read, data: Vec::new(), closed: false } })
 }

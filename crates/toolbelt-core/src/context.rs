@@ -163,6 +163,18 @@ impl ToolContext {
         roots
     }
 
+    /// Where this call may read: [`ToolContext::roots`] and the session's data directory (a
+    /// read-only root: spilled output and task logs).
+    pub fn read_roots(&self) -> Vec<PathBuf> {
+        let mut roots = self.roots();
+        for dir in self.session.read_roots() {
+            if !roots.contains(&dir) {
+                roots.push(dir);
+            }
+        }
+        roots
+    }
+
     /// Resolves a path against the session cwd.
     pub fn resolve(&self, path: &Path) -> PathBuf {
         self.session.resolve(path)

@@ -50,6 +50,8 @@ pub struct SessionState {
     id: String,
     cwd: RwLock<PathBuf>,
     roots: RwLock<Vec<PathBuf>>,
+    data_dir: RwLock<Option<PathBuf>>,
+    readable: RwLock<Option<PathBuf>>,
     slots: Mutex<BTreeMap<String, Slot>>,
 }
 
@@ -73,7 +75,14 @@ impl SessionState {
         if roots.is_empty() {
             roots.push(cwd.clone());
         }
-        Self { id: id.into(), cwd: RwLock::new(cwd), roots: RwLock::new(roots), slots: Mutex::new(BTreeMap::new()) }
+        Self {
+            id: id.into(),
+            cwd: RwLock::new(cwd),
+            roots: RwLock::new(roots),
+            data_dir: RwLock::new(None),
+            readable: RwLock::new(None),
+            slots: Mutex::new(BTreeMap::new()),
+        }
     }
 
     /// The session id.
@@ -99,6 +108,32 @@ impl SessionState {
     /// Replaces the workspace roots.
     pub fn set_roots(&self, roots: Vec<PathBuf>) {
         *self.roots.write().unwrap_or_else(PoisonError::into_inner) = roots;
+    }
+
+    /// Where the session keeps the files it makes for the model to read back (spilled
+    /// output, task logs), when it has such a place.
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        self.data_dir.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Sets the session's data directory, and `readable`, the read-only root that holds it
+    /// (the project's sessions, so output spilled by an earlier call can be read back), see
+    /// [`SessionState::read_roots`].
+    pub fn set_data_dir(&self, dir: PathBuf, readable: PathBuf) {
+        *self.data_dir.write().unwrap_or_else(PoisonError::into_inner) = Some(dir);
+        *self.readable.write().unwrap_or_else(PoisonError::into_inner) = Some(readable);
+    }
+
+    /// Where the session may read: the workspace roots, and the read-only root holding its
+    /// data directory (the model reads spilled output there; no tool writes it).
+    pub fn read_roots(&self) -> Vec<PathBuf> {
+        let mut roots = self.roots();
+        if let Some(dir) = self.readable.read().unwrap_or_else(PoisonError::into_inner).clone()
+            && !roots.contains(&dir)
+        {
+            roots.push(dir);
+        }
+        roots
     }
 
     /// Resolves `path` against the cwd (absolute paths are returned as they are).

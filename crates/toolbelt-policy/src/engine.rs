@@ -77,6 +77,12 @@ impl std::fmt::Debug for PermissionEngine {
     }
 }
 
+/// Where a session may write (its workspace roots) and read (those and its data directory).
+struct SessionRoots {
+    write: Roots,
+    read: Roots,
+}
+
 /// One part, judged.
 struct Judged {
     decision: Decision,
@@ -196,12 +202,18 @@ impl PermissionEngine {
         None
     }
 
-    fn judge(&self, call: &CallInfo<'_>, part: &Part, roots: &Roots, grants: &[Rule], persisted: &[Rule]) -> Judged {
+    fn judge(
+        &self,
+        call: &CallInfo<'_>,
+        part: &Part,
+        roots: &SessionRoots,
+        grants: &[Rule],
+        persisted: &[Rule],
+    ) -> Judged {
         let (tool, input) = (call.tool, call.input);
         let outside = match part {
-            Part::Read { given, real } | Part::Write { given, real } if !roots.contain(given, real) => {
-                Some(given.clone())
-            }
+            Part::Read { given, real } if !roots.read.contain(given, real) => Some(given.clone()),
+            Part::Write { given, real } if !roots.write.contain(given, real) => Some(given.clone()),
             _ => None,
         };
         let allowed = |source: String| Judged {
@@ -312,7 +324,8 @@ impl Authorizer for PermissionEngine {
             );
         }
 
-        let roots = Roots::new(&call.session.roots());
+        let roots =
+            SessionRoots { write: Roots::new(&call.session.roots()), read: Roots::new(&call.session.read_roots()) };
         let grants = self.session_grants(call.session);
         let persisted = self.persisted.read().unwrap_or_else(PoisonError::into_inner);
         let judged: Vec<Judged> =

@@ -119,7 +119,7 @@ impl CallInfo<'_> {
         // A command's reads inside the workspace are what any command does; the ones outside
         // are worth a person's attention.
         let runs = self.access.touches.iter().any(|t| matches!(t, Touch::Execute(_)));
-        let roots = self.session.roots();
+        let roots = self.session.read_roots();
         let actions: Vec<String> = self
             .access
             .touches
@@ -209,7 +209,7 @@ impl Approver for NoApprover {
 /// The message for an `Ask` nobody can answer: what needed approval, what decided so, and the
 /// rule that would allow it.
 pub fn unattended_denial(call: &CallInfo<'_>, verdict: &Verdict) -> String {
-    let fix = if verdict.allow_rules.is_empty() {
+    let mut fix = if verdict.allow_rules.is_empty() {
         "to allow it, add an allow rule for it to permissions.allow in .toolbelt/config.local.toml".to_string()
     } else {
         let rules: Vec<String> = verdict.allow_rules.iter().map(|r| format!("`{r}`")).collect();
@@ -221,6 +221,20 @@ pub fn unattended_denial(call: &CallInfo<'_>, verdict: &Verdict) -> String {
             flags.join(" ")
         )
     };
+    // Paths outside the workspace: adding their directory as a root works too.
+    let mut dirs: Vec<String> = Vec::new();
+    for path in paths::outside_session(call.access, call.session) {
+        let dir =
+            if path.is_dir() { path.clone() } else { path.parent().map(Path::to_path_buf).unwrap_or(path.clone()) };
+        let dir = paths::normalize(&dir).display().to_string();
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    if !dirs.is_empty() {
+        let flags: Vec<String> = dirs.iter().map(|d| format!("--add-dir '{d}'")).collect();
+        fix.push_str(&format!(", or make the directory a workspace root with {}", flags.join(" ")));
+    }
     format!(
         "`{}` needs approval ({}; decided by {}) and nobody is available to approve it; {fix}",
         call.tool.name, verdict.reason, verdict.source

@@ -84,6 +84,26 @@ pub fn inside_roots(path: &Path, roots: &[PathBuf]) -> bool {
     Roots::new(roots).contain(&normalize(path), &real_path(path))
 }
 
+/// The paths a call reads or writes outside what the session may read (its roots and data
+/// directory) or write (its roots), in declaration order.
+pub fn outside_session(access: &Access, session: &toolbelt_core::SessionState) -> Vec<PathBuf> {
+    let (write, read) = (Roots::new(&session.roots()), Roots::new(&session.read_roots()));
+    let mut out: Vec<PathBuf> = Vec::new();
+    for touch in &access.touches {
+        let outside = match touch {
+            Touch::Read(p) => !read.contain(&normalize(p), &real_path(p)),
+            Touch::Write(p) => !write.contain(&normalize(p), &real_path(p)),
+            _ => false,
+        };
+        if let (true, Touch::Read(p) | Touch::Write(p)) = (outside, touch)
+            && !out.contains(p)
+        {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
 /// The paths a call reads or writes that lie outside the roots, in declaration order.
 pub fn outside_roots(access: &Access, roots: &[PathBuf]) -> Vec<PathBuf> {
     let roots = Roots::new(roots);

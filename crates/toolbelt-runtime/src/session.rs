@@ -56,8 +56,11 @@ impl Session {
     /// A session with the given id, cwd and roots (the cwd when empty), keeping its files
     /// (spilled output, saved state) under `data_dir`, which is created when first needed.
     pub fn new(id: impl Into<String>, cwd: PathBuf, roots: Vec<PathBuf>, data_dir: PathBuf) -> Self {
+        let state = SessionState::new(id, cwd, roots);
+        let readable = data_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| data_dir.clone());
+        state.set_data_dir(data_dir.clone(), readable);
         Self {
-            state: Arc::new(SessionState::new(id, cwd, roots)),
+            state: Arc::new(state),
             data_dir,
             exec_lock: RwLock::new(()),
             seq: AtomicU64::new(0),

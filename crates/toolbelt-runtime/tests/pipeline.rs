@@ -166,11 +166,14 @@ async fn output_over_budget_is_cut_and_spilled_whole() {
     let r = run(&h, "Probe", json!({"repeat": 5_000})).await;
     assert!(!r.is_error);
     let text = r.text();
-    assert!(text.starts_with(&"x".repeat(1_000)));
-    assert!(!text.starts_with(&"x".repeat(1_001)));
-    let notice = &text[1_000..];
+    // Its head and its tail, three fifths and two fifths of the budget.
+    let head = format!("{}\n[… 4,000 characters cut …]\n{}", "x".repeat(600), "x".repeat(400));
+    assert!(text.starts_with(&head), "{text}");
+    let notice = &text[head.len()..];
     assert!(
-        notice.starts_with("\n\n[Output truncated: showing the first 1,000 of 5,000 characters (4,000 cut). The full output was saved to "),
+        notice.starts_with(
+            "\n\n[Output truncated: showing the first 600 and the last 400 of 5,000 characters. The full output was saved to "
+        ),
         "{notice}"
     );
     let path = notice.split("saved to ").nth(1).unwrap().split("; read it").next().unwrap();

@@ -9,6 +9,7 @@ mod cli;
 mod cmd;
 mod output;
 mod project;
+mod sessions;
 
 use cli::{Cli, Command};
 

@@ -1,5 +1,6 @@
-//! Where a session lives: the working directory, the workspace roots, the project's
-//! `.toolbelt/` directory, and named sessions saved there.
+//! Where a session lives: the working directory, the workspace roots, the project, and the
+//! session's files (saved state, spilled output, task logs) in the user's state directory,
+//! per project — nothing lands in the project unless the user asked for it.
 
 use std::path::{Path, PathBuf};
 
@@ -19,10 +20,12 @@ pub struct Workspace {
     /// The workspace roots: the cwd, every `--add-dir`, and the settings'
     /// `permissions.additional_directories`.
     pub roots: Vec<PathBuf>,
-    /// The project root: the nearest ancestor of the cwd holding `.toolbelt/` or `.git`.
+    /// The project root: the nearest ancestor of the cwd marked by `.git` or toolbelt's
+    /// settings files ([`project_root`]).
     pub project: PathBuf,
-    /// The project's `.toolbelt/` directory (it may not exist yet).
-    pub state_dir: PathBuf,
+    /// Where sessions keep their files: `sessions/` in the project's state directory
+    /// (`$XDG_STATE_HOME/toolbelt/projects/<project>-<hash>/sessions`).
+    pub sessions: PathBuf,
 }
 
 impl Workspace {
@@ -38,13 +41,13 @@ impl Workspace {
             }
         }
         let project = project_root(&cwd);
-        let state_dir = project.join(".toolbelt");
-        Ok(Self { cwd, cwd_given: global.cwd.is_some(), roots, project, state_dir })
+        let sessions = toolbelt::settings::Locations::discover(&cwd, &project).project_state_dir().join("sessions");
+        Ok(Self { cwd, cwd_given: global.cwd.is_some(), roots, project, sessions })
     }
 
     /// The directory holding every session's files.
     pub fn sessions_dir(&self) -> PathBuf {
-        self.state_dir.join("sessions")
+        self.sessions.clone()
     }
 }
 
@@ -57,15 +60,14 @@ fn existing_dir(base: &Path, dir: &Path, flag: &str) -> anyhow::Result<PathBuf> 
     }
 }
 
-/// The nearest ancestor of `cwd` (itself included) holding `.toolbelt/`, else the nearest
-/// holding `.git`, else `cwd`.
+/// The project of a directory: the nearest ancestor (itself included) marked by `.git` or by
+/// one of toolbelt's settings files (`.toolbelt/config.toml`, `.toolbelt/config.local.toml`),
+/// else the directory itself. A bare `.toolbelt/` (data a toolbelt left there) marks
+/// nothing: a stray one in a parent directory must not make every directory below it share
+/// its settings, grants and sessions.
 pub(crate) fn project_root(cwd: &Path) -> PathBuf {
-    for marker in [".toolbelt", ".git"] {
-        if let Some(dir) = cwd.ancestors().find(|d| d.join(marker).exists()) {
-            return dir.to_path_buf();
-        }
-    }
-    cwd.to_path_buf()
+    const MARKERS: &[&str] = &[".git", ".toolbelt/config.toml", ".toolbelt/config.local.toml"];
+    cwd.ancestors().find(|dir| MARKERS.iter().any(|m| dir.join(m).exists())).unwrap_or(cwd).to_path_buf()
 }
 
 /// A session opened for one command, and where to save it (named sessions only).
@@ -73,13 +75,13 @@ pub struct OpenSession {
     /// The session.
     pub session: Session,
     state_file: Option<PathBuf>,
-    sessions_dir: PathBuf,
 }
 
 impl OpenSession {
     /// Opens the named session (restoring its saved state) or a fresh one for this command.
     pub fn open(ws: &Workspace, name: Option<&str>, kind: &str) -> anyhow::Result<Self> {
         let sessions_dir = ws.sessions_dir();
+        crate::sessions::clean(&sessions_dir);
         let (id, state_file) = match name {
             Some(name) => {
                 if name.is_empty()
@@ -103,7 +105,7 @@ impl OpenSession {
                 session.state().set_cwd(ws.cwd.clone());
             }
         }
-        Ok(Self { session, state_file, sessions_dir })
+        Ok(Self { session, state_file })
     }
 
     /// Runs the SessionStart hooks (`resume` for a named session with saved state).
@@ -112,19 +114,11 @@ impl OpenSession {
         runtime.start_session(&self.session, source).await;
     }
 
-    /// Runs the SessionEnd hooks and saves a named session's state; keeps session files out
-    /// of git.
+    /// Runs the SessionEnd hooks and saves a named session's state.
     pub async fn close(self, runtime: &Runtime) -> anyhow::Result<()> {
         runtime.end_session(&self.session, "exit").await;
         if let Some(file) = &self.state_file {
             self.session.save_state(file)?;
-        }
-        if self.sessions_dir.is_dir() {
-            let ignore = self.sessions_dir.join(".gitignore");
-            if !ignore.exists() {
-                std::fs::write(&ignore, "# Session state and spilled output: local, never committed.\n*\n")
-                    .with_context(|| format!("cannot write {}", ignore.display()))?;
-            }
         }
         Ok(())
     }

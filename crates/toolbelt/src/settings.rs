@@ -183,7 +183,7 @@ impl fmt::Display for Problem {
 pub struct Locations {
     /// The directory toolbelt works in.
     pub cwd: PathBuf,
-    /// The project root (nearest ancestor holding `.toolbelt/` or `.git`).
+    /// The project root (nearest ancestor marked by `.git` or toolbelt's settings files).
     pub project: PathBuf,
     /// The home directory.
     pub home: PathBuf,

@@ -14,6 +14,7 @@ fn toolbelt(dir: &std::path::Path) -> Command {
         .env("COLUMNS", "100")
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
         .env("CI", "true")
         .env_remove("TOOLBELT_LOG")
         .env_remove("TOOLBELT_MANAGED_CONFIG");
@@ -251,11 +252,13 @@ fn named_sessions_keep_state_across_invocations() {
         .args(["call", "TodoWrite", &todos(&[("A", "completed")])])
         .assert()
         .stdout(predicate::str::contains("Since the last update: 1 added."));
+    // The session's state lives in the user's state directory, not in the project.
+    let projects = dir.path().join(".test-home/.local/state/toolbelt/projects");
+    let project = std::fs::read_dir(&projects).unwrap().next().unwrap().unwrap().path();
     let state: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join(".toolbelt/sessions/work/state.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(project.join("sessions/work/state.json")).unwrap()).unwrap();
     assert_eq!(state["slots"]["todos"]["todos"][0]["status"], "completed");
-    assert!(dir.path().join(".toolbelt/sessions/.gitignore").exists());
+    assert!(!dir.path().join(".toolbelt").exists(), "nothing lands in the project");
     toolbelt(dir.path()).args(["call", "--session", "../x", "TodoWrite", "{}"]).assert().code(2);
 }
 
@@ -269,11 +272,20 @@ fn long_results_are_cut_and_spilled() {
     assert!(out.status.success());
     let text = stdout(&out);
     let notice = text.split("[Output truncated: ").nth(1).expect("a truncation notice");
-    assert!(notice.starts_with("showing the first 200 of "), "{notice}");
+    assert!(notice.starts_with("showing the first 120 and the last 80 of "), "{notice}");
     let path = notice.split("saved to ").nth(1).unwrap().split("; read it").next().unwrap();
     let full = std::fs::read_to_string(path).unwrap();
     assert!(full.contains("[ ] Task number 49"));
-    assert!(path.contains(".toolbelt/sessions/call-"), "{path}");
+    assert!(path.contains(".local/state/toolbelt/projects/") && path.contains("/sessions/call-"), "{path}");
+    // The model reads it back: the sessions of the project are a read-only root.
+    let back = toolbelt(dir.path())
+        .args(["call", "Read", &serde_json::json!({"file_path": path}).to_string()])
+        .output()
+        .unwrap();
+    assert!(back.status.success() && stdout(&back).contains("Task number 49"), "{}", stdout(&back));
+    let write = serde_json::json!({"file_path": path, "content": "x"}).to_string();
+    let out = toolbelt(dir.path()).args(["call", "Write", &write, "--mode", "bypassPermissions"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "no tool writes there: {}", stdout(&out));
 }
 
 #[test]

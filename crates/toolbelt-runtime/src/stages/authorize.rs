@@ -60,7 +60,7 @@ pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>
 }
 
 fn outside_paths(info: &CallInfo<'_>) -> Vec<PathBuf> {
-    toolbelt_policy::paths::outside_roots(info.access, &info.session.roots())
+    toolbelt_policy::paths::outside_session(info.access, info.session)
 }
 
 /// The directories to open as roots for the call: a directory itself, a file's parent.

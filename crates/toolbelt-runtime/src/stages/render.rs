@@ -1,8 +1,9 @@
 //! Stage 8: turn the output or error into what the model gets, within the output budget.
 //!
-//! Text over the budget is cut at a character boundary and the whole text is written to a
-//! spill file under the session's data directory; the notice says how much was cut and
-//! where the rest is, so the model can read it back instead of losing it. Images and the
+//! Text over the budget keeps its head and its tail (three fifths and two fifths of the
+//! budget: errors and summaries come last), cut at character boundaries, and the whole text
+//! is written to a spill file under the session's data directory; the notice says how much was
+//! cut and where the rest is, so the model can read it back instead of losing it. Images and the
 //! structured result are passed through (tools cap those themselves).
 
 use std::path::PathBuf;
@@ -87,6 +88,34 @@ async fn apply_budget(budget: usize, session: &Session, id: &str, tool: &str, co
     let full: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
     let full = full.join("\n");
     let spill = spill(session, id, tool, &full).await;
+    let where_ = match &spill {
+        Ok(path) => format!(
+            "The full output was saved to {}; read it with Read (offset/limit) or search it with Grep.",
+            path.display()
+        ),
+        Err(e) => format!("The full output could not be saved ({e}); narrow the call to see the rest."),
+    };
+    // One text (the usual case): its head and its tail, where errors and summaries are.
+    let texts = content.iter().filter(|c| c.as_text().is_some()).count();
+    if texts == 1
+        && let Some(Content::Text { text }) = content.iter_mut().find(|c| c.as_text().is_some())
+    {
+        let tail_chars = budget * 2 / 5;
+        let head_chars = budget - tail_chars;
+        let head_end = text.char_indices().nth(head_chars).map_or(text.len(), |(i, _)| i);
+        let tail_start = text.char_indices().nth(total - tail_chars).map_or(text.len(), |(i, _)| i);
+        let cut = total - head_chars - tail_chars;
+        *text = format!(
+            "{}\n[… {} characters cut …]\n{}\n\n[Output truncated: showing the first {} and the last {} of {} characters. {where_}]",
+            &text[..head_end],
+            thousands(cut),
+            &text[tail_start..],
+            thousands(head_chars),
+            thousands(tail_chars),
+            thousands(total)
+        );
+        return;
+    }
 
     let mut left = budget;
     let mut kept = Vec::with_capacity(content.len() + 1);
@@ -106,13 +135,6 @@ async fn apply_budget(budget: usize, session: &Session, id: &str, tool: &str, co
             other => kept.push(other),
         }
     }
-    let where_ = match spill {
-        Ok(path) => format!(
-            "The full output was saved to {}; read it with Read (offset/limit) or search it with Grep.",
-            path.display()
-        ),
-        Err(e) => format!("The full output could not be saved ({e}); narrow the call to see the rest."),
-    };
     let notice = format!(
         "\n\n[Output truncated: showing the first {} of {} characters ({} cut). {where_}]",
         thousands(budget),

@@ -89,7 +89,7 @@ const INLINE_MAX: u64 = 64 * 1024;
 
 fn read(input: &ReadInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let abs = absolute(cx, &input.file_path);
-    let ws = Workspace::open(cx)?;
+    let ws = Workspace::open_for_reading(cx)?;
     let loc = ws.locate(&abs)?;
     let real = ws.real(&loc)?;
     let meta = ws.metadata(&real)?;

@@ -53,6 +53,13 @@ impl Workspace {
         Self::with_hidden(&cx.roots(), cx.hidden())
     }
 
+    /// Opens the roots a call may read: the session's, and its data directory (spilled
+    /// output, task logs), which no write tool opens.
+    pub fn open_for_reading(cx: &ToolContext) -> Result<Self, ToolError> {
+        let roots: Vec<PathBuf> = cx.read_roots().into_iter().filter(|r| r.exists()).collect();
+        Self::with_hidden(&roots, cx.hidden())
+    }
+
     /// Opens the given roots (canonicalizing them).
     pub fn from_paths(paths: &[PathBuf]) -> Result<Self, ToolError> {
         Self::with_hidden(paths, None)
@@ -77,8 +84,13 @@ impl Workspace {
     }
 
     /// Finds the root a path lies under. `path` must be absolute (resolve it against the
-    /// session cwd first). The deepest matching root wins.
+    /// session cwd first). `.` and `..` are folded first, as the permission engine folds them
+    /// when it judges the path, so `../other/x` is located in the root `../other` (when it is
+    /// one) rather than escaping the cwd's root; the open stays confined beneath the root
+    /// either way. The deepest matching root wins.
     pub fn locate(&self, path: &Path) -> Result<Located, ToolError> {
+        let folded = fold(path);
+        let path = folded.as_path();
         let mut best: Option<(usize, PathBuf)> = None;
         for (i, root) in self.roots.iter().enumerate() {
             if let Ok(rest) = strip_root(path, &root.path)
@@ -188,6 +200,23 @@ impl Workspace {
         }
         self.dir(loc).open_dir(&loc.rel).map_err(|e| io_error(&loc.abs, &e))
     }
+}
+
+/// `.` and `..` folded without touching the file system (`/a/b/../c` → `/a/c`).
+fn fold(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(c);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// `path` relative to `root`, compared component by component. Fails when `path` is not

@@ -79,7 +79,9 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
 
     let budget = cx.limits().output_budget;
     let notes_len: usize = notes.iter().map(|n| n.chars().count() + 3).sum();
-    let room = budget.saturating_sub(notes_len + TRUNCATION_NOTE_ROOM);
+    // The notes come whole; the output keeps at least two fifths of the budget, so a small
+    // budget still shows a head and a tail.
+    let room = budget.saturating_sub(notes_len + TRUNCATION_NOTE_ROOM).max(budget * 2 / 5);
     let combined = outcome.capture.combined.render(room);
     let stdout = outcome.capture.stdout.render(budget / 2);
     let stderr = outcome.capture.stderr.render(budget / 2);

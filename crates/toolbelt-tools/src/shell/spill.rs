@@ -1,11 +1,12 @@
 //! Where the shell tools keep files for the model to read back: the full output of a long
 //! command, the logs of background tasks.
 //!
-//! They live in the session's directory under the first workspace root
-//! (`.toolbelt/sessions/<session>/spill/` and `…/tasks/`), the same place the runtime
-//! spills to, so `Read` and `Grep` reach them. Directories and files are created through a
-//! handle on the root (cap-std), so a symlink planted by a command cannot send them
-//! elsewhere.
+//! They live in the session's data directory (`<session>/spill/` and `…/tasks/`), the place
+//! the runtime spills to: in the user's state directory, outside the project, and a
+//! read-only root of the session, so `Read` and `Grep` reach them and no tool writes them. A
+//! session without a data directory (a tool called directly) uses
+//! `.toolbelt/sessions/<session>/` under its first workspace root instead, created through a
+//! handle on the root (cap-std), so a symlink planted by a command cannot send it elsewhere.
 
 use std::path::{Path, PathBuf};
 
@@ -15,49 +16,62 @@ use cap_std::fs::{
 };
 use toolbelt_core::ToolContext;
 
-/// A file to create on demand inside a workspace root.
+/// A file to create on demand in the session's data directory.
 #[derive(Debug, Clone)]
 pub struct SpillTarget {
+    /// The directory `dir` is relative to.
     root: PathBuf,
+    /// The directory the file goes in, relative to `root`; the levels below `root`'s first
+    /// are made owner-only.
     dir: PathBuf,
     stem: String,
 }
 
 impl SpillTarget {
-    /// A file named after `stem` in the session's `kind` directory (`spill`, `tasks`) under
-    /// the first workspace root.
+    /// A file named after `stem` in the session's `kind` directory (`spill`, `tasks`).
     pub fn new(cx: &ToolContext, kind: &str, stem: &str) -> Self {
-        let root = cx.roots().into_iter().next().unwrap_or_else(|| cx.cwd());
-        let dir = Path::new(".toolbelt").join("sessions").join(safe_name(cx.session().id())).join(kind);
-        Self { root, dir, stem: safe_name(stem) }
+        match cx.session().data_dir() {
+            Some(data) => {
+                let root = data.parent().map(Path::to_path_buf).unwrap_or_else(|| data.clone());
+                let name = data.file_name().map(PathBuf::from).unwrap_or_default();
+                Self { root, dir: Path::new(".").join(name).join(kind), stem: safe_name(stem) }
+            }
+            None => {
+                let root = cx.roots().into_iter().next().unwrap_or_else(|| cx.cwd());
+                let dir = Path::new(".toolbelt").join("sessions").join(safe_name(cx.session().id())).join(kind);
+                Self { root, dir, stem: safe_name(stem) }
+            }
+        }
     }
 
     /// Creates the directory and a new file in it (never an existing one: a name already
     /// taken gets a numbered suffix). Returns the file and its absolute path, or why not.
-    /// The file is owner-only (`0600`), and so are `sessions/`, the session's directory and
-    /// the `kind` directory (`0700`): what a command printed is nobody else's to read.
+    /// The file is owner-only (`0600`), and so are the directories below the first level
+    /// (`0700`): what a command printed is nobody else's to read.
     pub fn create(&self) -> Result<(std::fs::File, PathBuf), String> {
         let fail = |e: std::io::Error| format!("cannot write under {}: {e}", self.root.join(&self.dir).display());
+        std::fs::create_dir_all(&self.root).map_err(fail)?;
         let root = Dir::open_ambient_dir(&self.root, ambient_authority()).map_err(fail)?;
         private_dirs(&root, &self.dir).map_err(fail)?;
         let dir = root.open_dir(&self.dir).map_err(fail)?;
         let mut options = OpenOptions::new();
         options.write(true).create_new(true).mode(0o600);
+        let shown = self.root.join(self.dir.strip_prefix(".").unwrap_or(&self.dir));
         for n in 0..1000u32 {
             let name = if n == 0 { format!("{}.log", self.stem) } else { format!("{}-{n}.log", self.stem) };
             match dir.open_with(&name, &options) {
-                Ok(file) => return Ok((file.into_std(), self.root.join(&self.dir).join(name))),
+                Ok(file) => return Ok((file.into_std(), shown.join(name))),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(fail(e)),
             }
         }
-        Err(format!("too many files named {}-*.log in {}", self.stem, self.root.join(&self.dir).display()))
+        Err(format!("too many files named {}-*.log in {}", self.stem, shown.display()))
     }
 }
 
-/// Creates `rel` (`.toolbelt/sessions/<session>/<kind>`) beneath `root`: `.toolbelt` as any
-/// directory, the levels below it owner-only (`0700`), made so or narrowed to it when they
-/// already exist.
+/// Creates `rel` (`.toolbelt/sessions/<session>/<kind>`, or `./<session>/<kind>`) beneath
+/// `root`: its first level as any directory, the levels below it owner-only (`0700`), made so
+/// or narrowed to it when they already exist.
 fn private_dirs(root: &Dir, rel: &Path) -> std::io::Result<()> {
     let mut at = PathBuf::new();
     for (i, part) in rel.iter().enumerate() {

@@ -27,7 +27,10 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let options = Arc::new(ServerOptions {
         cwd,
         roots,
-        sessions_dir: setup.ws.sessions_dir(),
+        sessions_dir: {
+            crate::sessions::clean(&setup.ws.sessions_dir());
+            setup.ws.sessions_dir()
+        },
         approvers,
         instructions: Some(INSTRUCTIONS.to_string()),
     });

@@ -44,7 +44,7 @@ impl Start {
     /// Resolves `raw` (absolute, or relative to the session cwd; the cwd when absent).
     pub fn resolve(cx: &ToolContext, raw: Option<&str>) -> Result<Self, ToolError> {
         let abs = target(cx, raw);
-        let ws = Workspace::open(cx)?;
+        let ws = Workspace::open_for_reading(cx)?;
         let loc = ws.real(&ws.locate(&abs)?)?;
         let is_dir = ws.metadata(&loc)?.is_dir();
         Ok(Self { ws, loc, is_dir })

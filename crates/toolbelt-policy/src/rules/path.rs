@@ -12,7 +12,9 @@
 //! `[abc]` as usual, `\` escapes. A pattern with no slash but a trailing one, written bare
 //! (`*.env`, `node_modules`), matches at any depth below its base; any other is anchored to
 //! it. A pattern matching a directory covers everything inside it (`Edit(./docs)` covers
-//! `./docs/a/b.md`). A trailing `/` means directories only.
+//! `./docs/a/b.md`). A trailing `/` means directories only. A pattern ending in `/**` also
+//! matches the directory itself, so `Read(//data/**)` lets Grep, Glob and ListDir search
+//! `/data` and not only open the files below it.
 
 use std::path::Path;
 
@@ -34,6 +36,8 @@ pub struct Anchors<'a> {
 pub struct PathPattern {
     text: String,
     matcher: GlobMatcher,
+    /// For a pattern ending in `/**`: the directory it is written below.
+    itself: Option<GlobMatcher>,
     dir_only: bool,
     glob: String,
 }
@@ -77,13 +81,20 @@ impl PathPattern {
             (rest, true) => format!("{base}/{rest}"),
             (rest, false) => format!("{base}/**/{rest}"),
         };
-        let matcher = GlobBuilder::new(&glob)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| format!("`{spec}` is not a valid path pattern: {}", e.kind()))?
-            .compile_matcher();
-        Ok(PathPattern { text: spec.to_string(), matcher, dir_only, glob })
+        let compile = |glob: &str| {
+            GlobBuilder::new(glob)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map(|g| g.compile_matcher())
+                .map_err(|e| format!("`{spec}` is not a valid path pattern: {}", e.kind()))
+        };
+        let matcher = compile(&glob)?;
+        let itself = match glob.strip_suffix("/**") {
+            Some(dir) if !dir.is_empty() => Some(compile(dir)?),
+            _ => None,
+        };
+        Ok(PathPattern { text: spec.to_string(), matcher, itself, dir_only, glob })
     }
 
     /// The one file or directory the pattern names, when it has no wildcard (`./.env`, or
@@ -98,6 +109,9 @@ impl PathPattern {
     /// holds it.
     pub fn matches(&self, path: &Path) -> bool {
         if self.matcher.is_match(path) && (!self.dir_only || path.is_dir()) {
+            return true;
+        }
+        if self.itself.as_ref().is_some_and(|m| m.is_match(path)) {
             return true;
         }
         path.ancestors().skip(1).any(|dir| self.matcher.is_match(dir))
@@ -130,6 +144,8 @@ mod tests {
             ("./.env.*", "/work/app/.env", false),
             ("./secrets/**", "/work/app/secrets/a/b.key", true),
             ("./secrets/**", "/work/app/secrets2/a", false),
+            ("./secrets/**", "/work/app/secrets", true),
+            ("./secrets/**", "/work/app", false),
             ("/src/**/*.ts", "/work/app/src/a/b/c.ts", true),
             ("/src/**/*.ts", "/work/app/src/c.ts", true),
             ("/src/**/*.ts", "/work/app/lib/c.ts", false),

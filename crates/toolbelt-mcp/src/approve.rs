@@ -92,6 +92,10 @@ fn question(call: &CallInfo<'_>, verdict: &Verdict) -> Value {
         choices.insert(2, "allow_always");
         names.insert(2, "Always allow");
     }
+    if verdict.offers_accept_edits {
+        choices.insert(choices.len() - 1, "accept_edits");
+        names.insert(names.len() - 1, "Allow all edits for the rest of this session");
+    }
     let always = if verdict.allow_rules.is_empty() {
         String::new()
     } else {
@@ -128,6 +132,7 @@ fn answer(action: ElicitationAction, content: Option<&Value>) -> Approval {
         (ElicitationAction::Accept, Some("allow_once")) => Approval::AllowOnce,
         (ElicitationAction::Accept, Some("allow_session")) => Approval::AllowSession,
         (ElicitationAction::Accept, Some("allow_always")) => Approval::AllowAlways,
+        (ElicitationAction::Accept, Some("accept_edits")) => Approval::AcceptEditsForSession,
         (ElicitationAction::Accept, _) => Approval::Deny {
             reason: match reason {
                 Some(r) => format!("the user denied this call: {r}"),

@@ -136,6 +136,27 @@ async fn an_ask_becomes_an_elicitation() {
 }
 
 #[tokio::test]
+async fn allowing_all_edits_switches_the_session_to_accept_edits() {
+    let accept = |decision: &str| json!({"action": "accept", "content": {"decision": decision}});
+    let h = connect(PermissionMode::Default, &[], asking_client(accept("accept_edits"))).await;
+    let r = h.call("Write", json!({"file_path": "a.md", "content": "a"})).await.unwrap();
+    assert!(!is_error(&r), "{}", text(&r));
+    let offered = h.seen.requests.lock().unwrap()[0]["requestedSchema"]["properties"]["decision"].clone();
+    assert!(offered.to_string().contains("accept_edits"), "{offered}");
+    // Later edits inside the workspace are not asked about; a command still is.
+    let r = h.call("Edit", json!({"file_path": "a.md", "old_string": "a", "new_string": "b"})).await.unwrap();
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(h.seen.asked.lock().unwrap().len(), 1);
+    *h.seen.answer.as_ref().unwrap().lock().unwrap() = json!({"action": "decline"});
+    let r = h.call("Bash", json!({"command": "mkdir -p build"})).await.unwrap();
+    assert!(is_error(&r));
+    assert_eq!(h.seen.asked.lock().unwrap().len(), 2);
+    // A command's question never offers the switch.
+    let offered = h.seen.requests.lock().unwrap()[1]["requestedSchema"]["properties"]["decision"].clone();
+    assert!(!offered.to_string().contains("accept_edits"), "{offered}");
+}
+
+#[tokio::test]
 async fn without_elicitation_an_ask_is_denied_with_the_rule() {
     let h = connect(PermissionMode::Default, &[], Client::default()).await;
     let r = h.call("Bash", json!({"command": "cargo build"})).await.unwrap();

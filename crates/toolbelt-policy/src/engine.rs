@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use toolbelt_core::{PermissionClass, Registry, SessionSlot, SessionState, ToolSpec};
 
-use crate::mode::{PartKind, PermissionMode};
+use crate::mode::{PartKind, PermissionMode, SessionMode};
 use crate::paths::Roots;
 use crate::protected::ProtectedPaths;
 use crate::rules::{self, CallParts, Part, Rule, RuleEnv, RuleOrigin};
@@ -91,6 +91,8 @@ struct Judged {
     suggestion: Option<String>,
     /// A path outside the roots, when this part reads or writes one.
     outside: Option<PathBuf>,
+    /// Whether the part is an edit inside the roots (what `acceptEdits` allows).
+    edit_inside: bool,
 }
 
 impl PermissionEngine {
@@ -209,6 +211,7 @@ impl PermissionEngine {
         roots: &SessionRoots,
         grants: &[Rule],
         persisted: &[Rule],
+        mode: PermissionMode,
     ) -> Judged {
         let (tool, input) = (call.tool, call.input);
         let outside = match part {
@@ -222,6 +225,7 @@ impl PermissionEngine {
             source,
             suggestion: None,
             outside: outside.clone(),
+            edit_inside: false,
         };
         // A path is seen as declared and as it really is: an allow must cover both (by the same
         // rule or two), so a symlink cannot carry an allow somewhere else.
@@ -248,7 +252,6 @@ impl PermissionEngine {
             sources.dedup();
             return allowed(sources.join(" and "));
         }
-        let mode = self.rules.mode;
         let (mut kind, what) = self.kind_of(call.tool, part, outside.is_some());
         // The files a command names inside the workspace are the command's business: its own
         // part decides (allowed by its rule, or asked about), so they add no question. Those
@@ -269,7 +272,8 @@ impl PermissionEngine {
             _ => format!("{what} needs approval"),
         };
         let suggestion = (decision != Decision::Allow).then(|| self.suggest(tool, part)).flatten();
-        Judged { decision, reason, source: format!("mode {mode}"), suggestion, outside }
+        let edit_inside = kind == PartKind::WriteInside;
+        Judged { decision, reason, source: format!("mode {mode}"), suggestion, outside, edit_inside }
     }
 
     /// The kind of a part, and a few words saying what it does.
@@ -327,21 +331,26 @@ impl Authorizer for PermissionEngine {
         let roots =
             SessionRoots { write: Roots::new(&call.session.roots()), read: Roots::new(&call.session.read_roots()) };
         let grants = self.session_grants(call.session);
+        let mode = SessionMode::of(call.session, self.rules.mode);
         let persisted = self.persisted.read().unwrap_or_else(PoisonError::into_inner);
         let judged: Vec<Judged> =
-            parts.parts.iter().map(|p| self.judge(call, p, &roots, &grants, &persisted)).collect();
+            parts.parts.iter().map(|p| self.judge(call, p, &roots, &grants, &persisted, mode)).collect();
         let protected = self.protected_writes(call, &parts, &grants, &persisted);
         drop(persisted);
 
         let worst = judged.iter().map(|j| j.decision).max().unwrap_or(Decision::Allow);
         let Some(first) = judged.iter().find(|j| j.decision == worst) else {
-            return Verdict::new(Decision::Allow, "the call touches nothing", format!("mode {}", self.rules.mode));
+            return Verdict::new(Decision::Allow, "the call touches nothing", format!("mode {mode}"));
         };
         let mut verdict = Verdict::new(worst, first.reason.clone(), first.source.clone());
         // The mode's own asks (and dontAsk's denials of them) yield to a hook's allow; plan
         // mode's denials and every rule's verdict do not.
         // (Rules and grants only ever allow a part, so whatever asks or denies here is the mode's.)
-        verdict.hook_may_allow = !(worst == Decision::Deny && self.rules.mode == PermissionMode::Plan);
+        verdict.hook_may_allow = !(worst == Decision::Deny && mode == PermissionMode::Plan);
+        // Switching to acceptEdits is worth offering when edits inside the roots are what asks.
+        verdict.offers_accept_edits = worst == Decision::Ask
+            && mode == PermissionMode::Default
+            && judged.iter().any(|j| j.decision == Decision::Ask && j.edit_inside);
         let mut suggestions: Vec<String> = Vec::new();
         for s in judged.iter().filter(|j| j.decision != Decision::Allow).filter_map(|j| j.suggestion.clone()) {
             if !suggestions.contains(&s) {
@@ -382,7 +391,7 @@ impl Authorizer for PermissionEngine {
             opaque.allow_rules = verdict.allow_rules.clone();
             verdict = opaque;
         }
-        if verdict.decision == Decision::Ask && self.rules.mode == PermissionMode::DontAsk {
+        if verdict.decision == Decision::Ask && mode == PermissionMode::DontAsk {
             verdict = Verdict {
                 decision: Decision::Deny,
                 reason: format!("{} (dontAsk mode denies what would ask)", verdict.reason),
@@ -402,6 +411,13 @@ impl Authorizer for PermissionEngine {
     }
 
     fn remember(&self, call: &CallInfo<'_>, verdict: &Verdict, approval: &Approval) {
+        if *approval == Approval::AcceptEditsForSession {
+            // Only ever from `default`: the switch never loosens plan or dontAsk.
+            if SessionMode::of(call.session, self.rules.mode) == PermissionMode::Default {
+                call.session.with_slot::<SessionMode, _>(|m| m.mode = Some(PermissionMode::AcceptEdits));
+            }
+            return;
+        }
         if !matches!(approval, Approval::AllowSession | Approval::AllowAlways) || verdict.allow_rules.is_empty() {
             return;
         }

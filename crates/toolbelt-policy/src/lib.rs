@@ -29,7 +29,7 @@ pub mod protected;
 pub mod rules;
 
 pub use engine::{Grants, PermissionEngine, PermissionRules, RuleStore};
-pub use mode::PermissionMode;
+pub use mode::{PermissionMode, SessionMode};
 
 use std::path::Path;
 use std::time::Duration;
@@ -73,6 +73,11 @@ pub struct Verdict {
     /// overrides a deny or ask rule) and for plan mode's denials.
     #[serde(skip)]
     pub hook_may_allow: bool,
+    /// For an `Ask`: whether switching the session to `acceptEdits` would stop such calls
+    /// asking (the mode is `default` and what asks is an edit inside the workspace), so
+    /// approvers offer "allow all edits for the rest of this session".
+    #[serde(skip)]
+    pub offers_accept_edits: bool,
 }
 
 impl Verdict {
@@ -85,6 +90,7 @@ impl Verdict {
             allow_rules: Vec::new(),
             allowed_outside: Vec::new(),
             hook_may_allow: false,
+            offers_accept_edits: false,
         }
     }
 
@@ -183,6 +189,9 @@ pub enum Approval {
     AllowSession,
     /// Run this and matching calls from now on: the allow rule is written to the settings.
     AllowAlways,
+    /// Run this call, and let every file edit inside the workspace run without asking for the
+    /// rest of the session (the session switches from `default` to `acceptEdits` mode).
+    AcceptEditsForSession,
     /// Refuse, with the person's reason.
     Deny {
         /// Why (shown to the model).

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use toolbelt_core::{SessionSlot, SessionState};
+
 use crate::Decision;
 
 /// How much runs without asking.
@@ -70,6 +72,26 @@ impl PermissionMode {
 impl fmt::Display for PermissionMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// A session's own mode, when a person switched it during the session ("allow all edits for
+/// the rest of this session" turns `default` into `acceptEdits`). Kept in the session's state,
+/// so a named CLI session keeps it across invocations; it never outlives the session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SessionMode {
+    /// The mode the session switched to, if it did.
+    pub mode: Option<PermissionMode>,
+}
+
+impl SessionSlot for SessionMode {
+    const KEY: &'static str = "permission_mode";
+}
+
+impl SessionMode {
+    /// The mode in force for `session`: its own when it switched, else `configured`.
+    pub fn of(session: &SessionState, configured: PermissionMode) -> PermissionMode {
+        session.with_slot::<SessionMode, _>(|m| m.mode).unwrap_or(configured)
     }
 }
 

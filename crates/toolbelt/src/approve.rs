@@ -1,5 +1,6 @@
 //! Asking a person at the terminal: allow once, for the session, always (the rule is written
-//! to the project-local settings), or deny with a reason.
+//! to the project-local settings), every edit for the rest of the session (when an edit is
+//! what asks), or deny with a reason.
 //!
 //! The prompt goes to the controlling terminal (`/dev/tty`), not to stdout (results) or stdin
 //! (which may carry the call's input), so it works inside pipelines. With no terminal, or
@@ -57,6 +58,7 @@ struct Question {
     reason: String,
     source: String,
     rules: Vec<String>,
+    edits: bool,
 }
 
 impl Question {
@@ -67,6 +69,7 @@ impl Question {
             reason: verdict.reason.clone(),
             source: verdict.source.clone(),
             rules: verdict.allow_rules.clone(),
+            edits: verdict.offers_accept_edits,
         }
     }
 
@@ -77,9 +80,13 @@ impl Question {
         if !self.rules.is_empty() {
             text.push_str(&format!("  a  always allow {}\n", self.rules.join(", ")));
         }
+        if self.edits {
+            text.push_str("  e  allow all edits for the rest of this session (acceptEdits mode)\n");
+        }
         text.push_str("  n  deny\n");
         tty.write_all(text.as_bytes())?;
-        let choices = if self.rules.is_empty() { "y/s/n" } else { "y/s/a/n" };
+        let choices =
+            format!("y/s{}{}/n", if self.rules.is_empty() { "" } else { "/a" }, if self.edits { "/e" } else { "" });
         let mut reader = BufReader::new(tty.try_clone()?);
         loop {
             tty.write_all(format!("choice [{choices}]: ").as_bytes())?;
@@ -92,6 +99,7 @@ impl Question {
                 "y" | "yes" => return Ok(Approval::AllowOnce),
                 "s" | "session" => return Ok(Approval::AllowSession),
                 "a" | "always" if !self.rules.is_empty() => return Ok(Approval::AllowAlways),
+                "e" | "edits" if self.edits => return Ok(Approval::AcceptEditsForSession),
                 "n" | "no" => {
                     tty.write_all(b"reason for the model (optional): ")?;
                     tty.flush()?;

@@ -326,6 +326,29 @@ fn grants_persist_in_named_sessions_and_always_rules_in_the_local_file() {
     assert!(out.contains("the user denied this call: use git clean instead"), "{out}");
 }
 
+#[test]
+fn allowing_all_edits_lasts_for_the_named_session_only() {
+    let p = Project::new();
+    let write = |name: &str| json!({"file_path": format!("notes/{name}.md"), "content": "x\n"}).to_string();
+    let (out, code) = pty(&p, &["call", "--session", "edits", "Write", &write("a")], "e\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("e  allow all edits for the rest of this session (acceptEdits mode)"), "{out}");
+    assert!(out.contains("choice [y/s/a/e/n]"), "{out}");
+    // The session now accepts edits inside the workspace without asking…
+    let (code, out, _) = p.run(&["call", "--session", "edits", "Write", &write("b")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(p.root.join("notes/b.md").exists());
+    // …but commands and paths outside the workspace still ask (nobody here: denied).
+    let (code, out, _) = p.run(&["call", "--session", "edits", "Bash", r#"{"command":"mkdir -p build"}"#]);
+    assert_eq!(code, 1, "{out}");
+    let outside = json!({"file_path": "../outside.md", "content": "x"}).to_string();
+    assert_eq!(p.run(&["call", "--session", "edits", "Write", &outside]).0, 1);
+    // Another session is still in default mode; a command never offers the switch.
+    assert_eq!(p.run(&["call", "Write", &write("c")]).0, 1);
+    let (out, _) = pty(&p, &["call", "Bash", r#"{"command":"mkdir -p build"}"#], "n\n\n");
+    assert!(out.contains("choice [y/s/a/n]"), "{out}");
+}
+
 /// Runs toolbelt under a pseudo-terminal in the project, answering its permission prompt.
 fn pty(p: &Project, args: &[&str], answers: &str) -> (String, i32) {
     let config = p.home.join(".config");

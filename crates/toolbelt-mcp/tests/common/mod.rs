@@ -26,6 +26,8 @@ pub struct Client {
     pub answer: Option<Arc<Mutex<Value>>>,
     /// Every elicitation message it was shown.
     pub asked: Arc<Mutex<Vec<String>>>,
+    /// Every elicitation request it got, whole (message and schema).
+    pub requests: Arc<Mutex<Vec<Value>>>,
     /// Every progress message it got.
     pub progress: Arc<Mutex<Vec<String>>>,
 }
@@ -62,6 +64,7 @@ impl ClientHandler for Client {
     ) -> Result<ElicitResult, McpError> {
         let request = serde_json::to_value(&request).unwrap();
         self.asked.lock().unwrap().push(request["message"].as_str().unwrap_or_default().to_string());
+        self.requests.lock().unwrap().push(request.clone());
         let answer = self.answer.as_ref().unwrap().lock().unwrap().clone();
         Ok(serde_json::from_value(answer).unwrap())
     }

@@ -399,3 +399,56 @@ fn read_denials_hide_paths_from_walks() {
     assert!(!hidden.is_hidden(&w.root.join("src/main.rs")), "an edit deny does not hide from reading");
     assert!(engine(&w, PermissionMode::Default, &[], &[], &["Bash(rm *)"]).hidden_paths().is_none());
 }
+
+#[test]
+fn allowing_all_edits_switches_only_this_session_to_accept_edits() {
+    let w = world();
+    let e = engine(&w, PermissionMode::Default, &[], &[], &[]);
+    let inside = w.root.join("src/main.rs");
+    let spec = tool("Write", PermissionClass::Write);
+    let first = write(&e, &w, &inside);
+    assert_eq!(first.decision, Ask);
+    assert!(first.offers_accept_edits, "an edit inside the roots offers the switch");
+    // Neither a command, a write outside the roots nor a protected path offers it.
+    assert!(!bash(&e, &w, "cargo build").offers_accept_edits);
+    assert!(!write(&e, &w, &w.outside.join("notes.txt")).offers_accept_edits);
+    assert!(!write(&e, &w, &w.root.join(".git/config")).offers_accept_edits);
+
+    let input = json!({"file_path": inside});
+    let access = Access::exclusive().writes(&inside);
+    let info =
+        CallInfo { session: &w.session, call_id: "c", cwd: &w.root, tool: &spec, input: &input, access: &access };
+    e.remember(&info, &first, &Approval::AcceptEditsForSession);
+    assert_eq!(SessionMode::of(&w.session, PermissionMode::Default), PermissionMode::AcceptEdits);
+
+    let later = write(&e, &w, &w.root.join("docs/new.md"));
+    assert_eq!((later.decision, later.source.as_str()), (Allow, "mode acceptEdits"));
+    assert!(!later.offers_accept_edits);
+    assert_eq!(bash(&e, &w, "cargo build").decision, Ask, "commands still ask");
+    assert_eq!(write(&e, &w, &w.outside.join("notes.txt")).decision, Ask, "outside the roots still asks");
+    assert_eq!(write(&e, &w, &w.root.join(".git/config")).decision, Ask, "protected paths still ask");
+    // The switch lives in the session's state: another session is untouched.
+    let fresh = SessionState::new("other", w.root.clone(), vec![w.root.clone()]);
+    let input = json!({"file_path": inside});
+    let info = CallInfo { session: &fresh, call_id: "c", cwd: &w.root, tool: &spec, input: &input, access: &access };
+    assert_eq!(e.authorize(&info).decision, Ask);
+    let saved = w.session.save();
+    assert_eq!(saved["slots"]["permission_mode"]["mode"], "acceptEdits", "{saved}");
+}
+
+#[test]
+fn allowing_all_edits_never_loosens_plan_mode() {
+    let w = world();
+    let e = engine(&w, PermissionMode::Plan, &[], &[], &[]);
+    let inside = w.root.join("src/main.rs");
+    let v = write(&e, &w, &inside);
+    assert_eq!(v.decision, Deny);
+    assert!(!v.offers_accept_edits);
+    let spec = tool("Write", PermissionClass::Write);
+    let input = json!({"file_path": inside});
+    let access = Access::exclusive().writes(&inside);
+    let info =
+        CallInfo { session: &w.session, call_id: "c", cwd: &w.root, tool: &spec, input: &input, access: &access };
+    e.remember(&info, &v, &Approval::AcceptEditsForSession);
+    assert_eq!(write(&e, &w, &inside).decision, Deny);
+}

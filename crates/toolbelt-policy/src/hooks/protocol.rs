@@ -11,7 +11,7 @@ pub(super) fn call_input(event: HookEvent, call: &CallInfo<'_>, mode: &str, resu
     let mut input = json!({
         "session_id": call.session.id(),
         "cwd": call.cwd,
-        "permission_mode": mode,
+        "permission_mode": session_mode(call, mode),
         "hook_event_name": event.as_str(),
         "tool_name": call.tool.name,
         "tool_input": call.input,
@@ -33,6 +33,14 @@ pub(super) fn call_input(event: HookEvent, call: &CallInfo<'_>, mode: &str, resu
         }
     }
     input
+}
+
+/// The mode hooks are told: the session's own when a person switched it, else the configured one.
+fn session_mode<'a>(call: &CallInfo<'_>, configured: &'a str) -> &'a str {
+    match call.session.with_slot::<crate::SessionMode, _>(|m| m.mode) {
+        Some(mode) => mode.as_str(),
+        None => configured,
+    }
 }
 
 /// The input of a SessionStart or SessionEnd hook.

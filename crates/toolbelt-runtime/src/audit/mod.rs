@@ -95,7 +95,7 @@ pub struct AuditRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<&'a Verdict>,
     /// How a person answered when the decision was to ask (`allow_once`, `allow_session`,
-    /// `allow_always`, `deny`).
+    /// `allow_always`, `accept_edits_session`, `deny`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval: Option<&'static str>,
     /// Hooks that ran, in order, with what they said.

@@ -64,6 +64,7 @@ fn approval_name(approval: &Approval) -> &'static str {
         Approval::AllowOnce => "allow_once",
         Approval::AllowSession => "allow_session",
         Approval::AllowAlways => "allow_always",
+        Approval::AcceptEditsForSession => "accept_edits_session",
         Approval::Deny { .. } => "deny",
     }
 }

@@ -47,7 +47,10 @@ pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>
         Decision::Ask => {
             let approval = rt.approver.approve(info, &verdict).await;
             let outcome = match &approval {
-                Approval::AllowOnce | Approval::AllowSession | Approval::AllowAlways => {
+                Approval::AllowOnce
+                | Approval::AllowSession
+                | Approval::AllowAlways
+                | Approval::AcceptEditsForSession => {
                     rt.authorizer.remember(info, &verdict, &approval);
                     // A person saw the call and said yes: every path it declared is in reach.
                     Ok(roots_for(&outside_paths(info)))

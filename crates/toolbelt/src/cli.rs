@@ -20,70 +20,71 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct Global {
     /// Working directory of the session (default: the current directory).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, help_heading = "Workspace", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
     /// Another workspace root besides the working directory (repeatable).
-    #[arg(long = "add-dir", global = true, value_name = "DIR")]
+    #[arg(long = "add-dir", global = true, help_heading = "Workspace", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
 
     /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.
-    #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
+    #[arg(long, global = true, help_heading = "Permissions", value_name = "MODE", value_parser = parse_mode)]
     pub mode: Option<String>,
 
     /// Allow calls matching this rule without asking, e.g. 'Bash(cargo test *)' (repeatable).
-    #[arg(long, global = true, value_name = "RULE")]
+    #[arg(long, global = true, help_heading = "Permissions", value_name = "RULE")]
     pub allow: Vec<String>,
 
     /// Always ask before calls matching this rule (repeatable).
-    #[arg(long, global = true, value_name = "RULE")]
+    #[arg(long, global = true, help_heading = "Permissions", value_name = "RULE")]
     pub ask: Vec<String>,
 
     /// Never run calls matching this rule, e.g. 'Read(./.env)'; a bare tool name also hides
     /// the tool (repeatable).
-    #[arg(long, global = true, value_name = "RULE")]
+    #[arg(long, global = true, help_heading = "Permissions", value_name = "RULE")]
     pub deny: Vec<String>,
 
     /// Record every call as a JSON line in this file (the audit log).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, help_heading = "Limits and logging", value_name = "FILE")]
     pub audit: Option<PathBuf>,
 
-    /// Also apply Claude Code's settings files (~/.claude/settings.json, .claude/settings.json,
-    /// .claude/settings.local.json): their permissions and hooks.
-    #[arg(long, global = true)]
+    /// Also apply the allow rules, mode and hooks of Claude Code's settings files
+    /// (~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json); their deny
+    /// and ask rules always apply.
+    #[arg(long, global = true, help_heading = "Permissions")]
     pub claude_settings: bool,
 
     /// Characters of text a result may have before it is cut and the rest saved to a file
     /// [default: 30000].
-    #[arg(long, global = true, value_name = "CHARS")]
+    #[arg(long, global = true, help_heading = "Limits and logging", value_name = "CHARS")]
     pub output_budget: Option<usize>,
 
     /// How far shell commands are confined: read-only, workspace-write (writes only in the
     /// workspace roots and the temp directory) or danger-full-access (no sandbox) [default:
     /// workspace-write].
-    #[arg(long, global = true, value_enum, value_name = "MODE")]
+    #[arg(long, global = true, help_heading = "Shell sandbox", value_enum, value_name = "MODE")]
     pub sandbox: Option<SandboxArg>,
 
     /// Let sandboxed shell commands use the network (off by default).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Shell sandbox")]
     pub network: bool,
 
     /// What a shell command does when the sandbox cannot be applied on this machine: ask a
     /// person first, refuse it, or run it unconfined with a notice [default: ask].
-    #[arg(long, global = true, value_enum, value_name = "WHAT")]
+    #[arg(long, global = true, help_heading = "Shell sandbox", value_enum, value_name = "WHAT")]
     pub if_unsandboxed: Option<UnsandboxedArg>,
 
     /// Refuse shell commands matching this regular expression (repeatable), on top of the
     /// built-in list of catastrophic commands.
-    #[arg(long = "deny-command", global = true, value_name = "REGEX")]
+    #[arg(long = "deny-command", global = true, help_heading = "Shell sandbox", value_name = "REGEX")]
     pub deny_command: Vec<String>,
 
     /// No call runs longer than this many seconds, whatever it asks for [default: 600].
-    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, global = true, help_heading = "Limits and logging", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub max_timeout: Option<u64>,
 
     /// Log more to stderr (-v info, -vv debug); TOOLBELT_LOG takes a full filter.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, help_heading = "Limits and logging", action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
 
@@ -228,7 +229,11 @@ pub enum ConfigAction {
     },
     /// Check every settings file: unknown keys, wrong types, bad rules, hooks and directories;
     /// exit 1 when anything is wrong.
-    Check,
+    Check {
+        /// Print JSON: `ok`, the files read, and every message with its file and line.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -333,7 +338,7 @@ pub struct BatchArgs {
 #[derive(Debug, Args)]
 pub struct SessionArgs {
     /// Keep the session's state (working directory, todo list, and what other tools keep)
-    /// across invocations, under the project's .toolbelt/ directory, by this name.
+    /// across invocations, by this name (kept in the user's state directory, per project).
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
 }

@@ -12,10 +12,11 @@
 //! | flags | `--mode`, `--allow`, `--deny`, `--add-dir`, `--sandbox`, … |
 //! | managed | `/etc/toolbelt/managed.toml` |
 //!
-//! With `[compat] claude = true` (or `--claude-settings`) Claude Code's `~/.claude/settings.json`,
-//! `.claude/settings.json` and `.claude/settings.local.json` join the user, project and
-//! project-local layers (just below toolbelt's file of the same layer): their permissions
-//! (allow / ask / deny, defaultMode, additionalDirectories) and hooks apply as they are.
+//! Claude Code's `~/.claude/settings.json`, `.claude/settings.json` and
+//! `.claude/settings.local.json` join the user, project and project-local layers (just below
+//! toolbelt's file of the same layer). Their deny and ask rules always apply (they can only
+//! make the policy stricter); with `[compat] claude = true` (or `--claude-settings`) the rest of
+//! their permissions (allow, defaultMode, additionalDirectories) and their hooks apply too.
 //!
 //! # Merging
 //!
@@ -292,14 +293,20 @@ pub struct Loaded {
     pub notices: Vec<String>,
     /// Problems in project files that are not applied (the project is not trusted).
     pub ignored_problems: Vec<Problem>,
+    /// What Claude Code's settings files contributed when only their restrictions apply
+    /// (without `--claude-settings`), to tell the user.
+    pub claude_note: Option<String>,
+    /// How many entries of Claude Code's files were left out for want of the opt-in.
+    pub claude_skipped: usize,
 }
 
 /// Reads every layer. `flags` are the command line's entries; `env` the process environment;
 /// `claude_flag` is `--claude-settings`. Never fails: problems are collected in the result.
 ///
 /// The project's own files apply only when the project is trusted ([`trust`]): until then
-/// only their deny and ask rules are kept. Claude Code's files are read when `compat.claude`
-/// (or the flag) says so, that setting itself waiting for trust when a project sets it.
+/// only their deny and ask rules are kept. Claude Code's files are always read, and their deny
+/// and ask rules always apply; the rest of them applies when `compat.claude` (or the flag)
+/// says so, that setting itself waiting for trust when a project sets it.
 pub fn load(
     loc: &Locations,
     flags: Vec<Entry>,
@@ -311,9 +318,12 @@ pub fn load(
     loaded.entries.extend(env::entries(env, &mut loaded.problems));
     loaded.entries.extend(flags);
     let wants_claude = claude_flag || resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false);
-    if wants_claude {
-        let claude = loc.files(true).into_iter().filter(|(layer, _)| layer.is_claude());
-        read_files(&mut loaded, claude);
+    // Claude Code's files are always read: their deny and ask rules only make the policy
+    // stricter and apply in any case; the rest (allow rules, mode, hooks) waits for the opt-in.
+    let claude = loc.files(true).into_iter().filter(|(layer, _)| layer.is_claude());
+    read_files(&mut loaded, claude);
+    if !wants_claude {
+        keep_claude_restrictions(&mut loaded);
     }
     // Every layer in precedence order; within a layer, file order (the sort is stable).
     loaded.entries.sort_by_key(|e| e.origin.layer);
@@ -336,9 +346,9 @@ pub fn load(
     // Read speculatively for the digest: Claude Code's files apply only if a trusted layer
     // still asks for them.
     if wants_claude && !claude_flag && !resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false) {
-        loaded.entries.retain(|e| !e.origin.layer.is_claude());
-        loaded.files_read.retain(|(layer, _)| !layer.is_claude());
+        keep_claude_restrictions(&mut loaded);
     }
+    loaded.claude_note = claude_note(&loaded, wants_claude);
     trust::keep_user_floor(&mut loaded.entries, &mut loaded.notices);
     // The audit log is the user's evidence: a project's files cannot switch it off, move it
     // or make it rotate away.
@@ -359,6 +369,48 @@ pub fn load(
     }
     loaded.problems.extend(problems);
     loaded
+}
+
+/// Without Claude compatibility, keeps only the entries of Claude Code's files that restrict
+/// (deny and ask rules), and only the problems that stop one of those from applying.
+fn keep_claude_restrictions(loaded: &mut Loaded) {
+    let before = loaded.entries.len();
+    loaded.entries.retain(|e| !e.origin.layer.is_claude() || trust::only_restricts(e));
+    loaded.claude_skipped += before - loaded.entries.len();
+    loaded.problems.retain(|p| {
+        !p.origin.layer.is_claude() || matches!(p.key.as_str(), "" | "permissions.deny" | "permissions.ask")
+    });
+}
+
+/// What Claude Code's files contributed, to tell the user; `None` when none was found.
+fn claude_note(loaded: &Loaded, wanted: bool) -> Option<String> {
+    let mut files: Vec<String> = Vec::new();
+    let read = loaded.files_read.iter().filter(|(layer, _)| layer.is_claude()).map(|(_, file)| file.as_path());
+    let named = loaded.entries.iter().filter(|e| e.origin.layer.is_claude()).filter_map(|e| e.origin.file.as_deref());
+    for file in read.chain(named) {
+        let file = file.display().to_string();
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    if files.is_empty() || wanted && loaded.claude_skipped == 0 {
+        return None;
+    }
+    let count = |key: &str| loaded.entries.iter().filter(|e| e.origin.layer.is_claude() && e.key == key).count();
+    let mut note = format!(
+        "Claude Code's settings ({}): {} deny and {} ask rule(s) applied",
+        files.join(", "),
+        count("permissions.deny"),
+        count("permissions.ask")
+    );
+    if loaded.claude_skipped > 0 {
+        note.push_str(&format!(
+            "; {} other setting(s) (allow rules, mode, hooks…) not applied: pass --claude-settings or set \
+             [compat] claude = true to use them",
+            loaded.claude_skipped
+        ));
+    }
+    Some(note)
 }
 
 fn read_files(loaded: &mut Loaded, files: impl IntoIterator<Item = (Layer, PathBuf)>) {

@@ -161,6 +161,18 @@ fn config_check_names_file_line_and_fix() {
     ] {
         assert!(out.contains(&expected), "missing {expected:?} in:\n{out}");
     }
+    // In file and line order, and the same as JSON.
+    let at = |needle: &str| out.find(needle).unwrap_or_else(|| panic!("{needle} in {out}"));
+    assert!(at(":2: ") < at(":3: ") && at(":3: ") < at(":4: ") && at(":4: ") < at(":7: "), "{out}");
+    let (code, json, _) = p.run(&["config", "check", "--json"]);
+    assert_eq!(code, 1, "{json}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["ok"], false);
+    let lines: Vec<i64> = v["messages"].as_array().unwrap().iter().filter_map(|m| m["line"].as_i64()).collect();
+    assert!(lines.windows(2).all(|w| w[0] <= w[1]) && lines.contains(&7), "{json}");
+    assert_eq!(v["messages"][0]["key"], "permissions.alow");
+    assert_eq!(v["messages"][0]["file"], f.to_string());
+    assert_eq!(v["messages"][0]["severity"], "error");
     // Other commands refuse to run with broken settings (exit 2), pointing at the check.
     let (code, _, err) = p.run(&["call", "Read", r#"{"file_path":"x"}"#]);
     assert_eq!(code, 2);
@@ -216,10 +228,19 @@ fn claude_code_settings_apply_as_they_are() {
     );
     p.write("secrets/key.txt", "k");
     p.write("Makefile", "all:\n\t@echo built\n");
-    // Off by default: Claude Code's files are not read.
+    // Their deny rules always apply (they only make things stricter), named in the refusal…
     let (code, out, _) = p.run(&["call", "Read", r#"{"file_path":"secrets/key.txt"}"#]);
-    assert_eq!(code, 0, "{out}");
-    // With --claude-settings (or [compat] claude = true) they are.
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("claude project") && out.contains(".claude/settings.json:1"), "{out}");
+    // …their allow rules and mode need the opt-in, and the check says so.
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"make"}"#]);
+    assert_eq!(code, 1, "{out}");
+    let (_, out, _) = p.run(&["config", "check"]);
+    assert!(
+        out.contains("1 deny and 0 ask rule(s) applied; 2 other setting(s)") && out.contains("--claude-settings"),
+        "{out}"
+    );
+    // With --claude-settings (or [compat] claude = true) and the project trusted they apply too.
     let (code, out, _) = p.run(&["call", "Read", r#"{"file_path":"secrets/key.txt"}"#, "--claude-settings"]);
     assert_eq!(code, 1);
     assert!(out.contains("claude project") && out.contains(".claude/settings.json:1"), "{out}");

@@ -1,4 +1,4 @@
-//! `toolbelt config show` and `toolbelt config check`.
+//! `toolbelt config show` (and `config check`, in [`super::config_check`]).
 
 use std::process::ExitCode;
 
@@ -15,7 +15,7 @@ pub fn run(global: &Global, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         ConfigAction::Show { json } if json => show_json(&setup),
         ConfigAction::Show { .. } => show(&setup),
-        ConfigAction::Check => check(&setup),
+        ConfigAction::Check { json } => super::config_check::run(&setup, json),
     }
 }
 
@@ -42,6 +42,9 @@ fn show(setup: &Setup) -> anyhow::Result<ExitCode> {
     line("# (user < project < project-local < env < flags < managed); lists add up.")?;
     if let Some(notice) = setup.loaded.trust.notice(&setup.loc.project) {
         line(&format!("# Not applied: {notice}."))?;
+    }
+    if let Some(note) = &setup.loaded.claude_note {
+        line(&format!("# {note}."))?;
     }
     if setup.loaded.files_read.is_empty() {
         line("# No settings file was found; everything is a default.")?;
@@ -133,55 +136,6 @@ fn show_json(setup: &Setup) -> anyhow::Result<ExitCode> {
     }
     line(&serde_json::to_string_pretty(&Value::Object(out))?)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn check(setup: &Setup) -> anyhow::Result<ExitCode> {
-    let files = &setup.loaded.files_read;
-    for problem in &setup.problems {
-        line(&format!("error: {problem}"))?;
-    }
-    for warning in unknown_tool_warnings(setup) {
-        line(&format!("warning: {warning}"))?;
-    }
-    for problem in &setup.loaded.ignored_problems {
-        line(&format!("note: {problem} (not applied: the project is not trusted)"))?;
-    }
-    if let Some(notice) = setup.loaded.trust.notice(&setup.loc.project) {
-        line(&format!("note: {notice}"))?;
-    }
-    let layers: Vec<String> = files.iter().map(|(l, f)| format!("{} {}", l.as_str(), f.display())).collect();
-    let checked = if layers.is_empty() { "no settings files found".to_string() } else { layers.join(", ") };
-    if setup.problems.is_empty() {
-        line(&format!("ok: {checked}"))?;
-        Ok(ExitCode::SUCCESS)
-    } else {
-        line(&format!("{} problem(s) in: {checked}", setup.problems.len()))?;
-        Ok(ExitCode::from(1))
-    }
-}
-
-/// Rules naming a tool that does not exist here (a typo, or an MCP server not configured).
-fn unknown_tool_warnings(setup: &Setup) -> Vec<String> {
-    let registry = toolbelt::builtin_registry();
-    let specs = registry.specs();
-    let rules = &setup.settings.permissions;
-    let mut out = Vec::new();
-    for rule in rules.allow.iter().chain(&rules.ask).chain(&rules.deny) {
-        let Some(name) = rule.tool_name() else { continue };
-        if matches!(name, "Read" | "Edit" | "Write") || name.starts_with("mcp__") {
-            continue;
-        }
-        if !specs.iter().any(|s| rule.names_tool(s)) {
-            let hint = match registry.lookup(name) {
-                Err(toolbelt_core::ToolError::UnknownTool { suggestions, .. }) if !suggestions.is_empty() => {
-                    format!("; did you mean `{}`?", suggestions[0])
-                }
-                _ => String::new(),
-            };
-            out.push(format!("{}: rule `{}` names no tool here{hint}", rule.origin().label, rule.text()));
-        }
-    }
-    out
 }
 
 /// A value on one line.

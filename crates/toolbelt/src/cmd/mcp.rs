@@ -15,6 +15,9 @@ use crate::cmd::Setup;
 
 pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let mut setup = Setup::load(global)?;
+    if let Some(note) = &setup.loaded.claude_note {
+        tracing::warn!("{note}");
+    }
     // The server's own token never reaches a shell command's environment.
     setup.secret_vars.extend(args.token_env.iter().cloned());
     let approvers = Arc::new(SessionApprovers::default());

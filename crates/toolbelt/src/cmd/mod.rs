@@ -5,6 +5,7 @@ pub mod audit;
 pub mod batch;
 pub mod call;
 pub mod config;
+pub mod config_check;
 pub mod mcp;
 pub mod mcp_servers;
 pub mod permissions;
@@ -71,6 +72,9 @@ impl Setup {
         }
         for notice in &loaded.notices {
             tracing::warn!("{notice}");
+        }
+        if let Some(note) = &loaded.claude_note {
+            tracing::info!("{note}");
         }
         let rule_env = RuleEnv { home: loc.home.clone(), cwd: ws.cwd.clone() };
         let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);

@@ -1,0 +1,158 @@
+//! `toolbelt config check [--json]`: every problem in every settings file, in file and line
+//! order, then what was not applied and why.
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+use toolbelt::settings::{Origin, Problem};
+
+use crate::cmd::Setup;
+use crate::output::line;
+
+/// How much a message matters: errors make the check fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Severity {
+    fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+/// One thing to tell the user, with where it is when it is somewhere.
+struct Message {
+    severity: Severity,
+    origin: Option<Origin>,
+    key: String,
+    message: String,
+}
+
+impl Message {
+    fn of(severity: Severity, problem: &Problem) -> Self {
+        Self {
+            severity,
+            origin: Some(problem.origin.clone()),
+            key: problem.key.clone(),
+            message: problem.message.clone(),
+        }
+    }
+
+    /// `file:line: key: message`, the way compilers print it.
+    fn text(&self) -> String {
+        let problem = self.origin.as_ref().map(|origin| Problem {
+            origin: origin.clone(),
+            key: self.key.clone(),
+            message: self.message.clone(),
+        });
+        match problem {
+            Some(p) => p.to_string(),
+            None => self.message.clone(),
+        }
+    }
+
+    fn json(&self) -> Value {
+        let origin = self.origin.as_ref();
+        json!({
+            "severity": self.severity.as_str(),
+            "layer": origin.map(|o| o.layer.as_str()),
+            "file": origin.and_then(|o| o.file.as_ref()).map(|f| f.display().to_string()),
+            "line": origin.and_then(|o| o.line),
+            "source": origin.and_then(|o| o.name.clone()),
+            "key": (!self.key.is_empty()).then_some(&self.key),
+            "message": self.message,
+            "text": self.text(),
+        })
+    }
+}
+
+/// Runs the check; exit 1 when there is an error.
+pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
+    let mut messages: Vec<Message> = setup.problems.iter().map(|p| Message::of(Severity::Error, p)).collect();
+    messages.extend(unknown_tool_warnings(setup));
+    messages.extend(setup.loaded.ignored_problems.iter().map(|p| {
+        let mut m = Message::of(Severity::Note, p);
+        m.message.push_str(" (not applied: the project is not trusted)");
+        m
+    }));
+    // File and line order: layer by layer as they are read, each file top to bottom.
+    messages.sort_by(|a, b| {
+        let key =
+            |m: &Message| m.origin.as_ref().map(|o| (o.layer, o.file.clone(), o.line.unwrap_or(0), o.name.clone()));
+        key(a).cmp(&key(b))
+    });
+    let notes = [setup.loaded.trust.notice(&setup.loc.project), setup.loaded.claude_note.clone()];
+    messages.extend(notes.into_iter().flatten().map(|message| Message {
+        severity: Severity::Note,
+        origin: None,
+        key: String::new(),
+        message,
+    }));
+    let errors = messages.iter().filter(|m| m.severity == Severity::Error).count();
+    let files = &setup.loaded.files_read;
+    if json {
+        let out = json!({
+            "ok": errors == 0,
+            "errors": errors,
+            "files": files.iter().map(|(l, f)| json!({"layer": l.as_str(), "path": f.display().to_string()})).collect::<Vec<_>>(),
+            "messages": messages.iter().map(Message::json).collect::<Vec<_>>(),
+        });
+        line(&serde_json::to_string_pretty(&out)?)?;
+    } else {
+        for m in &messages {
+            line(&format!("{}: {}", m.severity.as_str(), m.text()))?;
+        }
+        let layers: Vec<String> = files.iter().map(|(l, f)| format!("{} {}", l.as_str(), f.display())).collect();
+        let checked = if layers.is_empty() { "no settings files found".to_string() } else { layers.join(", ") };
+        if errors == 0 {
+            line(&format!("ok: {checked}"))?;
+        } else {
+            line(&format!("{errors} problem(s) in: {checked}"))?;
+        }
+    }
+    Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Rules naming a tool that does not exist here (a typo, or an MCP server not configured).
+fn unknown_tool_warnings(setup: &Setup) -> Vec<Message> {
+    let registry = toolbelt::builtin_registry();
+    let specs = registry.specs();
+    let rule_keys = ["permissions.allow", "permissions.ask", "permissions.deny"];
+    let mut out = Vec::new();
+    for entry in setup.loaded.entries.iter().filter(|e| rule_keys.contains(&e.key.as_str())) {
+        let Some(text) = entry.value.as_str() else { continue };
+        // A rule that does not parse is already an error.
+        if setup.problems.iter().any(|p| p.origin == entry.origin && p.key == entry.key) {
+            continue;
+        }
+        let name = text.split('(').next().unwrap_or_default().trim();
+        if name.is_empty()
+            || name.contains('*')
+            || matches!(name, "Read" | "Edit" | "Write")
+            || name.starts_with("mcp__")
+            || specs.iter().any(|s| s.name == name)
+        {
+            continue;
+        }
+        let hint = match registry.lookup(name) {
+            Err(toolbelt_core::ToolError::UnknownTool { suggestions, .. }) if !suggestions.is_empty() => {
+                format!("; did you mean `{}`?", suggestions[0])
+            }
+            _ => String::new(),
+        };
+        out.push(Message {
+            severity: Severity::Warning,
+            origin: Some(entry.origin.clone()),
+            key: entry.key.clone(),
+            message: format!("rule `{text}` names no tool here{hint}"),
+        });
+    }
+    out
+}

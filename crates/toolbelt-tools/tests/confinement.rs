@@ -64,16 +64,92 @@ async fn reads_outside_the_roots_fail() {
     assert!(ok(&session, "Read", json!({"file_path": "inner_link"})).await.contains("inside"));
 }
 
-/// An absolute symlink is refused even when it points inside the roots: the open resolves
-/// beneath the root handle, where `/` is out of reach. A relative link to the same file works.
+/// A symlink naming its target by absolute path is followed when the target is inside the
+/// roots (the path is located again where it really is, and opened beneath that root), for
+/// reads, edits, new files through a linked directory, and searches; one leading out is
+/// still refused.
 #[tokio::test]
-async fn absolute_links_are_refused_even_inside() {
+async fn absolute_links_inside_the_roots_are_followed() {
     let s = setup();
     symlink(s.root.join("src/ok.txt"), s.root.join("abs_link")).unwrap();
+    symlink(s.root.join("src"), s.root.join("abs_dir")).unwrap();
     let session = session(&s.root, &[]);
-    let message = err(&session, "Read", json!({"file_path": "abs_link"})).await;
+    assert!(ok(&session, "Read", json!({"file_path": "abs_link"})).await.contains("inside"));
+    assert!(ok(&session, "Read", json!({"file_path": "abs_dir/ok.txt"})).await.contains("inside"));
+    ok(&session, "Edit", json!({"file_path": "abs_link", "old_string": "inside", "new_string": "edited"})).await;
+    assert_eq!(std::fs::read_to_string(s.root.join("src/ok.txt")).unwrap(), "edited\n");
+    assert!(std::fs::symlink_metadata(s.root.join("abs_link")).unwrap().is_symlink(), "the link stays a link");
+    ok(&session, "Write", json!({"file_path": "abs_dir/new.txt", "content": "new\n"})).await;
+    assert_eq!(std::fs::read_to_string(s.root.join("src/new.txt")).unwrap(), "new\n");
+    assert!(ok(&session, "Grep", json!({"pattern": "edited", "path": "abs_dir"})).await.contains("ok.txt"));
+    assert!(ok(&session, "Glob", json!({"pattern": "*.txt", "path": "abs_dir"})).await.contains("new.txt"));
+    assert!(ok(&session, "ListDir", json!({"path": "abs_dir"})).await.contains("new.txt"));
+    // Leading out, absolute or not, is refused as before.
+    for path in ["file_link", "dir_link/key.txt"] {
+        let message = err(&session, "Read", json!({"file_path": path})).await;
+        assert!(message.contains("outside the workspace roots") && !message.contains("SECRET"), "{message}");
+    }
+    let message = err(&session, "Write", json!({"file_path": "dir_link/new.txt", "content": "x"})).await;
     assert!(message.contains("outside the workspace roots"), "{message}");
-    assert!(ok(&session, "Read", json!({"file_path": "inner_link"})).await.contains("inside"));
+    assert!(!s.outside.join("new.txt").exists());
+}
+
+/// A directory swapped for a symlink to outside while Glob and ListDir walk: the walker may
+/// list the other place, but no name or size from there reaches a result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_swapped_during_walks_never_shows_outside_names() {
+    let s = setup();
+    for i in 0..50 {
+        std::fs::write(s.outside.join(format!("outside-{i}.txt")), "x").unwrap();
+    }
+    let session = session(&s.root, &[]);
+    let walked = s.root.join("walked");
+    let real = s.root.join("walked-real");
+    std::fs::create_dir_all(&real).unwrap();
+    for i in 0..50 {
+        std::fs::write(real.join(format!("inside-{i}.txt")), "x").unwrap();
+    }
+    std::fs::create_dir_all(&walked).unwrap();
+    std::fs::write(walked.join("inside-a.txt"), "x").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let (stop, walked, outside) = (stop.clone(), walked.clone(), s.outside.clone());
+        std::thread::spawn(move || {
+            let (aside, link) = (walked.with_extension("aside"), walked.with_extension("link"));
+            let mut flips = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                // The directory moves aside and a symlink to outside takes its name; then back.
+                let _ = std::fs::remove_file(&link);
+                symlink(&outside, &link).unwrap();
+                if std::fs::rename(&walked, &aside).is_ok() {
+                    let _ = std::fs::rename(&link, &walked);
+                    std::thread::yield_now();
+                    let _ = std::fs::remove_file(&walked);
+                    let _ = std::fs::rename(&aside, &walked);
+                }
+                flips += 1;
+            }
+            flips
+        })
+    };
+    let mut walks = 0;
+    let mut saw_inside = false;
+    while walks < 400 {
+        walks += 1;
+        for (tool, input) in
+            [("Glob", json!({"pattern": "**/*.txt"})), ("ListDir", json!({"recursive": true, "limit": 5000}))]
+        {
+            if let Ok(out) = call(&session, tool, input).await {
+                let text = out.joined_text();
+                assert!(!text.contains("outside-"), "{tool} leaked: {text}");
+                saw_inside |= text.contains("inside-a.txt");
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let flips = flipper.join().unwrap();
+    assert!(flips > 10, "the directory really was swapped ({flips} times)");
+    assert!(saw_inside, "the walks did list the directory when it was in place");
 }
 
 #[tokio::test]
@@ -107,8 +183,6 @@ async fn a_symlink_swapped_during_reads_never_leaks() {
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = {
         let (stop, link, inside, outside) =
-            // The inside target is relative: an absolute link is refused even when it points
-            // inside (the open resolves beneath the root handle, where `/` is out of reach).
             (stop.clone(), link.clone(), std::path::PathBuf::from("src/ok.txt"), s.outside.join("key.txt"));
         std::thread::spawn(move || {
             let tmp = link.with_extension("tmp");

@@ -195,12 +195,11 @@ fn find(
                     if entry.file_type().is_some_and(|t| t.is_file())
                         && matcher.matched(entry.path(), false).is_ignore() =>
                 {
-                    match entry.metadata() {
-                        Ok(meta) => {
-                            let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                            local.mine.push((entry.into_path(), mtime));
-                        }
-                        Err(e) => local.errors.push(&e),
+                    // Looked up again beneath the root: an entry a swapped directory showed
+                    // from outside is left out.
+                    if let Some(meta) = start.confirm(&entry) {
+                        let mtime = meta.modified().map(|t| t.into_std()).unwrap_or(SystemTime::UNIX_EPOCH);
+                        local.mine.push((entry.into_path(), mtime));
                     }
                 }
                 Ok(_) => {}

@@ -276,7 +276,10 @@ fn walk(
             if ignore.is_some_and(|set| set.is_match(rel) || set.is_match(entry.file_name())) {
                 return WalkState::Skip;
             }
-            let item = describe(start, &entry, rel.to_path_buf());
+            // Looked up again beneath the root: an entry a swapped directory showed from
+            // outside is left out (and not descended into).
+            let Some(meta) = start.confirm(&entry) else { return WalkState::Skip };
+            let item = describe(start, &entry, &meta, rel.to_path_buf());
             let descend = !(item.kind == EntryType::Dir && entry.file_name() == ".git");
             found.lock().unwrap_or_else(PoisonError::into_inner).push(item);
             if descend { WalkState::Continue } else { WalkState::Skip }
@@ -288,21 +291,21 @@ fn walk(
     Ok((found, errors))
 }
 
-fn describe(start: &Start, entry: &DirEntry, rel: PathBuf) -> Found {
-    let file_type = entry.file_type();
-    let kind = match file_type {
-        Some(t) if t.is_dir() => EntryType::Dir,
-        Some(t) if t.is_file() => EntryType::File,
-        Some(t) if t.is_symlink() => EntryType::Symlink,
-        _ => EntryType::Other,
+fn describe(start: &Start, entry: &DirEntry, meta: &cap_std::fs::Metadata, rel: PathBuf) -> Found {
+    let file_type = meta.file_type();
+    let kind = if file_type.is_dir() {
+        EntryType::Dir
+    } else if file_type.is_file() {
+        EntryType::File
+    } else if file_type.is_symlink() {
+        EntryType::Symlink
+    } else {
+        EntryType::Other
     };
-    let size = match kind {
-        EntryType::File => entry.metadata().ok().map(|m| m.len()),
-        _ => None,
-    };
+    let size = (kind == EntryType::File).then(|| meta.len());
     // Read through the root's handle, so the link is read where the walk found it.
     let target = match (kind, start.rel_in_root(entry.path())) {
-        (EntryType::Symlink, Some(in_root)) => start.ws.dir(&start.loc).read_link(in_root).ok(),
+        (EntryType::Symlink, Some(in_root)) => start.ws.dir(&start.loc).read_link_contents(in_root).ok(),
         _ => None,
     };
     Found { rel, depth: entry.depth(), kind, size, target }

@@ -85,14 +85,17 @@ pub fn load(ws: &Workspace, cx: &ToolContext, abs: &Path) -> Result<Target, Tool
 }
 
 /// Where a new file goes: a dangling symlink is refused rather than followed blindly.
+/// A directory on the way reached through a symlink by absolute path is followed when it
+/// leads inside the roots ([`Workspace::relocated`]).
 fn new_location(ws: &Workspace, loc: &Located) -> Result<Located, ToolError> {
-    if ws.dir(loc).symlink_metadata(&loc.rel).is_ok() {
-        return Err(ToolError::failed(format!(
+    match ws.dir(loc).symlink_metadata(&loc.rel) {
+        Ok(_) => Err(ToolError::failed(format!(
             "{} is a symlink to a missing target; write to the target path instead",
             loc.abs.display()
-        )));
+        ))),
+        Err(e) if super::workspace::escapes(&e) => ws.relocated(loc).ok_or_else(|| io_error(&loc.abs, &e)),
+        Err(_) => Ok(loc.clone()),
     }
-    Ok(loc.clone())
 }
 
 /// Encodes and writes `text` atomically at `loc`, records it in the ledger, and returns its

@@ -3,10 +3,12 @@
 //! Every file a tool touches is opened through a [`Workspace`]: each root is held as an open
 //! directory handle (`cap_std::fs::Dir`), and a path is opened *beneath* that handle, with
 //! every component resolved by the kernel relative to it (`openat2(RESOLVE_BENEATH)` where
-//! available). `..` past the root, absolute symlinks, and symlinks (to files or directories)
-//! that lead outside fail at the open itself — there is no check-then-open window for a
+//! available). `..` past the root and symlinks (to files or directories) that lead outside
+//! fail at the open itself — there is no check-then-open window for a
 //! swapped symlink to slip through, and no string-prefix comparison (`/work/app2` is not
-//! inside `/work/app`: roots are matched component by component).
+//! inside `/work/app`: roots are matched component by component). A symlink naming a target
+//! inside the roots by absolute path is found again where it really is and opened beneath
+//! that root ([`Workspace::relocated`]).
 //!
 //! A path outside every root is refused with an error that says how to add a root (the
 //! permission engine will later be able to ask instead; the path is already declared in the
@@ -130,14 +132,40 @@ impl Workspace {
 
     /// Resolves symlinks and `..` (confined) and returns the real location, whose `rel` has
     /// no symlink left and whose `abs` is the real absolute path. The file must exist.
+    ///
+    /// A symlink naming its target by absolute path (or leading into another root) cannot be
+    /// followed beneath the root it starts in; when its target is inside a root, the path is
+    /// located again where it really is ([`Workspace::relocated`]) and resolved there.
     pub fn real(&self, loc: &Located) -> Result<Located, ToolError> {
-        let rel = if loc.rel.as_os_str().is_empty() {
-            PathBuf::new()
-        } else {
-            self.dir(loc).canonicalize(&loc.rel).map_err(|e| io_error(&loc.abs, &e))?
-        };
-        let abs = self.roots[loc.root].path.join(&rel);
-        Ok(Located { root: loc.root, rel, abs })
+        if loc.rel.as_os_str().is_empty() {
+            return Ok(Located { root: loc.root, rel: PathBuf::new(), abs: self.roots[loc.root].path.clone() });
+        }
+        match self.dir(loc).canonicalize(&loc.rel) {
+            Ok(rel) => {
+                let abs = self.roots[loc.root].path.join(&rel);
+                Ok(Located { root: loc.root, rel, abs })
+            }
+            Err(e) if escapes(&e) => match self.relocated(loc) {
+                Some(moved) => {
+                    let rel = self.dir(&moved).canonicalize(&moved.rel).map_err(|e| io_error(&loc.abs, &e))?;
+                    let abs = self.roots[moved.root].path.join(&rel);
+                    Ok(Located { root: moved.root, rel, abs })
+                }
+                None => Err(io_error(&loc.abs, &e)),
+            },
+            Err(e) => Err(io_error(&loc.abs, &e)),
+        }
+    }
+
+    /// Where `loc` really is when its symlinks lead by absolute path or into another root:
+    /// the real path (symlinks followed for the part that exists) located among the roots;
+    /// `None` when that is outside every root. This only picks the root and the path to open
+    /// beneath it: the open itself stays confined there, so a symlink swapped meanwhile
+    /// still cannot lead out.
+    pub fn relocated(&self, loc: &Located) -> Option<Located> {
+        let real = real_path(&loc.abs)?;
+        let moved = self.locate(&real).ok()?;
+        (moved.root != loc.root || moved.rel != loc.rel).then(|| Located { abs: loc.abs.clone(), ..moved })
     }
 
     /// Opens a regular file for reading, confined and without blocking (a FIFO, a device or
@@ -187,6 +215,10 @@ impl Workspace {
             Ok(_) => Ok(true),
             Err(_) => match self.dir(loc).metadata(&loc.rel) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) if escapes(&e) => match self.relocated(loc) {
+                    Some(moved) => self.exists(&moved),
+                    None => Err(io_error(&loc.abs, &e)),
+                },
                 Err(e) => Err(io_error(&loc.abs, &e)),
                 Ok(_) => Ok(true),
             },
@@ -199,6 +231,27 @@ impl Workspace {
             return self.dir(loc).try_clone().map_err(|e| io_error(&loc.abs, &e));
         }
         self.dir(loc).open_dir(&loc.rel).map_err(|e| io_error(&loc.abs, &e))
+    }
+}
+
+/// Whether an error is a confined open refusing a path that leads out of its root.
+pub(crate) fn escapes(e: &std::io::Error) -> bool {
+    e.to_string().contains("outside of the filesystem")
+}
+
+/// `path` with symlinks followed as far as it exists (the rest appended as it is), folded.
+fn real_path(path: &Path) -> Option<PathBuf> {
+    let path = fold(path);
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return Some(fold(&out));
+        }
+        rest.push(existing.file_name()?.to_os_string());
+        existing = existing.parent()?;
     }
 }
 
@@ -252,7 +305,7 @@ pub fn is_a_directory(path: &Path) -> ToolError {
 pub fn io_error(path: &Path, e: &std::io::Error) -> ToolError {
     let p = path.display();
     let text = e.to_string();
-    if text.contains("outside of the filesystem") {
+    if escapes(e) {
         return ToolError::failed(format!(
             "{p} resolves outside the workspace roots (through `..` or a symlink), so it cannot be opened; use a path inside the roots"
         ));

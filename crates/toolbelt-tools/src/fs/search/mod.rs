@@ -11,9 +11,11 @@
 //! beneath a root), so a start outside the roots is refused before anything is read. The walk
 //! never follows symlinks, so it stays beneath the start, and Grep opens every file it reads
 //! through the root's directory handle, so a directory swapped for a symlink mid-walk still
-//! cannot make it read a file outside the roots. What remains of that race: the walker lists
-//! directories and reads metadata by path, so such a swap could show Glob or ListDir names,
-//! sizes and times (never contents) from where the symlink points. Ignore files in the
+//! cannot make it read a file outside the roots. The walker lists directories by path, so
+//! such a swap could make it list another place's names: every entry Glob and ListDir report
+//! is therefore looked up again beneath the root's handle ([`Start::confirm`]) and kept only
+//! when it is the very file the walk saw (same inode), its size and time read from that
+//! confined lookup — names, sizes and times from outside never reach a result. Ignore files in the
 //! start's parent directories are consulted as `rg` consults them (they only ever hide files).
 
 pub mod content;
@@ -48,6 +50,17 @@ impl Start {
         let loc = ws.real(&ws.locate(&abs)?)?;
         let is_dir = ws.metadata(&loc)?.is_dir();
         Ok(Self { ws, loc, is_dir })
+    }
+
+    /// The metadata of an entry the walk found, looked up again beneath the root's handle
+    /// (not following a final symlink): `None` when its path no longer leads, inside the
+    /// root, to the very file the walk listed (a directory on the way was swapped for a
+    /// symlink, so the walk listed somewhere else).
+    pub fn confirm(&self, entry: &ignore::DirEntry) -> Option<cap_std::fs::Metadata> {
+        use cap_std::fs::MetadataExt as _;
+        let rel = self.rel_in_root(entry.path()).filter(|rel| !rel.as_os_str().is_empty())?;
+        let meta = self.ws.dir(&self.loc).symlink_metadata(rel).ok()?;
+        (entry.ino() == Some(meta.ino())).then_some(meta)
     }
 
     /// A path under the start, relative to its root's directory handle (what a confined open

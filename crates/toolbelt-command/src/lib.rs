@@ -11,6 +11,7 @@ pub mod runs;
 pub mod script;
 pub mod split;
 mod tree;
+mod vars;
 mod words;
 mod wrappers;
 

@@ -44,6 +44,11 @@ fn a_read_denial_reaches_every_reader() {
         "cat keys/id.pem",
         "wc < secret.txt",
         "cp secret.txt /dev/stdout",
+        // through the script's own variables, which make these read-only
+        "f=secret.txt; cat \"$f\"",
+        "for f in notes.txt secret.txt; do cat \"$f\"; done",
+        "for f in sec*; do head -1 \"$f\"; done",
+        "d=keys; cat \"$d/id.pem\"",
     ] {
         let (code, out) = w.bash(command, DENY);
         assert!(code == 1 && out.contains("deny rule") && !leaked(&out), "{command}: {out}");

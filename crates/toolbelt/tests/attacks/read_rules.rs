@@ -95,6 +95,11 @@ fn read_only_commands_stay_inside_the_workspace() {
         "rg hunter2 /".to_string(),
         format!("grep -r hunter2 {}", w.outside.display()),
         "cd .. && cat outside/private.txt".to_string(),
+        // through the script's own variables, which make these read-only
+        "f=~/.ssh/id_rsa; cat \"$f\"".to_string(),
+        "for f in ~/.ssh/*; do cat \"$f\"; done".to_string(),
+        "d=..; cd \"$d\" && cat outside/private.txt".to_string(),
+        format!("for d in . {}; do ls \"$d\"; cat \"$d/private.txt\"; done", w.outside.display()),
     ] {
         // Read-only, but outside the roots: asks like the Read tool (nobody here: refused).
         let (code, out) = w.bash(&command, &[]);

@@ -5,12 +5,14 @@
 //! concrete tool, and a tool never sees the policy. It parses with tree-sitter-bash and
 //! errs on the side of caution — anything it cannot prove read-only is not.
 
+pub mod destructive;
 pub mod operands;
 pub mod readonly;
 pub mod runs;
 pub mod script;
 pub mod split;
 mod tree;
+mod vars;
 mod words;
 mod wrappers;
 

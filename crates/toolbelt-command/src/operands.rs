@@ -95,7 +95,7 @@ fn push(out: &mut Operands, word: &ShellWord, usage: Use) {
 }
 
 /// `/dev/null`, the standard streams and descriptors: never a file of the workspace.
-fn is_stream(path: &str) -> bool {
+pub(crate) fn is_stream(path: &str) -> bool {
     matches!(path, "-" | "/dev/null" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero")
         || path.starts_with("/dev/fd/")
         || path.starts_with("/proc/self/fd/")

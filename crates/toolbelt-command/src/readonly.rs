@@ -8,39 +8,58 @@
 //!
 //! # What passes
 //!
-//! The command is parsed with tree-sitter-bash. It is read-only only if
+//! The command is parsed with tree-sitter-bash. It is read-only only if every command it can
+//! run is on the safe list with safe arguments and nothing writes:
 //!
-//! * the script is plain simple commands joined by `&&`, `||`, `;`, `|`, `|&` and newlines
-//!   (`!` negation and comments are fine);
-//! * every word is literal: bare words, `'single'` and `"double"` quotes without expansions,
-//!   backslash escapes. Any `$VAR`, `${…}`, `$(…)`, backticks, `$((…))`, `<(…)`/`>(…)`,
-//!   brace expansion `{1..3}`, `$'…'` or `$"…"` rejects the command;
-//! * every simple command is on the safe list with safe arguments (see below), with no
-//!   `NAME=value` prefix (the environment can change what a program does: `GIT_PAGER`,
-//!   `LD_PRELOAD`);
-//! * redirections only read or discard: `< file`, `<<< word`, fd duplication (`2>&1`),
-//!   closing (`2>&-`), and output to `/dev/null` (`>/dev/null`, `2>/dev/null`, `&>/dev/null`).
-//!   Any other output redirection writes a file. A heredoc passes only when its body has no
-//!   expansions and nothing follows `<<EOF` on its line.
+//! * **structure**: simple commands joined by `&&`, `||`, `;`, `|`, `|&` and newlines, `!`
+//!   negation, comments, `( … )` subshells, `{ …; }` groups, `if`/`elif`/`else`, and `for NAME
+//!   in WORDS` loops (`readonly/syntax.rs`). Background `&`, `while`/`until`, `case`, `select`,
+//!   C-style `for ((…))`, `((…))` and function definitions are rejected;
+//! * **tests**: `[ … ]`, `[[ … ]]`, `test` and `[` (`readonly/test.rs`), except `-v` and
+//!   `-R` (they evaluate an array subscript, which can run commands), integer comparisons
+//!   inside `[[ … ]]` of anything but literal numbers and `$?`/`$#`/`$$` (arithmetic), and,
+//!   for `[ … ]`/`test`/`[`, unquoted words the shell may split or glob into `-v NAME[…]`;
+//! * **words**: literal words (quotes, escapes), unquoted globs, and expansions bash performs
+//!   without running anything: `$name`, `${name}`, `$?` and the other special parameters,
+//!   and `$(…)`/backticks whose own script is read-only (nested at most 4 deep). Where such a
+//!   value may go depends on the program: a program that takes no file and whose options
+//!   neither write nor run anything (`echo`, `printf`, `test`, `[`, `true`, `false`, `:`,
+//!   `exit`, `expr`, `seq`, `basename`, `dirname`) may get any value (but `printf`'s first
+//!   argument must be literal: `printf -v` assigns). Any other program only gets values the
+//!   script itself gives its variables (`vars.rs`: `f=README.md; wc -l "$f"`, `for f
+//!   in *.rs; do wc -l "$f"; done`), checked one by one as if written literally; a variable
+//!   the script does not set, a substitution's output or an unquoted value that could split
+//!   rejects the command. A variable or substitution in command position always rejects it.
+//!   `${x:-…}` and other operators, `$((…))`, `<(…)`/`>(…)`, brace expansion, `$'…'` and
+//!   `$"…"` reject the command;
+//! * **assignments**: `name=value` statements to lowercase names whose value is literal or a
+//!   read-only substitution (bash gives uppercase names meaning, and programs read their
+//!   settings from them). A `NAME=value` prefix of a command rejects it (the environment can
+//!   change what a program does: `GIT_PAGER`, `LD_PRELOAD`), as do arrays, `+=`,
+//!   `export`/`declare`/`unset`;
+//! * **redirections** only read or discard: `< file`, `<<< word`, fd duplication (`2>&1`),
+//!   closing (`2>&-`), and output to `/dev/null` (`>/dev/null`, `2>/dev/null`,
+//!   `&>/dev/null`), with literal targets. Any other output redirection writes a file. A
+//!   heredoc passes only when its body has no expansions and nothing follows `<<EOF` on its
+//!   line.
 //!
-//! Rejected outright: parse errors (tree-sitter `ERROR`/`MISSING` nodes), background `&`,
-//! subshells `( … )` and groups `{ …; }` (conservative, even when every inner command is
-//! safe), control flow, function definitions, assignments, `export`/`declare`/`unset`,
-//! `[[ … ]]` tests, control characters (a carriage return is a word character to bash but
-//! not to the parser), and a `\`-newline continuation that joins two words (the parser would
-//! see two words where bash sees one, e.g. `-del\` + `ete`).
+//! Also rejected: parse errors (tree-sitter `ERROR`/`MISSING` nodes), control characters (a
+//! carriage return is a word character to bash but not to the parser), and a `\`-newline
+//! continuation that joins two words (the parser would see two words where bash sees one,
+//! e.g. `-del\` + `ete`).
 //!
 //! # The safe list
 //!
-//! Any arguments: `basename cat cd cmp column comm cut df diff dirname du echo expr false fmt
-//! fold grep head id ls nl paste pwd readlink realpath rev seq stat tail tr true uname wc
-//! which whoami` — none of them has an option that writes or runs anything.
+//! Any arguments: `cat cmp column comm cut df diff du fmt fold grep head id ls nl paste pwd
+//! readlink realpath rev stat tail tr uname wc which whoami` — none of them has an option that
+//! writes or runs anything. No files (any value, see above): `echo printf test [ true false :
+//! exit expr seq basename dirname`.
 //!
-//! Checked arguments: `find` (no `-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint`,
-//! `-fprint0`, `-fprintf`, `-fls`), `rg` (no `--pre`, `--pre-glob`, `-z`/`--search-zip`,
-//! `--hostname-bin`), `sed` (only `sed -n <N|N,M|$>p [files]`), `sort` (no `-o`/`--output`,
-//! `--compress-program`), `uniq` (at most one file: a second one is written), `date` (no
-//! `-s`/`--set`), `file` (no `-C`/`--compile`), `tree` (no `-o`, `-R`), `printf` (no `-v`),
+//! Checked arguments: `cd` (any directory), `find` (no `-exec`, `-execdir`, `-ok`, `-okdir`,
+//! `-delete`, `-fprint`, `-fprint0`, `-fprintf`, `-fls`), `rg` (no `--pre`, `--pre-glob`,
+//! `-z`/`--search-zip`, `--hostname-bin`), `sed` (only `sed -n <N|N,M|$>p [files]`), `sort`
+//! (no `-o`/`--output`, `--compress-program`), `uniq` (at most one file: a second one is
+//! written), `date` (no `-s`/`--set`), `file` (no `-C`/`--compile`), `tree` (no `-o`, `-R`),
 //! `env` (only bare `env`: with arguments it runs a program) and `git`: global options only
 //! `-C <dir>`, `--no-pager`/`-P`, `--no-optional-locks` (never `-c`); subcommands `blame
 //! branch cat-file describe diff grep log ls-files ls-tree merge-base remote rev-list
@@ -66,6 +85,7 @@
 mod commands;
 mod git;
 mod syntax;
+mod test;
 
 use tree_sitter::Node;
 
@@ -131,7 +151,7 @@ fn check(command: &str) -> Result<(), String> {
     if root.has_error() {
         return Err(parse_error(root, command));
     }
-    if syntax::check(root, command)? == 0 {
+    if syntax::Checker::new(root, command).statements(vec![root], 0)? == 0 {
         return Err("there is no command to run (only comments)".into());
     }
     Ok(())

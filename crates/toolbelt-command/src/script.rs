@@ -3,17 +3,26 @@
 //!
 //! This is the model the other analyses work on: [`crate::runs`] finds the programs a
 //! command line runs (wrappers stripped, `bash -c` and `eval` strings opened), and
-//! [`crate::operands`] finds the files it names. Words whose value the shell decides only when
-//! it runs (`$x`, `$(…)`, `~user`) have no value here; words the shell may turn into several
-//! (unquoted globs, `{a,b}`) are marked.
+//! [`crate::operands`] finds the files it names. A variable the script itself sets to literal
+//! words (`vars.rs`) is replaced by its value, so `f=.env; cat "$f"` reads as `cat .env`;
+//! when it may hold several (`for f in a b; do cat "$f"; done`), the command appears once for
+//! each (up to [`MAX_VARIANTS`] per command). Other words whose value the shell decides only
+//! when it runs (`$HOME`, `$(…)`, `~user`) have no value here; words the shell may turn into
+//! several (unquoted globs, `{a,b}`, a loop variable over a glob) are marked. The command name
+//! itself is only ever read literally: a variable there stays unknown.
 
 use tree_sitter::Node;
 
 use crate::tree::{children, parse, text};
-use crate::words;
+use crate::vars::Vars;
+use crate::words::{self, Scope};
 
 /// Longest script analysed; a longer one is one opaque part.
 pub const MAX_LEN: usize = 64 * 1024;
+
+/// Most copies of one command made for the values its variables may hold; beyond, those
+/// words have no value.
+pub const MAX_VARIANTS: usize = 16;
 
 /// One word of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,20 +115,21 @@ pub fn parse_script(source: &str) -> Script {
 /// The script of a tree already parsed from `source`.
 pub(crate) fn script_of(tree: &tree_sitter::Tree, source: &str) -> Script {
     let root = tree.root_node();
+    let vars = Vars::of(root, source);
     let mut commands = Vec::new();
-    collect(root, source, &[], &mut commands);
+    collect(root, source, &vars, &[], &mut commands);
     Script { commands, complete: !root.has_error() }
 }
 
 /// Walks `node`, adding each simple command with the redirections that apply to it from
 /// enclosing statements (`outer`).
-fn collect(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)], out: &mut Vec<SimpleCommand>) {
+fn collect(node: Node<'_>, src: &str, vars: &Vars, outer: &[(Redirect, Option<Stdin>)], out: &mut Vec<SimpleCommand>) {
     match node.kind() {
         "command" => {
-            out.push(command(node, src, outer));
+            out.extend(command(node, src, vars, outer));
             // Substitutions inside the command's words are commands too.
             for child in children(node) {
-                nested(child, src, out);
+                nested(child, src, vars, out);
             }
         }
         "redirected_statement" => {
@@ -127,12 +137,12 @@ fn collect(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)], out: 
             let mut mine: Vec<(Redirect, Option<Stdin>)> = outer.to_vec();
             for child in children(node) {
                 if Some(child.id()) != body.map(|b| b.id()) {
-                    mine.extend(redirect(child, src));
-                    nested(child, src, out);
+                    mine.extend(redirect(child, src, vars));
+                    nested(child, src, vars, out);
                 }
             }
             match body {
-                Some(body) => collect(body, src, &mine, out),
+                Some(body) => collect(body, src, vars, &mine, out),
                 None => out.push(bare_redirects(&mine)),
             }
             // A group or subshell whose redirections name files: keep them visible even if
@@ -146,9 +156,18 @@ fn collect(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)], out: 
             for child in children(node) {
                 if child.is_named() {
                     let start = out.len();
-                    collect(child, src, outer, out);
-                    if !first && let Some(cmd) = out.get_mut(start) {
-                        cmd.piped = true;
+                    collect(child, src, vars, outer, out);
+                    if !first {
+                        // The first command of this part reads the pipe, in every copy made
+                        // for its variables' values (copies differ in values only).
+                        let raws = |c: &SimpleCommand| c.words.iter().map(|w| w.raw.clone()).collect::<Vec<_>>();
+                        let head = out.get(start).map(raws);
+                        for cmd in out.iter_mut().skip(start) {
+                            if Some(raws(cmd)) != head {
+                                break;
+                            }
+                            cmd.piped = true;
+                        }
                     }
                     first = false;
                 }
@@ -156,26 +175,27 @@ fn collect(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)], out: 
         }
         _ => {
             for child in children(node) {
-                collect(child, src, outer, out);
+                collect(child, src, vars, outer, out);
             }
         }
     }
 }
 
 /// Commands inside a word (`$(…)`, backticks, `<(…)`), found anywhere below `node`.
-fn nested(node: Node<'_>, src: &str, out: &mut Vec<SimpleCommand>) {
+fn nested(node: Node<'_>, src: &str, vars: &Vars, out: &mut Vec<SimpleCommand>) {
     if matches!(node.kind(), "command_substitution" | "process_substitution") {
         for child in children(node) {
-            collect(child, src, &[], out);
+            collect(child, src, vars, &[], out);
         }
         return;
     }
     for child in children(node) {
-        nested(child, src, out);
+        nested(child, src, vars, out);
     }
 }
 
-fn command(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)]) -> SimpleCommand {
+/// One simple command, once for each combination of the values its variables may hold.
+fn command(node: Node<'_>, src: &str, vars: &Vars, outer: &[(Redirect, Option<Stdin>)]) -> Vec<SimpleCommand> {
     let mut cmd = SimpleCommand {
         words: Vec::new(),
         assignments: Vec::new(),
@@ -189,16 +209,19 @@ fn command(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)]) -> Si
             cmd.stdin = stdin.clone();
         }
     }
+    // The other values of each word, by position.
+    let mut others: Vec<Vec<String>> = Vec::new();
     for part in children(node) {
         match part.kind() {
             "command_name" => {
                 if let Some(inner) = children(part).into_iter().find(|n| n.is_named()) {
-                    cmd.words.push(word(inner, src));
+                    cmd.words.push(literal(inner, src));
+                    others.push(Vec::new());
                 }
             }
             "variable_assignment" => cmd.assignments.push(text(part, src).to_string()),
             "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {
-                if let Some((r, stdin)) = redirect(part, src) {
+                if let Some((r, stdin)) = redirect(part, src, vars) {
                     if r.kind != RedirectKind::Descriptor || r.target.value.is_some() {
                         cmd.redirects.push(r);
                     }
@@ -207,11 +230,45 @@ fn command(node: Node<'_>, src: &str, outer: &[(Redirect, Option<Stdin>)]) -> Si
                     }
                 }
             }
-            kind if part.is_named() && is_argument(kind) => cmd.words.push(word(part, src)),
+            kind if part.is_named() && is_argument(kind) => {
+                let (w, more) = word(part, src, vars);
+                cmd.words.push(w);
+                others.push(more);
+            }
             _ => {}
         }
     }
-    cmd
+    variants(cmd, &others)
+}
+
+/// `cmd` once for each combination of its words' values (`others`: each word's values
+/// besides its own), or once with those words unknown when there are too many.
+fn variants(mut cmd: SimpleCommand, others: &[Vec<String>]) -> Vec<SimpleCommand> {
+    let count = others.iter().try_fold(1usize, |n, o| n.checked_mul(1 + o.len()).filter(|&n| n <= MAX_VARIANTS));
+    let Some(count) = count.filter(|&n| n > 1) else {
+        if count.is_none() {
+            for (w, o) in cmd.words.iter_mut().zip(others) {
+                if !o.is_empty() {
+                    w.value = None;
+                }
+            }
+        }
+        return vec![cmd];
+    };
+    (0..count)
+        .map(|i| {
+            let mut rest = i;
+            let mut one = cmd.clone();
+            for (w, o) in one.words.iter_mut().zip(others) {
+                let pick = rest % (1 + o.len());
+                rest /= 1 + o.len();
+                if let Some(value) = pick.checked_sub(1).and_then(|k| o.get(k)) {
+                    w.value = Some(value.clone());
+                }
+            }
+            one
+        })
+        .collect()
 }
 
 fn bare_redirects(redirects: &[(Redirect, Option<Stdin>)]) -> SimpleCommand {
@@ -240,8 +297,8 @@ fn is_argument(kind: &str) -> bool {
         )
 }
 
-/// A word, literal when [`words::word`] can read it.
-fn word(node: Node<'_>, src: &str) -> ShellWord {
+/// A word, with a value when [`words::word`] can read it literally.
+fn literal(node: Node<'_>, src: &str) -> ShellWord {
     let raw = text(node, src).to_string();
     match words::word(node, src) {
         Ok(w) => ShellWord { value: Some(w.text), raw, expands: w.may_expand },
@@ -249,9 +306,31 @@ fn word(node: Node<'_>, src: &str) -> ShellWord {
     }
 }
 
+/// A word with the script's variables replaced by their values: the word with its first
+/// value, and its other values (when a variable may hold several). No value when a part of
+/// it is computed when the command runs.
+fn word(node: Node<'_>, src: &str, vars: &Vars) -> (ShellWord, Vec<String>) {
+    let raw = text(node, src).to_string();
+    let scope = Scope { vars, substitution: &|_| Ok(()) };
+    match words::expand(node, src, &scope) {
+        Ok(w) if w.computed.is_none() => (ShellWord { value: Some(w.text), raw, expands: w.may_expand }, w.others),
+        Ok(w) => (ShellWord { value: None, raw, expands: w.may_expand || w.splits }, Vec::new()),
+        Err(_) => (ShellWord { value: None, expands: node.kind() == "brace_expression", raw }, Vec::new()),
+    }
+}
+
+/// A redirection target or here-string: replaced by its variable's value only when it has
+/// one.
+fn single(node: Node<'_>, src: &str, vars: &Vars) -> ShellWord {
+    match word(node, src, vars) {
+        (w, others) if others.is_empty() => w,
+        (w, _) => ShellWord { value: None, ..w },
+    }
+}
+
 /// The redirection a node stands for, and what it feeds to stdin when it is a heredoc or a
 /// here-string.
-fn redirect(node: Node<'_>, src: &str) -> Option<(Redirect, Option<Stdin>)> {
+fn redirect(node: Node<'_>, src: &str, vars: &Vars) -> Option<(Redirect, Option<Stdin>)> {
     match node.kind() {
         "file_redirect" => {
             let mut operator = "";
@@ -260,7 +339,7 @@ fn redirect(node: Node<'_>, src: &str) -> Option<(Redirect, Option<Stdin>)> {
                 if !part.is_named() {
                     operator = part.kind();
                 } else if part.kind() != "file_descriptor" {
-                    target = Some(word(part, src));
+                    target = Some(single(part, src, vars));
                 }
             }
             let target = target?;
@@ -276,7 +355,7 @@ fn redirect(node: Node<'_>, src: &str) -> Option<(Redirect, Option<Stdin>)> {
         }
         "herestring_redirect" => {
             let inner = children(node).into_iter().find(|n| n.is_named())?;
-            let w = word(inner, src);
+            let w = single(inner, src, vars);
             let stdin = match &w.value {
                 Some(v) => Stdin::Literal(format!("{v}\n")),
                 None => Stdin::Computed,
@@ -345,6 +424,38 @@ mod tests {
         assert!(!s.commands[1].piped && s.commands[2].piped);
         assert_eq!(s.commands[3].stdin, Stdin::Computed);
         assert_eq!(s.commands[4].stdin, Stdin::Literal("rm z\n".into()));
+    }
+
+    #[test]
+    fn the_script_s_own_variables_are_replaced_by_their_values() {
+        let s = parse_script("f=.env; cat \"$f\" < \"$f\"; for d in a 'b c'; do ls \"$d\"/x; done");
+        assert_eq!(values(&s.commands[0]), [Some("cat"), Some(".env")]);
+        assert_eq!(s.commands[0].redirects[0].target.value.as_deref(), Some(".env"));
+        assert_eq!(values(&s.commands[1]), [Some("ls"), Some("a/x")]);
+        assert_eq!(values(&s.commands[2]), [Some("ls"), Some("b c/x")], "one copy per value");
+        let s = parse_script("for f in *.rs; do cat \"$f\"; done");
+        assert!(s.commands[0].words[1].expands, "a loop over a glob's matches");
+        // Unknown: the environment's variables, unquoted values that split, computed ones,
+        // uppercase names, and the command name.
+        for script in [
+            "cat \"$HOME\"",
+            "f='a b'; cat $f",
+            "f=$(pwd); cat \"$f\"",
+            "RANDOM=1; cat \"$RANDOM\"",
+            "f=a; read f; cat \"$f\"",
+        ] {
+            let s = parse_script(script);
+            let cat = s.commands.iter().find(|c| values(c).first() == Some(&Some("cat")));
+            assert_eq!(cat.map(|c| c.words[1].value.clone()), Some(None), "{script}");
+        }
+        let s = parse_script("c=rm; $c x");
+        assert_eq!(values(&s.commands[0]), [None, Some("x")]);
+        // Too many combinations: the words that vary have no value.
+        let s = parse_script("for a in 1 2 3 4 5; do for b in 1 2 3 4; do echo \"$a\" \"$b\" z; done; done");
+        assert_eq!(s.commands.len(), 1);
+        assert_eq!(values(&s.commands[0]), [Some("echo"), None, None, Some("z")]);
+        let s = parse_script("for a in 1 2; do echo x | cat \"$a\"; done");
+        assert_eq!(s.commands.iter().map(|c| c.piped).collect::<Vec<_>>(), [false, true, true]);
     }
 
     #[test]

@@ -62,24 +62,27 @@ pub(crate) fn quote(s: &str) -> String {
 pub(crate) fn describe(node: Node<'_>, src: &str) -> String {
     let shown = quote(&snippet(text(node, src)));
     match node.kind() {
-        "command_substitution" => format!("command substitution {shown}"),
-        "simple_expansion" | "expansion" => format!("variable expansion {shown}"),
-        "arithmetic_expansion" => format!("arithmetic expansion {shown}"),
-        "process_substitution" => format!("process substitution {shown}"),
-        "brace_expression" => format!("brace expansion {shown}"),
-        "ansi_c_string" => format!("ANSI-C quoting {shown} is not classified"),
-        "translated_string" | "$" => format!("locale translation {shown} is not classified"),
-        "subshell" => format!("a subshell {shown}"),
-        "compound_statement" => format!("a command group {shown}"),
-        "if_statement" | "for_statement" | "c_style_for_statement" | "while_statement" | "case_statement" => {
-            format!("control flow {shown}")
+        "command_substitution" => format!("the command substitution {shown} is not classified here"),
+        "simple_expansion" | "expansion" => format!("the variable expansion {shown} is not classified here"),
+        "arithmetic_expansion" => format!("the arithmetic expansion {shown} can run commands and is not classified"),
+        "process_substitution" => format!("the process substitution {shown} is not classified"),
+        "brace_expression" => format!("the brace expansion {shown} is not classified here"),
+        "ansi_c_string" => format!("the ANSI-C quoting {shown} is not classified"),
+        "translated_string" | "$" => format!("the locale translation {shown} is not classified"),
+        "subshell" => format!("the subshell {shown} is not classified here"),
+        "compound_statement" => format!("the command group {shown} is not classified here"),
+        "c_style_for_statement" => format!("the arithmetic `for` loop {shown} is not classified"),
+        "while_statement" => format!("the `while` loop {shown} is not classified"),
+        "case_statement" => format!("the `case` statement {shown} is not classified"),
+        "if_statement" | "for_statement" => format!("the control flow {shown} is not classified here"),
+        "function_definition" => format!("the function definition {shown} is not classified"),
+        "variable_assignment" | "variable_assignments" => {
+            format!("the variable assignment {shown} is not classified here")
         }
-        "function_definition" => format!("a function definition {shown}"),
-        "variable_assignment" | "variable_assignments" => format!("a variable assignment {shown}"),
         "declaration_command" | "unset_command" => format!("{shown} changes shell variables"),
-        "test_command" => format!("a test expression {shown} is not classified"),
+        "test_command" => format!("the test expression {shown} is not classified here"),
         "&" => "`&` runs a command in the background".into(),
-        kind if node.is_named() => format!("unsupported shell syntax {shown} ({kind})"),
-        _ => format!("unsupported shell syntax {shown}"),
+        kind if node.is_named() => format!("the shell syntax {shown} ({kind}) is not classified"),
+        _ => format!("the shell syntax {shown} is not classified"),
     }
 }

@@ -104,6 +104,20 @@ const READ_ONLY: &[&str] = &[
     "cat a b >/dev/null 2>&1 && echo ok",
     "grep x a > \"/dev/null\"",
     "echo hi >&2",
+    // read-only substitutions and expansions into programs that take no files
+    "echo `id`",
+    "echo $HOME",
+    "echo ${HOME}",
+    "echo \"home is $HOME\"",
+    "echo \"$(date)\"",
+    // structure around read-only commands
+    "x=1",
+    "(ls)",
+    "(cd sub && ls)",
+    "{ ls; }",
+    "if true; then ls; fi",
+    "for f in a b; do cat $f; done",
+    "[[ -f x ]] && cat x",
 ];
 
 const NOT_READ_ONLY: &[&str] = &[
@@ -125,18 +139,18 @@ const NOT_READ_ONLY: &[&str] = &[
     "time ls",
     // substitutions and expansions
     "echo $(rm -rf /)",
-    "echo `id`",
+    "echo `rm x`",
     "cat <(ls)",
     "diff <(ls a) <(ls b)",
     "ls >(wc)",
     "$CMD args",
-    "echo $HOME",
-    "echo ${HOME}",
-    "echo \"home is $HOME\"",
+    "cat $HOME",
+    "cat ${HOME}",
+    "cat \"home is $HOME\"",
     "echo $((1 + 2))",
-    "echo {1..3}",
+    "cat {1..3}",
     "echo $'a\\nb'",
-    "echo \"$(date)\"",
+    "cat \"$(date)\"",
     "cat <<EOF\n$HOME\nEOF",
     "echo !!",
     "sed -n 1,$p f",
@@ -155,20 +169,21 @@ const NOT_READ_ONLY: &[&str] = &[
     // assignments and environment
     "FOO=bar ls",
     "GIT_PAGER=x git log",
-    "x=1",
+    "X=1",
+    "PATH=/tmp",
     "export PATH=/tmp",
     "env LD_PRELOAD=x ls",
     "env rm x",
     // structure
     "ls &",
-    "(ls)",
-    "(cd sub && ls)",
-    "{ ls; }",
+    "(rm x)",
+    "(cd sub && rm x)",
+    "{ ls; rm x; }",
     "f() { ls; }",
-    "if true; then ls; fi",
-    "for f in a b; do cat $f; done",
+    "if true; then rm x; fi",
+    "for f in a b; do rm $f; done",
     "while true; do ls; done",
-    "[[ -f x ]] && cat x",
+    "[[ -f x ]] && rm x",
     "ls ;; pwd",
     // parse errors and empty input
     "ls &&",
@@ -261,21 +276,25 @@ fn reason(command: &str) -> String {
 #[test]
 fn reasons_name_the_offending_part() {
     assert_eq!(reason("ls && rm -rf x"), "`rm` is not a read-only command");
-    assert_eq!(reason("ls > out.txt"), "output redirection to a file (`> out.txt`)");
-    assert_eq!(reason("echo $(rm -rf /)"), "command substitution `$(rm -rf /)`");
-    assert_eq!(reason("echo `id`"), "command substitution `` `id` ``");
-    assert_eq!(reason("echo $HOME"), "variable expansion `$HOME`");
-    assert_eq!(reason("cat <(ls)"), "process substitution `<(ls)`");
+    assert_eq!(reason("ls > out.txt"), "`> out.txt` writes to a file");
+    assert_eq!(reason("echo $(rm -rf /)"), "`rm` is not a read-only command");
+    assert_eq!(
+        reason("cat $HOME"),
+        "`$HOME` is not known to be set by the command before this point, and which file or option `cat` gets \
+         from it cannot be checked before it runs"
+    );
+    assert_eq!(reason("cat <(ls)"), "the process substitution `<(ls)` is not classified");
     assert_eq!(reason("ls &"), "`&` runs a command in the background");
     assert_eq!(reason("find . -delete"), "`find -delete` deletes files");
     assert_eq!(reason("find . -exec rm {} \\;"), "`find -exec` runs a program");
     assert_eq!(reason("git push"), "`git push` is not a read-only git command");
     assert_eq!(reason(""), "the command is empty");
+    assert!(reason("cat `id`").contains("command's output"), "{}", reason("cat `id`"));
     assert!(reason("FOO=bar ls").contains("`FOO=bar`"), "{}", reason("FOO=bar ls"));
     assert!(reason("ls &&").contains("incomplete"), "{}", reason("ls &&"));
     assert!(reason("echo \"unbalanced").contains("does not parse"), "{}", reason("echo \"unbalanced"));
-    assert!(reason("find *").contains("glob"), "{}", reason("find *"));
-    assert!(reason("(ls)").contains("subshell"), "{}", reason("(ls)"));
+    assert!(reason("find *").contains("expanded by the shell"), "{}", reason("find *"));
+    assert!(reason("while true; do ls; done").contains("`while` loop"), "{}", reason("while true; do ls; done"));
     assert!(reason("git branch -D x").contains("-D"), "{}", reason("git branch -D x"));
     assert!(reason("git -c core.pager=x log").contains("-c"), "{}", reason("git -c core.pager=x log"));
 }
@@ -283,7 +302,8 @@ fn reasons_name_the_offending_part() {
 #[test]
 fn the_first_offence_in_source_order_is_reported() {
     assert_eq!(reason("rm a > out"), "`rm` is not a read-only command");
-    assert_eq!(reason("ls > out; rm a"), "output redirection to a file (`> out`)");
+    assert_eq!(reason("ls > out; rm a"), "`> out` writes to a file");
+    assert_eq!(reason("for f in a; do cat \"$f\"; rm \"$f\"; done"), "`rm` is not a read-only command");
 }
 
 #[test]

@@ -204,6 +204,8 @@ impl PermissionEngine {
         None
     }
 
+    /// Judges one part. `lines_read_only`: the call runs command lines and each is read-only
+    /// as a whole, so each of their parts is too.
     fn judge(
         &self,
         call: &CallInfo<'_>,
@@ -212,6 +214,7 @@ impl PermissionEngine {
         grants: &[Rule],
         persisted: &[Rule],
         mode: PermissionMode,
+        lines_read_only: bool,
     ) -> Judged {
         let (tool, input) = (call.tool, call.input);
         let outside = match part {
@@ -252,7 +255,7 @@ impl PermissionEngine {
             sources.dedup();
             return allowed(sources.join(" and "));
         }
-        let (mut kind, what) = self.kind_of(call.tool, part, outside.is_some());
+        let (mut kind, fact) = self.kind_of(call.tool, part, outside.is_some(), lines_read_only);
         // The files a command names inside the workspace are the command's business: its own
         // part decides (allowed by its rule, or asked about), so they add no question. Those
         // outside the roots ask like the Read and Write tools; deny rules and protected paths
@@ -263,35 +266,45 @@ impl PermissionEngine {
         }
         let decision = mode.baseline(kind);
         let reason = match (decision, kind) {
-            (Decision::Allow, _) => format!("{what}: allowed in {mode} mode"),
-            (Decision::Deny, _) if mode == PermissionMode::Plan => format!("plan mode is read-only: {what}"),
-            (_, PartKind::ReadOutside | PartKind::WriteOutside) => format!("{what}, outside the workspace roots"),
-            (_, PartKind::WriteInside) if mode == PermissionMode::Default => {
-                format!("{what} needs approval in default mode (acceptEdits mode allows edits inside the workspace)")
+            (Decision::Allow, _) if mode == PermissionMode::BypassPermissions => {
+                "bypassPermissions mode allows what no rule denies or asks about".to_string()
             }
-            _ => format!("{what} needs approval"),
+            (Decision::Allow, _) => format!("{fact}, which {mode} mode allows"),
+            (Decision::Deny, _) if mode == PermissionMode::Plan => format!("plan mode is read-only, and {fact}"),
+            (_, PartKind::ReadOutside | PartKind::WriteOutside) => {
+                format!("{fact}, outside the workspace roots, so it needs approval")
+            }
+            (_, PartKind::WriteInside) if mode == PermissionMode::Default => format!(
+                "{fact}, so it needs approval in default mode (acceptEdits mode allows edits inside the workspace)"
+            ),
+            _ => format!("{fact}, so it needs approval"),
         };
         let suggestion = (decision != Decision::Allow).then(|| self.suggest(tool, part)).flatten();
         let edit_inside = kind == PartKind::WriteInside;
         Judged { decision, reason, source: format!("mode {mode}"), suggestion, outside, edit_inside }
     }
 
-    /// The kind of a part, and a few words saying what it does.
-    fn kind_of(&self, tool: &ToolSpec, part: &Part, outside: bool) -> (PartKind, String) {
+    /// The kind of a part, and a clause saying what it does ("`ls -la` only reads").
+    fn kind_of(&self, tool: &ToolSpec, part: &Part, outside: bool, lines_read_only: bool) -> (PartKind, String) {
         match part {
             Part::Read { given, .. } => (
                 if outside { PartKind::ReadOutside } else { PartKind::ReadInside },
-                format!("reading {}", given.display()),
+                format!("this reads {}", given.display()),
             ),
             Part::Write { given, .. } => (
                 if outside { PartKind::WriteOutside } else { PartKind::WriteInside },
-                format!("writing {}", given.display()),
+                format!("this writes {}", given.display()),
             ),
             Part::Command(command) => match toolbelt_command::classify(command).reason() {
-                None => (PartKind::ReadOnlyCommand, format!("`{command}` is read-only")),
-                Some(why) => (PartKind::Command, format!("`{command}` is not read-only ({why})")),
+                None => (PartKind::ReadOnlyCommand, format!("`{command}` only reads")),
+                // A part that reads only in its script's context: the whole script decides
+                // (`cat "$f"` after `f=README.md`, inside `for f in a b`).
+                Some(_) if lines_read_only => {
+                    (PartKind::ReadOnlyCommand, format!("`{command}` only reads (the whole command line is read-only)"))
+                }
+                Some(why) => (PartKind::Command, format!("`{command}` is not read-only because {why}")),
             },
-            Part::Url(url) => (PartKind::Network, format!("contacting {url}")),
+            Part::Url(url) => (PartKind::Network, format!("this contacts {url}")),
             Part::Call => match tool.permission {
                 PermissionClass::Read => (PartKind::State, format!("`{}` only reads", tool.name)),
                 PermissionClass::Write => (PartKind::WriteInside, format!("`{}` changes files or state", tool.name)),
@@ -305,12 +318,12 @@ impl PermissionEngine {
     /// The allow rule that would cover a part, for approvers and denial messages.
     fn suggest(&self, tool: &ToolSpec, part: &Part) -> Option<String> {
         Some(match part {
-            Part::Command(command) => format!("{}({})", tool.name, suggest_command(command)),
+            Part::Command(command) => format!("{}({})", tool.name, suggest::command_rule(command)?),
             Part::Read { given, .. } => {
                 let dir = if given.is_dir() { given.as_path() } else { given.parent().unwrap_or(given) };
-                format!("Read({}/**)", escape_glob(&rules::rule_path(dir, &self.env)).trim_end_matches('/'))
+                format!("Read({}/**)", suggest::escape_glob(&rules::rule_path(dir, &self.env)).trim_end_matches('/'))
             }
-            Part::Write { given, .. } => format!("Edit({})", escape_glob(&rules::rule_path(given, &self.env))),
+            Part::Write { given, .. } => format!("Edit({})", suggest::escape_glob(&rules::rule_path(given, &self.env))),
             Part::Url(url) if tool.name == "WebFetch" => format!("WebFetch(domain:{})", rules::host_of(url)?),
             Part::Url(_) | Part::Call => tool.name.clone(),
         })
@@ -333,8 +346,9 @@ impl Authorizer for PermissionEngine {
         let grants = self.session_grants(call.session);
         let mode = SessionMode::of(call.session, self.rules.mode);
         let persisted = self.persisted.read().unwrap_or_else(PoisonError::into_inner);
+        let lines_ro = lines_read_only(call.access);
         let judged: Vec<Judged> =
-            parts.parts.iter().map(|p| self.judge(call, p, &roots, &grants, &persisted, mode)).collect();
+            parts.parts.iter().map(|p| self.judge(call, p, &roots, &grants, &persisted, mode, lines_ro)).collect();
         let protected = self.protected_writes(call, &parts, &grants, &persisted);
         drop(persisted);
 
@@ -351,13 +365,9 @@ impl Authorizer for PermissionEngine {
         verdict.offers_accept_edits = worst == Decision::Ask
             && mode == PermissionMode::Default
             && judged.iter().any(|j| j.decision == Decision::Ask && j.edit_inside);
-        let mut suggestions: Vec<String> = Vec::new();
-        for s in judged.iter().filter(|j| j.decision != Decision::Allow).filter_map(|j| j.suggestion.clone()) {
-            if !suggestions.contains(&s) {
-                suggestions.push(s);
-            }
-        }
-        verdict.allow_rules = suggestions;
+        verdict.allow_rules = suggest::prune(
+            judged.iter().filter(|j| j.decision != Decision::Allow).filter_map(|j| j.suggestion.clone()).collect(),
+        );
         verdict.allowed_outside =
             judged.iter().filter(|j| j.decision == Decision::Allow).filter_map(|j| j.outside.clone()).collect();
 
@@ -460,28 +470,21 @@ impl toolbelt_core::HiddenPaths for ReadDenials {
     }
 }
 
-/// `Bash` specifier for a command: its first plain words (at most two) then ` *`, so
-/// `cargo test --workspace` suggests `cargo test *`; an unusual command is suggested as is.
-fn suggest_command(command: &str) -> String {
-    let plain = |w: &&str| {
-        !w.starts_with('-')
-            && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '@' | '+'))
-    };
-    let prefix: Vec<&str> = command.split_whitespace().take_while(plain).take(2).collect();
-    if prefix.is_empty() { command.to_string() } else { format!("{} *", prefix.join(" ")) }
+/// Whether the call runs command lines and every one of them is read-only as a whole.
+fn lines_read_only(access: &toolbelt_core::Access) -> bool {
+    let mut lines = access.touches.iter().filter_map(|t| match t {
+        toolbelt_core::Touch::Execute(command) => Some(command),
+        _ => None,
+    });
+    let mut any = false;
+    let all = lines.all(|c| {
+        any = true;
+        toolbelt_command::is_read_only(c)
+    });
+    any && all
 }
 
-/// Escapes glob metacharacters so a suggested path rule names exactly that path.
-fn escape_glob(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
+mod suggest;
 
 #[cfg(test)]
 mod tests;

@@ -222,7 +222,7 @@ pub fn unattended_denial(call: &CallInfo<'_>, verdict: &Verdict) -> String {
         "to allow it, add an allow rule for it to permissions.allow in .toolbelt/config.local.toml".to_string()
     } else {
         let rules: Vec<String> = verdict.allow_rules.iter().map(|r| format!("`{r}`")).collect();
-        let flags: Vec<String> = verdict.allow_rules.iter().map(|r| format!("--allow '{r}'")).collect();
+        let flags: Vec<String> = verdict.allow_rules.iter().map(|r| allow_flag(r)).collect();
         format!(
             "to allow it, add {} {} to permissions.allow in .toolbelt/config.local.toml or pass {}",
             if rules.len() == 1 { "the rule" } else { "the rules" },
@@ -248,6 +248,12 @@ pub fn unattended_denial(call: &CallInfo<'_>, verdict: &Verdict) -> String {
         "`{}` needs approval ({}; decided by {}) and nobody is available to approve it; {fix}",
         call.tool.name, verdict.reason, verdict.source
     )
+}
+
+/// The command-line flag that adds `rule` as an allow rule, quoted for a POSIX shell
+/// (`--allow 'Bash(rm -rf build)'`; a `'` inside becomes `'\''`).
+pub fn allow_flag(rule: &str) -> String {
+    format!("--allow '{}'", rule.replace('\'', "'\\''"))
 }
 
 /// The hook events.
@@ -439,5 +445,11 @@ mod tests {
         assert_eq!(allow.clone().max(ask.clone()).source, "hook");
         assert_eq!(deny.clone().max(ask).source, "rule 2");
         assert_eq!(allow.clone().max(Verdict::new(Decision::Allow, "d", "later")).source, "rule 1");
+    }
+
+    #[test]
+    fn allow_flags_survive_the_shell() {
+        assert_eq!(allow_flag("Bash(rm -rf build)"), "--allow 'Bash(rm -rf build)'");
+        assert_eq!(allow_flag("Bash(rm 'my file')"), "--allow 'Bash(rm '\\''my file'\\'')'");
     }
 }

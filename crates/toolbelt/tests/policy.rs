@@ -207,6 +207,66 @@ fn explain_says_what_decides_and_what_would_allow() {
 }
 
 #[test]
+fn read_only_scripts_run_and_destructive_commands_are_offered_exactly() {
+    let p = Project::new();
+    p.write("a.txt", "alpha\n");
+    p.write("b.txt", "beta\n");
+    std::fs::create_dir_all(p.root.join("build/out")).unwrap();
+    let bash = |command: &str| json!({ "command": command }).to_string();
+    // Loops, tests, exit statuses and the script's own variables, in plan and default mode:
+    // they only read, so they run without asking (nobody is here to ask).
+    for (command, expected) in [
+        ("for f in a.txt b.txt; do cat \"$f\"; done", "alpha\nbeta"),
+        ("[ -f a.txt ] && echo yes", "yes"),
+        ("test -d build || echo missing; echo rc=$?", "rc=0"),
+        ("f=b.txt; wc -l < b.txt; head -n 1 \"$f\"", "1\nbeta"),
+        ("false; printf 'status %s\\n' \"$?\"", "status 1"),
+    ] {
+        for mode in ["plan", "default"] {
+            let (code, out, err) = p.run(&["call", "Bash", &bash(command), "--mode", mode]);
+            assert_eq!((code, out.trim()), (0, expected), "{mode} `{command}`: {err}");
+        }
+        let (_, explained, _) = p.run(&["permissions", "explain", "Bash", &bash(command)]);
+        assert!(
+            explained.contains("decision:   allow") && explained.contains("may run beside other reads"),
+            "{explained}"
+        );
+    }
+
+    // A destructive command is offered exactly as asked, never as `rm *`.
+    let (_, explained, _) = p.run(&["permissions", "explain", "Bash", &bash("rm -rf build")]);
+    assert!(explained.contains("decision:   ask"), "{explained}");
+    assert!(
+        explained.contains(
+            "because:    `rm -rf build` is not read-only because `rm` is not a read-only command, so it needs approval"
+        ),
+        "{explained}"
+    );
+    assert!(explained.contains("to allow:   --allow 'Bash(rm -rf build)'"), "{explained}");
+    let (code, out, _) = p.run(&["call", "Bash", &bash("rm -rf build")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("`Bash(rm -rf build)`") && !out.contains("Bash(rm *)"), "{out}");
+    assert!(p.root.join("build/out").is_dir(), "nothing was removed");
+    // The rule it names allows that command and nothing wider.
+    let (code, out, _) = p.run(&["call", "Bash", &bash("rm -rf build/out a.txt"), "--allow", "Bash(rm -rf build)"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(p.root.join("a.txt").exists());
+    let (code, out, _) = p.run(&["call", "Bash", &bash("rm -rf build"), "--allow", "Bash(rm -rf build)"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!p.root.join("build").exists());
+    // Plan mode refuses it, in a sentence.
+    let (code, out, _) = p.run(&["call", "Bash", &bash("touch x && exit 3"), "--mode", "plan"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with(
+            "permission denied: plan mode is read-only, and `touch x` is not read-only because `touch` is not a \
+             read-only command"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_bare_deny_rule_hides_the_tool_everywhere() {
     let p = Project::new();
     let (_, names, _) = p.run(&["tools", "--format", "names"]);

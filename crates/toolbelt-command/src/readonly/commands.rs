@@ -2,22 +2,29 @@
 
 use super::git;
 use super::quote;
-use crate::words::Word;
+use crate::words::{ComputedKind, Word};
 
 /// Programs none of whose options write files or run other programs.
 const ANY_ARGUMENTS: &[&str] = &[
-    "basename", "cat", "cd", "cmp", "column", "comm", "cut", "df", "diff", "dirname", "du", "echo", "expr", "false",
-    "fmt", "fold", "grep", "head", "id", "ls", "nl", "paste", "pwd", "readlink", "realpath", "rev", "seq", "stat",
-    "tail", "tr", "true", "uname", "wc", "which", "whoami",
+    "cat", "cmp", "column", "comm", "cut", "df", "diff", "du", "fmt", "fold", "grep", "head", "id", "ls", "nl",
+    "paste", "pwd", "readlink", "realpath", "rev", "stat", "tail", "tr", "uname", "wc", "which", "whoami",
 ];
 
+/// Programs and builtins that take no file and whose options neither write nor run anything:
+/// a value computed when the command runs (`$?`, a variable, a read-only command's output) can
+/// do no harm as their argument.
+const NO_FILES: &[&str] =
+    &["echo", "printf", "test", "[", "true", "false", ":", "exit", "expr", "seq", "basename", "dirname"];
+
 /// Programs that are read-only only with some arguments; see [`check`].
-const CHECKED_ARGUMENTS: &[&str] =
-    &["date", "env", "file", "find", "git", "printf", "rg", "sed", "sort", "tree", "uniq"];
+const CHECKED_ARGUMENTS: &[&str] = &["cd", "date", "env", "file", "find", "git", "rg", "sed", "sort", "tree", "uniq"];
+
+/// Most combinations of variable values one command is checked with.
+const MAX_COMBINATIONS: usize = 64;
 
 /// Whether `name` is on the safe list at all.
 pub(super) fn known(name: &str) -> Result<(), String> {
-    if ANY_ARGUMENTS.contains(&name) || CHECKED_ARGUMENTS.contains(&name) {
+    if ANY_ARGUMENTS.contains(&name) || NO_FILES.contains(&name) || CHECKED_ARGUMENTS.contains(&name) {
         Ok(())
     } else {
         Err(format!("{} is not a read-only command", quote(name)))
@@ -26,27 +33,128 @@ pub(super) fn known(name: &str) -> Result<(), String> {
 
 /// Whether `name args…` only reads. `name` has passed [`known`].
 pub(super) fn check(name: &str, args: &[Word]) -> Result<(), String> {
+    if NO_FILES.contains(&name) {
+        return no_files(name, args);
+    }
+    if let Some(computed) = args.iter().find_map(|a| a.computed.as_ref()) {
+        let hint = if computed.kind == ComputedKind::Split { "; quote it" } else { "" };
+        return Err(format!(
+            "{}, and which file or option `{name}` gets from it cannot be checked before it runs{hint}",
+            computed.describe()
+        ));
+    }
+    if let Some(arg) = args.iter().find(|a| a.brace) {
+        return Err(format!(
+            "{} is a brace expansion, which is not followed to the files `{name}` opens; list the names instead",
+            quote(&arg.raw)
+        ));
+    }
     if ANY_ARGUMENTS.contains(&name) {
         return Ok(());
     }
     if let Some(arg) = args.iter().find(|a| a.may_expand) {
         return Err(format!(
-            "{} is expanded by the shell (a glob or braces) into words that `{name}` could read as options; \
-             quote it",
+            "{} is expanded by the shell into words that `{name}` could read as options; quote it",
             quote(&arg.raw)
         ));
     }
+    let combinations = args
+        .iter()
+        .map(|a| 1 + a.others.len())
+        .try_fold(1usize, |n, k| n.checked_mul(k).filter(|&n| n <= MAX_COMBINATIONS));
+    let Some(combinations) = combinations else {
+        return Err(format!("the variables of `{name}`'s arguments may hold too many values to check"));
+    };
+    for i in 0..combinations {
+        let mut rest = i;
+        let one: Vec<Word> = args
+            .iter()
+            .map(|a| {
+                let count = 1 + a.others.len();
+                let pick = rest % count;
+                rest /= count;
+                let text = a.values().nth(pick).unwrap_or_default().to_string();
+                Word { text, others: Vec::new(), ..a.clone() }
+            })
+            .collect();
+        check_one(name, &one)?;
+    }
+    Ok(())
+}
+
+/// Arguments of a program that takes no files: anything but what makes bash assign a
+/// variable or evaluate an array subscript (which can run commands: `a[$(rm x)]`).
+fn no_files(name: &str, args: &[Word]) -> Result<(), String> {
     match name {
+        "printf" => printf(args),
+        "test" | "[" => test_words(name, args),
+        _ => Ok(()),
+    }
+}
+
+/// `printf -v NAME` assigns a variable (and evaluates a subscript in NAME): the first
+/// argument must be known not to be `-v`.
+fn printf(args: &[Word]) -> Result<(), String> {
+    let Some(first) = args.first() else { return Ok(()) };
+    if first.computed.is_some() || first.may_expand {
+        return Err(format!(
+            "`printf`'s first argument {} is only known when the command runs, and `printf -v` assigns a shell \
+             variable; write the format literally",
+            quote(&first.raw)
+        ));
+    }
+    if first.values().any(|t| t.starts_with("-v")) {
+        return Err("`printf -v` assigns a shell variable".into());
+    }
+    Ok(())
+}
+
+/// `test` and `[`: `-v NAME` and `-R NAME` evaluate an array subscript in NAME, so neither may
+/// appear, and no word known only when the command runs may turn into them: such a word must
+/// be quoted (unquoted, the shell may split it into `-v` and a name, or expand a glob into
+/// file names that are) and must not be followed by another such word or one holding `[`.
+fn test_words(name: &str, args: &[Word]) -> Result<(), String> {
+    if let Some(arg) = args.iter().find(|a| a.values().any(|t| matches!(t, "-v" | "-R"))) {
+        return Err(format!(
+            "`{}` in a test looks a variable up by a name that may run commands (`a[$(…)]`), which is not \
+             classified",
+            arg.text
+        ));
+    }
+    if let Some(arg) = args.iter().find(|a| a.may_expand || (a.splits && !a.is_number())) {
+        return Err(format!(
+            "{} is not quoted, so the shell may turn it into several words, which `{name}` could read as \
+             `-v NAME` (evaluating a subscript that runs commands); quote it",
+            quote(&arg.raw)
+        ));
+    }
+    let open = |a: &Word| a.computed.is_some() && !a.is_number();
+    for pair in args.windows(2) {
+        if let [first, second] = pair
+            && open(first)
+            && (open(second) || second.values().any(|t| t.contains('[')))
+        {
+            return Err(format!(
+                "{} is only known when the command runs, and `{name}` could read it as `-v` applied to {} \
+                 (evaluating a subscript that runs commands)",
+                quote(&first.raw),
+                quote(&second.raw)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One combination of argument values of a checked program.
+fn check_one(name: &str, args: &[Word]) -> Result<(), String> {
+    match name {
+        "cd" => Ok(()),
         "date" => denied(name, args, &DATE),
         "env" if args.is_empty() => Ok(()),
         "env" => Err("`env` with arguments runs a program (or changes its environment)".into()),
         "file" => denied(name, args, &FILE),
         "find" => find(args),
         "git" => git::check(args),
-        "printf" => match args.first() {
-            Some(first) if first.text.starts_with("-v") => Err("`printf -v` assigns a shell variable".into()),
-            _ => Ok(()),
-        },
         "rg" => denied(name, args, &RG),
         "sed" => sed(args),
         "sort" => denied(name, args, &SORT),

@@ -272,16 +272,99 @@ fn suggested_rules_name_exactly_what_asked() {
     let outside = format!("Read(/{}/**)", w.outside.display());
     assert_eq!(read(&e, &w, &w.outside.join("notes.txt")).allow_rules, std::slice::from_ref(&outside));
     assert_eq!(read(&e, &w, &w.outside).allow_rules, [outside]);
-    assert_eq!(bash(&e, &w, "rm -rf build").allow_rules, ["Bash(rm *)"]);
-    assert_eq!(bash(&e, &w, "./run.sh --fast").allow_rules, ["Bash(./run.sh --fast)"]);
+    // A destructive command is offered exactly as asked; others by their program (and
+    // subcommand), never a rule another one already covers, never one for a shell builtin's
+    // arguments.
+    let table: &[(&str, &[&str])] = &[
+        ("rm -rf build", &["Bash(rm -rf build)"]),
+        ("git push --force origin main", &["Bash(git push --force origin main)"]),
+        ("./run.sh --fast", &["Bash(./run.sh --fast)"]),
+        ("cargo test --workspace", &["Bash(cargo test *)"]),
+        ("touch x && touch y", &["Bash(touch *)"]),
+        ("npm run build && npm install", &["Bash(npm run *)", "Bash(npm install *)"]),
+        ("mkdir -p out && rm -rf out/old && mkdir -p tmp", &["Bash(mkdir *)", "Bash(rm -rf out/old)"]),
+        ("make test; export FOO=1", &["Bash(make test *)", "Bash(export FOO=1)"]),
+        ("cargo build > build.log", &["Bash(cargo build > build.log)"]),
+        ("rm -f *.o", &[]),
+        ("for f in a b; do rm \"$f\"; done", &[]),
+    ];
+    for (command, want) in table {
+        assert_eq!(bash(&e, &w, command).allow_rules, *want, "{command}");
+    }
     let fetch = tool("WebFetch", PermissionClass::External);
     let url = "https://docs.rs/tokio";
     let v = decide(&e, &w, &fetch, json!({"url": url}), Access::shared().contacts(url));
     assert_eq!(v.allow_rules, ["WebFetch(domain:docs.rs)"]);
     // Every suggestion parses and allows what it was made for.
-    let e = engine(&w, PermissionMode::Default, &["Edit(./src/\\[id\\].tsx)", "Bash(./run.sh --fast)"], &[], &[]);
+    let e = engine(
+        &w,
+        PermissionMode::Default,
+        &["Edit(./src/\\[id\\].tsx)", "Bash(./run.sh --fast)", "Bash(rm -rf build)", "Bash(touch *)"],
+        &[],
+        &[],
+    );
     assert_eq!(write(&e, &w, &w.root.join("src/[id].tsx")).decision, Allow);
-    assert_eq!(bash(&e, &w, "./run.sh --fast").decision, Allow);
+    for command in ["./run.sh --fast", "rm -rf build", "touch x && touch y"] {
+        assert_eq!(bash(&e, &w, command).decision, Allow, "{command}");
+    }
+    // The exact rule allows only what was asked.
+    for command in ["rm -rf build/../src", "rm -rf build src", "rm -rf /"] {
+        assert_eq!(bash(&e, &w, command).decision, Ask, "{command}");
+    }
+}
+
+#[test]
+fn read_only_scripts_run_without_asking_and_reasons_are_sentences() {
+    let w = world();
+    let read_only = [
+        "echo rc=$?",
+        "for x in a b; do cat \"$x\"; done",
+        "for f in src/*.rs; do wc -l \"$f\"; done",
+        "[ -f x ] && cat x",
+        "test -f Cargo.toml || echo missing",
+        "true",
+        "false; :",
+        "printf '%s\\n' \"$HOME\"",
+        "f=README.md; wc -l \"$f\"",
+        "if [ -d src ]; then ls src; fi",
+    ];
+    for mode in [PermissionMode::Default, PermissionMode::Plan, PermissionMode::DontAsk] {
+        let e = engine(&w, mode, &[], &[], &[]);
+        for command in read_only {
+            let v = bash(&e, &w, command);
+            assert_eq!(v.decision, Allow, "{mode} `{command}`: {}", v.reason);
+        }
+        let v = bash(&e, &w, "for f in *; do rm $f; done");
+        assert_ne!(v.decision, Allow, "{mode}");
+    }
+    let e = engine(&w, PermissionMode::Default, &[], &[], &[]);
+    assert_eq!(bash(&e, &w, "ls -la src").reason, "`ls -la src` only reads, which default mode allows");
+    assert_eq!(
+        bash(&e, &w, "for f in a b; do cat \"$f\"; done").reason,
+        "`cat \"$f\"` only reads (the whole command line is read-only), which default mode allows"
+    );
+    assert_eq!(
+        bash(&e, &w, "rm -rf build").reason,
+        "`rm -rf build` is not read-only because `rm` is not a read-only command, so it needs approval"
+    );
+    assert_eq!(
+        bash(&e, &w, "ls > out.txt").reason,
+        "`ls > out.txt` is not read-only because `> out.txt` writes to a file, so it needs approval"
+    );
+    assert_eq!(
+        read(&e, &w, &w.outside.join("notes.txt")).reason,
+        format!(
+            "this reads {}, outside the workspace roots, so it needs approval",
+            w.outside.join("notes.txt").display()
+        )
+    );
+    let v = write(&e, &w, &w.root.join("src/main.rs"));
+    assert!(v.reason.starts_with("this writes ") && v.reason.contains("so it needs approval in default mode"), "{v:?}");
+    let e = engine(&w, PermissionMode::Plan, &[], &[], &[]);
+    assert_eq!(
+        bash(&e, &w, "touch x").reason,
+        "plan mode is read-only, and `touch x` is not read-only because `touch` is not a read-only command"
+    );
 }
 
 #[test]

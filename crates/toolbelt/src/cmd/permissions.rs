@@ -63,7 +63,7 @@ pub async fn run(global: &Global, args: &PermissionsArgs) -> anyhow::Result<Exit
         line(&format!("also asks:  {reason} (the tool asks for this call whatever the rules say)"))?;
     }
     if v.decision != Decision::Allow && !v.allow_rules.is_empty() {
-        let flags: Vec<String> = v.allow_rules.iter().map(|r| format!("--allow '{r}'")).collect();
+        let flags: Vec<String> = v.allow_rules.iter().map(|r| toolbelt_policy::allow_flag(r)).collect();
         line(&format!(
             "to allow:   {} (or add {} to permissions.allow in {})",
             flags.join(" "),

@@ -7,6 +7,8 @@
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
 //! * `read_rules.rs` — read denials covered only the Read tool; read-only commands read
 //!   anywhere; commands saw toolbelt's secrets;
+//! * `read_only.rs` — a "read-only" test or `printf` that a checkout's file names or the
+//!   environment turn into code (`test -v 'a[$(…)]'`);
 //! * `sandbox.rs` — a sandboxed command as root kept every capability, made a device node,
 //!   stopped processes and reached Unix sockets outside, outlived its kill, and wrote through
 //!   a descriptor the server inherited;
@@ -32,6 +34,7 @@ mod deny_rules;
 mod git;
 mod mcp_server;
 mod patch_crash;
+mod read_only;
 mod read_rules;
 mod sandbox;
 mod self_widening;

@@ -44,6 +44,11 @@ fn a_read_denial_reaches_every_reader() {
         "cat keys/id.pem",
         "wc < secret.txt",
         "cp secret.txt /dev/stdout",
+        // through the script's own variables, which make these read-only
+        "f=secret.txt; cat \"$f\"",
+        "for f in notes.txt secret.txt; do cat \"$f\"; done",
+        "for f in sec*; do head -1 \"$f\"; done",
+        "d=keys; cat \"$d/id.pem\"",
     ] {
         let (code, out) = w.bash(command, DENY);
         assert!(code == 1 && out.contains("deny rule") && !leaked(&out), "{command}: {out}");
@@ -90,6 +95,11 @@ fn read_only_commands_stay_inside_the_workspace() {
         "rg hunter2 /".to_string(),
         format!("grep -r hunter2 {}", w.outside.display()),
         "cd .. && cat outside/private.txt".to_string(),
+        // through the script's own variables, which make these read-only
+        "f=~/.ssh/id_rsa; cat \"$f\"".to_string(),
+        "for f in ~/.ssh/*; do cat \"$f\"; done".to_string(),
+        "d=..; cd \"$d\" && cat outside/private.txt".to_string(),
+        format!("for d in . {}; do ls \"$d\"; cat \"$d/private.txt\"; done", w.outside.display()),
     ] {
         // Read-only, but outside the roots: asks like the Read tool (nobody here: refused).
         let (code, out) = w.bash(&command, &[]);

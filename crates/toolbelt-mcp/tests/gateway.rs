@@ -25,7 +25,7 @@ async fn upstream(root: &Path, shutdown: CancellationToken) -> String {
         ..Default::default()
     });
     let approvers = Arc::new(SessionApprovers::default());
-    let runtime = Arc::new(Runtime::builder(Arc::new(registry)).services(services).approver(approvers.clone()).build());
+    let runtime = Arc::new(Runtime::builder(Arc::new(registry)).authorizer(Arc::new(toolbelt_policy::AllowAll)).services(services).approver(approvers.clone()).build());
     let options = Arc::new(ServerOptions {
         cwd: root.to_path_buf(),
         roots: vec![root.to_path_buf()],
@@ -66,7 +66,7 @@ async fn gateway_to(
     let registry = Arc::new(toolbelt_core::Registry::new());
     let servers = servers.into_iter().map(|(n, c)| (n.to_string(), c)).collect();
     let gateway = Gateway::start(servers, registry.clone()).await;
-    let runtime = Runtime::builder(registry).build();
+    let runtime = Runtime::builder(registry).authorizer(Arc::new(toolbelt_policy::AllowAll)).build();
     let session = Session::new("gw", root.clone(), vec![root.clone()], root.join(".gw"));
     Side { _dir: dir, root, runtime, session, gateway, _stop: stop }
 }

@@ -15,8 +15,9 @@
 //! * [`Hooks`] run before and after a call. Outcomes are enums, so "block with no reason"
 //!   or "allow and deny at once" cannot be expressed.
 //!
-//! The defaults here ([`AllowAll`], [`NoHooks`]) are what a library user gets before
-//! configuring anything.
+//! Before anything is configured a runtime judges with a [`PermissionEngine`] in the
+//! `default` mode and no rules, with [`NoApprover`] (asks are refused) and [`NoHooks`];
+//! [`AllowAll`] is there for those who choose it.
 
 /// Read-only command classification (from `toolbelt-command`, shared with the shell tool).
 pub use toolbelt_command::readonly;
@@ -170,7 +171,7 @@ pub trait Authorizer: Send + Sync {
     }
 }
 
-/// Allows everything: the default until permission rules are configured.
+/// Allows everything: for tests and embedders that decide elsewhere (never a default).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AllowAll;
 

@@ -189,7 +189,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let registry = Registry::new();
     registry.register(erase(Noop)).unwrap();
-    let runtime = Runtime::builder(Arc::new(registry)).build();
+    let runtime = Runtime::builder(Arc::new(registry)).authorizer(Arc::new(toolbelt_policy::AllowAll)).build();
     let tmp = std::env::temp_dir();
     let session = Session::new("bench", tmp.clone(), vec![], tmp.join("toolbelt-bench"));
     Fixture { runtime, session, input: json!({ "note": "hello" }) }

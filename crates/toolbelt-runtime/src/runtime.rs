@@ -5,8 +5,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolbelt_core::Access;
 use toolbelt_core::{CancellationToken, EventSink, Extensions, Registry};
+use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{
-    AllowAll, Approver, Authorizer, CallInfo, HookRun, Hooks, NoApprover, NoHooks, SessionInfo, Verdict,
+    Approver, Authorizer, CallInfo, HookRun, Hooks, NoApprover, NoHooks, PermissionEngine, PermissionRules,
+    SessionInfo, Verdict,
 };
 
 use crate::audit::AuditLog;
@@ -90,7 +92,7 @@ impl Runtime {
         RuntimeBuilder {
             runtime: Runtime {
                 registry,
-                authorizer: Arc::new(AllowAll),
+                authorizer: default_authorizer(),
                 approver: Arc::new(NoApprover),
                 hooks: Arc::new(NoHooks),
                 services: Extensions::default(),
@@ -217,4 +219,15 @@ fn log_runs(runs: &[HookRun]) {
             tracing::info!(event = run.event.as_str(), handler = %run.handler, "hook: {}", run.outcome);
         }
     }
+}
+
+/// What a runtime decides with until an authorizer is configured: the `default` permission
+/// mode with no rules — reads inside the session's roots and read-only commands run, anything
+/// else asks — and, with nobody to approve by default ([`NoApprover`]), what asks is refused
+/// with the rule that would allow it. Allowing everything is a choice
+/// (`.authorizer(Arc::new(AllowAll))`), never what a library user gets by omission.
+fn default_authorizer() -> Arc<dyn Authorizer> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from).unwrap_or_else(|| "/".into());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+    Arc::new(PermissionEngine::new(PermissionRules::default(), RuleEnv { home, cwd }))
 }

@@ -103,7 +103,7 @@ fn sandbox(mode: SandboxMode) -> Extensions {
 fn runtime(services: Extensions) -> Runtime {
     let registry = Registry::new();
     toolbelt_tools::register_builtin(&registry).unwrap();
-    Runtime::builder(Arc::new(registry)).services(services).build()
+    Runtime::builder(Arc::new(registry)).authorizer(Arc::new(toolbelt_policy::AllowAll)).services(services).build()
 }
 
 fn session(root: &Path) -> Session {

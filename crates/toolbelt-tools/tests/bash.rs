@@ -337,7 +337,7 @@ mod through_the_runtime {
     fn runtime(config: RuntimeConfig) -> Runtime {
         let registry = Registry::new();
         toolbelt_tools::register_builtin(&registry).unwrap();
-        Runtime::builder(Arc::new(registry)).config(config).build()
+        Runtime::builder(Arc::new(registry)).authorizer(Arc::new(toolbelt_policy::AllowAll)).config(config).build()
     }
 
     #[tokio::test]

@@ -25,7 +25,13 @@ async fn upstream(root: &Path, shutdown: CancellationToken) -> String {
         ..Default::default()
     });
     let approvers = Arc::new(SessionApprovers::default());
-    let runtime = Arc::new(Runtime::builder(Arc::new(registry)).authorizer(Arc::new(toolbelt_policy::AllowAll)).services(services).approver(approvers.clone()).build());
+    let runtime = Arc::new(
+        Runtime::builder(Arc::new(registry))
+            .authorizer(Arc::new(toolbelt_policy::AllowAll))
+            .services(services)
+            .approver(approvers.clone())
+            .build(),
+    );
     let options = Arc::new(ServerOptions {
         cwd: root.to_path_buf(),
         roots: vec![root.to_path_buf()],

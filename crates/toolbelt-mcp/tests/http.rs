@@ -38,7 +38,12 @@ async fn start_with(http_options: http::HttpOptions) -> Server {
     let registry = toolbelt_core::Registry::new();
     toolbelt_tools::register_builtin(&registry).unwrap();
     let approvers = Arc::new(SessionApprovers::default());
-    let runtime = Arc::new(Runtime::builder(Arc::new(registry)).authorizer(Arc::new(toolbelt_policy::AllowAll)).approver(approvers.clone()).build());
+    let runtime = Arc::new(
+        Runtime::builder(Arc::new(registry))
+            .authorizer(Arc::new(toolbelt_policy::AllowAll))
+            .approver(approvers.clone())
+            .build(),
+    );
     let options = Arc::new(ServerOptions {
         cwd: root.clone(),
         roots: vec![root.clone()],

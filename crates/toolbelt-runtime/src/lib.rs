@@ -34,6 +34,7 @@ mod config;
 mod runtime;
 mod session;
 pub mod stages;
+pub mod wire;
 
 pub use audit::{AuditConfig, AuditLog, AuditRecord, redact, rfc3339};
 pub use call::{ToolCall, ToolResult};
@@ -41,3 +42,4 @@ pub use client::{ClientInfo, ClientKind, Transport, token_id};
 pub use config::RuntimeConfig;
 pub use runtime::{Explanation, Runtime, RuntimeBuilder};
 pub use session::{Session, SessionError};
+pub use wire::WireError;

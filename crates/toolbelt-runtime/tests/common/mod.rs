@@ -197,7 +197,8 @@ pub fn harness_with(
     build: impl FnOnce(toolbelt_runtime::RuntimeBuilder) -> toolbelt_runtime::RuntimeBuilder,
 ) -> Harness {
     let (registry, observed, pid) = registry(barrier_size);
-    let runtime = build(Runtime::builder(registry).authorizer(Arc::new(toolbelt_policy::AllowAll)).config(config)).build();
+    let runtime =
+        build(Runtime::builder(registry).authorizer(Arc::new(toolbelt_policy::AllowAll)).config(config)).build();
     let dir = tempfile::tempdir().unwrap();
     let session = Session::new("test", dir.path().to_path_buf(), vec![], dir.path().join(".toolbelt/sessions/test"));
     Harness { runtime, session, observed, pid, dir }

@@ -7,7 +7,7 @@
 //! | OpenAI Responses | a `{"type": "function_call", call_id, name, arguments}` item | a `{"type": "function_call_output", call_id, output}` item |
 //! | Anthropic Messages | a `{"type": "tool_use", id, name, input}` block | a `{"type": "tool_result", tool_use_id, content, is_error}` block |
 //!
-//! The tools themselves go out with [`toolbelt_core::export::ExportFormat`].
+//! The tools themselves go out with [`toolbelt_core::ExportFormat`].
 
 use serde_json::{Value, json};
 use toolbelt_core::Content;

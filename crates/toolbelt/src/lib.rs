@@ -1,35 +1,50 @@
 //! toolbelt: the tool system of an AI coding agent, as a library.
 //!
-//! This facade re-exports the layers so an embedding agent depends on one crate:
-//!
-//! * [`core`] — the tool contract, registry, schemas and validation;
-//! * [`policy`] — permission verdicts, approvals and hooks;
-//! * [`runtime`] — the call pipeline, batches, sessions;
-//! * [`tools`] — the built-in tools;
-//! * [`settings`] — layered settings files (user, project, project-local, environment, flags,
-//!   managed) and Claude Code's settings, merged and checked.
+//! [`Toolbelt`] sets everything up the way the `toolbelt` binary does — the project found
+//! from the working directory, the settings layers, the permission policy with its protected
+//! paths, hooks, the Bash sandbox, the audit log and the upstream MCP servers:
 //!
 //! ```no_run
-//! # async fn demo() {
-//! use std::sync::Arc;
-//! use toolbelt::core::{CancellationToken, EventSink};
-//! use toolbelt::runtime::{Runtime, Session, ToolCall};
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use toolbelt::runtime::ToolCall;
 //!
-//! let runtime = Runtime::builder(Arc::new(toolbelt::builtin_registry())).build();
-//! let cwd = std::env::current_dir().unwrap();
-//! let session = Session::new("demo", cwd.clone(), vec![], cwd.join(".toolbelt/sessions/demo"));
-//! let call = ToolCall::new("1", "TodoWrite", serde_json::json!({"todos": []}));
-//! let result = runtime.call(&session, call, &EventSink::none(), &CancellationToken::new()).await;
-//! println!("{}", result.text());
-//! # }
+//! let toolbelt = toolbelt::Toolbelt::builder(std::env::current_dir()?).build().await?;
+//! let session = toolbelt.session("main");
+//! let call = ToolCall::new("1", "Grep", serde_json::json!({"pattern": "fn main"}));
+//! println!("{}", toolbelt.call(&session, call).await.text());
+//! # Ok(()) }
 //! ```
+//!
+//! The layers, for those who assemble their own:
+//!
+//! * [`core`] — the tool contract, registry, schemas (exported for OpenAI, Anthropic, MCP)
+//!   and validation;
+//! * [`policy`] — permission verdicts, approvals and hooks;
+//! * [`runtime`] — the call pipeline, batches, sessions, and calls and results in the model
+//!   APIs' shapes ([`runtime::wire`]);
+//! * [`tools`] — the built-in tools;
+//! * [`mcp`] — the MCP server and the gateway to upstream MCP servers;
+//! * [`settings`] — layered settings files (user, project, project-local, environment, flags,
+//!   managed) and Claude Code's settings, merged and checked; [`assemble`] builds a runtime
+//!   from them.
+//!
+//! A runtime built by hand judges in the `default` mode with nobody to approve until it is
+//! given an authorizer: reads inside the session's roots and read-only commands run, the rest
+//! is refused with the rule that would allow it.
 
 pub use toolbelt_core as core;
+pub use toolbelt_mcp as mcp;
 pub use toolbelt_policy as policy;
 pub use toolbelt_runtime as runtime;
 pub use toolbelt_tools as tools;
 
+pub mod assemble;
+mod embed;
+pub mod sessions;
 pub mod settings;
+
+pub use assemble::AssembleError;
+pub use embed::{Toolbelt, ToolbeltBuilder};
 
 /// A registry holding every built-in tool.
 pub fn builtin_registry() -> toolbelt_core::Registry {

@@ -9,7 +9,6 @@ mod cli;
 mod cmd;
 mod output;
 mod project;
-mod sessions;
 
 use cli::{Cli, Command};
 

@@ -20,9 +20,6 @@ pub struct Workspace {
     /// The workspace roots: the cwd, every `--add-dir`, and the settings'
     /// `permissions.additional_directories`.
     pub roots: Vec<PathBuf>,
-    /// The project root: the nearest ancestor of the cwd marked by `.git` or toolbelt's
-    /// settings files ([`project_root`]).
-    pub project: PathBuf,
     /// Where sessions keep their files: `sessions/` in the project's state directory
     /// (`$XDG_STATE_HOME/toolbelt/projects/<project>-<hash>/sessions`).
     pub sessions: PathBuf,
@@ -40,9 +37,9 @@ impl Workspace {
                 roots.push(dir);
             }
         }
-        let project = project_root(&cwd);
+        let project = toolbelt::assemble::project_root(&cwd);
         let sessions = toolbelt::settings::Locations::discover(&cwd, &project).project_state_dir().join("sessions");
-        Ok(Self { cwd, cwd_given: global.cwd.is_some(), roots, project, sessions })
+        Ok(Self { cwd, cwd_given: global.cwd.is_some(), roots, sessions })
     }
 
     /// The directory holding every session's files.
@@ -52,22 +49,7 @@ impl Workspace {
 }
 
 fn existing_dir(base: &Path, dir: &Path, flag: &str) -> anyhow::Result<PathBuf> {
-    let joined = base.join(dir);
-    match std::fs::canonicalize(&joined) {
-        Ok(p) if p.is_dir() => Ok(p),
-        Ok(p) => Err(Usage(format!("{flag} {}: not a directory", p.display())).into()),
-        Err(e) => Err(Usage(format!("{flag} {}: {e}", joined.display())).into()),
-    }
-}
-
-/// The project of a directory: the nearest ancestor (itself included) marked by `.git` or by
-/// one of toolbelt's settings files (`.toolbelt/config.toml`, `.toolbelt/config.local.toml`),
-/// else the directory itself. A bare `.toolbelt/` (data a toolbelt left there) marks
-/// nothing: a stray one in a parent directory must not make every directory below it share
-/// its settings, grants and sessions.
-pub(crate) fn project_root(cwd: &Path) -> PathBuf {
-    const MARKERS: &[&str] = &[".git", ".toolbelt/config.toml", ".toolbelt/config.local.toml"];
-    cwd.ancestors().find(|dir| MARKERS.iter().any(|m| dir.join(m).exists())).unwrap_or(cwd).to_path_buf()
+    toolbelt::assemble::existing_dir(base, dir, flag).map_err(|e| Usage(e.to_string()).into())
 }
 
 /// A session opened for one command, and where to save it (named sessions only).
@@ -81,7 +63,7 @@ impl OpenSession {
     /// Opens the named session (restoring its saved state) or a fresh one for this command.
     pub fn open(ws: &Workspace, name: Option<&str>, kind: &str) -> anyhow::Result<Self> {
         let sessions_dir = ws.sessions_dir();
-        crate::sessions::clean(&sessions_dir);
+        toolbelt::sessions::clean(&sessions_dir);
         let (id, state_file) = match name {
             Some(name) => {
                 if name.is_empty()

@@ -193,6 +193,8 @@ pub struct Locations {
     /// Managed files, lowest first: `$TOOLBELT_MANAGED_CONFIG` when set, then
     /// `/etc/toolbelt/managed.toml` (which so always has the last word).
     pub managed_files: Vec<PathBuf>,
+    /// The user's git configuration directory (`$XDG_CONFIG_HOME/git`).
+    pub git_config: PathBuf,
     /// What toolbelt keeps for the user, outside every project: `$XDG_STATE_HOME/toolbelt`
     /// (`~/.local/state/toolbelt`). The trust store and each project's audit log live here,
     /// where no project file and no sandboxed command can reach them.
@@ -203,7 +205,12 @@ impl Locations {
     /// The standard locations for a project, from `HOME`, `XDG_CONFIG_HOME` and
     /// `TOOLBELT_MANAGED_CONFIG`.
     pub fn discover(cwd: &Path, project: &Path) -> Self {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Self::discover_with(cwd, project, |name| std::env::var_os(name))
+    }
+
+    /// [`Locations::discover`] reading the variables through `var`.
+    pub fn discover_with(cwd: &Path, project: &Path, var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Self {
+        let var = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = var("HOME").unwrap_or_else(|| PathBuf::from("/"));
         let config_home = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
         let state_home = var("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
@@ -214,6 +221,7 @@ impl Locations {
             project: project.to_path_buf(),
             home,
             user_file: config_home.join("toolbelt/config.toml"),
+            git_config: config_home.join("git"),
             managed_files,
             state_dir: state_home.join("toolbelt"),
         }

@@ -19,7 +19,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         tracing::warn!("{note}");
     }
     // The server's own token never reaches a shell command's environment.
-    setup.secret_vars.extend(args.token_env.iter().cloned());
+    setup.asm.secret_vars.extend(args.token_env.iter().cloned());
     let approvers = Arc::new(SessionApprovers::default());
     let runtime = Arc::new(setup.runtime_with(None, approvers.clone())?);
     super::sandbox::probe_in_background(&setup.sandbox());
@@ -31,7 +31,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         cwd,
         roots,
         sessions_dir: {
-            crate::sessions::clean(&setup.ws.sessions_dir());
+            toolbelt::sessions::clean(&setup.ws.sessions_dir());
             setup.ws.sessions_dir()
         },
         approvers,

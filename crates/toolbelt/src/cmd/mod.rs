@@ -15,16 +15,11 @@ pub mod trust;
 
 use std::sync::Arc;
 
-use toolbelt::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
-use toolbelt_core::{CancellationToken, Category, Extensions, Registry};
-use toolbelt_mcp::client::Gateway;
-use toolbelt_policy::hooks::HookSet;
-use toolbelt_policy::protected::ProtectedPaths;
-use toolbelt_policy::rules::RuleEnv;
-use toolbelt_policy::{Approver, NoApprover, PermissionEngine};
-use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
-use toolbelt_tools::fs::journal::JournalDir;
-use toolbelt_tools::shell::BashConfig;
+use toolbelt::assemble::Assembly;
+use toolbelt::settings::Entry;
+use toolbelt_core::{CancellationToken, Category};
+use toolbelt_policy::{Approver, NoApprover};
+use toolbelt_runtime::Runtime;
 use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode};
 
 use crate::Usage;
@@ -32,32 +27,21 @@ use crate::approve::TerminalApprover;
 use crate::cli::{Global, SandboxArg, UnsandboxedArg};
 use crate::project::Workspace;
 
-/// What every command starts from: where it works and the merged settings.
+/// What every command starts from: where it works and the merged settings (the library's
+/// [`Assembly`], which it derefs to).
 pub struct Setup {
     /// The working directory, the roots and the project.
     pub ws: Workspace,
-    /// Where the settings files are.
-    pub loc: Locations,
-    /// Every value of every layer.
-    pub loaded: Loaded,
-    /// The merged, checked settings.
-    pub settings: Settings,
-    /// How `~/` and `./` in rules resolve.
-    pub rule_env: RuleEnv,
-    /// Every problem found in the settings.
-    pub problems: Vec<Problem>,
-    /// Variables toolbelt reads secrets from (besides the settings' own): kept out of shell
-    /// commands' environment.
-    pub secret_vars: Vec<String>,
-    /// How to read the settings again (after toolbelt wrote to them).
-    reload: Reload,
+    /// The settings read and what the runtime is built from.
+    pub asm: Assembly,
 }
 
-/// What the settings were read with, to read them again.
-#[derive(Clone)]
-struct Reload {
-    flags: Vec<Entry>,
-    claude: bool,
+impl std::ops::Deref for Setup {
+    type Target = Assembly;
+
+    fn deref(&self) -> &Assembly {
+        &self.asm
+    }
 }
 
 impl Setup {
@@ -65,29 +49,25 @@ impl Setup {
     /// reports them; other commands call [`Setup::require_valid`].
     pub fn load(global: &Global) -> anyhow::Result<Setup> {
         let mut ws = Workspace::from_flags(global)?;
-        let loc = Locations::discover(&ws.cwd, &ws.project);
-        let loaded = settings::load(&loc, flag_entries(global), std::env::vars(), global.claude_settings);
-        if let Some(notice) = loaded.trust.notice(&loc.project) {
+        let asm = Assembly::load(
+            ws.cwd.clone(),
+            ws.roots.clone(),
+            flag_entries(global),
+            std::env::vars(),
+            global.claude_settings,
+            None,
+        );
+        if let Some(notice) = asm.loaded.trust.notice(&asm.loc.project) {
             tracing::warn!("{notice}");
         }
-        for notice in &loaded.notices {
+        for notice in &asm.loaded.notices {
             tracing::warn!("{notice}");
         }
-        if let Some(note) = &loaded.claude_note {
+        if let Some(note) = &asm.loaded.claude_note {
             tracing::info!("{note}");
         }
-        let rule_env = RuleEnv { home: loc.home.clone(), cwd: ws.cwd.clone() };
-        let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);
-        let mut problems = loaded.problems.clone();
-        problems.extend(resolve_problems);
-        for dir in &settings.additional_directories {
-            if !ws.roots.contains(dir) {
-                ws.roots.push(dir.clone());
-            }
-        }
-        let secret_vars = settings.mcp_servers.iter().filter_map(|(_, c)| c.bearer_token_env.clone()).collect();
-        let reload = Reload { flags: flag_entries(global), claude: global.claude_settings };
-        Ok(Setup { ws, loc, loaded, settings, rule_env, problems, secret_vars, reload })
+        ws.roots.clone_from(&asm.roots);
+        Ok(Setup { ws, asm })
     }
 
     /// [`Setup::load`], and at a terminal, when the project's own settings wait for trust,
@@ -102,73 +82,7 @@ impl Setup {
 
     /// Fails with every settings problem (exit status 2) when there is any.
     pub fn require_valid(&self) -> anyhow::Result<()> {
-        if self.problems.is_empty() {
-            return Ok(());
-        }
-        let lines: Vec<String> = self.problems.iter().map(|p| format!("  {p}")).collect();
-        Err(Usage(format!(
-            "the settings have {} problem{}; fix {} (`toolbelt config check` lists them):\n{}",
-            self.problems.len(),
-            if self.problems.len() == 1 { "" } else { "s" },
-            if self.problems.len() == 1 { "it" } else { "them" },
-            lines.join("\n")
-        ))
-        .into())
-    }
-
-    /// The permission engine of these settings, writing "always" rules to the project-local file.
-    pub fn engine(&self) -> PermissionEngine {
-        PermissionEngine::new(self.settings.permissions.clone(), self.rule_env.clone())
-            .with_store(Arc::new(self.rule_store()))
-            .with_protected(self.protected_paths())
-    }
-
-    /// Where "always" rules go: the project-local file, keeping the project trusted when it
-    /// was (its digest covers that file).
-    fn rule_store(&self) -> settings::LocalRuleStore {
-        let (loc, reload) = (self.loc.clone(), self.reload.clone());
-        let applied = !matches!(self.loaded.trust, settings::Trust::Untrusted { .. });
-        settings::LocalRuleStore::new(self.loc.local_file()).after_write(move || {
-            let now = settings::load(&loc, reload.flags.clone(), std::env::vars(), reload.claude);
-            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
-        })
-    }
-
-    /// What no tool writes without an explicit approval: the entries of every project
-    /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
-    /// (the trust store, audit logs), the managed settings and the user's git configuration.
-    pub fn protected_paths(&self) -> ProtectedPaths {
-        let mut paths = vec![self.loc.state_dir.clone()];
-        if let Some(dir) = self.loc.user_file.parent() {
-            paths.push(dir.to_path_buf());
-        }
-        paths.extend(self.loc.managed_files.iter().cloned());
-        paths.push(self.loc.home.join(".gitconfig"));
-        let git_config_home = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| self.loc.home.join(".config"))
-            .join("git");
-        paths.push(git_config_home);
-        ProtectedPaths::default().with_paths(paths)
-    }
-
-    /// The built-in tools, without those a bare deny rule removes.
-    pub fn registry(&self, engine: &PermissionEngine) -> Registry {
-        let registry = toolbelt::builtin_registry();
-        engine.hide_denied(&registry);
-        registry
-    }
-
-    /// Connects the configured upstream MCP servers, their tools joining `registry` (those a
-    /// bare deny rule names stay hidden); `None` when none is configured.
-    pub async fn gateway(&self, registry: &Arc<Registry>) -> Option<Gateway> {
-        if self.settings.mcp_servers.is_empty() {
-            return None;
-        }
-        let gateway = Gateway::start(self.settings.mcp_servers.clone(), Arc::clone(registry)).await;
-        self.engine().hide_denied(registry);
-        Some(gateway)
+        self.asm.require_valid().map_err(|e| Usage(e.to_string()).into())
     }
 
     /// Whether calls of these tools need the upstream servers.
@@ -177,15 +91,9 @@ impl Setup {
             && names.iter().any(|n| n.starts_with("mcp__") || n.contains("McpResource") || n.contains("mcp_resource"))
     }
 
-    /// The sandbox settings, holding the protected paths read-only.
-    pub fn sandbox(&self) -> SandboxConfig {
-        let mut sandbox = self.settings.shell.sandbox.clone();
-        sandbox.protected_paths = self.protected_paths().paths().to_vec();
-        sandbox
-    }
-
     /// The runtime every calling command uses: the tools behind the permission engine, the
-    /// hooks and the audit log of the settings. `concurrency` overrides the settings' value.
+    /// hooks and the audit log of the settings, a terminal (when there is one) answering
+    /// what asks. `concurrency` overrides the settings' value.
     pub fn runtime(&self, concurrency: Option<usize>) -> anyhow::Result<Runtime> {
         let approver: Arc<dyn Approver> = match TerminalApprover::open() {
             Some(terminal) => Arc::new(terminal),
@@ -196,38 +104,7 @@ impl Setup {
 
     /// [`Setup::runtime`] with the given approver (MCP elicitations instead of a terminal).
     pub fn runtime_with(&self, concurrency: Option<usize>, approver: Arc<dyn Approver>) -> anyhow::Result<Runtime> {
-        self.require_valid()?;
-        let mut config: RuntimeConfig = self.settings.runtime.clone();
-        if let Some(n) = concurrency {
-            config.concurrency = n;
-        }
-        let mut bash = BashConfig { deny_patterns: self.settings.shell.deny_commands.clone(), ..BashConfig::default() };
-        bash.env_remove.extend(self.settings.shell.env_remove.iter().cloned());
-        bash.env_keep.clone_from(&self.settings.shell.env_keep);
-        bash.secret_vars.clone_from(&self.secret_vars);
-        bash.validate().map_err(Usage)?;
-        let mut services = Extensions::default();
-        services.insert(self.sandbox());
-        services.insert(bash);
-        // Multi-file commits journal here: outside the project, where no project file and no
-        // sandboxed command can plant a journal for toolbelt to act on.
-        services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
-        let engine = self.engine();
-        let registry = self.registry(&engine);
-        let hooks = HookSet::from_json(&self.settings.hooks)
-            .map_err(|e| Usage(format!("the hooks settings are invalid: {e}")))?
-            .with_permission_mode(engine.mode().as_str())
-            .with_project_dir(&self.ws.project);
-        let mut builder = Runtime::builder(Arc::new(registry))
-            .config(config)
-            .services(services)
-            .authorizer(Arc::new(engine))
-            .approver(approver)
-            .hooks(Arc::new(hooks));
-        if self.settings.audit_enabled {
-            builder = builder.audit(AuditLog::new(self.settings.audit.clone()));
-        }
-        Ok(builder.build())
+        self.asm.runtime_with(concurrency, approver).map_err(|e| Usage(e.to_string()).into())
     }
 }
 

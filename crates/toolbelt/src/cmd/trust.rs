@@ -17,7 +17,7 @@ pub fn run(global: &Global, args: &TrustArgs) -> anyhow::Result<ExitCode> {
     let start = args.path.as_deref().or(global.cwd.as_deref()).unwrap_or(Path::new("."));
     let dir =
         std::fs::canonicalize(here.join(start)).map_err(|e| Usage(format!("{}: {e}", here.join(start).display())))?;
-    let loc = Locations::discover(&dir, &crate::project::project_root(&dir));
+    let loc = Locations::discover(&dir, &toolbelt::assemble::project_root(&dir));
     let store = TrustStore::at(&loc);
     if args.list {
         return list(&store);

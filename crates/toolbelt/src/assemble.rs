@@ -1,0 +1,258 @@
+//! A runtime put together the way the `toolbelt` binary puts it together: the project found
+//! from the working directory, every settings layer read and checked (the project's own
+//! only once it is trusted), the permission engine with its protected paths and the file
+//! "always" approvals go to, the sandbox and shell services, hooks, the audit log and the
+//! upstream MCP servers. The binary and [`crate::Toolbelt`] both build from an [`Assembly`],
+//! so an embedding agent gets exactly what `toolbelt call` and `toolbelt mcp` do.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolbelt_core::{Extensions, Registry};
+use toolbelt_mcp::client::Gateway;
+use toolbelt_policy::hooks::HookSet;
+use toolbelt_policy::protected::ProtectedPaths;
+use toolbelt_policy::rules::RuleEnv;
+use toolbelt_policy::{Approver, PermissionEngine};
+use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
+use toolbelt_tools::fs::journal::JournalDir;
+use toolbelt_tools::shell::BashConfig;
+use toolbelt_tools::shell::sandbox::SandboxConfig;
+
+use crate::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
+
+/// Why a runtime could not be put together.
+#[derive(Debug, thiserror::Error)]
+pub enum AssembleError {
+    /// The settings have problems (each with its file and line); nothing runs until they are
+    /// fixed (`toolbelt config check` lists them).
+    #[error("the settings have {} problem(s); fix them (`toolbelt config check` lists them):\n{}", .0.len(), list(.0))]
+    InvalidSettings(Vec<Problem>),
+    /// A working directory or added root that is not a usable directory.
+    #[error("{what} {}: {message}", .path.display())]
+    Directory {
+        /// Which directory (`--cwd`, `--add-dir`, `working directory`…).
+        what: String,
+        /// The path as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The shell settings cannot be applied (a deny pattern that is not a regex…).
+    #[error("the shell settings are invalid: {0}")]
+    Shell(String),
+    /// The hooks settings cannot be applied.
+    #[error("the hooks settings are invalid: {0}")]
+    Hooks(String),
+}
+
+fn list(problems: &[Problem]) -> String {
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
+}
+
+/// The project of a directory: the nearest ancestor (itself included) marked by `.git` or by
+/// one of toolbelt's settings files (`.toolbelt/config.toml`, `.toolbelt/config.local.toml`),
+/// else the directory itself. A bare `.toolbelt/` (data a toolbelt left there) marks
+/// nothing: a stray one in a parent directory must not make every directory below it share
+/// its settings, grants and sessions.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    const MARKERS: &[&str] = &[".git", ".toolbelt/config.toml", ".toolbelt/config.local.toml"];
+    cwd.ancestors().find(|dir| MARKERS.iter().any(|m| dir.join(m).exists())).unwrap_or(cwd).to_path_buf()
+}
+
+/// `dir` joined to `base`, canonical, and a directory.
+pub fn existing_dir(base: &Path, dir: &Path, what: &str) -> Result<PathBuf, AssembleError> {
+    let joined = base.join(dir);
+    let error = |message: String| AssembleError::Directory { what: what.to_string(), path: joined.clone(), message };
+    match std::fs::canonicalize(&joined) {
+        Ok(p) if p.is_dir() => Ok(p),
+        Ok(_) => Err(error("not a directory".into())),
+        Err(e) => Err(error(e.to_string())),
+    }
+}
+
+/// The settings of one working directory, read, and what a runtime is built from.
+pub struct Assembly {
+    /// The working directory (canonical).
+    pub cwd: PathBuf,
+    /// The workspace roots: the working directory, the added ones, and the settings'
+    /// `permissions.additional_directories`.
+    pub roots: Vec<PathBuf>,
+    /// Where the settings files are (the project, the user's directories).
+    pub loc: Locations,
+    /// Every value of every layer.
+    pub loaded: Loaded,
+    /// The merged, checked settings.
+    pub settings: Settings,
+    /// How `~/` and `./` in rules resolve.
+    pub rule_env: RuleEnv,
+    /// Every problem found in the settings.
+    pub problems: Vec<Problem>,
+    /// Variables toolbelt reads secrets from (besides the settings' own): kept out of shell
+    /// commands' environment.
+    pub secret_vars: Vec<String>,
+    /// The flag layer, to read the settings again after toolbelt wrote to them.
+    flags: Vec<Entry>,
+    /// Whether Claude Code's settings apply whole (`--claude-settings`).
+    claude: bool,
+}
+
+impl Assembly {
+    /// Reads every settings layer for `cwd` (canonical) with `roots` (the cwd first), the
+    /// flag layer `flags` and the environment `env`; the user's directories are found from
+    /// `HOME` and the XDG variables, or under `home` when given. Problems are kept, not
+    /// fatal: see [`Assembly::require_valid`].
+    pub fn load(
+        cwd: PathBuf,
+        mut roots: Vec<PathBuf>,
+        flags: Vec<Entry>,
+        env: impl IntoIterator<Item = (String, String)>,
+        claude: bool,
+        home: Option<&Path>,
+    ) -> Self {
+        let project = project_root(&cwd);
+        let loc = match home {
+            None => Locations::discover(&cwd, &project),
+            Some(home) => Locations::discover_with(&cwd, &project, |name| match name {
+                "HOME" => Some(home.as_os_str().to_owned()),
+                "TOOLBELT_MANAGED_CONFIG" => std::env::var_os(name),
+                _ => None,
+            }),
+        };
+        let loaded = settings::load(&loc, flags.clone(), env, claude);
+        let rule_env = RuleEnv { home: loc.home.clone(), cwd: cwd.clone() };
+        let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);
+        let mut problems = loaded.problems.clone();
+        problems.extend(resolve_problems);
+        for dir in &settings.additional_directories {
+            if !roots.contains(dir) {
+                roots.push(dir.clone());
+            }
+        }
+        let secret_vars = settings.mcp_servers.iter().filter_map(|(_, c)| c.bearer_token_env.clone()).collect();
+        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, flags, claude }
+    }
+
+    /// The project root.
+    pub fn project(&self) -> &Path {
+        &self.loc.project
+    }
+
+    /// Where this project's sessions keep their files (saved state, spilled output, task
+    /// logs): in the user's state directory, never in the project.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.loc.project_state_dir().join("sessions")
+    }
+
+    /// What to tell the user about these settings: a project waiting for trust, a project
+    /// setting the user's floor overrides, what Claude Code's files contributed.
+    pub fn notices(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.loaded.trust.notice(&self.loc.project).into_iter().collect();
+        out.extend(self.loaded.notices.iter().cloned());
+        out.extend(self.loaded.claude_note.clone());
+        out
+    }
+
+    /// Fails with every settings problem when there is any.
+    pub fn require_valid(&self) -> Result<(), AssembleError> {
+        if self.problems.is_empty() { Ok(()) } else { Err(AssembleError::InvalidSettings(self.problems.clone())) }
+    }
+
+    /// The permission engine of these settings, writing "always" rules to the project-local file.
+    pub fn engine(&self) -> PermissionEngine {
+        PermissionEngine::new(self.settings.permissions.clone(), self.rule_env.clone())
+            .with_store(Arc::new(self.rule_store()))
+            .with_protected(self.protected_paths())
+    }
+
+    /// Where "always" rules go: the project-local file, keeping the project trusted when it
+    /// was (its digest covers that file).
+    fn rule_store(&self) -> settings::LocalRuleStore {
+        let (loc, flags, claude) = (self.loc.clone(), self.flags.clone(), self.claude);
+        let applied = !matches!(self.loaded.trust, settings::Trust::Untrusted { .. });
+        settings::LocalRuleStore::new(self.loc.local_file()).after_write(move || {
+            let now = settings::load(&loc, flags.clone(), std::env::vars(), claude);
+            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
+        })
+    }
+
+    /// What no tool writes without an explicit approval: the entries of every project
+    /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
+    /// (the trust store, audit logs), the managed settings and the user's git configuration.
+    pub fn protected_paths(&self) -> ProtectedPaths {
+        let mut paths = vec![self.loc.state_dir.clone()];
+        if let Some(dir) = self.loc.user_file.parent() {
+            paths.push(dir.to_path_buf());
+        }
+        paths.extend(self.loc.managed_files.iter().cloned());
+        paths.push(self.loc.home.join(".gitconfig"));
+        paths.push(self.loc.git_config.clone());
+        ProtectedPaths::default().with_paths(paths)
+    }
+
+    /// The built-in tools, without those a bare deny rule removes.
+    pub fn registry(&self, engine: &PermissionEngine) -> Registry {
+        let registry = crate::builtin_registry();
+        engine.hide_denied(&registry);
+        registry
+    }
+
+    /// Connects the configured upstream MCP servers, their tools joining `registry` (those a
+    /// bare deny rule names stay hidden); `None` when none is configured.
+    pub async fn gateway(&self, registry: &Arc<Registry>) -> Option<Gateway> {
+        if self.settings.mcp_servers.is_empty() {
+            return None;
+        }
+        let gateway = Gateway::start(self.settings.mcp_servers.clone(), Arc::clone(registry)).await;
+        self.engine().hide_denied(registry);
+        Some(gateway)
+    }
+
+    /// The sandbox settings, holding the protected paths read-only.
+    pub fn sandbox(&self) -> SandboxConfig {
+        let mut sandbox = self.settings.shell.sandbox.clone();
+        sandbox.protected_paths = self.protected_paths().paths().to_vec();
+        sandbox
+    }
+
+    /// The runtime: the tools behind the permission engine, the hooks and the audit log of
+    /// the settings, `approver` answering what asks. `concurrency` overrides the settings'.
+    pub fn runtime_with(
+        &self,
+        concurrency: Option<usize>,
+        approver: Arc<dyn Approver>,
+    ) -> Result<Runtime, AssembleError> {
+        self.require_valid()?;
+        let mut config: RuntimeConfig = self.settings.runtime.clone();
+        if let Some(n) = concurrency {
+            config.concurrency = n;
+        }
+        let mut bash = BashConfig { deny_patterns: self.settings.shell.deny_commands.clone(), ..BashConfig::default() };
+        bash.env_remove.extend(self.settings.shell.env_remove.iter().cloned());
+        bash.env_keep.clone_from(&self.settings.shell.env_keep);
+        bash.secret_vars.clone_from(&self.secret_vars);
+        bash.validate().map_err(AssembleError::Shell)?;
+        let mut services = Extensions::default();
+        services.insert(self.sandbox());
+        services.insert(bash);
+        // Multi-file commits journal here: outside the project, where no project file and no
+        // sandboxed command can plant a journal for toolbelt to act on.
+        services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
+        let engine = self.engine();
+        let registry = self.registry(&engine);
+        let hooks = HookSet::from_json(&self.settings.hooks)
+            .map_err(|e| AssembleError::Hooks(e.to_string()))?
+            .with_permission_mode(engine.mode().as_str())
+            .with_project_dir(&self.loc.project);
+        let mut builder = Runtime::builder(Arc::new(registry))
+            .config(config)
+            .services(services)
+            .authorizer(Arc::new(engine))
+            .approver(approver)
+            .hooks(Arc::new(hooks));
+        if self.settings.audit_enabled {
+            builder = builder.audit(AuditLog::new(self.settings.audit.clone()));
+        }
+        Ok(builder.build())
+    }
+}

@@ -120,13 +120,23 @@ impl Setup {
     }
 
     /// Where "always" rules go: the project-local file, keeping the project trusted when it
-    /// was (its digest covers that file).
+    /// was (its digest covers that file). Rules approved in a session working elsewhere (an
+    /// MCP client's roots in another project) go to that project's file, the same way.
     fn rule_store(&self) -> settings::LocalRuleStore {
-        let (loc, reload) = (self.loc.clone(), self.reload.clone());
+        let reload = self.reload.clone();
+        let store_for = move |loc: Locations, applied: bool| {
+            let reload = reload.clone();
+            settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
+                let now = settings::load(&loc, reload.flags.clone(), std::env::vars(), reload.claude);
+                settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
+            })
+        };
         let applied = !matches!(self.loaded.trust, settings::Trust::Untrusted { .. });
-        settings::LocalRuleStore::new(self.loc.local_file()).after_write(move || {
-            let now = settings::load(&loc, reload.flags.clone(), std::env::vars(), reload.claude);
-            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
+        let (home_store, reload) = (store_for.clone(), self.reload.clone());
+        home_store(self.loc.clone(), applied).elsewhere(&self.ws.cwd, move |project| {
+            let loc = Locations::discover(project, project);
+            let before = settings::load(&loc, reload.flags.clone(), std::env::vars(), reload.claude);
+            store_for(loc, !matches!(before.trust, settings::Trust::Untrusted { .. }))
         })
     }
 

@@ -145,7 +145,71 @@ for line in sys.stdin:
     assert_eq!(out.status.code(), Some(1), "a failed server makes the exit status 1: {text}");
     assert!(text.contains("tiny  stdio      connected, 2 tools"), "{text}");
     assert!(text.contains("gone  stdio      failed: cannot start `/no/such/binary`"), "{text}");
+    // Each connected server's tools, under its line.
+    assert!(text.contains(&format!("\n{}mcp__tiny__ping, mcp__tiny__drop_table\n", " ".repeat(17))), "{text}");
     let names = toolbelt(&root).args(["tools", "--format", "names", "--category", "mcp"]).output().unwrap();
     let names = String::from_utf8_lossy(&names.stdout);
     assert!(names.contains("mcp__tiny__ping") && names.contains("mcp__tiny__drop_table"), "{names}");
+    // `permissions explain` knows the servers' tools as `tools` and `call` do.
+    let out = toolbelt(&root).args(["permissions", "explain", "mcp__tiny__ping", "{}"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.starts_with("mcp__tiny__ping {}\n") && text.contains("decision:   ask"), "{text}");
+    assert!(text.contains("to allow:   --allow 'mcp__tiny__ping'"), "{text}");
+    let out = toolbelt(&root).args(["permissions", "explain", "mcp__tiny__nope", "{}"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool `mcp__tiny__nope`"));
+}
+
+/// A stdio MCP server in Python answering `initialize` and `tools/list` (two tools).
+const TINY: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "tiny", "version": "1"}}
+    elif msg.get("method") == "tools/list":
+        result = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}},
+                            {"name": "secret", "inputSchema": {"type": "object"}}]}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+#[test]
+fn mcp_servers_reports_a_silent_server_at_its_startup_timeout() {
+    let (_dir, root) = project();
+    std::fs::write(root.join("tiny.py"), TINY).unwrap();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[mcp.servers.silent]\ncommand = \"python3\"\nargs = [\"-c\", \"import time; time.sleep(30)\"]\n\
+             startup_timeout = 1.5\n\n\
+             [mcp.servers.tiny]\ncommand = \"python3\"\nargs = [{:?}]\n\
+             env = {{ TINY_TOKEN = \"${{TOOLBELT_TEST_UNSET_TOKEN}}\" }}\n",
+            root.join("tiny.py").display().to_string()
+        ),
+    )
+    .unwrap();
+    assert!(toolbelt(&root).arg("trust").status().unwrap().success());
+    let started = std::time::Instant::now();
+    let out = toolbelt(&root).arg("mcp-servers").env_remove("TOOLBELT_TEST_UNSET_TOKEN").output().unwrap();
+    let elapsed = started.elapsed();
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(text.contains("silent  stdio      failed: no answer within 1.5 s"), "{text}");
+    assert!(text.contains("tiny    stdio      connected, 2 tools\n"), "{text}");
+    // Reported at its startup timeout, not later.
+    assert!(elapsed < std::time::Duration::from_secs(5), "took {elapsed:?}");
+    // The unset variable is named, with the server.
+    assert!(
+        err.contains("MCP server `tiny`: env.TINY_TOKEN uses ${TOOLBELT_TEST_UNSET_TOKEN}, which is not set"),
+        "{err}"
+    );
+    let out = toolbelt(&root).args(["mcp-servers", "--json"]).output().unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tiny = listed.as_array().unwrap().iter().find(|s| s["name"] == "tiny").unwrap();
+    assert_eq!(tiny["tool_names"], json!(["mcp__tiny__ping", "mcp__tiny__secret"]), "{listed}");
 }

@@ -258,3 +258,66 @@ fn reference_servers_as_upstreams_through_the_gateway() {
     let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(tools.contains(&"mcp__files__read_text_file") && !tools.contains(&"mcp__files__write_file"));
 }
+
+#[test]
+fn an_http_upstream_connects() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    // The reference server over Streamable HTTP, on a free loopback port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = Command::new(peers.node())
+        .arg(peers.module("@modelcontextprotocol/server-everything/dist/index.js"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = Killed(server);
+    let up = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(up, "server-everything did not listen on {port}");
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!("[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    )
+    .unwrap();
+    let toolbelt_in = |args: &[&str]| {
+        let out = Command::new(toolbelt())
+            .args(args)
+            .current_dir(&root)
+            .env("HOME", root.join("home"))
+            .env("XDG_CONFIG_HOME", root.join("home/.config"))
+            .env("CI", "true")
+            .env_remove("TOOLBELT_MANAGED_CONFIG")
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    assert_eq!(toolbelt_in(&["trust"]).0, Some(0));
+    let (code, out, err) = toolbelt_in(&["mcp-servers"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("web   http       connected, "), "{out}");
+    assert!(out.contains("mcp__web__get-sum"), "{out}");
+    let (code, out, err) = toolbelt_in(&["call", "mcp__web__get-sum", r#"{"a": 2, "b": 40}"#, "--allow", "mcp__web"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("42"), "{out}");
+    let (code, out, err) = toolbelt_in(&["permissions", "explain", "mcp__web__get-sum", r#"{"a": 2, "b": 40}"#]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("decision:   ask") && out.contains("--allow 'mcp__web__get-sum'"), "{out}");
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

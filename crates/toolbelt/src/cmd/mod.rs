@@ -172,8 +172,10 @@ impl Setup {
         if self.settings.mcp_servers.is_empty() {
             return None;
         }
+        // The servers' tools a bare deny rule names join hidden, however late they come.
+        let engine = self.engine();
+        registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
         let gateway = Gateway::start(self.settings.mcp_servers.clone(), Arc::clone(registry)).await;
-        self.engine().hide_denied(registry);
         Some(gateway)
     }
 

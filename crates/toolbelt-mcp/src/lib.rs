@@ -18,7 +18,10 @@
 //!   client can elicit ([`approve::SessionApprovers`]); otherwise the call is denied with the
 //!   rule that would allow it.
 //! * Roots the client offers become the session's workspace roots, and follow
-//!   `notifications/roots/list_changed`.
+//!   `notifications/roots/list_changed`; a call waits (briefly) for the client's answer to
+//!   `roots/list`, so the first one already works in them.
+//! * When the tool list changes after `initialize` (an upstream server's tools joining late
+//!   or leaving), the client gets `notifications/tools/list_changed`.
 //!
 //! Protocol: `initialize` for 2025-06-18 and 2025-11-25 (and the older revisions rmcp knows).
 //! A client that probes `server/discover` at 2026-07-28 (the Python SDK's default) is told

@@ -260,6 +260,34 @@ fn reference_servers_as_upstreams_through_the_gateway() {
 }
 
 #[test]
+fn the_first_call_waits_for_the_clients_roots_and_always_goes_to_their_project() {
+    let Some(peers) = Peers::find() else { return };
+    // The server starts in one project; the client's root is another.
+    let (_dir, server_dir) = project();
+    std::fs::write(server_dir.join("hello.txt"), "hello from the server's directory\n").unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let client_root = other.path().canonicalize().unwrap();
+    std::fs::create_dir_all(client_root.join(".git")).unwrap();
+    std::fs::write(client_root.join("hello.txt"), "hello from the client's root\n").unwrap();
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(script("roots_client.py")).arg(toolbelt()).arg(&client_root);
+    let seen = run(cmd, &server_dir, "");
+    // The very first call resolved its path in the client's root, though the answer to
+    // roots/list came half a second after the call.
+    assert_eq!(seen["read"], json!([false, "     1\thello from the client's root"]), "{seen}");
+    // "Always allow": the file written in the client's root, the rule saved in that project's
+    // settings (relative to it), and not asked again.
+    assert_eq!(seen["write"][0], false, "{seen}");
+    assert_eq!(seen["asked"].as_array().unwrap().len(), 1, "{seen}");
+    assert_eq!(seen["again"][0], false, "{seen}");
+    assert_eq!(std::fs::read_to_string(client_root.join("new.txt")).unwrap(), "again\n");
+    let local = std::fs::read_to_string(client_root.join(".toolbelt/config.local.toml")).unwrap();
+    assert!(local.contains("\"Edit(./new.txt)\""), "{local}");
+    assert!(!server_dir.join("new.txt").exists());
+    assert!(!server_dir.join(".toolbelt/config.local.toml").exists());
+}
+
+#[test]
 fn an_http_upstream_connects() {
     let Some(peers) = Peers::find() else { return };
     let (_dir, root) = project();

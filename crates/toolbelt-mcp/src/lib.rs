@@ -9,8 +9,9 @@
 //! and grants. Every `tools/call` goes through the runtime's whole pipeline, so validation,
 //! permissions, hooks, timeouts, the output budget and the audit log are exactly the CLI's.
 //!
-//! * A tool that fails is an `isError` result the model reads; a request that is wrong at
-//!   the protocol level (an unknown or disabled tool) is a JSON-RPC error.
+//! * A tool that fails is an `isError` result the model reads, and so is a denial (of a tool
+//!   a bare deny rule hides too, naming the rule); a request that is wrong at the protocol
+//!   level (an unknown tool) is a JSON-RPC error.
 //! * The tool's events become `notifications/progress` when the client sent a
 //!   `progressToken` (live `Bash` output, search progress); `notifications/cancelled`
 //!   cancels the call, which kills the processes it started.

@@ -251,7 +251,8 @@ impl ServerHandler for McpServer {
         let result = self.runtime().call(self.session(), call, &events, &context.ct).await;
         drop(events);
         forwarder.finish().await;
-        // An unknown or disabled tool is the client's protocol mistake, not the model's.
+        // An unknown or disabled tool is the client's protocol mistake, not the model's; a
+        // tool a deny rule hides is a denial (an `isError` result naming the rule).
         if matches!(result.outcome, "unknown_tool" | "disabled") {
             return Err(McpError::invalid_params(result.text(), None));
         }

@@ -129,7 +129,7 @@ impl PermissionEngine {
     }
 
     /// Disables every tool of `registry` a bare deny rule names, so it leaves every listing
-    /// and export (a call to it is refused as disabled).
+    /// and export (a call to it is denied, naming the rule: [`Authorizer::hidden`]).
     pub fn hide_denied(&self, registry: &Registry) {
         for spec in registry.specs() {
             if self.hiding_rule(&spec).is_some() {
@@ -425,6 +425,18 @@ impl Authorizer for PermissionEngine {
             }
             Err(e) => tracing::warn!("could not save the allow rules {:?} for good: {e}", verdict.allow_rules),
         }
+    }
+
+    fn hidden(&self, tool: &ToolSpec) -> Option<Verdict> {
+        let rule = self.hiding_rule(tool)?;
+        let reason = format!(
+            "`{}` is denied by the rule `{}` ({}), so it is left out of this session's tools; use another tool, or \
+             ask the user to remove that rule",
+            tool.name,
+            rule.text(),
+            rule.origin().label
+        );
+        Some(Verdict::new(Decision::Deny, reason, rule.describe()))
     }
 }
 

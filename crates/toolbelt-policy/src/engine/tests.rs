@@ -304,6 +304,21 @@ fn a_session_elsewhere_gets_rules_anchored_at_its_own_root() {
 }
 
 #[test]
+fn a_hidden_tool_is_denied_naming_its_rule() {
+    let w = world();
+    let e = engine(&w, PermissionMode::Default, &[], &[], &["Bash", "Read(./.env)"]);
+    let hidden = e.hidden(&tool("Bash", PermissionClass::External)).unwrap();
+    assert_eq!(hidden.decision, Deny);
+    assert!(
+        hidden.reason.starts_with("`Bash` is denied by the rule `Bash` (project .toolbelt/config.toml)"),
+        "{}",
+        hidden.reason
+    );
+    assert_eq!(hidden.source, "rule `Bash` (project .toolbelt/config.toml)");
+    assert!(e.hidden(&tool("Read", PermissionClass::Read)).is_none(), "a rule with a specifier hides nothing");
+}
+
+#[test]
 fn suggested_rules_name_exactly_what_asked() {
     let w = world();
     let e = engine(&w, PermissionMode::Default, &[], &[], &[]);

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 use toolbelt_core::{CancellationToken, EventSink};
-use toolbelt_runtime::ToolCall;
+use toolbelt_runtime::{ToolCall, ToolResult};
 
 use crate::Usage;
 use crate::cli::{CallArgs, Global};
@@ -23,11 +23,15 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     };
     let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "call")?;
     let call = ToolCall::new("call-1", &args.tool, input);
-    // An unknown or hidden name is a usage error, said before the session starts; the
-    // runtime still records the refused call in the audit log.
+    // A name that does not resolve is refused before the session starts; the runtime still
+    // records the refused call in the audit log. An unknown name is a usage error; a tool a
+    // deny rule hides is a denial like any other (exit 1, naming the rule).
     if runtime.registry().lookup(&args.tool).is_err() {
         let refused = runtime.call(&open.session, call, &EventSink::none(), &CancellationToken::new()).await;
-        return Err(Usage(refused.text()).into());
+        if refused.outcome != "denied" {
+            return Err(Usage(refused.text()).into());
+        }
+        return print(&refused, args.json);
     }
     super::probe_sandbox_for(&setup.sandbox(), &runtime, &[args.tool.as_str()]);
     open.start(&runtime).await;
@@ -37,11 +41,15 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     if let Some(gateway) = gateway {
         gateway.shutdown().await;
     }
+    print(&result, args.json)
+}
 
-    if args.json {
-        line(&serde_json::to_string(&call_json(&result))?)?;
+/// Prints the result; the exit status says whether it is an error (as `--json`'s `is_error`).
+fn print(result: &ToolResult, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        line(&serde_json::to_string(&call_json(result))?)?;
     } else {
-        write_result_text(&result)?;
+        write_result_text(result)?;
     }
     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -15,7 +15,7 @@ use crate::project::OpenSession;
 
 pub async fn run(global: &Global, args: &PermissionsArgs) -> anyhow::Result<ExitCode> {
     let PermissionsAction::Explain { tool, input, json } = &args.action;
-    let input = read_input(input.as_deref())?;
+    let input = read_input(input.as_deref(), tool)?;
     let setup = Setup::load(global)?;
     let runtime = setup.runtime(Some(1))?;
     // An upstream server's tool is known once its server is connected, as for `call`.

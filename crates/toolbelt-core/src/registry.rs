@@ -71,19 +71,32 @@ impl ToolEntry {
     }
 }
 
+/// Says whether a tool joining the registry is hidden (registered disabled).
+type Hide = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;
+
 #[derive(Default)]
 struct Inner {
     /// Canonical name → entry; a BTreeMap so every listing is in stable name order.
     tools: BTreeMap<String, ToolEntry>,
     /// Every name and alias → canonical name.
     names: HashMap<String, String>,
+    /// Hides tools as they join (a policy's bare deny rules).
+    hide: Option<Hide>,
 }
 
 /// The tools a runtime offers. Shared behind an `Arc`; tools may join later (MCP upstreams
-/// connecting), so every method takes `&self`.
-#[derive(Default)]
+/// connecting), so every method takes `&self`, and [`Registry::subscribe`] tells who lists
+/// the tools (an MCP server's sessions) that the list changed.
 pub struct Registry {
     inner: RwLock<Inner>,
+    /// Bumped whenever the set of enabled tools changes.
+    generation: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self { inner: RwLock::default(), generation: tokio::sync::watch::Sender::new(0) }
+    }
 }
 
 impl std::fmt::Debug for Registry {
@@ -126,22 +139,60 @@ impl Registry {
         for name in names {
             inner.names.insert(name.clone(), spec.name.clone());
         }
-        let entry = ToolEntry { validator: Arc::new(validator), enabled: true, tool: Arc::clone(&tool) };
+        let enabled = !inner.hide.as_ref().is_some_and(|hide| hide(spec));
+        let entry = ToolEntry { validator: Arc::new(validator), enabled, tool: Arc::clone(&tool) };
         inner.tools.insert(spec.name.clone(), entry);
+        drop(inner);
+        if enabled {
+            self.changed();
+        }
         Ok(())
+    }
+
+    /// Every tool registered from now on for which `hide` is true joins disabled, so it is
+    /// never listed, not even for a moment (MCP upstream tools a deny rule names, joining
+    /// when their server connects). Tools already registered are left as they are.
+    pub fn hide_joining(&self, hide: impl Fn(&ToolSpec) -> bool + Send + Sync + 'static) {
+        self.write().hide = Some(Arc::new(hide));
+    }
+
+    /// Removes a tool (by its canonical name) with its aliases. Returns false when no tool
+    /// has that name.
+    pub fn unregister(&self, name: &str) -> bool {
+        let mut inner = self.write();
+        let Some(entry) = inner.tools.remove(name) else { return false };
+        inner.names.retain(|_, canonical| canonical != name);
+        let was_listed = entry.enabled;
+        drop(inner);
+        if was_listed {
+            self.changed();
+        }
+        true
     }
 
     /// Enables or disables a tool by name or alias. Returns false when no tool answers.
     pub fn set_enabled(&self, name: &str, enabled: bool) -> bool {
         let mut inner = self.write();
         let Some(canonical) = inner.names.get(name).cloned() else { return false };
-        match inner.tools.get_mut(&canonical) {
-            Some(entry) => {
-                entry.enabled = enabled;
-                true
-            }
-            None => false,
+        let Some(entry) = inner.tools.get_mut(&canonical) else { return false };
+        let changed = entry.enabled != enabled;
+        entry.enabled = enabled;
+        drop(inner);
+        if changed {
+            self.changed();
         }
+        true
+    }
+
+    /// A receiver woken whenever the set of enabled tools changes (a tool registered,
+    /// removed, enabled or disabled); its value is a counter of such changes. Changes that
+    /// come in a burst may wake it once.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
+    fn changed(&self) {
+        self.generation.send_modify(|g| *g = g.wrapping_add(1));
     }
 
     /// Looks a tool up by name or alias (exact first, then ignoring case when that is
@@ -165,6 +216,12 @@ impl Registry {
             Some(e) => Err(ToolError::Disabled { name: e.spec().name.clone() }),
             None => Err(ToolError::UnknownTool { name: name.to_string(), suggestions: suggest(&inner, name) }),
         }
+    }
+
+    /// The tool registered under this canonical name, enabled or not (to say why a disabled
+    /// tool is refused).
+    pub fn entry(&self, name: &str) -> Option<ToolEntry> {
+        self.read().tools.get(name).cloned()
     }
 
     /// Every tool, enabled or not, in name order.

@@ -159,6 +159,43 @@ fn disabled_tools_are_hidden_and_refused() {
 }
 
 #[test]
+fn changes_to_the_listed_tools_are_announced() {
+    let r = registry();
+    let mut changes = r.subscribe();
+    assert!(!changes.has_changed().unwrap());
+    // Disabling changes the list; disabling again does not.
+    assert!(r.set_enabled("Read", false));
+    assert!(changes.has_changed().unwrap());
+    changes.mark_unchanged();
+    assert!(r.set_enabled("Read", false));
+    assert!(!changes.has_changed().unwrap());
+    assert!(!r.entry("Read").unwrap().is_enabled(), "a disabled tool is still there to explain");
+    // Removing a tool frees its name and aliases.
+    assert!(r.unregister("MultiEdit"));
+    assert!(changes.has_changed().unwrap());
+    assert!(matches!(r.lookup("multi_edit"), Err(ToolError::UnknownTool { .. })));
+    assert!(r.entry("MultiEdit").is_none() && !r.unregister("MultiEdit"));
+    r.register(erase(EditDouble("MultiEdit", &["multi_edit"]))).unwrap();
+    assert_eq!(r.lookup("multi_edit").unwrap().spec().name, "MultiEdit");
+}
+
+#[test]
+fn tools_a_policy_hides_join_hidden() {
+    let r = Registry::new();
+    let mut changes = r.subscribe();
+    r.hide_joining(|spec| spec.name == "MultiEdit");
+    r.register(erase(ReadDouble)).unwrap();
+    assert!(changes.has_changed().unwrap() && r.lookup("Read").is_ok());
+    changes.mark_unchanged();
+    // Never listed, not even for a moment, and nobody is told of it.
+    r.register(erase(EditDouble("MultiEdit", &["multi_edit"]))).unwrap();
+    assert!(!changes.has_changed().unwrap());
+    assert!(!r.entry("MultiEdit").unwrap().is_enabled());
+    assert!(!r.specs().iter().any(|s| s.name == "MultiEdit"));
+    assert!(matches!(r.lookup("multi_edit"), Err(ToolError::Disabled { .. })));
+}
+
+#[test]
 fn entries_are_in_name_order_and_prepare_validates() {
     let r = registry();
     let names: Vec<String> = r.specs().into_iter().map(|s| s.name).collect();

@@ -19,7 +19,6 @@ mod tool;
 mod upstream;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
@@ -40,6 +39,9 @@ pub struct UpstreamStatus {
     /// Where it stands.
     #[serde(flatten)]
     pub state: UpstreamState,
+    /// The registry names of the tools it contributes (those of its last connection).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_names: Vec<String>,
 }
 
 /// The upstream servers, kept connected until dropped or [`Gateway::shutdown`].
@@ -71,7 +73,7 @@ impl Gateway {
             };
             supervisors.push(tokio::spawn(Arc::clone(upstream).supervise(shutdown.clone(), on_connect)));
         }
-        let waits = upstreams.iter().map(|u| u.first_attempt(u.config.startup_timeout() + Duration::from_secs(1)));
+        let waits = upstreams.iter().map(|u| u.first_attempt());
         futures_util::future::join_all(waits).await;
         if !upstreams.is_empty() {
             let servers = resources::Servers(Arc::clone(&upstreams));
@@ -88,7 +90,12 @@ impl Gateway {
     pub fn statuses(&self) -> Vec<UpstreamStatus> {
         self.upstreams
             .iter()
-            .map(|u| UpstreamStatus { name: u.name.clone(), transport: u.config.transport(), state: u.state() })
+            .map(|u| UpstreamStatus {
+                name: u.name.clone(),
+                transport: u.config.transport(),
+                state: u.state(),
+                tool_names: u.tool_names(),
+            })
             .collect()
     }
 
@@ -107,36 +114,39 @@ impl Drop for Gateway {
     }
 }
 
-/// Registers the server's tools that are not registered yet; returns how many it has.
+/// Brings the server's tools into the registry as it lists them now: new ones registered,
+/// those it no longer lists (after a restart) removed; returns how many it contributes.
 async fn register_tools(up: &Arc<Upstream>, peer: &Peer<RoleClient>, registry: &Registry) -> Result<usize, String> {
     let tools = peer.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?;
-    let mut registered = up.registered.lock().map(|r| r.clone()).unwrap_or_default();
-    let mut count = 0;
+    let before: Vec<(String, String)> = up.registered.lock().map(|r| r.clone()).unwrap_or_default();
+    let mut now: Vec<(String, String)> = Vec::new();
     for tool in tools {
         let tool: Value = serde_json::to_value(&tool).unwrap_or(Value::Null);
         let remote = tool["name"].as_str().unwrap_or_default().to_string();
-        if !up.config.allows_tool(&remote) {
+        if !up.config.allows_tool(&remote) || now.iter().any(|(r, _)| *r == remote) {
             continue;
         }
-        count += 1;
+        if let Some(known) = before.iter().find(|(r, _)| *r == remote) {
+            now.push(known.clone());
+            continue;
+        }
         let mut name = names::tool_name(&up.name, &remote);
-        if registered.contains(&name) {
-            continue;
-        }
-        if registry.lookup(&name).is_ok() {
+        if registry.entry(&name).is_some() || registry.lookup(&name).is_ok() {
             // Taken (a built-in, or another server's tool sanitized alike): a hashed suffix.
             name = names::with_suffix(&name, &up.name, &remote);
         }
         match registry.register(Arc::new(McpTool::new(name.clone(), &tool, Arc::clone(up)))) {
-            Ok(()) => registered.push(name),
-            Err(e) => {
-                count -= 1;
-                tracing::warn!(server = %up.name, tool = %remote, "not registered: {e}");
-            }
+            Ok(()) => now.push((remote, name)),
+            Err(e) => tracing::warn!(server = %up.name, tool = %remote, "not registered: {e}"),
         }
     }
+    for (remote, name) in before.iter().filter(|(r, _)| !now.iter().any(|(n, _)| n == r)) {
+        tracing::info!(server = %up.name, tool = %remote, "the server no longer lists it; removed");
+        registry.unregister(name);
+    }
+    let count = now.len();
     if let Ok(mut r) = up.registered.lock() {
-        *r = registered;
+        *r = now;
     }
     Ok(count)
 }

@@ -9,8 +9,9 @@
 //! and grants. Every `tools/call` goes through the runtime's whole pipeline, so validation,
 //! permissions, hooks, timeouts, the output budget and the audit log are exactly the CLI's.
 //!
-//! * A tool that fails is an `isError` result the model reads; a request that is wrong at
-//!   the protocol level (an unknown or disabled tool) is a JSON-RPC error.
+//! * A tool that fails is an `isError` result the model reads, and so is a denial (of a tool
+//!   a bare deny rule hides too, naming the rule); a request that is wrong at the protocol
+//!   level (an unknown tool) is a JSON-RPC error.
 //! * The tool's events become `notifications/progress` when the client sent a
 //!   `progressToken` (live `Bash` output, search progress); `notifications/cancelled`
 //!   cancels the call, which kills the processes it started.
@@ -18,7 +19,10 @@
 //!   client can elicit ([`approve::SessionApprovers`]); otherwise the call is denied with the
 //!   rule that would allow it.
 //! * Roots the client offers become the session's workspace roots, and follow
-//!   `notifications/roots/list_changed`.
+//!   `notifications/roots/list_changed`; a call waits (briefly) for the client's answer to
+//!   `roots/list`, so the first one already works in them.
+//! * When the tool list changes after `initialize` (an upstream server's tools joining late
+//!   or leaving), the client gets `notifications/tools/list_changed`.
 //!
 //! Protocol: `initialize` for 2025-06-18 and 2025-11-25 (and the older revisions rmcp knows).
 //! A client that probes `server/discover` at 2026-07-28 (the Python SDK's default) is told

@@ -8,16 +8,18 @@ mod stdio;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, InitializeRequestParams, InitializeResult,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 use toolbelt_core::ExportFormat;
 use toolbelt_runtime::{ClientInfo, Runtime, Session, ToolCall, Transport};
 
@@ -52,10 +54,18 @@ struct Inner {
     session: Arc<Session>,
     /// Whether `initialize` was answered (a second one is refused).
     initialized: AtomicBool,
+    /// Whether the client's roots are still on their way.
+    roots: roots::RootsGate,
+    /// Changes to the tool list, watched from `initialize` on (taken once the client is
+    /// initialized, by the task that announces them).
+    tool_changes: Mutex<Option<watch::Receiver<u64>>>,
+    /// Ends the connection's own tasks.
+    stop: CancellationToken,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.stop.cancel();
         self.options.approvers.unregister(self.session.id());
         // The session's background tasks end with it (their slot kills them on drop); the
         // SessionEnd hooks still get to run if a runtime is around.
@@ -76,8 +86,16 @@ impl McpServer {
         let id = format!("mcp-{millis}-{}-{}", std::process::id(), SESSIONS.fetch_add(1, Ordering::Relaxed));
         let session =
             Session::new(id.clone(), options.cwd.clone(), options.roots.clone(), options.sessions_dir.join(&id));
-        let initialized = AtomicBool::new(false);
-        Self { inner: Arc::new(Inner { runtime, options, session: Arc::new(session), initialized }) }
+        let inner = Inner {
+            runtime,
+            options,
+            session: Arc::new(session),
+            initialized: AtomicBool::new(false),
+            roots: roots::RootsGate::new(),
+            tool_changes: Mutex::new(None),
+            stop: CancellationToken::new(),
+        };
+        Self { inner: Arc::new(inner) }
     }
 
     /// The connection's session.
@@ -87,6 +105,29 @@ impl McpServer {
 
     fn runtime(&self) -> &Runtime {
         &self.inner.runtime
+    }
+
+    /// Sends `notifications/tools/list_changed` whenever the registry's tools change (an
+    /// upstream server's tools joining late, or leaving), until the connection ends.
+    fn announce_tool_changes(&self, peer: Peer<RoleServer>) {
+        let taken = self.inner.tool_changes.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let Some(mut changes) = taken else { return };
+        let stop = self.inner.stop.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { return },
+                    () = stop.cancelled() => return,
+                }
+                changes.mark_unchanged();
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    if peer.is_transport_closed() {
+                        return;
+                    }
+                    tracing::debug!("could not announce the changed tool list: {e}");
+                }
+            }
+        });
     }
 
     /// Names the session's client for the audit log: what it said in `initialize`, and over
@@ -143,17 +184,27 @@ impl ServerHandler for McpServer {
             let elicitor = Arc::new(Elicitor::new(context.peer.clone()));
             self.inner.options.approvers.register(self.session().id(), elicitor);
         }
+        if request.capabilities.roots.is_some() {
+            // Asked for once the client says it is initialized; calls wait for the answer.
+            self.inner.roots.expect();
+        }
+        *self.inner.tool_changes.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(self.runtime().registry().subscribe());
         let result = self.negotiate_initialize(&request)?;
         self.runtime().start_session(self.session(), "startup").await;
         Ok(result)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.announce_tool_changes(context.peer.clone());
         roots::sync(self.session(), &context.peer).await;
+        self.inner.roots.settle();
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.inner.roots.expect();
         roots::sync(self.session(), &context.peer).await;
+        self.inner.roots.settle();
     }
 
     async fn list_tools(
@@ -172,6 +223,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        if !self.inner.roots.wait(roots::ROOTS_WAIT).await {
+            tracing::warn!(
+                "the client declared roots but did not list them within {} s; this call uses the session's roots \
+                 as they are ({})",
+                roots::ROOTS_WAIT.as_secs(),
+                self.session().state().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+            );
+        }
         // Over HTTP a session's requests may come from a new address (a reconnection).
         if let Some(http) = http_client(&context.extensions) {
             let client = self.session().client();
@@ -192,7 +251,8 @@ impl ServerHandler for McpServer {
         let result = self.runtime().call(self.session(), call, &events, &context.ct).await;
         drop(events);
         forwarder.finish().await;
-        // An unknown or disabled tool is the client's protocol mistake, not the model's.
+        // An unknown or disabled tool is the client's protocol mistake, not the model's; a
+        // tool a deny rule hides is a denial (an `isError` result naming the rule).
         if matches!(result.outcome, "unknown_tool" | "disabled") {
             return Err(McpError::invalid_params(result.text(), None));
         }

@@ -42,8 +42,9 @@ pub struct PermissionRules {
 /// Where "always allow" rules are written (the project-local settings file).
 pub trait RuleStore: Send + Sync {
     /// Adds allow rules to the settings for good; returns where they were written, or why
-    /// they could not be.
-    fn add_allow_rules(&self, rules: &[String]) -> Result<String, String>;
+    /// they could not be. `workspace` is the first workspace root of the session that
+    /// approved them: the rules' `./` paths are relative to it, and they belong to its project.
+    fn add_allow_rules(&self, rules: &[String], workspace: &std::path::Path) -> Result<String, String>;
 }
 
 /// Rules a person allowed for the rest of a session. Kept in the session's state, so a named
@@ -66,9 +67,8 @@ pub struct PermissionEngine {
     store: Option<Arc<dyn RuleStore>>,
     /// Rules made "always" while this engine runs (also written to the store).
     persisted: RwLock<Vec<Rule>>,
-    /// Grant rules parsed once (`None`: a grant that does not parse, ignored).
-    grant_cache: Mutex<HashMap<String, Option<Rule>>>,
-    grant_origin: Arc<RuleOrigin>,
+    /// Grant rules parsed once per workspace (`None`: a grant that does not parse, ignored).
+    grant_cache: Mutex<HashMap<(PathBuf, String), Option<Rule>>>,
 }
 
 impl std::fmt::Debug for PermissionEngine {
@@ -95,10 +95,25 @@ struct Judged {
     edit_inside: bool,
 }
 
+/// What each part of a call is judged against besides itself.
+#[derive(Clone, Copy)]
+struct Judging<'a> {
+    /// The session's roots (for writes, and for reads with its data directory).
+    roots: &'a SessionRoots,
+    /// The session's grants.
+    grants: &'a [Rule],
+    /// The rules "always" approvals added while running.
+    persisted: &'a [Rule],
+    /// The session's effective mode.
+    mode: PermissionMode,
+    /// The call runs command lines and each is read-only as a whole, so each of their parts
+    /// is too.
+    lines_read_only: bool,
+}
+
 impl PermissionEngine {
     /// An engine over `rules`, resolving `~/` and `./` anchors with `env`.
     pub fn new(rules: PermissionRules, env: RuleEnv) -> Self {
-        let grant_origin = Arc::new(RuleOrigin::new("session grant", env.cwd.clone()));
         Self {
             rules,
             env,
@@ -106,7 +121,6 @@ impl PermissionEngine {
             store: None,
             persisted: RwLock::new(Vec::new()),
             grant_cache: Mutex::new(HashMap::new()),
-            grant_origin,
         }
     }
 
@@ -139,7 +153,7 @@ impl PermissionEngine {
     }
 
     /// Disables every tool of `registry` a bare deny rule names, so it leaves every listing
-    /// and export (a call to it is refused as disabled).
+    /// and export (a call to it is denied, naming the rule: [`Authorizer::hidden`]).
     pub fn hide_denied(&self, registry: &Registry) {
         for spec in registry.specs() {
             if self.hiding_rule(&spec).is_some() {
@@ -148,18 +162,32 @@ impl PermissionEngine {
         }
     }
 
+    /// How the rules a session approves are anchored: `./` at the session's first workspace
+    /// root (an MCP client's first root; the CLI's working directory), which is where they
+    /// were suggested from, so a grant or an "always" rule means the path the person saw.
+    fn session_env(&self, session: &SessionState) -> RuleEnv {
+        match session.roots().into_iter().next() {
+            Some(root) => RuleEnv { home: self.env.home.clone(), cwd: root },
+            None => self.env.clone(),
+        }
+    }
+
     fn session_grants(&self, session: &SessionState) -> Vec<Rule> {
         let texts = session.with_slot::<Grants, _>(|g| g.rules.clone());
         if texts.is_empty() {
             return Vec::new();
         }
+        let env = self.session_env(session);
         let mut cache = self.grant_cache.lock().unwrap_or_else(PoisonError::into_inner);
         texts
             .into_iter()
             .filter_map(|text| {
                 cache
-                    .entry(text)
-                    .or_insert_with_key(|text| Rule::parse(text, Arc::clone(&self.grant_origin), &self.env).ok())
+                    .entry((env.cwd.clone(), text))
+                    .or_insert_with_key(|(cwd, text)| {
+                        let origin = Arc::new(RuleOrigin::new("session grant", cwd.clone()));
+                        Rule::parse(text, origin, &env).ok()
+                    })
                     .clone()
             })
             .collect()
@@ -198,24 +226,15 @@ impl PermissionEngine {
                 ),
                 format!("protected path `{entry}`"),
             );
-            verdict.allow_rules = self.suggest(call.tool, part).into_iter().collect();
+            verdict.allow_rules = self.suggest(call, part).into_iter().collect();
             return Some(verdict);
         }
         None
     }
 
-    /// Judges one part. `lines_read_only`: the call runs command lines and each is read-only
-    /// as a whole, so each of their parts is too.
-    fn judge(
-        &self,
-        call: &CallInfo<'_>,
-        part: &Part,
-        roots: &SessionRoots,
-        grants: &[Rule],
-        persisted: &[Rule],
-        mode: PermissionMode,
-        lines_read_only: bool,
-    ) -> Judged {
+    /// Judges one part of a call against what [`Judging`] holds.
+    fn judge(&self, call: &CallInfo<'_>, part: &Part, judging: &Judging<'_>) -> Judged {
+        let Judging { roots, grants, persisted, mode, lines_read_only } = *judging;
         let (tool, input) = (call.tool, call.input);
         let outside = match part {
             Part::Read { given, real } if !roots.read.contain(given, real) => Some(given.clone()),
@@ -279,7 +298,7 @@ impl PermissionEngine {
             ),
             _ => format!("{fact}, so it needs approval"),
         };
-        let suggestion = (decision != Decision::Allow).then(|| self.suggest(tool, part)).flatten();
+        let suggestion = (decision != Decision::Allow).then(|| self.suggest(call, part)).flatten();
         let edit_inside = kind == PartKind::WriteInside;
         Judged { decision, reason, source: format!("mode {mode}"), suggestion, outside, edit_inside }
     }
@@ -316,14 +335,15 @@ impl PermissionEngine {
     }
 
     /// The allow rule that would cover a part, for approvers and denial messages.
-    fn suggest(&self, tool: &ToolSpec, part: &Part) -> Option<String> {
+    fn suggest(&self, call: &CallInfo<'_>, part: &Part) -> Option<String> {
+        let (tool, env) = (call.tool, &self.session_env(call.session));
         Some(match part {
             Part::Command(command) => format!("{}({})", tool.name, suggest::command_rule(command)?),
             Part::Read { given, .. } => {
                 let dir = if given.is_dir() { given.as_path() } else { given.parent().unwrap_or(given) };
-                format!("Read({}/**)", suggest::escape_glob(&rules::rule_path(dir, &self.env)).trim_end_matches('/'))
+                format!("Read({}/**)", suggest::escape_glob(&rules::rule_path(dir, env)).trim_end_matches('/'))
             }
-            Part::Write { given, .. } => format!("Edit({})", suggest::escape_glob(&rules::rule_path(given, &self.env))),
+            Part::Write { given, .. } => format!("Edit({})", suggest::escape_glob(&rules::rule_path(given, env))),
             Part::Url(url) if tool.name == "WebFetch" => format!("WebFetch(domain:{})", rules::host_of(url)?),
             Part::Url(_) | Part::Call => tool.name.clone(),
         })
@@ -346,9 +366,14 @@ impl Authorizer for PermissionEngine {
         let grants = self.session_grants(call.session);
         let mode = SessionMode::of(call.session, self.rules.mode);
         let persisted = self.persisted.read().unwrap_or_else(PoisonError::into_inner);
-        let lines_ro = lines_read_only(call.access);
-        let judged: Vec<Judged> =
-            parts.parts.iter().map(|p| self.judge(call, p, &roots, &grants, &persisted, mode, lines_ro)).collect();
+        let judging = Judging {
+            roots: &roots,
+            grants: &grants,
+            persisted: &persisted,
+            mode,
+            lines_read_only: lines_read_only(call.access),
+        };
+        let judged: Vec<Judged> = parts.parts.iter().map(|p| self.judge(call, p, &judging)).collect();
         let protected = self.protected_writes(call, &parts, &grants, &persisted);
         drop(persisted);
 
@@ -442,15 +467,27 @@ impl Authorizer for PermissionEngine {
             return;
         }
         let Some(store) = &self.store else { return };
-        match store.add_allow_rules(&verdict.allow_rules) {
+        let env = self.session_env(call.session);
+        match store.add_allow_rules(&verdict.allow_rules, &env.cwd) {
             Ok(place) => {
-                let origin = Arc::new(RuleOrigin::new(place, self.env.cwd.clone()));
-                let parsed =
-                    verdict.allow_rules.iter().filter_map(|r| Rule::parse(r, Arc::clone(&origin), &self.env).ok());
+                let origin = Arc::new(RuleOrigin::new(place, env.cwd.clone()));
+                let parsed = verdict.allow_rules.iter().filter_map(|r| Rule::parse(r, Arc::clone(&origin), &env).ok());
                 self.persisted.write().unwrap_or_else(PoisonError::into_inner).extend(parsed);
             }
             Err(e) => tracing::warn!("could not save the allow rules {:?} for good: {e}", verdict.allow_rules),
         }
+    }
+
+    fn hidden(&self, tool: &ToolSpec) -> Option<Verdict> {
+        let rule = self.hiding_rule(tool)?;
+        let reason = format!(
+            "`{}` is denied by the rule `{}` ({}), so it is left out of this session's tools; use another tool, or \
+             ask the user to remove that rule",
+            tool.name,
+            rule.text(),
+            rule.origin().label
+        );
+        Some(Verdict::new(Decision::Deny, reason, rule.describe()))
     }
 }
 

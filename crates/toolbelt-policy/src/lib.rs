@@ -169,6 +169,14 @@ pub trait Authorizer: Send + Sync {
     fn remember(&self, call: &CallInfo<'_>, verdict: &Verdict, approval: &Approval) {
         let _ = (call, verdict, approval);
     }
+
+    /// The denial of every call to a tool this policy hides from the tool list (a bare deny
+    /// rule names it), naming what hides it; `None` when the policy does not hide it. A call
+    /// to a hidden tool is a denial like any other, not an unknown tool.
+    fn hidden(&self, tool: &toolbelt_core::ToolSpec) -> Option<Verdict> {
+        let _ = tool;
+        None
+    }
 }
 
 /// Allows everything: for tests and embedders that decide elsewhere (never a default).

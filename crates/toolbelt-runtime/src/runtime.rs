@@ -129,9 +129,17 @@ impl Runtime {
 
     /// What the permission engine would decide for `call` and why, without running hooks,
     /// asking anybody or running the tool (`toolbelt permissions explain`). A call that does
-    /// not resolve or validate comes back as its error result.
+    /// not resolve or validate comes back as its error result; one to a tool the policy hides
+    /// is explained as the denial it is (declaring no access: it never gets that far).
     pub fn explain(&self, session: &Session, call: ToolCall) -> Result<Explanation, Box<ToolResult>> {
-        let planned = stages::plan(self, session, call).map_err(|e| Box::new(e.into_result()))?;
+        let raw = call.input.clone();
+        let planned = match stages::plan(self, session, call) {
+            Ok(planned) => planned,
+            Err(early) => {
+                let (tool, verdict) = early.into_policy_refusal()?;
+                return Ok(Explanation { tool, input: raw, access: Access::exclusive(), verdict });
+            }
+        };
         let (entry, input, access) = planned.parts();
         let cwd = session.state().cwd();
         let info = CallInfo {

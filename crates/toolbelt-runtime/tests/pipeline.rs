@@ -201,6 +201,44 @@ impl Authorizer for Fixed {
     }
 }
 
+/// Hides `Probe` as a bare deny rule would.
+struct Hiding;
+impl Authorizer for Hiding {
+    fn authorize(&self, _: &CallInfo<'_>) -> Verdict {
+        Verdict::new(Decision::Allow, "allowed", "test")
+    }
+    fn hidden(&self, tool: &toolbelt_core::ToolSpec) -> Option<Verdict> {
+        (tool.name == "Probe")
+            .then(|| Verdict::new(Decision::Deny, "`Probe` is denied by the rule `Probe`", "rule `Probe`"))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_hidden_by_the_policy_is_denied_and_a_disabled_one_is_not_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let audit = toolbelt_runtime::AuditLog::new(toolbelt_runtime::AuditConfig::at(&path));
+    let h = harness_with(3, RuntimeConfig::default(), |b| b.authorizer(Arc::new(Hiding)).audit(audit));
+    h.runtime.registry().set_enabled("Probe", false);
+    let r = run(&h, "probe_alias", json!({"text": "x"})).await;
+    assert_eq!((r.outcome, r.is_error, r.tool.as_deref()), ("denied", true, Some("Probe")));
+    assert_eq!(r.text(), "permission denied: `Probe` is denied by the rule `Probe`");
+    assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0);
+    // The policy explains it as the denial it is.
+    let explained = h.runtime.explain(&h.session, call("Probe", json!({"text": "x"}))).unwrap();
+    assert_eq!((explained.tool.as_str(), explained.verdict.decision), ("Probe", Decision::Deny));
+    // Disabled by somebody else than the policy: still refused as disabled.
+    let h2 = harness_with(3, RuntimeConfig::default(), |b| b.authorizer(Arc::new(Hiding)));
+    h2.runtime.registry().set_enabled("Spawner", false);
+    assert_eq!(run(&h2, "Spawner", json!({})).await.outcome, "disabled");
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let record: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!((record["tool"].clone(), record["outcome"].clone()), (json!("Probe"), json!("denied")));
+    assert_eq!(record["decision"]["decision"], "deny");
+    assert_eq!(record["decision"]["source"], "rule `Probe`");
+}
+
 struct Answer(Approval, Arc<AtomicUsize>);
 impl Approver for Answer {
     fn approve<'a>(&'a self, _: &'a CallInfo<'a>, _: &'a Verdict) -> BoxFuture<'a, Approval> {

@@ -50,15 +50,7 @@ fn list(problems: &[Problem]) -> String {
     problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
 }
 
-/// The project of a directory: the nearest ancestor (itself included) marked by `.git` or by
-/// one of toolbelt's settings files (`.toolbelt/config.toml`, `.toolbelt/config.local.toml`),
-/// else the directory itself. A bare `.toolbelt/` (data a toolbelt left there) marks
-/// nothing: a stray one in a parent directory must not make every directory below it share
-/// its settings, grants and sessions.
-pub fn project_root(cwd: &Path) -> PathBuf {
-    const MARKERS: &[&str] = &[".git", ".toolbelt/config.toml", ".toolbelt/config.local.toml"];
-    cwd.ancestors().find(|dir| MARKERS.iter().any(|m| dir.join(m).exists())).unwrap_or(cwd).to_path_buf()
-}
+pub use crate::settings::project_root;
 
 /// `dir` joined to `base`, canonical, and a directory.
 pub fn existing_dir(base: &Path, dir: &Path, what: &str) -> Result<PathBuf, AssembleError> {
@@ -95,6 +87,21 @@ pub struct Assembly {
     flags: Vec<Entry>,
     /// Whether Claude Code's settings apply whole (`--claude-settings`).
     claude: bool,
+    /// The user's home when given instead of `HOME` and the XDG variables.
+    home: Option<PathBuf>,
+}
+
+/// The settings locations of `project`, the user's directories from the environment or
+/// under `home`.
+fn locations(cwd: &Path, project: &Path, home: Option<&Path>) -> Locations {
+    match home {
+        None => Locations::discover(cwd, project),
+        Some(home) => Locations::discover_with(cwd, project, |name| match name {
+            "HOME" => Some(home.as_os_str().to_owned()),
+            "TOOLBELT_MANAGED_CONFIG" => std::env::var_os(name),
+            _ => None,
+        }),
+    }
 }
 
 impl Assembly {
@@ -111,14 +118,7 @@ impl Assembly {
         home: Option<&Path>,
     ) -> Self {
         let project = project_root(&cwd);
-        let loc = match home {
-            None => Locations::discover(&cwd, &project),
-            Some(home) => Locations::discover_with(&cwd, &project, |name| match name {
-                "HOME" => Some(home.as_os_str().to_owned()),
-                "TOOLBELT_MANAGED_CONFIG" => std::env::var_os(name),
-                _ => None,
-            }),
-        };
+        let loc = locations(&cwd, &project, home);
         let loaded = settings::load(&loc, flags.clone(), env, claude);
         let rule_env = RuleEnv { home: loc.home.clone(), cwd: cwd.clone() };
         let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);
@@ -130,7 +130,8 @@ impl Assembly {
             }
         }
         let secret_vars = settings.mcp_servers.iter().filter_map(|(_, c)| c.bearer_token_env.clone()).collect();
-        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, flags, claude }
+        let home = home.map(Path::to_path_buf);
+        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, flags, claude, home }
     }
 
     /// The project root.
@@ -166,13 +167,23 @@ impl Assembly {
     }
 
     /// Where "always" rules go: the project-local file, keeping the project trusted when it
-    /// was (its digest covers that file).
+    /// was (its digest covers that file). Rules approved in a session working elsewhere (an
+    /// MCP client's roots in another project) go to that project's file, the same way.
     fn rule_store(&self) -> settings::LocalRuleStore {
-        let (loc, flags, claude) = (self.loc.clone(), self.flags.clone(), self.claude);
+        let (flags, claude, home) = (self.flags.clone(), self.claude, self.home.clone());
+        let store_for = move |loc: Locations, applied: bool| {
+            let flags = flags.clone();
+            settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
+                let now = settings::load(&loc, flags.clone(), std::env::vars(), claude);
+                settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
+            })
+        };
         let applied = !matches!(self.loaded.trust, settings::Trust::Untrusted { .. });
-        settings::LocalRuleStore::new(self.loc.local_file()).after_write(move || {
-            let now = settings::load(&loc, flags.clone(), std::env::vars(), claude);
-            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
+        let (home_store, flags) = (store_for.clone(), self.flags.clone());
+        home_store(self.loc.clone(), applied).elsewhere(&self.cwd, move |project| {
+            let loc = locations(project, project, home.as_deref());
+            let before = settings::load(&loc, flags.clone(), std::env::vars(), claude);
+            store_for(loc, !matches!(before.trust, settings::Trust::Untrusted { .. }))
         })
     }
 
@@ -203,8 +214,10 @@ impl Assembly {
         if self.settings.mcp_servers.is_empty() {
             return None;
         }
+        // The servers' tools a bare deny rule names join hidden, however late they come.
+        let engine = self.engine();
+        registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
         let gateway = Gateway::start(self.settings.mcp_servers.clone(), Arc::clone(registry)).await;
-        self.engine().hide_denied(registry);
         Some(gateway)
     }
 

@@ -38,6 +38,9 @@ fn main() -> ExitCode {
         }
     };
     init_logging(cli.global.verbose, no_color);
+    // reqwest is built without a TLS provider of its own (no C build): ring is the process's
+    // provider, installed before any HTTP client (MCP upstreams, HTTP hooks) is made.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     // Descriptors this process inherited never reach the commands it runs.
     toolbelt_tools::shell::spawn::seal_inherited();
 

@@ -179,6 +179,20 @@ impl fmt::Display for Problem {
     }
 }
 
+/// The project of a directory: the nearest ancestor (itself included) marked by `.git` or by
+/// one of toolbelt's settings files (`.toolbelt/config.toml`, `.toolbelt/config.local.toml`),
+/// else the directory itself. A bare `.toolbelt/` (data a toolbelt left there) marks
+/// nothing: a stray one in a parent directory must not make every directory below it share
+/// its settings, grants and sessions.
+pub fn project_root(dir: &Path) -> PathBuf {
+    let marks = |d: &Path| {
+        d.join(".git").exists()
+            || d.join(".toolbelt/config.toml").is_file()
+            || d.join(".toolbelt/config.local.toml").is_file()
+    };
+    dir.ancestors().find(|d| marks(d)).unwrap_or(dir).to_path_buf()
+}
+
 /// Where the settings files are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Locations {

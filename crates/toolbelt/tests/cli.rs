@@ -166,12 +166,21 @@ fn call_exit_codes() {
         .code(2)
         .stdout("")
         .stderr("error: unknown tool `TodoWrit`; did you mean `TodoWrite`?\n");
-    // Invalid JSON: 2.
+    // Invalid JSON: 2, the hint built from the tool's own required fields.
+    toolbelt(dir.path()).args(["call", "TodoWrite", "{todos:"]).assert().code(2).stderr(
+        predicate::str::contains("error: the input is not valid JSON")
+            .and(predicate::str::contains(r#"pass a JSON object such as '{"todos":[]}'"#)),
+    );
     toolbelt(dir.path())
-        .args(["call", "TodoWrite", "{todos:"])
+        .args(["call", "Read", "{file_path:"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("error: the input is not valid JSON"));
+        .stderr(predicate::str::contains(r#"pass a JSON object such as '{"file_path":"…"}'"#));
+    toolbelt(dir.path())
+        .args(["call", "Edit", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(r#"'{"file_path":"…","old_string":"…","new_string":"…"}'"#));
     // A missing --cwd: 2.
     toolbelt(dir.path())
         .args(["call", "TodoWrite", "--cwd", "no/such/dir", "{}"])
@@ -215,16 +224,25 @@ fn batch_streams_events_when_asked() {
 }
 
 #[test]
-fn a_malformed_batch_runs_nothing() {
+fn a_malformed_batch_line_is_that_lines_error() {
     let dir = tempfile::tempdir().unwrap();
-    let input = format!("{}\nnot json\n", json!({"name": "TodoWrite", "input": {"todos": []}}));
-    toolbelt(dir.path())
-        .arg("batch")
-        .write_stdin(input)
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("line 2: not a call"));
+    let input = [
+        json!({"id": "a", "name": "TodoWrite", "input": {"todos": []}}).to_string(),
+        "not json".to_string(),
+        json!({"id": "c", "input": {}}).to_string(),
+        json!({"id": "d", "name": "TodoWrite", "input": {"todos": []}}).to_string(),
+    ]
+    .join("\n");
+    let out = toolbelt(dir.path()).arg("batch").write_stdin(input).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "two lines failed");
+    let results: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let seen: Vec<(&str, &str)> =
+        results.iter().map(|r| (r["id"].as_str().unwrap(), r["outcome"].as_str().unwrap())).collect();
+    assert_eq!(seen, [("a", "ok"), ("2", "invalid_line"), ("c", "invalid_line"), ("d", "ok")]);
+    let text = results[1]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("line 2 is not a call (") && text.ends_with("The other lines ran."), "{text}");
+    assert!(results[2]["content"][0]["text"].as_str().unwrap().contains("missing field `name`"), "{}", results[2]);
+    assert_eq!(results[1]["is_error"], true);
     // From a file too.
     std::fs::write(
         dir.path().join("calls.jsonl"),
@@ -318,4 +336,25 @@ fn shell_switches_reach_the_bash_tool() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["structured"]["timed_out"], true, "{v}");
     assert!(v["content"][0]["text"].as_str().unwrap().starts_with("started"));
+}
+
+#[test]
+fn a_command_that_fails_is_a_call_that_succeeded() {
+    let dir = tempfile::tempdir().unwrap();
+    // The tool ran the command and reports how it ended: exit 0, `is_error` false, and the
+    // command's status in the text and in `structured.exit_code`.
+    let run = |json: bool| {
+        let mut cmd = toolbelt(dir.path());
+        cmd.args(["call", "Bash", r#"{"command":"echo partial; exit 3"}"#, "--allow", "Bash"]);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(false);
+    assert_eq!((out.status.code(), stdout(&out).as_str()), (Some(0), "partial\n\n[Exit code 3]\n"));
+    let out = run(true);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["is_error"].clone(), v["structured"]["exit_code"].clone()), (json!(false), json!(3)), "{v}");
 }

@@ -145,7 +145,157 @@ for line in sys.stdin:
     assert_eq!(out.status.code(), Some(1), "a failed server makes the exit status 1: {text}");
     assert!(text.contains("tiny  stdio      connected, 2 tools"), "{text}");
     assert!(text.contains("gone  stdio      failed: cannot start `/no/such/binary`"), "{text}");
+    // Each connected server's tools, under its line.
+    assert!(text.contains(&format!("\n{}mcp__tiny__ping, mcp__tiny__drop_table\n", " ".repeat(17))), "{text}");
     let names = toolbelt(&root).args(["tools", "--format", "names", "--category", "mcp"]).output().unwrap();
     let names = String::from_utf8_lossy(&names.stdout);
     assert!(names.contains("mcp__tiny__ping") && names.contains("mcp__tiny__drop_table"), "{names}");
+    // `permissions explain` knows the servers' tools as `tools` and `call` do.
+    let out = toolbelt(&root).args(["permissions", "explain", "mcp__tiny__ping", "{}"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.starts_with("mcp__tiny__ping {}\n") && text.contains("decision:   ask"), "{text}");
+    assert!(text.contains("to allow:   --allow 'mcp__tiny__ping'"), "{text}");
+    let out = toolbelt(&root).args(["permissions", "explain", "mcp__tiny__nope", "{}"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool `mcp__tiny__nope`"));
+}
+
+/// A stdio MCP server in Python answering `initialize` and `tools/list` (two tools).
+const TINY: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "tiny", "version": "1"}}
+    elif msg.get("method") == "tools/list":
+        result = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}},
+                            {"name": "secret", "inputSchema": {"type": "object"}}]}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+#[test]
+fn mcp_servers_reports_a_silent_server_at_its_startup_timeout() {
+    let (_dir, root) = project();
+    std::fs::write(root.join("tiny.py"), TINY).unwrap();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[mcp.servers.silent]\ncommand = \"python3\"\nargs = [\"-c\", \"import time; time.sleep(30)\"]\n\
+             startup_timeout = 1.5\n\n\
+             [mcp.servers.tiny]\ncommand = \"python3\"\nargs = [{:?}]\n\
+             env = {{ TINY_TOKEN = \"${{TOOLBELT_TEST_UNSET_TOKEN}}\" }}\n",
+            root.join("tiny.py").display().to_string()
+        ),
+    )
+    .unwrap();
+    assert!(toolbelt(&root).arg("trust").status().unwrap().success());
+    let started = std::time::Instant::now();
+    let out = toolbelt(&root).arg("mcp-servers").env_remove("TOOLBELT_TEST_UNSET_TOKEN").output().unwrap();
+    let elapsed = started.elapsed();
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(text.contains("silent  stdio      failed: no answer within 1.5 s"), "{text}");
+    assert!(text.contains("tiny    stdio      connected, 2 tools\n"), "{text}");
+    // Reported at its startup timeout, not later.
+    assert!(elapsed < std::time::Duration::from_secs(5), "took {elapsed:?}");
+    // The unset variable is named, with the server.
+    assert!(
+        err.contains("MCP server `tiny`: env.TINY_TOKEN uses ${TOOLBELT_TEST_UNSET_TOKEN}, which is not set"),
+        "{err}"
+    );
+    let out = toolbelt(&root).args(["mcp-servers", "--json"]).output().unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tiny = listed.as_array().unwrap().iter().find(|s| s["name"] == "tiny").unwrap();
+    assert_eq!(tiny["tool_names"], json!(["mcp__tiny__ping", "mcp__tiny__secret"]), "{listed}");
+}
+
+/// Lines from the server's stdout, read on a thread so a missing one fails the test
+/// instead of hanging it.
+struct Lines(std::sync::mpsc::Receiver<String>);
+
+impl Lines {
+    fn next(&self) -> Value {
+        let line = self.0.recv_timeout(std::time::Duration::from_secs(20)).expect("a message from the server");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON on stdout: {line:?}"))
+    }
+
+    /// The answer to request `id`, and the notifications that came before it.
+    fn answer(&self, id: u64) -> (Value, Vec<Value>) {
+        let mut notes = Vec::new();
+        loop {
+            let message = self.next();
+            if message["id"] == id {
+                return (message, notes);
+            }
+            notes.push(message);
+        }
+    }
+}
+
+#[test]
+fn tools_that_join_late_are_announced() {
+    let (_dir, root) = project();
+    // The server fails its first start; started again, it waits for the test's go-ahead.
+    let late = format!(
+        "import os, sys, time\n\
+         if not os.path.exists('started'):\n    open('started', 'w').close()\n    sys.exit(1)\n\
+         while not os.path.exists('go'):\n    time.sleep(0.05)\n{TINY}"
+    );
+    std::fs::write(root.join("late.py"), late).unwrap();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[permissions]\ndeny = [\"mcp__late__secret\"]\n\n\
+             [mcp.servers.late]\ncommand = \"python3\"\nargs = [{:?}]\ncwd = {:?}\nstartup_timeout = 60\n",
+            root.join("late.py").display().to_string(),
+            root.display().to_string()
+        ),
+    )
+    .unwrap();
+    assert!(toolbelt(&root).arg("trust").status().unwrap().success());
+    let mut child =
+        toolbelt(&root).arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let lines = Lines(rx);
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let names = |answer: &Value| -> Vec<String> {
+        answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    };
+    send(initialize(1, "2025-06-18"));
+    let (init, _) = lines.answer(1);
+    assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true, "{init}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let (listed, _) = lines.answer(2);
+    assert!(names(&listed).contains(&"Read".to_string()) && !names(&listed).iter().any(|n| n.starts_with("mcp__late")));
+    // The server comes up: the client is told, and the next listing has its tools (but not
+    // the one a deny rule hides).
+    std::fs::write(root.join("go"), "").unwrap();
+    let announced = lines.next();
+    assert_eq!(announced["method"], "notifications/tools/list_changed", "{announced}");
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+    let (listed, _) = lines.answer(3);
+    let names = names(&listed);
+    assert!(names.contains(&"mcp__late__ping".to_string()), "{names:?}");
+    assert!(!names.contains(&"mcp__late__secret".to_string()), "{names:?}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

@@ -258,3 +258,94 @@ fn reference_servers_as_upstreams_through_the_gateway() {
     let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(tools.contains(&"mcp__files__read_text_file") && !tools.contains(&"mcp__files__write_file"));
 }
+
+#[test]
+fn the_first_call_waits_for_the_clients_roots_and_always_goes_to_their_project() {
+    let Some(peers) = Peers::find() else { return };
+    // The server starts in one project; the client's root is another.
+    let (_dir, server_dir) = project();
+    std::fs::write(server_dir.join("hello.txt"), "hello from the server's directory\n").unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let client_root = other.path().canonicalize().unwrap();
+    std::fs::create_dir_all(client_root.join(".git")).unwrap();
+    std::fs::write(client_root.join("hello.txt"), "hello from the client's root\n").unwrap();
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(script("roots_client.py")).arg(toolbelt()).arg(&client_root);
+    let seen = run(cmd, &server_dir, "");
+    // The very first call resolved its path in the client's root, though the answer to
+    // roots/list came half a second after the call.
+    assert_eq!(seen["read"], json!([false, "     1\thello from the client's root"]), "{seen}");
+    // "Always allow": the file written in the client's root, the rule saved in that project's
+    // settings (relative to it), and not asked again.
+    assert_eq!(seen["write"][0], false, "{seen}");
+    assert_eq!(seen["asked"].as_array().unwrap().len(), 1, "{seen}");
+    assert_eq!(seen["again"][0], false, "{seen}");
+    assert_eq!(std::fs::read_to_string(client_root.join("new.txt")).unwrap(), "again\n");
+    let local = std::fs::read_to_string(client_root.join(".toolbelt/config.local.toml")).unwrap();
+    assert!(local.contains("\"Edit(./new.txt)\""), "{local}");
+    assert!(!server_dir.join("new.txt").exists());
+    assert!(!server_dir.join(".toolbelt/config.local.toml").exists());
+}
+
+#[test]
+fn an_http_upstream_connects() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    // The reference server over Streamable HTTP, on a free loopback port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = Command::new(peers.node())
+        .arg(peers.module("@modelcontextprotocol/server-everything/dist/index.js"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = Killed(server);
+    let up = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(up, "server-everything did not listen on {port}");
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!("[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    )
+    .unwrap();
+    let toolbelt_in = |args: &[&str]| {
+        let out = Command::new(toolbelt())
+            .args(args)
+            .current_dir(&root)
+            .env("HOME", root.join("home"))
+            .env("XDG_CONFIG_HOME", root.join("home/.config"))
+            .env("CI", "true")
+            .env_remove("TOOLBELT_MANAGED_CONFIG")
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    assert_eq!(toolbelt_in(&["trust"]).0, Some(0));
+    let (code, out, err) = toolbelt_in(&["mcp-servers"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("web   http       connected, "), "{out}");
+    assert!(out.contains("mcp__web__get-sum"), "{out}");
+    let (code, out, err) = toolbelt_in(&["call", "mcp__web__get-sum", r#"{"a": 2, "b": 40}"#, "--allow", "mcp__web"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("42"), "{out}");
+    let (code, out, err) = toolbelt_in(&["permissions", "explain", "mcp__web__get-sum", r#"{"a": 2, "b": 40}"#]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("decision:   ask") && out.contains("--allow 'mcp__web__get-sum'"), "{out}");
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -275,8 +275,27 @@ fn a_bare_deny_rule_hides_the_tool_everywhere() {
     assert!(!names.lines().any(|l| l == "Bash"), "{names}");
     let (_, mcp, _) = p.run(&["tools", "--format", "mcp", "--deny", "Bash"]);
     assert!(!mcp.contains("\"name\": \"Bash\""));
+    // A call to it is a denial (exit 1) naming the rule, in text and in JSON alike.
     let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"ls"}"#, "--deny", "Bash"]);
-    assert_eq!(code, 2, "{out}");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("permission denied: `Bash` is denied by the rule `Bash` (flag --deny)"), "{out}");
+    let (code, out, _) = p.run(&["call", "--json", "bash", r#"{"command":"ls"}"#, "--deny", "Bash"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((code, v["is_error"].clone()), (1, json!(true)), "{out}");
+    p.write(".toolbelt/config.toml", "[permissions]\ndeny = [\"Bash\"]\n");
+    let (code, out, _) = p.run(&["call", "Bash", r#"{"command":"ls"}"#]);
+    assert_eq!(code, 1, "{out}");
+    let file = p.root.join(".toolbelt/config.toml");
+    assert!(out.contains(&format!("the rule `Bash` (project {}:2)", file.display())), "{out}");
+    // In a batch it is that call's denial; `permissions explain` says the same.
+    let line = json!({"id": "x", "name": "Bash", "input": {"command": "ls"}});
+    let out = p.toolbelt().arg("batch").write_stdin(format!("{line}\n")).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((out.status.code(), v["outcome"].clone()), (Some(1), json!("denied")), "{v}");
+    let (code, out, _) = p.run(&["permissions", "explain", "--json", "Bash", r#"{"command":"ls"}"#]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((code, v["verdict"]["decision"].clone()), (0, json!("deny")), "{out}");
+    assert_eq!(v["verdict"]["source"], format!("rule `Bash` (project {}:2)", file.display()));
 }
 
 #[test]

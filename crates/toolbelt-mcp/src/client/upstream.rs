@@ -143,8 +143,8 @@ pub struct Upstream {
     /// The last lines a stdio server wrote to stderr (shown when it fails).
     stderr: Arc<Mutex<VecDeque<String>>>,
     attempted: tokio::sync::Notify,
-    /// Registry names of the tools it contributed.
-    pub(super) registered: Mutex<Vec<String>>,
+    /// The tools it contributed: each one's name on the server and in the registry.
+    pub(super) registered: Mutex<Vec<(String, String)>>,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -156,6 +156,9 @@ impl std::fmt::Debug for Upstream {
 impl Upstream {
     pub(super) fn new(name: String, config: UpstreamConfig) -> Self {
         let state = if config.enabled == Some(false) { UpstreamState::Disabled } else { UpstreamState::Connecting };
+        if state != UpstreamState::Disabled {
+            warn_unset_vars(&name, &config);
+        }
         Self {
             name,
             config,
@@ -186,15 +189,29 @@ impl Upstream {
         *self.peer.write().unwrap_or_else(PoisonError::into_inner) = peer;
     }
 
-    /// Waits for the end of the first connection attempt (or `limit`).
-    pub(super) async fn first_attempt(&self, limit: Duration) {
+    /// The registry names of the tools it contributes, in the server's order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.registered.lock().unwrap_or_else(PoisonError::into_inner).iter().map(|(_, name)| name.clone()).collect()
+    }
+
+    /// Waits for the end of the first connection attempt, at most its startup timeout (the
+    /// attempt is bounded by the same timeout, so it has ended by then, or is reported as
+    /// failed here).
+    pub(super) async fn first_attempt(&self) {
         // Waiting from before the look at the state: an attempt that ends in between still
         // wakes us.
         let attempted = self.attempted.notified();
         if self.state() != UpstreamState::Connecting {
             return;
         }
-        let _ = tokio::time::timeout(limit, attempted).await;
+        let limit = self.config.startup_timeout();
+        if tokio::time::timeout(limit, attempted).await.is_err() && self.state() == UpstreamState::Connecting {
+            self.set_state(UpstreamState::Failed { error: self.no_answer() });
+        }
+    }
+
+    fn no_answer(&self) -> String {
+        format!("no answer within {} s{}", self.config.startup_timeout().as_secs_f64(), self.stderr_tail())
     }
 
     /// Keeps the server connected until `shutdown`: connects, hands the connection to
@@ -212,14 +229,21 @@ impl Upstream {
         let mut backoff = Duration::from_secs(1);
         loop {
             let started = Instant::now();
+            // Connecting and listing the tools, together within the startup timeout: a server
+            // that answers `initialize` but never lists its tools is as dead as a silent one.
+            let attempt = async {
+                let running = self.connect().await?;
+                let listed = on_connect(Arc::clone(&self), running.peer().clone()).await;
+                Ok::<_, String>((running, listed))
+            };
             let attempt = tokio::select! {
-                r = tokio::time::timeout(self.config.startup_timeout(), self.connect()) => r,
+                r = tokio::time::timeout(self.config.startup_timeout(), attempt) => r,
                 () = shutdown.cancelled() => return,
             };
             match attempt {
-                Ok(Ok(running)) => {
+                Ok(Ok((running, listed))) => {
                     let peer = running.peer().clone();
-                    match on_connect(Arc::clone(&self), peer.clone()).await {
+                    match listed {
                         Ok(tools) => {
                             self.set_peer(Some(peer));
                             self.set_state(UpstreamState::Connected { tools });
@@ -247,11 +271,7 @@ impl Upstream {
                     self.attempted.notify_waiters();
                 }
                 Err(_) => {
-                    let error = format!(
-                        "no answer within {} s{}",
-                        self.config.startup_timeout().as_secs_f64(),
-                        self.stderr_tail()
-                    );
+                    let error = self.no_answer();
                     tracing::warn!(server = %self.name, "cannot connect: {error}");
                     self.set_state(UpstreamState::Failed { error });
                     self.attempted.notify_waiters();
@@ -278,7 +298,7 @@ impl Upstream {
                 let value = expand(value).parse().map_err(|e| format!("header value: {e}"))?;
                 config.custom_headers.insert(name, value);
             }
-            let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+            let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
             return self.handler.clone().serve(transport).await.map_err(|e| e.to_string());
         }
         let program = self.config.command.as_deref().unwrap_or_default();
@@ -351,6 +371,32 @@ impl Upstream {
              or check it with `toolbelt mcp-servers`",
             self.name
         ))
+    }
+}
+
+/// A client for HTTP servers. reqwest is built without a TLS provider of its own: ring becomes
+/// the process's provider unless the program installed one already, so a library user that
+/// did not still connects rather than panicking.
+fn http_client() -> Result<reqwest::Client, String> {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race with another installer is fine: a provider is installed either way.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    reqwest::Client::builder().build().map_err(|e| format!("cannot make an HTTP client: {e}"))
+}
+
+/// Warns once about each `${VAR}` of the server's `env` and `headers` that is not set: it
+/// would be passed as an empty value.
+fn warn_unset_vars(server: &str, config: &UpstreamConfig) {
+    let fields =
+        config.env.iter().map(|(k, v)| ("env", k, v)).chain(config.headers.iter().map(|(k, v)| ("headers", k, v)));
+    for (table, key, value) in fields {
+        for var in toolbelt_policy::hooks::unset_env_vars(value) {
+            tracing::warn!(
+                "MCP server `{server}`: {table}.{key} uses ${{{var}}}, which is not set, so it is passed as empty; \
+                 export {var} before starting toolbelt"
+            );
+        }
     }
 }
 

@@ -5,9 +5,52 @@
 #![allow(deprecated)]
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use rmcp::{Peer, RoleServer};
+use tokio::sync::watch;
 use toolbelt_runtime::Session;
+
+/// How long a call waits for the client's answer to `roots/list` before it goes on with the
+/// roots the session has (the server's own until then).
+pub(super) const ROOTS_WAIT: Duration = Duration::from_secs(2);
+
+/// Whether a `roots/list` request is awaiting its answer. The first request goes out after
+/// `notifications/initialized`, and nothing orders the client's first `tools/call` after its
+/// answer: a call waits here (bounded by [`ROOTS_WAIT`]) so it resolves paths against the
+/// client's workspace rather than the server's.
+pub(super) struct RootsGate {
+    /// Roots requests expected or in flight.
+    pending: watch::Sender<usize>,
+}
+
+impl RootsGate {
+    pub(super) fn new() -> Self {
+        Self { pending: watch::Sender::new(0) }
+    }
+
+    /// A roots request is due (the client declared roots, or said they changed).
+    pub(super) fn expect(&self) {
+        self.pending.send_modify(|n| *n += 1);
+    }
+
+    /// A roots request was answered (or failed).
+    pub(super) fn settle(&self) {
+        self.pending.send_modify(|n| *n = n.saturating_sub(1));
+    }
+
+    /// Waits until no roots request is pending, at most `limit`; `false` when it gave up
+    /// (then later calls no longer wait for that request; its answer still applies when it
+    /// comes).
+    pub(super) async fn wait(&self, limit: Duration) -> bool {
+        let mut pending = self.pending.subscribe();
+        if tokio::time::timeout(limit, pending.wait_for(|n| *n == 0)).await.is_ok() {
+            return true;
+        }
+        self.pending.send_replace(0);
+        false
+    }
+}
 
 /// Asks the client for its roots (when it offers them) and makes them the session's roots;
 /// the cwd moves to the first root when it is not inside any of them. Roots that are not

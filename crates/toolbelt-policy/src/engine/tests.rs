@@ -218,17 +218,27 @@ fn other_rule_forms() {
     assert_eq!((a("Explore"), a("Plan")), (Deny, Ask));
 }
 
+/// Records what it was asked to write, and for which workspace.
+struct Store(Mutex<Vec<String>>, Mutex<Vec<PathBuf>>);
+
+impl Store {
+    fn new() -> Self {
+        Store(Mutex::new(Vec::new()), Mutex::new(Vec::new()))
+    }
+}
+
+impl RuleStore for Store {
+    fn add_allow_rules(&self, rules: &[String], workspace: &Path) -> Result<String, String> {
+        self.0.lock().unwrap().extend(rules.iter().cloned());
+        self.1.lock().unwrap().push(workspace.to_path_buf());
+        Ok("project-local test.toml".into())
+    }
+}
+
 #[test]
 fn grants_for_the_session_and_for_always() {
-    struct Store(Mutex<Vec<String>>);
-    impl RuleStore for Store {
-        fn add_allow_rules(&self, rules: &[String]) -> Result<String, String> {
-            self.0.lock().unwrap().extend(rules.iter().cloned());
-            Ok("project-local test.toml".into())
-        }
-    }
     let w = world();
-    let store = Arc::new(Store(Mutex::new(Vec::new())));
+    let store = Arc::new(Store::new());
     let e = engine(&w, PermissionMode::Default, &[], &[], &[]).with_store(store.clone());
     let spec = tool("Bash", PermissionClass::External);
     let call = |cmd: &str, approval: Option<Approval>| {
@@ -261,6 +271,51 @@ fn grants_for_the_session_and_for_always() {
     let info = CallInfo { session: &fresh, call_id: "c", cwd: &w.root, tool: &spec, input: &input, access: &access };
     let v = e.authorize(&info);
     assert_eq!((v.decision, v.source.as_str()), (Allow, "rule `Bash(npm install *)` (project-local test.toml)"));
+    assert_eq!(*store.1.lock().unwrap(), vec![w.root.clone()]);
+}
+
+#[test]
+fn a_session_elsewhere_gets_rules_anchored_at_its_own_root() {
+    // The engine's settings were read in `root`; an MCP session's client works in `outside`.
+    let w = world();
+    let store = Arc::new(Store::new());
+    let e = engine(&w, PermissionMode::Default, &[], &[], &[]).with_store(store.clone());
+    let session = SessionState::new("mcp", w.outside.clone(), vec![w.outside.clone()]);
+    let spec = tool("Write", PermissionClass::Write);
+    let target = w.outside.join("notes.txt");
+    let input = json!({"file_path": target});
+    let access = Access::exclusive().writes(&target);
+    let info =
+        CallInfo { session: &session, call_id: "c", cwd: &w.outside, tool: &spec, input: &input, access: &access };
+    let v = e.authorize(&info);
+    assert_eq!((v.decision, v.allow_rules.as_slice()), (Ask, ["Edit(./notes.txt)".to_string()].as_slice()));
+    // For the session: the grant means that file, read from the session's root.
+    e.remember(&info, &v, &Approval::AllowSession);
+    assert_eq!(e.authorize(&info).decision, Allow);
+    // Always: written for the session's workspace, and it means the same file.
+    e.remember(&info, &v, &Approval::AllowAlways);
+    assert_eq!(*store.1.lock().unwrap(), vec![w.outside.clone()]);
+    let fresh = SessionState::new("mcp2", w.outside.clone(), vec![w.outside.clone()]);
+    let info = CallInfo { session: &fresh, call_id: "c", cwd: &w.outside, tool: &spec, input: &input, access: &access };
+    assert_eq!(e.authorize(&info).decision, Allow);
+    // A session in the engine's own root is not allowed `root/notes.txt` by it.
+    let mine = w.root.join("notes.txt");
+    assert_eq!(write(&e, &w, &mine).decision, Ask);
+}
+
+#[test]
+fn a_hidden_tool_is_denied_naming_its_rule() {
+    let w = world();
+    let e = engine(&w, PermissionMode::Default, &[], &[], &["Bash", "Read(./.env)"]);
+    let hidden = e.hidden(&tool("Bash", PermissionClass::External)).unwrap();
+    assert_eq!(hidden.decision, Deny);
+    assert!(
+        hidden.reason.starts_with("`Bash` is denied by the rule `Bash` (project .toolbelt/config.toml)"),
+        "{}",
+        hidden.reason
+    );
+    assert_eq!(hidden.source, "rule `Bash` (project .toolbelt/config.toml)");
+    assert!(e.hidden(&tool("Read", PermissionClass::Read)).is_none(), "a rule with a specifier hides nothing");
 }
 
 #[test]

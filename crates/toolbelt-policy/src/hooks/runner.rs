@@ -222,6 +222,25 @@ async fn run_http(url: &str, headers: &BTreeMap<String, String>, timeout: Durati
 
 /// `$VAR` and `${VAR}` replaced by the variable's value (empty when unset).
 pub fn expand_env(value: &str) -> String {
+    expand_with(value, |name| std::env::var(name).ok())
+}
+
+/// The variables `value` names (`$VAR`, `${VAR}`) that are not set, in order, each once:
+/// what [`expand_env`] would replace by nothing.
+pub fn unset_env_vars(value: &str) -> Vec<String> {
+    let mut unset: Vec<String> = Vec::new();
+    expand_with(value, |name| {
+        let found = std::env::var_os(name);
+        if found.is_none() && !unset.iter().any(|u| u == name) {
+            unset.push(name.to_string());
+        }
+        None
+    });
+    unset
+}
+
+/// `value` with each variable reference replaced by what `lookup` gives (nothing for `None`).
+fn expand_with(value: &str, mut lookup: impl FnMut(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(at) = rest.find('$') {
@@ -240,7 +259,7 @@ pub fn expand_env(value: &str) -> String {
             out.push('$');
             rest = after;
         } else {
-            out.push_str(&std::env::var(name).unwrap_or_default());
+            out.push_str(&lookup(name).unwrap_or_default());
             rest = &after[used..];
         }
     }
@@ -260,6 +279,11 @@ mod tests {
         assert_eq!(expand_env("x${PATH}y"), format!("x{path}y"));
         assert_eq!(expand_env("$TOOLBELT_SURELY_UNSET_VAR!"), "!");
         assert_eq!(expand_env("cost: 5$ or ${"), "cost: 5$ or ${");
+        assert_eq!(
+            unset_env_vars("${PATH}:${TOOLBELT_SURELY_UNSET_VAR}/$TOOLBELT_SURELY_UNSET_VAR $TOOLBELT_OTHER_UNSET"),
+            ["TOOLBELT_SURELY_UNSET_VAR", "TOOLBELT_OTHER_UNSET"]
+        );
+        assert!(unset_env_vars("cost: 5$ or ${").is_empty());
     }
 
     #[test]

@@ -54,12 +54,23 @@ pub struct Early {
     raw: Option<Value>,
     /// Whether the tool, when it resolved, may write files.
     writes: bool,
+    /// The policy's verdict, when the policy refused the call this early (a hidden tool).
+    verdict: Option<Box<Verdict>>,
 }
 
 impl Early {
     /// The error result.
     pub fn into_result(self) -> ToolResult {
         *self.result
+    }
+
+    /// The policy's verdict, when the policy refused the call before it was planned (a tool
+    /// a bare deny rule hides), with the tool's canonical name; otherwise the error result.
+    pub fn into_policy_refusal(self) -> Result<(String, Verdict), Box<ToolResult>> {
+        match (self.verdict, &self.result.tool) {
+            (Some(verdict), Some(tool)) => Ok((tool.clone(), *verdict)),
+            _ => Err(self.result),
+        }
     }
 }
 
@@ -71,41 +82,45 @@ pub fn plan(rt: &Runtime, session: &Session, call: ToolCall) -> Result<Planned, 
     let raw = rt.audit.is_some().then(|| input.clone());
     match plan_stages(rt, session, &name, input) {
         Ok((entry, input, access)) => Ok(Planned { id, entry, input, access, arrived }),
-        Err((entry, e)) => {
+        Err((entry, e, verdict)) => {
             let tool = entry.as_ref().map(|t| t.spec().name.clone());
             tracing::debug!(call_id = %id, tool = tool.as_deref().unwrap_or(&name), outcome = e.kind(), "call refused before running");
             let writes = entry.as_ref().is_some_and(|t| crate::audit::may_write(t.spec(), None));
             let result = Box::new(ToolResult::from_error(&id, tool, &e, arrived.elapsed()));
-            Err(Early { result, name, raw, writes })
+            Err(Early { result, name, raw, writes, verdict })
         }
     }
 }
 
-/// The first three stages; on failure, the tool when it resolved, and the error.
+/// Why the first three stages stopped: the tool when it resolved, the error, and the policy's
+/// verdict when the policy refused it.
+pub(super) type Refused = (Option<ToolEntry>, ToolError, Option<Box<Verdict>>);
+
 fn plan_stages(
     rt: &Runtime,
     session: &Session,
     name: &str,
     input: Value,
-) -> Result<(ToolEntry, Prepared, Access), (Option<ToolEntry>, ToolError)> {
-    let entry = resolve::run(rt, name).map_err(|e| (None, e))?;
+) -> Result<(ToolEntry, Prepared, Access), Refused> {
+    let entry = resolve::run(rt, name)?;
     let input = match validate::run(&entry, input) {
         Ok(input) => input,
-        Err(e) => return Err((Some(entry), e)),
+        Err(e) => return Err((Some(entry), e, None)),
     };
     match describe::run(rt, &entry, &input, session) {
         Ok(access) => Ok((entry, input, access)),
-        Err(e) => Err((Some(entry), e)),
+        Err(e) => Err((Some(entry), e, None)),
     }
 }
 
 /// Emits the finished event for a call that ended early, records it, and returns its result.
 pub fn finish_early(rt: &Runtime, session: &Session, early: Early, events: &EventSink) -> ToolResult {
-    let Early { result, name, raw, writes } = early;
+    let Early { result, name, raw, writes, verdict } = early;
     render::emit_finished(&result, events);
     if let Some(log) = &rt.audit {
-        let call = audit::Recorded { tool: &name, input: raw.unwrap_or(Value::Null), writes };
-        audit::record(log, session, &result, call, &Trail::default());
+        let tool = result.tool.as_deref().unwrap_or(&name);
+        let call = audit::Recorded { tool, input: raw.unwrap_or(Value::Null), writes };
+        audit::record(log, session, &result, call, &Trail { verdict: verdict.map(|v| *v), ..Trail::default() });
     }
     *result
 }

@@ -1,12 +1,14 @@
 //! `toolbelt batch`: JSON Lines of calls in, one result line per call out, in order.
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
-use toolbelt_core::EventSink;
-use toolbelt_runtime::ToolCall;
+use toolbelt_core::{Content, EventSink};
+use toolbelt_runtime::{ToolCall, ToolResult};
 
 use crate::Usage;
 use crate::cli::{BatchArgs, Global};
@@ -30,10 +32,10 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
         Some(p) if p == Path::new("-") => read_stdin()?,
         Some(p) => std::fs::read_to_string(p).map_err(|e| Usage(format!("cannot read {}: {e}", p.display())))?,
     };
-    let calls = parse(&text)?;
+    let Lines { calls, mut malformed } = parse(&text);
     let setup = Setup::load_asking_trust(global)?;
     let runtime = setup.runtime(args.concurrency.map(usize::from))?;
-    let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = calls.iter().map(|(_, c)| c.name.as_str()).collect();
     let gateway = match setup.needs_gateway(&names) {
         true => setup.gateway(runtime.registry()).await,
         false => None,
@@ -55,17 +57,33 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
     };
     let mut any_error = false;
     let mut write_error = None;
+    let mut write = |result: &ToolResult| {
+        any_error |= result.is_error;
+        if write_error.is_none()
+            && let Err(e) =
+                serde_json::to_string(&batch_json(result)).map_err(std::io::Error::from).and_then(|s| line(&s))
+        {
+            write_error = Some(e);
+        }
+    };
+    // A malformed line's result goes out in its place among the others.
+    let lines: Vec<usize> = calls.iter().map(|(n, _)| *n).collect();
+    let calls: Vec<ToolCall> = calls.into_iter().map(|(_, call)| call).collect();
+    let mut next = lines.into_iter();
     runtime
         .batch_streaming(&open.session, calls, &events, &cancel, |result| {
-            any_error |= result.is_error;
-            if write_error.is_none()
-                && let Err(e) =
-                    serde_json::to_string(&batch_json(&result)).map_err(std::io::Error::from).and_then(|s| line(&s))
-            {
-                write_error = Some(e);
+            let at = next.next().unwrap_or(usize::MAX);
+            while malformed.front().is_some_and(|(n, _)| *n < at) {
+                if let Some((_, refused)) = malformed.pop_front() {
+                    write(&refused);
+                }
             }
+            write(&result);
         })
         .await;
+    for (_, refused) in malformed {
+        write(&refused);
+    }
     open.close(&runtime).await?;
     if let Some(gateway) = gateway {
         gateway.shutdown().await;
@@ -80,25 +98,58 @@ fn read_stdin() -> anyhow::Result<String> {
     std::io::read_to_string(std::io::stdin()).map_err(|e| Usage(format!("cannot read stdin: {e}")).into())
 }
 
-/// Parses every line first, so a malformed batch runs nothing.
-fn parse(text: &str) -> anyhow::Result<Vec<ToolCall>> {
+/// The lines of a batch, each with its line number.
+struct Lines {
+    /// The call of every well-formed line.
+    calls: Vec<(usize, ToolCall)>,
+    /// An error result for each malformed line, in the `batch` output's shape (so it takes
+    /// its place among the others).
+    malformed: VecDeque<(usize, ToolResult)>,
+}
+
+/// Reads every line: a malformed one is that line's error, not the batch's.
+fn parse(text: &str) -> Lines {
     let mut calls = Vec::new();
+    let mut malformed = VecDeque::new();
     for (n, raw) in text.lines().enumerate() {
         let n = n + 1;
         if raw.trim().is_empty() {
             continue;
         }
-        let parsed: Line = serde_json::from_str(raw).map_err(|e| {
-            Usage(format!(
-                "line {n}: not a call ({e}); each line must be {{\"id\": \"…\", \"name\": \"Tool\", \"input\": {{…}}}}"
-            ))
-        })?;
-        let id = match parsed.id {
-            None | Some(Value::Null) => n.to_string(),
-            Some(Value::String(s)) => s,
-            Some(other) => other.to_string(),
-        };
-        calls.push(ToolCall::new(id, parsed.name, parsed.input));
+        match serde_json::from_str::<Line>(raw) {
+            Ok(parsed) => calls.push((n, ToolCall::new(id_of(parsed.id, n), parsed.name, parsed.input))),
+            Err(e) => {
+                // Its id, when the line is an object that has one, so the caller can match it.
+                let id = serde_json::from_str::<Value>(raw).ok().and_then(|v| v.get("id").cloned());
+                let message = format!(
+                    "line {n} is not a call ({e}); each line must be {{\"id\": \"…\", \"name\": \"Tool\", \"input\": \
+                     {{…}}}}, and nothing else. The other lines ran."
+                );
+                malformed.push_back((n, invalid_line(id_of(id, n), message)));
+            }
+        }
     }
-    Ok(calls)
+    Lines { calls, malformed }
+}
+
+/// A line's id: the one it gives, else its line number.
+fn id_of(id: Option<Value>, line: usize) -> String {
+    match id {
+        None | Some(Value::Null) => line.to_string(),
+        Some(Value::String(s)) => s,
+        Some(other) => other.to_string(),
+    }
+}
+
+/// The result of a line that is not a call.
+fn invalid_line(id: String, message: String) -> ToolResult {
+    ToolResult {
+        id,
+        tool: None,
+        content: vec![Content::text(message)],
+        structured: None,
+        is_error: true,
+        outcome: "invalid_line",
+        duration: Duration::ZERO,
+    }
 }

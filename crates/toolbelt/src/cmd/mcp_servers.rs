@@ -9,6 +9,9 @@ use crate::cli::{Global, McpServersArgs};
 use crate::cmd::Setup;
 use crate::output::line;
 
+/// How many tool names a server's line shows before counting the rest.
+const SHOWN_TOOLS: usize = 8;
+
 pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitCode> {
     let setup = Setup::load(global)?;
     setup.require_valid()?;
@@ -35,7 +38,19 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
                 UpstreamState::Disabled => "disabled".into(),
             };
             line(&format!("{:width$}  {:9}  {state}", s.name, s.transport))?;
+            if !s.tool_names.is_empty() && matches!(s.state, UpstreamState::Connected { .. }) {
+                line(&format!("{:width$}  {:9}  {}", "", "", tool_list(&s.tool_names)))?;
+            }
         }
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The first tool names, and how many more there are.
+fn tool_list(names: &[String]) -> String {
+    let shown = names.iter().take(SHOWN_TOOLS).map(String::as_str).collect::<Vec<_>>().join(", ");
+    match names.len().saturating_sub(SHOWN_TOOLS) {
+        0 => shown,
+        more => format!("{shown}, and {more} more (--json lists them all)"),
+    }
 }

@@ -15,16 +15,25 @@ use crate::project::OpenSession;
 
 pub async fn run(global: &Global, args: &PermissionsArgs) -> anyhow::Result<ExitCode> {
     let PermissionsAction::Explain { tool, input, json } = &args.action;
-    let input = read_input(input.as_deref())?;
+    let input = read_input(input.as_deref(), tool)?;
     let setup = Setup::load(global)?;
     let runtime = setup.runtime(Some(1))?;
-    if let Err(e) = runtime.registry().lookup(tool) {
-        return Err(Usage(e.to_string()).into());
-    }
+    // An upstream server's tool is known once its server is connected, as for `call`.
+    let gateway = match setup.needs_gateway(&[tool.as_str()]) {
+        true => setup.gateway(runtime.registry()).await,
+        false => None,
+    };
     let open = OpenSession::open(&setup.ws, None, "explain")?;
     let explained = runtime.explain(&open.session, ToolCall::new("explain", tool, input));
+    if let Some(gateway) = gateway {
+        gateway.shutdown().await;
+    }
     let explanation = match explained {
         Ok(e) => e,
+        // An unknown (or otherwise disabled) tool is a usage error, as for `call`.
+        Err(result) if matches!(result.outcome, "unknown_tool" | "disabled") => {
+            return Err(Usage(result.text()).into());
+        }
         Err(result) => {
             write_result_text(&result)?;
             return Ok(ExitCode::from(1));

@@ -1,18 +1,26 @@
 //! "Always allow": rules written to the project-local settings file, keeping its comments and
 //! layout, atomically (a temp file beside it, then a rename), so a crash never leaves it
-//! half-written.
+//! half-written. Rules approved in a session that works elsewhere (an MCP client whose roots
+//! are another project) go to that project's file.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use toml_edit::{Array, DocumentMut, Item, Table, Value};
 use toolbelt_policy::RuleStore;
+
+/// Makes the store of another project (given its directory).
+type StoreFor = Arc<dyn Fn(&Path) -> LocalRuleStore + Send + Sync>;
 
 /// Writes allow rules to `<project>/.toolbelt/config.local.toml` (and makes sure git ignores
 /// that file).
 #[derive(Clone)]
 pub struct LocalRuleStore {
     file: PathBuf,
-    after_write: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
+    after_write: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The workspace this store's file serves, and how to reach the store of a session
+    /// working elsewhere.
+    elsewhere: Option<(PathBuf, StoreFor)>,
 }
 
 impl std::fmt::Debug for LocalRuleStore {
@@ -24,13 +32,33 @@ impl std::fmt::Debug for LocalRuleStore {
 impl LocalRuleStore {
     /// A store writing to `file`.
     pub fn new(file: impl Into<PathBuf>) -> Self {
-        Self { file: file.into(), after_write: None }
+        Self { file: file.into(), after_write: None, elsewhere: None }
     }
 
     /// Runs `after` once rules were written (to keep the project's trust, which covers the file).
     pub fn after_write(mut self, after: impl Fn() + Send + Sync + 'static) -> Self {
-        self.after_write = Some(std::sync::Arc::new(after));
+        self.after_write = Some(Arc::new(after));
         self
+    }
+
+    /// This store serves sessions whose first workspace root is `workspace`; rules approved
+    /// in a session working elsewhere go to the store `store_for` makes for that root's
+    /// project ([`crate::settings::project_root`]).
+    pub fn elsewhere(
+        mut self,
+        workspace: impl Into<PathBuf>,
+        store_for: impl Fn(&Path) -> LocalRuleStore + Send + Sync + 'static,
+    ) -> Self {
+        self.elsewhere = Some((workspace.into(), Arc::new(store_for)));
+        self
+    }
+
+    /// The store for rules approved in a session whose first workspace root is `workspace`.
+    fn for_workspace(&self, workspace: &Path) -> LocalRuleStore {
+        match &self.elsewhere {
+            Some((mine, store_for)) if mine != workspace => store_for(&crate::settings::project_root(workspace)),
+            _ => self.clone(),
+        }
     }
 
     /// Adds the rules not already in `permissions.allow`; returns the file.
@@ -72,8 +100,8 @@ impl LocalRuleStore {
 }
 
 impl RuleStore for LocalRuleStore {
-    fn add_allow_rules(&self, rules: &[String]) -> Result<String, String> {
-        self.add(rules).map(|file| format!("project-local {}", file.display()))
+    fn add_allow_rules(&self, rules: &[String], workspace: &Path) -> Result<String, String> {
+        self.for_workspace(workspace).add(rules).map(|file| format!("project-local {}", file.display()))
     }
 }
 
@@ -134,6 +162,29 @@ mod tests {
         LocalRuleStore::new(&other).add(&["Edit(./src/main.rs)".into()]).unwrap();
         LocalRuleStore::new(&other).add(&["Edit(./src/main.rs)".into()]).unwrap();
         assert_eq!(std::fs::read_to_string(&other).unwrap(), "[permissions]\nallow = [\"Edit(./src/main.rs)\"]\n");
+    }
+
+    #[test]
+    fn rules_from_a_session_elsewhere_go_to_its_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (here, there, data_only) = (base.join("here"), base.join("there"), base.join("scratch"));
+        std::fs::create_dir_all(there.join(".git")).unwrap();
+        std::fs::create_dir_all(there.join("src/deep")).unwrap();
+        std::fs::create_dir_all(data_only.join(".toolbelt/sessions")).unwrap();
+        std::fs::create_dir_all(&here).unwrap();
+        let store = LocalRuleStore::new(here.join(".toolbelt/config.local.toml"))
+            .elsewhere(&here, |project| LocalRuleStore::new(project.join(".toolbelt/config.local.toml")));
+        store.add_allow_rules(&["Read".into()], &here).unwrap();
+        assert!(here.join(".toolbelt/config.local.toml").is_file());
+        let place = store.add_allow_rules(&["Edit(./a.txt)".into()], &there.join("src/deep")).unwrap();
+        assert_eq!(place, format!("project-local {}", there.join(".toolbelt/config.local.toml").display()));
+        assert!(std::fs::read_to_string(there.join(".toolbelt/config.local.toml")).unwrap().contains("Edit(./a.txt)"));
+        // A directory holding only session files is no project: its parent has none either,
+        // so the rules go beside the workspace itself.
+        assert_eq!(crate::settings::project_root(&data_only), data_only);
+        std::fs::write(data_only.join(".toolbelt/config.toml"), "").unwrap();
+        assert_eq!(crate::settings::project_root(&data_only.join(".toolbelt/sessions")), data_only);
     }
 
     #[test]

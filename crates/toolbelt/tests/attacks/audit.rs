@@ -82,7 +82,7 @@ fn the_log_lives_in_the_state_directory_and_records_refused_calls() {
     let secret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz";
     let (code, _, err) =
         p.run(&["call", "Bash", &json!({"command": format!("echo {secret}")}).to_string(), "--deny", "Bash"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 1, "a tool hidden by a deny rule is denied: {err}");
 
     let log = p.log();
     let dir = p.state.join("toolbelt/projects");
@@ -110,9 +110,10 @@ fn the_log_lives_in_the_state_directory_and_records_refused_calls() {
     assert!(unknown["reason"].as_str().unwrap().starts_with("unknown tool `Nope`"), "{unknown}");
 
     let hidden = &records[3];
-    assert_eq!((hidden["tool"].clone(), hidden["outcome"].clone()), (json!("Bash"), json!("disabled")));
+    assert_eq!((hidden["tool"].clone(), hidden["outcome"].clone()), (json!("Bash"), json!("denied")));
     assert_eq!(hidden["input"], json!({"command": "echo sk-ant-[redacted]"}));
-    assert!(hidden["reason"].as_str().unwrap().contains("Bash"), "{hidden}");
+    assert!(hidden["reason"].as_str().unwrap().contains("denied by the rule `Bash` (flag --deny)"), "{hidden}");
+    assert_eq!(hidden["decision"]["source"], "rule `Bash` (flag --deny)", "{hidden}");
 
     let (code, out, _) = p.run(&["audit", "verify"]);
     assert_eq!(code, 0, "{out}");

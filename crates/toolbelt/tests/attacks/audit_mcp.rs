@@ -1,6 +1,6 @@
 //! The audit log of `toolbelt mcp`: every record names its client (what it said in
 //! `initialize`; over HTTP also its address and which token it used), and calls the server
-//! refuses as protocol errors (an unknown tool, a hidden one) are recorded too.
+//! refuses (an unknown tool as a protocol error, a hidden one as a denial) are recorded too.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::PathBuf;
@@ -98,11 +98,11 @@ fn over_stdio_records_name_the_client_and_refused_calls_are_recorded() {
         ],
     );
     assert_eq!(answers[1]["result"]["isError"], false, "{}", answers[1]);
-    // Unknown and hidden tools are still the client's protocol mistake.
-    assert_eq!(
-        (answers[2]["error"]["code"].clone(), answers[3]["error"]["code"].clone()),
-        (json!(-32602), json!(-32602))
-    );
+    // An unknown tool is the client's protocol mistake; a hidden one is denied, naming the rule.
+    assert_eq!(answers[2]["error"]["code"], json!(-32602), "{}", answers[2]);
+    assert_eq!(answers[3]["result"]["isError"], true, "{}", answers[3]);
+    let denied = answers[3]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(denied.starts_with("permission denied: `Bash` is denied by the rule `Bash` (flag --deny)"), "{denied}");
 
     let (text, records) = p.records();
     assert!(!text.contains("hunter2") && !text.contains("abcdefgh12345678"), "{text}");
@@ -113,7 +113,7 @@ fn over_stdio_records_name_the_client_and_refused_calls_are_recorded() {
     assert_eq!((records[1]["tool"].clone(), records[1]["outcome"].clone()), (json!("Nope"), json!("unknown_tool")));
     assert_eq!(records[1]["input"], json!({"url": "https://[redacted]@example.com/"}));
     assert!(records[1]["reason"].as_str().unwrap().starts_with("unknown tool `Nope`"));
-    assert_eq!((records[2]["tool"].clone(), records[2]["outcome"].clone()), (json!("Bash"), json!("disabled")));
+    assert_eq!((records[2]["tool"].clone(), records[2]["outcome"].clone()), (json!("Bash"), json!("denied")));
     assert_eq!(records[2]["input"], json!({"command": "curl -H 'Authorization: Bearer [redacted]' x"}));
     assert!(p.verify().starts_with("ok: 3 records"));
 }

@@ -26,6 +26,7 @@ mod event;
 mod export;
 mod format;
 mod output;
+pub mod paths;
 mod registry;
 mod schema;
 mod session;

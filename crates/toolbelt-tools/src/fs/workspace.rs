@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
+use toolbelt_core::paths::{normalize, real_path};
 use toolbelt_core::{HiddenPaths, ToolContext, ToolError};
 
 use super::links::Links;
@@ -91,7 +92,7 @@ impl Workspace {
     /// one) rather than escaping the cwd's root; the open stays confined beneath the root
     /// either way. The deepest matching root wins.
     pub fn locate(&self, path: &Path) -> Result<Located, ToolError> {
-        let folded = fold(path);
+        let folded = normalize(path);
         let path = folded.as_path();
         let mut best: Option<(usize, PathBuf)> = None;
         for (i, root) in self.roots.iter().enumerate() {
@@ -163,8 +164,7 @@ impl Workspace {
     /// beneath it: the open itself stays confined there, so a symlink swapped meanwhile
     /// still cannot lead out.
     pub fn relocated(&self, loc: &Located) -> Option<Located> {
-        let real = real_path(&loc.abs)?;
-        let moved = self.locate(&real).ok()?;
+        let moved = self.locate(&real_path(&loc.abs)).ok()?;
         (moved.root != loc.root || moved.rel != loc.rel).then(|| Located { abs: loc.abs.clone(), ..moved })
     }
 
@@ -237,39 +237,6 @@ impl Workspace {
 /// Whether an error is a confined open refusing a path that leads out of its root.
 pub(crate) fn escapes(e: &std::io::Error) -> bool {
     e.to_string().contains("outside of the filesystem")
-}
-
-/// `path` with symlinks followed as far as it exists (the rest appended as it is), folded.
-fn real_path(path: &Path) -> Option<PathBuf> {
-    let path = fold(path);
-    let mut existing = path.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            let mut out = real;
-            out.extend(rest.iter().rev());
-            return Some(fold(&out));
-        }
-        rest.push(existing.file_name()?.to_os_string());
-        existing = existing.parent()?;
-    }
-}
-
-/// `.` and `..` folded without touching the file system (`/a/b/../c` → `/a/c`).
-fn fold(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push(c);
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// `path` relative to `root`, compared component by component. Fails when `path` is not

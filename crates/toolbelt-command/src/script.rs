@@ -230,7 +230,7 @@ fn command(node: Node<'_>, src: &str, vars: &Vars, outer: &[(Redirect, Option<St
                     }
                 }
             }
-            kind if part.is_named() && is_argument(kind) => {
+            kind if part.is_named() && words::is_argument(kind) => {
                 let (w, more) = word(part, src, vars);
                 cmd.words.push(w);
                 others.push(more);
@@ -279,22 +279,6 @@ fn bare_redirects(redirects: &[(Redirect, Option<Stdin>)]) -> SimpleCommand {
         stdin: Stdin::Unknown,
         piped: false,
     }
-}
-
-/// Whether a node of this kind is an argument word (literal or not).
-fn is_argument(kind: &str) -> bool {
-    words::is_word(kind)
-        || matches!(
-            kind,
-            "simple_expansion"
-                | "expansion"
-                | "command_substitution"
-                | "process_substitution"
-                | "arithmetic_expansion"
-                | "ansi_c_string"
-                | "translated_string"
-                | "brace_expression"
-        )
 }
 
 /// A word, with a value when [`words::word`] can read it literally.

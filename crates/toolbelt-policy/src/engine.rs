@@ -18,10 +18,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use toolbelt_core::{PermissionClass, Registry, SessionSlot, SessionState, ToolSpec};
+use toolbelt_core::{Registry, SessionSlot, SessionState, ToolSpec};
 
-use crate::mode::{PartKind, PermissionMode, SessionMode};
-use crate::paths::Roots;
+use crate::mode::{PermissionMode, SessionMode};
 use crate::protected::ProtectedPaths;
 use crate::rules::{self, CallParts, Part, Rule, RuleEnv, RuleOrigin};
 use crate::{Approval, Authorizer, CallInfo, Decision, Verdict};
@@ -77,39 +76,7 @@ impl std::fmt::Debug for PermissionEngine {
     }
 }
 
-/// Where a session may write (its workspace roots) and read (those and its data directory).
-struct SessionRoots {
-    write: Roots,
-    read: Roots,
-}
-
-/// One part, judged.
-struct Judged {
-    decision: Decision,
-    reason: String,
-    source: String,
-    suggestion: Option<String>,
-    /// A path outside the roots, when this part reads or writes one.
-    outside: Option<PathBuf>,
-    /// Whether the part is an edit inside the roots (what `acceptEdits` allows).
-    edit_inside: bool,
-}
-
-/// What each part of a call is judged against besides itself.
-#[derive(Clone, Copy)]
-struct Judging<'a> {
-    /// The session's roots (for writes, and for reads with its data directory).
-    roots: &'a SessionRoots,
-    /// The session's grants.
-    grants: &'a [Rule],
-    /// The rules "always" approvals added while running.
-    persisted: &'a [Rule],
-    /// The session's effective mode.
-    mode: PermissionMode,
-    /// The call runs command lines and each is read-only as a whole, so each of their parts
-    /// is too.
-    lines_read_only: bool,
-}
+use judge::{Judged, Judging, SessionRoots, lines_read_only};
 
 impl PermissionEngine {
     /// An engine over `rules`, resolving `~/` and `./` anchors with `env`.
@@ -226,127 +193,39 @@ impl PermissionEngine {
                 ),
                 format!("protected path `{entry}`"),
             );
-            verdict.allow_rules = self.suggest(call, part).into_iter().collect();
+            verdict.allow_rules = self.suggest(call, part);
             return Some(verdict);
         }
         None
     }
 
-    /// Judges one part of a call against what [`Judging`] holds.
-    fn judge(&self, call: &CallInfo<'_>, part: &Part, judging: &Judging<'_>) -> Judged {
-        let Judging { roots, grants, persisted, mode, lines_read_only } = *judging;
-        let (tool, input) = (call.tool, call.input);
-        let outside = match part {
-            Part::Read { given, real } if !roots.read.contain(given, real) => Some(given.clone()),
-            Part::Write { given, real } if !roots.write.contain(given, real) => Some(given.clone()),
-            _ => None,
-        };
-        let allowed = |source: String| Judged {
-            decision: Decision::Allow,
-            reason: "an allow rule covers it".into(),
-            source,
-            suggestion: None,
-            outside: outside.clone(),
-            edit_inside: false,
-        };
-        // A path is seen as declared and as it really is: an allow must cover both (by the same
-        // rule or two), so a symlink cannot carry an allow somewhere else.
-        let views: Vec<Part> = match part {
-            Part::Read { given, real } if given != real => vec![
-                Part::Read { given: given.clone(), real: given.clone() },
-                Part::Read { given: real.clone(), real: real.clone() },
-            ],
-            Part::Write { given, real } if given != real => vec![
-                Part::Write { given: given.clone(), real: given.clone() },
-                Part::Write { given: real.clone(), real: real.clone() },
-            ],
-            _ => vec![part.clone()],
-        };
-        let rules: Vec<&Rule> = self.rules.allow.iter().chain(persisted).collect();
-        let cover = |view: &Part| -> Option<String> {
-            if let Some(rule) = rules.iter().find(|r| r.covers(tool, input, view)) {
-                return Some(rule.describe());
-            }
-            grants.iter().find(|r| r.covers(tool, input, view)).map(|r| format!("session grant `{}`", r.text()))
-        };
-        if let Some(sources) = views.iter().map(cover).collect::<Option<Vec<String>>>() {
-            let mut sources = sources;
-            sources.dedup();
-            return allowed(sources.join(" and "));
-        }
-        let (mut kind, fact) = self.kind_of(call.tool, part, outside.is_some(), lines_read_only);
-        // The files a command names inside the workspace are the command's business: its own
-        // part decides (allowed by its rule, or asked about), so they add no question. Those
-        // outside the roots ask like the Read and Write tools; deny rules and protected paths
-        // hold either way.
-        let runs = call.access.touches.iter().any(|t| matches!(t, toolbelt_core::Touch::Execute(_)));
-        if runs && matches!(kind, PartKind::ReadInside | PartKind::WriteInside) {
-            kind = PartKind::State;
-        }
-        let decision = mode.baseline(kind);
-        let reason = match (decision, kind) {
-            (Decision::Allow, _) if mode == PermissionMode::BypassPermissions => {
-                "bypassPermissions mode allows what no rule denies or asks about".to_string()
-            }
-            (Decision::Allow, _) => format!("{fact}, which {mode} mode allows"),
-            (Decision::Deny, _) if mode == PermissionMode::Plan => format!("plan mode is read-only, and {fact}"),
-            (_, PartKind::ReadOutside | PartKind::WriteOutside) => {
-                format!("{fact}, outside the workspace roots, so it needs approval")
-            }
-            (_, PartKind::WriteInside) if mode == PermissionMode::Default => format!(
-                "{fact}, so it needs approval in default mode (acceptEdits mode allows edits inside the workspace)"
-            ),
-            _ => format!("{fact}, so it needs approval"),
-        };
-        let suggestion = (decision != Decision::Allow).then(|| self.suggest(call, part)).flatten();
-        let edit_inside = kind == PartKind::WriteInside;
-        Judged { decision, reason, source: format!("mode {mode}"), suggestion, outside, edit_inside }
-    }
-
-    /// The kind of a part, and a clause saying what it does ("`ls -la` only reads").
-    fn kind_of(&self, tool: &ToolSpec, part: &Part, outside: bool, lines_read_only: bool) -> (PartKind, String) {
-        match part {
-            Part::Read { given, .. } => (
-                if outside { PartKind::ReadOutside } else { PartKind::ReadInside },
-                format!("this reads {}", given.display()),
-            ),
-            Part::Write { given, .. } => (
-                if outside { PartKind::WriteOutside } else { PartKind::WriteInside },
-                format!("this writes {}", given.display()),
-            ),
-            Part::Command(command) => match toolbelt_command::classify(command).reason() {
-                None => (PartKind::ReadOnlyCommand, format!("`{command}` only reads")),
-                // A part that reads only in its script's context: the whole script decides
-                // (`cat "$f"` after `f=README.md`, inside `for f in a b`).
-                Some(_) if lines_read_only => {
-                    (PartKind::ReadOnlyCommand, format!("`{command}` only reads (the whole command line is read-only)"))
-                }
-                Some(why) => (PartKind::Command, format!("`{command}` is not read-only because {why}")),
-            },
-            Part::Url(url) => (PartKind::Network, format!("this contacts {url}")),
-            Part::Call => match tool.permission {
-                PermissionClass::Read => (PartKind::State, format!("`{}` only reads", tool.name)),
-                PermissionClass::Write => (PartKind::WriteInside, format!("`{}` changes files or state", tool.name)),
-                PermissionClass::External => {
-                    (PartKind::Command, format!("`{}` runs commands or reaches outside the machine", tool.name))
-                }
-            },
-        }
-    }
-
-    /// The allow rule that would cover a part, for approvers and denial messages.
-    fn suggest(&self, call: &CallInfo<'_>, part: &Part) -> Option<String> {
+    /// The allow rules that would cover a part, for approvers and denial messages. A path
+    /// reached through a symlink gets one for where it is declared and one for where it
+    /// leads, since an allow must cover both.
+    fn suggest(&self, call: &CallInfo<'_>, part: &Part) -> Vec<String> {
         let (tool, env) = (call.tool, &self.session_env(call.session));
-        Some(match part {
-            Part::Command(command) => format!("{}({})", tool.name, suggest::command_rule(command)?),
-            Part::Read { given, .. } => {
-                let dir = if given.is_dir() { given.as_path() } else { given.parent().unwrap_or(given) };
-                format!("Read({}/**)", suggest::escape_glob(&rules::rule_path(dir, env)).trim_end_matches('/'))
+        let views = |given: &PathBuf, real: &PathBuf| {
+            if given == real { vec![given.clone()] } else { vec![given.clone(), real.clone()] }
+        };
+        let rule = match part {
+            Part::Command(command) => suggest::command_rule(command).map(|r| format!("{}({r})", tool.name)),
+            Part::Read { given, real } => {
+                let rules = views(given, real).into_iter().map(|path| {
+                    let dir = if path.is_dir() { path.as_path() } else { path.parent().unwrap_or(&path) };
+                    format!("Read({}/**)", suggest::escape_glob(&rules::rule_path(dir, env)).trim_end_matches('/'))
+                });
+                return rules.collect();
             }
-            Part::Write { given, .. } => format!("Edit({})", suggest::escape_glob(&rules::rule_path(given, env))),
-            Part::Url(url) if tool.name == "WebFetch" => format!("WebFetch(domain:{})", rules::host_of(url)?),
-            Part::Url(_) | Part::Call => tool.name.clone(),
-        })
+            Part::Write { given, real } => {
+                let rules = views(given, real)
+                    .into_iter()
+                    .map(|path| format!("Edit({})", suggest::escape_glob(&rules::rule_path(&path, env))));
+                return rules.collect();
+            }
+            Part::Url(url) if tool.name == "WebFetch" => rules::host_of(url).map(|h| format!("WebFetch(domain:{h})")),
+            Part::Url(_) | Part::Call => Some(tool.name.clone()),
+        };
+        rule.into_iter().collect()
     }
 }
 
@@ -361,8 +240,7 @@ impl Authorizer for PermissionEngine {
             );
         }
 
-        let roots =
-            SessionRoots { write: Roots::new(&call.session.roots()), read: Roots::new(&call.session.read_roots()) };
+        let roots = SessionRoots::of(call.session);
         let grants = self.session_grants(call.session);
         let mode = SessionMode::of(call.session, self.rules.mode);
         let persisted = self.persisted.read().unwrap_or_else(PoisonError::into_inner);
@@ -391,7 +269,7 @@ impl Authorizer for PermissionEngine {
             && mode == PermissionMode::Default
             && judged.iter().any(|j| j.decision == Decision::Ask && j.edit_inside);
         verdict.allow_rules = suggest::prune(
-            judged.iter().filter(|j| j.decision != Decision::Allow).filter_map(|j| j.suggestion.clone()).collect(),
+            judged.iter().filter(|j| j.decision != Decision::Allow).flat_map(|j| j.suggestion.clone()).collect(),
         );
         verdict.allowed_outside =
             judged.iter().filter(|j| j.decision == Decision::Allow).filter_map(|j| j.outside.clone()).collect();
@@ -507,20 +385,7 @@ impl toolbelt_core::HiddenPaths for ReadDenials {
     }
 }
 
-/// Whether the call runs command lines and every one of them is read-only as a whole.
-fn lines_read_only(access: &toolbelt_core::Access) -> bool {
-    let mut lines = access.touches.iter().filter_map(|t| match t {
-        toolbelt_core::Touch::Execute(command) => Some(command),
-        _ => None,
-    });
-    let mut any = false;
-    let all = lines.all(|c| {
-        any = true;
-        toolbelt_command::is_read_only(c)
-    });
-    any && all
-}
-
+mod judge;
 mod suggest;
 
 #[cfg(test)]

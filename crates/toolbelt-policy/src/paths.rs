@@ -38,6 +38,20 @@ impl Roots {
         let inside = |p: &Path| self.0.iter().any(|r| p.starts_with(r));
         inside(given) && inside(real)
     }
+
+    /// The path to name as outside the roots, `None` when both views are inside: where a
+    /// symlink leads when that is outside (it is what needs approving or adding as a root),
+    /// else the path as declared.
+    pub fn outside_view(&self, given: &Path, real: &Path) -> Option<PathBuf> {
+        let inside = |p: &Path| self.0.iter().any(|r| p.starts_with(r));
+        if !inside(real) {
+            Some(real.to_path_buf())
+        } else if !inside(given) {
+            Some(given.to_path_buf())
+        } else {
+            None
+        }
+    }
 }
 
 /// Whether `path` is one of `roots` or lies beneath one; see [`Roots::contain`].
@@ -52,14 +66,14 @@ pub fn outside_session(access: &Access, session: &toolbelt_core::SessionState) -
     let mut out: Vec<PathBuf> = Vec::new();
     for touch in &access.touches {
         let outside = match touch {
-            Touch::Read(p) => !read.contain(&normalize(p), &real_path(p)),
-            Touch::Write(p) => !write.contain(&normalize(p), &real_path(p)),
-            _ => false,
+            Touch::Read(p) => read.outside_view(&normalize(p), &real_path(p)),
+            Touch::Write(p) => write.outside_view(&normalize(p), &real_path(p)),
+            _ => None,
         };
-        if let (true, Touch::Read(p) | Touch::Write(p)) = (outside, touch)
-            && !out.contains(p)
+        if let Some(p) = outside
+            && !out.contains(&p)
         {
-            out.push(p.clone());
+            out.push(p);
         }
     }
     out
@@ -71,10 +85,10 @@ pub fn outside_roots(access: &Access, roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for touch in &access.touches {
         if let Touch::Read(p) | Touch::Write(p) = touch
-            && !roots.contain(&normalize(p), &real_path(p))
-            && !out.contains(p)
+            && let Some(p) = roots.outside_view(&normalize(p), &real_path(p))
+            && !out.contains(&p)
         {
-            out.push(p.clone());
+            out.push(p);
         }
     }
     out

@@ -78,7 +78,7 @@ impl ToolbeltBuilder {
         self.entry(key, value, &how)
     }
 
-    /// Another workspace root besides the working directory.
+    /// Another workspace root besides the working directory (relative to the current directory).
     pub fn add_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.add_dirs.push(dir.into());
         self
@@ -128,10 +128,15 @@ impl ToolbeltBuilder {
     /// Reads the settings, checks them, and builds the runtime; connects the upstream MCP
     /// servers (waiting for each up to its startup timeout).
     pub async fn build(self) -> Result<Toolbelt, AssembleError> {
-        let cwd = existing_dir(std::path::Path::new("/"), &self.cwd, "working directory")?;
+        let here = std::env::current_dir().map_err(|e| AssembleError::Directory {
+            what: "current directory".into(),
+            path: PathBuf::from("."),
+            message: e.to_string(),
+        })?;
+        let cwd = existing_dir(&here, &self.cwd, "working directory")?;
         let mut roots = vec![cwd.clone()];
         for dir in &self.add_dirs {
-            let dir = existing_dir(&cwd, dir, "added root")?;
+            let dir = existing_dir(&here, dir, "added root")?;
             if !roots.contains(&dir) {
                 roots.push(dir);
             }
@@ -153,8 +158,8 @@ pub struct Toolbelt {
 }
 
 impl Toolbelt {
-    /// Starts setting up a toolbelt working in `cwd` (its project and settings are found
-    /// from there, as the binary finds them).
+    /// Starts setting up a toolbelt working in `cwd` (relative to the current directory; its
+    /// project and settings are found from there, as the binary finds them).
     pub fn builder(cwd: impl Into<PathBuf>) -> ToolbeltBuilder {
         ToolbeltBuilder {
             cwd: cwd.into(),

@@ -23,6 +23,8 @@ impl Project {
             std::fs::create_dir_all(d).unwrap();
         }
         std::fs::write(other.join("secret.txt"), "the other repo's notes\n").unwrap();
+        // A link inside the project to a file outside: the advice must be about where it leads.
+        std::os::unix::fs::symlink(other.join("secret.txt"), root.join("link.txt")).unwrap();
         Project { _dir: dir, root, home, other }
     }
 
@@ -65,6 +67,7 @@ fn every_suggestion_works_when_followed() {
     let cases: Vec<(&str, Value, Vec<String>)> = vec![
         ("Read", json!({"file_path": "../hk/secret.txt"}), vec![]),
         ("Read", json!({"file_path": outside}), vec![]),
+        ("Read", json!({"file_path": "link.txt"}), vec![]),
         ("Write", json!({"file_path": "notes/a.txt", "content": "x"}), vec![]),
         ("Write", json!({"file_path": "../hk/new.txt", "content": "x"}), vec![]),
         (

@@ -178,11 +178,12 @@ fn config_check_names_file_line_and_fix() {
     assert_eq!(code, 2);
     assert!(err.contains("toolbelt config check"), "{err}");
 
-    std::fs::write(&file, "[permissions]\nallow = [\"Bsh(ls *)\"]\n").unwrap();
+    std::fs::write(&file, "[permissions]\nallow = [\"Bsh(ls *)\", \"LS\"]\n").unwrap();
     p.trust();
     let (code, out, _) = p.run(&["config", "check"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("warning:") && out.contains("names no tool here; did you mean `Bash`?"), "{out}");
+    assert!(!out.contains("`LS`"), "an alias names a tool: {out}");
 }
 
 #[test]

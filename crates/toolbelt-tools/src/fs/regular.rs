@@ -39,37 +39,43 @@ impl NotRegular {
     /// The kind of `file_type`, or `None` for a regular file (and a symlink, which the
     /// callers resolve or refuse on their own terms).
     pub fn of(file_type: std::fs::FileType) -> Option<Self> {
-        Some(if file_type.is_file() || file_type.is_symlink() {
-            return None;
-        } else if file_type.is_dir() {
-            Self::Directory
-        } else if file_type.is_fifo() {
-            Self::Fifo
-        } else if file_type.is_char_device() {
-            Self::CharDevice
-        } else if file_type.is_block_device() {
-            Self::BlockDevice
-        } else if file_type.is_socket() {
-            Self::Socket
-        } else {
-            Self::Other
-        })
+        let t = file_type;
+        Self::from_kind(
+            t.is_file() || t.is_symlink(),
+            t.is_dir(),
+            t.is_fifo(),
+            t.is_char_device(),
+            t.is_block_device(),
+            t.is_socket(),
+        )
     }
 
     /// The kind of a cap-std file type (from a `symlink_metadata` or a walk).
     pub fn of_cap(file_type: cap_std::fs::FileType) -> Option<Self> {
         use cap_std::fs::FileTypeExt as _;
-        Some(if file_type.is_file() || file_type.is_symlink() {
+        let t = file_type;
+        Self::from_kind(
+            t.is_file() || t.is_symlink(),
+            t.is_dir(),
+            t.is_fifo(),
+            t.is_char_device(),
+            t.is_block_device(),
+            t.is_socket(),
+        )
+    }
+
+    fn from_kind(regular_or_link: bool, dir: bool, fifo: bool, chr: bool, block: bool, socket: bool) -> Option<Self> {
+        Some(if regular_or_link {
             return None;
-        } else if file_type.is_dir() {
+        } else if dir {
             Self::Directory
-        } else if file_type.is_fifo() {
+        } else if fifo {
             Self::Fifo
-        } else if file_type.is_char_device() {
+        } else if chr {
             Self::CharDevice
-        } else if file_type.is_block_device() {
+        } else if block {
             Self::BlockDevice
-        } else if file_type.is_socket() {
+        } else if socket {
             Self::Socket
         } else {
             Self::Other

@@ -155,12 +155,14 @@ impl Drop for CommandCgroup {
     }
 }
 
-/// The raw system calls, each allocating nothing.
+/// The raw system calls, each allocating nothing (so they may run between fork and exec;
+/// the sandbox's namespace set-up writes its id maps with the same call).
 #[allow(unsafe_code)]
-mod sys {
+pub(crate) mod sys {
     use std::ffi::CStr;
 
-    pub(super) fn write_file(path: &CStr, bytes: &[u8]) -> std::io::Result<()> {
+    /// Writes `bytes` to the existing file `path` in one `write`.
+    pub(crate) fn write_file(path: &CStr, bytes: &[u8]) -> std::io::Result<()> {
         // SAFETY: a NUL-terminated path; the descriptor is closed before returning.
         let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
         if fd < 0 {

@@ -2,9 +2,11 @@
 //! order, then what was not applied and why.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolbelt::settings::{Origin, Problem};
+use toolbelt_policy::rules::{Rule, RuleOrigin};
 
 use crate::cmd::Setup;
 use crate::output::line;
@@ -132,12 +134,12 @@ fn unknown_tool_warnings(setup: &Setup) -> Vec<Message> {
         if setup.problems.iter().any(|p| p.origin == entry.origin && p.key == entry.key) {
             continue;
         }
-        let name = text.split('(').next().unwrap_or_default().trim();
-        if name.is_empty()
-            || name.contains('*')
-            || matches!(name, "Read" | "Edit" | "Write")
+        let origin = Arc::new(RuleOrigin::new(entry.origin.to_string(), setup.loc.project.clone()));
+        let Ok(rule) = Rule::parse(text, origin, &setup.rule_env) else { continue };
+        let Some(name) = rule.tool_name() else { continue };
+        if matches!(name, "Read" | "Edit" | "Write")
             || name.starts_with("mcp__")
-            || specs.iter().any(|s| s.name == name)
+            || specs.iter().any(|s| rule.names_tool(s))
         {
             continue;
         }

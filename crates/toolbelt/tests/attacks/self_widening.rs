@@ -42,6 +42,20 @@ fn no_mode_lets_the_file_tools_rewrite_what_configures_the_next_session() {
     let (code, out) =
         w.call("Write", json!({"file_path": "innocent.cfg", "content": "x"}), &["--mode", "bypassPermissions"]);
     assert_eq!(code, 1, "{out}");
+    // Absolute symlinks into the roots are followed now: into a protected path they are still
+    // refused, for an existing file and for a new one through a linked directory.
+    std::os::unix::fs::symlink(w.root.join(".git/config"), w.root.join("abs.cfg")).unwrap();
+    std::os::unix::fs::symlink(w.root.join(".git/hooks"), w.root.join("abs-hooks")).unwrap();
+    for target in ["abs.cfg", "abs-hooks/post-checkout"] {
+        let before = std::fs::read(w.root.join(target)).ok();
+        let (code, out) = w.call(
+            "Write",
+            json!({"file_path": target, "content": "#!/bin/sh\ntouch pwned\n"}),
+            &["--mode", "bypassPermissions", "--allow", "Edit(./**)"],
+        );
+        assert!(code == 1 && out.contains("protected path"), "{target}: {out}");
+        assert_eq!(std::fs::read(w.root.join(target)).ok(), before, "{target} unchanged");
+    }
     let patch = "*** Begin Patch\n*** Add File: .mcp.json\n+{}\n*** End Patch\n";
     let (code, out) = w.call("ApplyPatch", json!({"input": patch}), &["--mode", "bypassPermissions"]);
     assert!(code == 1 && out.contains("protected path"), "{out}");

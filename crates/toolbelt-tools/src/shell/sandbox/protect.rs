@@ -36,6 +36,8 @@ use std::path::{Path, PathBuf};
 
 use toolbelt_core::PROTECTED_NAMES;
 
+use crate::shell::cgroup::sys::write_file;
+
 /// Most bind mounts one command gets.
 const MAX_BINDS: usize = 128;
 /// Most subdirectories of one root looked into.
@@ -252,9 +254,9 @@ pub(super) fn apply(binds: &Binds) -> std::io::Result<()> {
         Namespace::User => {
             sys::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS)?;
             if let Some((uid_map, gid_map)) = &binds.maps {
-                sys::write_file(c"/proc/self/setgroups", c"deny")?;
-                sys::write_file(c"/proc/self/uid_map", uid_map)?;
-                sys::write_file(c"/proc/self/gid_map", gid_map)?;
+                write_file(c"/proc/self/setgroups", b"deny")?;
+                write_file(c"/proc/self/uid_map", uid_map.to_bytes())?;
+                write_file(c"/proc/self/gid_map", gid_map.to_bytes())?;
             }
         }
     }
@@ -338,21 +340,6 @@ mod sys {
         // which mount accepts for the source, file system type and data of a bind, a remount
         // or a propagation change.
         check(unsafe { libc::mount(ptr(source), target.as_ptr(), ptr(fstype), flags, ptr(data).cast()) })
-    }
-
-    pub(super) fn write_file(path: &CStr, content: &CStr) -> std::io::Result<()> {
-        // SAFETY: a NUL-terminated path; the descriptor is closed before returning.
-        let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let bytes = content.to_bytes();
-        // SAFETY: `bytes` is valid for its length; `fd` is open for writing.
-        let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        let error = std::io::Error::last_os_error();
-        // SAFETY: `fd` was opened above and is closed once.
-        unsafe { libc::close(fd) };
-        if usize::try_from(written).ok() == Some(bytes.len()) { Ok(()) } else { Err(error) }
     }
 }
 

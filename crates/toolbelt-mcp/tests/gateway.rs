@@ -20,8 +20,8 @@ async fn upstream(root: &Path, shutdown: CancellationToken) -> String {
     let registry = toolbelt_core::Registry::new();
     toolbelt_tools::register_builtin(&registry).unwrap();
     let mut services = toolbelt_core::Extensions::default();
-    services.insert(toolbelt_tools::shell::sandbox::SandboxConfig {
-        mode: toolbelt_tools::shell::sandbox::SandboxMode::DangerFullAccess,
+    services.insert(toolbelt_tools::shell::SandboxConfig {
+        mode: toolbelt_tools::shell::SandboxMode::DangerFullAccess,
         ..Default::default()
     });
     let approvers = Arc::new(SessionApprovers::default());

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use toolbelt_core::{SessionState, Tool, ToolContext};
-use toolbelt_tools::fs::edit::{Edit, EditInput};
-use toolbelt_tools::fs::read::{Read, ReadInput};
-use toolbelt_tools::fs::write::{Write, WriteInput};
+use toolbelt_tools::files::edit::{Edit, EditInput};
+use toolbelt_tools::files::read::{Read, ReadInput};
+use toolbelt_tools::files::write::{Write, WriteInput};
 
 fn cx(root: &Path) -> ToolContext {
     let session = Arc::new(SessionState::new("bench", root.to_path_buf(), vec![]));

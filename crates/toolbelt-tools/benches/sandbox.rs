@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use toolbelt_tools::shell::sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxReport};
+use toolbelt_tools::shell::{Confinement, SandboxConfig, SandboxMode, SandboxReport};
 
 const ROUNDS: usize = 5;
 

@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, Registry, Tool, ToolContext};
 use toolbelt_runtime::{Runtime, Session, ToolCall};
-use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode};
 use toolbelt_tools::shell::{Bash, BashInput};
+use toolbelt_tools::shell::{SandboxConfig, SandboxMode};
 
 const ROUNDS: usize = 5;
 

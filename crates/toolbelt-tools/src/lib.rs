@@ -8,15 +8,17 @@ use std::sync::Arc;
 
 use toolbelt_core::{DynTool, Registry, RegistryError, erase};
 
-pub mod blocking;
-pub mod fs;
+mod blocking;
+pub mod files;
 pub mod planning;
+pub mod search;
 pub mod shell;
 
 /// Every built-in tool, erased, in no particular order (the registry sorts by name).
 pub fn builtin() -> Vec<Arc<dyn DynTool>> {
     let mut tools = vec![erase(planning::TodoWrite)];
-    tools.extend(fs::tools());
+    tools.extend(files::tools());
+    tools.extend(search::tools());
     tools.extend(shell::tools());
     tools
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use serde_json::json;
-use toolbelt_tools::fs::ledger::{FileLedger, hash};
+use toolbelt_tools::files::{FileLedger, content_hash as hash};
 
 fn dir() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();

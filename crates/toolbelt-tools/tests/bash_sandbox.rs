@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use shell_support::{call_with, cx_with};
 use toolbelt_core::{EventSink, Extensions, Limits, SessionState, ToolOutput};
-use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode};
+use toolbelt_tools::shell::{SandboxConfig, SandboxMode};
 
 fn scratch() -> (tempfile::TempDir, PathBuf) {
     let dir = shell_support::beyond_tmp();

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use common::*;
 use serde_json::{Value, json};
 use toolbelt_core::SessionState;
-use toolbelt_tools::fs::ledger::{FileLedger, FileState};
+use toolbelt_tools::files::{FileLedger, FileState};
 
 /// An nbformat 4.5 notebook exactly as nbformat writes it: markdown, code cells with stream
 /// (stdout and stderr), execute_result, error (ANSI traceback) and display_data (image)

@@ -112,8 +112,8 @@ async fn large_files_are_read_in_slices() {
     );
     // The streamed hash matches the one-shot hash, so an edit after it is allowed.
     let bytes = std::fs::read(&path).unwrap();
-    let state = toolbelt_tools::fs::ledger::FileLedger::get(&cx(&s), &path).unwrap();
-    assert_eq!(state.hash, toolbelt_tools::fs::ledger::hash(&bytes));
+    let state = toolbelt_tools::files::FileLedger::get(&cx(&s), &path).unwrap();
+    assert_eq!(state.hash, toolbelt_tools::files::content_hash(&bytes));
     assert_eq!(state.size, bytes.len() as u64);
 }
 

@@ -13,7 +13,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use toolbelt_tools::shell::sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxReport};
+use toolbelt_tools::shell::{Confinement, SandboxConfig, SandboxMode, SandboxReport};
 
 /// A directory outside `/tmp` and the other places the sandbox leaves writable.
 fn scratch() -> tempfile::TempDir {

@@ -15,9 +15,9 @@ use toolbelt_policy::protected::ProtectedPaths;
 use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
-use toolbelt_tools::fs::journal::JournalDir;
+use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::shell::BashConfig;
-use toolbelt_tools::shell::sandbox::SandboxConfig;
+use toolbelt_tools::shell::SandboxConfig;
 
 use crate::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
 

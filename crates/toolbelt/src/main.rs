@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     // provider, installed before any HTTP client (MCP upstreams, HTTP hooks) is made.
     let _ = rustls::crypto::ring::default_provider().install_default();
     // Descriptors this process inherited never reach the commands it runs.
-    toolbelt_tools::shell::spawn::seal_inherited();
+    toolbelt_tools::shell::seal_inherited();
 
     // An MCP server on stdio answers one client: one event-loop thread (plus the blocking pool
     // for file work) answers a small call in about half the time a multi-thread scheduler

@@ -12,7 +12,7 @@ use crate::cli::Global;
 
 /// The directories a command works in.
 #[derive(Debug, Clone)]
-pub struct Workspace {
+pub struct WorkDirs {
     /// The session's working directory (absolute).
     pub cwd: PathBuf,
     /// Whether `--cwd` was given (it then overrides a named session's saved cwd).
@@ -25,7 +25,7 @@ pub struct Workspace {
     pub sessions: PathBuf,
 }
 
-impl Workspace {
+impl WorkDirs {
     /// Resolves `--cwd` and `--add-dir`; each must be an existing directory.
     pub fn from_flags(global: &Global) -> anyhow::Result<Self> {
         let here = std::env::current_dir().context("cannot read the current directory")?;
@@ -61,7 +61,7 @@ pub struct OpenSession {
 
 impl OpenSession {
     /// Opens the named session (restoring its saved state) or a fresh one for this command.
-    pub fn open(ws: &Workspace, name: Option<&str>, kind: &str) -> anyhow::Result<Self> {
+    pub fn open(ws: &WorkDirs, name: Option<&str>, kind: &str) -> anyhow::Result<Self> {
         let sessions_dir = ws.sessions_dir();
         toolbelt::sessions::clean(&sessions_dir);
         let (id, state_file) = match name {

@@ -98,8 +98,8 @@ pub async fn connect(mode: PermissionMode, allow: &[&str], client: Client) -> Ha
     let approvers = Arc::new(SessionApprovers::default());
     let mut services = toolbelt_core::Extensions::default();
     // The sandbox is not what these tests are about; it may be unavailable where they run.
-    services.insert(toolbelt_tools::shell::sandbox::SandboxConfig {
-        mode: toolbelt_tools::shell::sandbox::SandboxMode::DangerFullAccess,
+    services.insert(toolbelt_tools::shell::SandboxConfig {
+        mode: toolbelt_tools::shell::SandboxMode::DangerFullAccess,
         ..Default::default()
     });
     let runtime = Arc::new(

@@ -16,16 +16,16 @@ use toolbelt_core::{
     output_schema,
 };
 
-use crate::shell::cgroup::CommandCgroup;
-use crate::shell::config::BashConfig;
-use crate::shell::confine;
-use crate::shell::cwd::{carry_over, start_dir};
-use crate::shell::deny;
-use crate::shell::env;
-use crate::shell::foreground;
-use crate::shell::operands;
-use crate::shell::result::{BashOutput, finish};
-use crate::shell::tasks;
+use crate::shell::support::background;
+use crate::shell::support::cgroup::CommandCgroup;
+use crate::shell::support::config::BashConfig;
+use crate::shell::support::confine;
+use crate::shell::support::cwd::{carry_over, start_dir};
+use crate::shell::support::deny;
+use crate::shell::support::env;
+use crate::shell::support::foreground;
+use crate::shell::support::operands;
+use crate::shell::support::result::{BashOutput, finish};
 
 /// Timeout when the call gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -125,7 +125,7 @@ impl Tool for Bash {
             }
         };
         if input.run_in_background == Some(true) {
-            return tasks::start(&cx, &input, &cwd, &config, unconfined, cgroup, configure);
+            return background::start(&cx, &input, &cwd, &config, unconfined, cgroup, configure);
         }
         if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
             cx.progress(description, None);

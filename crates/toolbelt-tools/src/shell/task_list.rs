@@ -9,8 +9,8 @@ use toolbelt_core::{
 
 use toolbelt_core::human_duration;
 
-use crate::shell::result::to_value;
-use crate::shell::tasks::{TaskStatus, Tasks, one_line};
+use crate::shell::support::background::{TaskStatus, Tasks, one_line};
+use crate::shell::support::result::to_value;
 
 /// Input of `TaskList` (none).
 #[derive(Debug, Deserialize, JsonSchema)]

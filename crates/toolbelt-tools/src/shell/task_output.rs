@@ -10,11 +10,11 @@ use toolbelt_core::{
     output_schema,
 };
 
-use crate::shell::capture::thousands;
+use crate::shell::support::capture::thousands;
 use toolbelt_core::human_duration;
 
-use crate::shell::result::{shown_path, to_value};
-use crate::shell::tasks::{TaskStatus, Tasks, unknown_task};
+use crate::shell::support::background::{TaskStatus, Tasks, unknown_task};
+use crate::shell::support::result::{shown_path, to_value};
 
 /// How long a blocking read waits when the call does not say.
 const DEFAULT_WAIT: Duration = Duration::from_secs(30);

@@ -9,8 +9,8 @@ use toolbelt_core::{
 
 use toolbelt_core::human_duration;
 
-use crate::shell::result::to_value;
-use crate::shell::tasks::{TaskStatus, Tasks, one_line, unknown_task};
+use crate::shell::support::background::{TaskStatus, Tasks, one_line, unknown_task};
+use crate::shell::support::result::to_value;
 
 /// Input of `TaskStop`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -80,7 +80,7 @@ impl Tool for TaskStop {
                 "Stopped task {} (`{command}`) after {}: {}.",
                 task.id,
                 human_duration(task.run_time()),
-                crate::shell::result::stopped_what(task.is_held()).replacen("the command", "it", 1)
+                crate::shell::support::result::stopped_what(task.is_held()).replacen("the command", "it", 1)
             )
         } else {
             let code = exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default();

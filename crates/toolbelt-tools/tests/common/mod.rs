@@ -9,7 +9,7 @@ use serde_json::Value;
 use toolbelt_core::{
     CancellationToken, EventSink, Extensions, Limits, Registry, SessionState, ToolContext, ToolError, ToolOutput,
 };
-use toolbelt_tools::fs::journal::JournalDir;
+use toolbelt_tools::files::JournalDir;
 
 /// A session whose cwd is `cwd` and whose roots are `roots` (the cwd when empty).
 pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {

@@ -41,7 +41,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     // goes (a command that left its session would otherwise outlive it).
     tokio::spawn(async {
         let signal = super::stop_signal().await;
-        let trees = toolbelt_tools::shell::tree::kill_all();
+        let trees = toolbelt_tools::shell::kill_all();
         tracing::warn!("{signal}: stopped the {trees} command(s) still running");
         std::process::exit(if signal == "terminated" { 143 } else { 130 });
     });

@@ -20,18 +20,18 @@ use toolbelt::settings::Entry;
 use toolbelt_core::{CancellationToken, Category};
 use toolbelt_policy::{Approver, NoApprover};
 use toolbelt_runtime::Runtime;
-use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode};
+use toolbelt_tools::shell::{SandboxConfig, SandboxMode};
 
 use crate::Usage;
 use crate::approve::TerminalApprover;
 use crate::cli::{Global, SandboxArg, UnsandboxedArg};
-use crate::project::Workspace;
+use crate::project::WorkDirs;
 
 /// What every command starts from: where it works and the merged settings (the library's
 /// [`Assembly`], which it derefs to).
 pub struct Setup {
     /// The working directory, the roots and the project.
-    pub ws: Workspace,
+    pub ws: WorkDirs,
     /// The settings read and what the runtime is built from.
     pub asm: Assembly,
 }
@@ -48,7 +48,7 @@ impl Setup {
     /// Reads the flags and every settings layer. Problems are kept, not fatal: `config check`
     /// reports them; other commands call [`Setup::require_valid`].
     pub fn load(global: &Global) -> anyhow::Result<Setup> {
-        let mut ws = Workspace::from_flags(global)?;
+        let mut ws = WorkDirs::from_flags(global)?;
         let asm = Assembly::load(
             ws.cwd.clone(),
             ws.roots.clone(),

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode, SandboxReport};
+use toolbelt_tools::shell::{SandboxConfig, SandboxMode, SandboxReport};
 
 use crate::cli::{Global, SandboxAction, SandboxArgs};
 use crate::cmd::Setup;

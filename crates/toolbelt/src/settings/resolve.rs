@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use toolbelt_policy::rules::{Rule, RuleEnv, RuleOrigin};
 use toolbelt_policy::{PermissionMode, PermissionRules};
 use toolbelt_runtime::{AuditConfig, RuntimeConfig};
-use toolbelt_tools::shell::sandbox::{SandboxConfig, SandboxMode, WhenUnavailable};
+use toolbelt_tools::shell::{SandboxConfig, SandboxMode, WhenUnavailable};
 
 use super::schema::{self, KEYS};
 use super::{Entry, Layer, Loaded, Locations, Problem};

@@ -111,7 +111,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| std::io::Error::other("the settings path has no file name"))?;
     let root = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?;
-    toolbelt_tools::fs::atomic::write(&root, Path::new(name), bytes)
+    toolbelt_tools::files::write_atomic(&root, Path::new(name), bytes)
 }
 
 /// Adds the file's name to `.gitignore` beside it, when not there yet (personal settings are

@@ -1,0 +1,229 @@
+//! `ApplyPatch` (alias `apply_patch`): Codex's patch format — add, delete, update and move
+//! files in one call, hunks anchored by context rather than line numbers.
+//!
+//! It goes further than Codex where Codex users suffer:
+//! - **All-or-nothing.** Every file's new content is worked out in memory first
+//!   ([`plan`]); if anything does not apply, nothing on disk changes. Writes are then staged
+//!   beside their targets and committed together, deletes last ([`commit`]).
+//! - **Failures say where and why.** A hunk that does not match is reported with its file,
+//!   its number and anchor, the nearest region of the file that resembles it, and the first
+//!   line that differs, with how it differs ([`report`]) — every failing hunk at once.
+//! - **Files keep their form.** Line endings (CRLF stays CRLF), BOM, encoding and whether
+//!   the file ends with a newline are kept; lines the patch only uses as context keep their
+//!   bytes even when matched tolerantly ([`doc`], [`seek`]).
+//! - **Atomic under a crash.** The commit is journalled: a process killed between two renames
+//!   leaves a journal that the next write in the workspace rolls forward or back
+//!   ([`crate::files::support::journal`]).
+//!
+//! No prior Read is required (as in Codex), but a file read in this session and changed
+//! since is refused, and every written file is recorded in the read ledger, so an `Edit`
+//! can follow.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
+
+use crate::blocking::run_blocking;
+
+use crate::files::support::journal::{self, JournalDir};
+use crate::files::support::ledger::{FileLedger, FileState};
+use crate::files::support::patch::commit::{self, Action};
+use crate::files::support::patch::{parse, plan};
+use crate::files::support::roots::{OpenRoots, absolute};
+
+/// Input of `ApplyPatch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPatchInput {
+    /// The whole patch, from `*** Begin Patch` to `*** End Patch`, in the format described
+    /// in the tool's description.
+    #[schemars(length(min = 1))]
+    pub input: String,
+}
+
+/// What happened to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    /// Created.
+    Added,
+    /// Changed (or moved, see `moved_from`).
+    Modified,
+    /// Deleted.
+    Deleted,
+}
+
+/// One file the patch changed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PatchedFile {
+    /// The path (relative to the working directory when inside it).
+    pub path: String,
+    /// What happened to it.
+    pub status: FileStatus,
+    /// The path it was moved from, for a move.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<String>,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+}
+
+/// The structured result of `ApplyPatch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ApplyPatchOutput {
+    /// Every changed file, in patch order.
+    pub files: Vec<PatchedFile>,
+    /// Hunks that matched only tolerantly (whitespace, Unicode punctuation), and anything
+    /// left behind.
+    pub notes: Vec<String>,
+}
+
+/// The `ApplyPatch` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApplyPatch;
+
+const DESCRIPTION: &str = "Applies a patch that adds, deletes, updates and moves files, in one call. \
+The patch is all-or-nothing: if any part does not apply, no file changes and the error says exactly which \
+hunk failed, where the nearest match is and which line differs. Format:\n\
+*** Begin Patch\n\
+*** Add File: path/new.txt\n\
++every line of the new file, prefixed with +\n\
+*** Delete File: path/old.txt\n\
+*** Update File: path/a.rs\n\
+*** Move to: path/b.rs          (optional: rename the file)\n\
+@@ fn anchor_line()             (optional: a line of the file to search from, e.g. a signature; stack several @@ lines to narrow down)\n\
+\x20context line (a space, then the line as it is in the file)\n\
+-removed line\n\
++added line\n\
+*** End of File                 (optional: the hunk must match the end of the file)\n\
+*** End Patch\n\
+Paths are relative to the working directory (absolute paths inside the workspace work too). In each hunk \
+give about 3 lines of context above and below each change, copied exactly; hunks of one file must be in file \
+order. Whitespace and Unicode punctuation differences are tolerated, but the text must otherwise match. Files \
+keep their line endings, encoding and final newline. A file read earlier and changed since is refused (Read it \
+again). Use Add File only for files that do not exist yet.";
+
+impl Tool for ApplyPatch {
+    type Input = ApplyPatchInput;
+    const NAME: &'static str = "ApplyPatch";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, DESCRIPTION)
+            .title("Apply a patch")
+            .aliases(["apply_patch"])
+            .param_alias("patch", "input")
+            .category(Category::Files)
+            .tags(["files", "edit", "patch", "write", "multi-file"])
+            .annotations(Annotations { read_only: false, destructive: true, idempotent: false, open_world: false })
+            .search_hint("apply patch diff multi-file edit add delete rename move files codex")
+            .output_schema(output_schema::<ApplyPatchOutput>())
+    }
+
+    fn access(&self, input: &ApplyPatchInput, cx: &ToolContext) -> Result<Access, ToolError> {
+        let patch = parse::parse(&input.input).map_err(|e| ToolError::failed(e.to_string()))?;
+        let mut seen: Vec<PathBuf> = Vec::new();
+        for path in patch.ops.iter().flat_map(parse::FileOp::paths) {
+            let abs = absolute(cx, path);
+            if !seen.contains(&abs) {
+                seen.push(abs);
+            }
+        }
+        Ok(seen.into_iter().fold(Access::exclusive(), Access::writes))
+    }
+
+    async fn call(&self, input: ApplyPatchInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        run_blocking(&cx, move |cx| run(&input.input, cx)).await
+    }
+}
+
+fn run(text: &str, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let patch = parse::parse(text).map_err(|e| ToolError::failed(e.to_string()))?;
+    let ws = OpenRoots::open(cx)?;
+    // A commit a killed process left halfway is finished or undone before this one is planned.
+    let recovered = journal::recover(&ws, cx);
+    let outcome = plan::Plan::build(&ws, cx, &patch)?;
+    if cx.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    let mut notes = recovered;
+    notes.extend(outcome.notes);
+    notes.extend(commit::apply(&ws, &outcome.changes, &JournalDir::of(cx))?);
+    for change in &outcome.changes {
+        match &change.action {
+            Action::Write { bytes, .. } => {
+                let mtime = ws.metadata(&change.loc).ok().and_then(|m| m.modified().ok()).map(|t| t.into_std());
+                FileLedger::record(cx, &change.loc.abs, FileState::of(bytes, mtime));
+            }
+            _ => FileLedger::forget(cx, &change.loc.abs),
+        }
+    }
+    let out = ApplyPatchOutput { files: outcome.files, notes };
+    let text = summary(&out);
+    let structured = serde_json::to_value(&out).map_err(|e| ToolError::internal(e.to_string()))?;
+    Ok(ToolOutput::text(text).with_structured(structured))
+}
+
+/// "Success. Updated the following files:\nA new.txt (+3 -0)\n…", as Codex prints it, with
+/// line counts.
+fn summary(out: &ApplyPatchOutput) -> String {
+    let mut text = String::from("Success. Updated the following files:");
+    for f in &out.files {
+        let letter = match f.status {
+            FileStatus::Added => 'A',
+            FileStatus::Modified => 'M',
+            FileStatus::Deleted => 'D',
+        };
+        let moved = f.moved_from.as_ref().map(|m| format!(" (moved from {m})")).unwrap_or_default();
+        text.push_str(&format!("\n{letter} {}{moved} (+{} -{})", f.path, f.added, f.removed));
+    }
+    if out.files.is_empty() {
+        text.push_str("\n(none: the patch leaves every file as it was)");
+    }
+    for note in &out.notes {
+        text.push_str(&format!("\nNote: {note}"));
+    }
+    text
+}
+
+/// The path as the model should see it: relative to the cwd when inside it.
+pub(crate) fn shown(cx: &ToolContext, path: &Path) -> String {
+    match path.strip_prefix(cx.cwd()) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_and_access() {
+        let spec = ApplyPatch.spec();
+        assert!(spec.answers_to("apply_patch"));
+        assert!(spec.annotations.destructive && !spec.annotations.read_only);
+        let cx = ToolContext::detached(PathBuf::from("/w"));
+        let input = ApplyPatchInput {
+            input: "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: b.txt\n*** Move to: /w/c.txt\n\
+                    *** Delete File: a.txt\n*** End Patch"
+                .into(),
+        };
+        let access = ApplyPatch.access(&input, &cx).unwrap();
+        assert!(!access.is_shared());
+        let paths: Vec<String> = access
+            .touches
+            .iter()
+            .map(|t| match t {
+                toolbelt_core::Touch::Write(p) => p.display().to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(paths, ["/w/a.txt", "/w/b.txt", "/w/c.txt"]);
+        let bad = ApplyPatchInput { input: "nope".into() };
+        let e = ApplyPatch.access(&bad, &cx).unwrap_err().to_string();
+        assert!(e.starts_with("invalid patch, line 1:"), "{e}");
+    }
+}

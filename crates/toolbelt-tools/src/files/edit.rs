@@ -1,0 +1,162 @@
+//! `Edit`: replace an exact string in a file the model has read.
+//!
+//! Checks, in order: the file was read in this session and is unchanged since (content
+//! hash) → `old_string` differs from `new_string` → it matches (line endings normalized) →
+//! it matches once, unless `replace_all`. The file keeps its encoding, BOM and line endings;
+//! the write is atomic; the ledger is updated so the next Edit works. The answer shows the
+//! edited region, numbered, so the model can check its change without a new Read.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+
+use crate::blocking::run_blocking;
+
+use crate::files::support::change::{Target, load, noted, numbered, open_for_change, save, shown};
+use crate::files::support::encoding::TextFormat;
+use crate::files::support::replace::{Miss, replace};
+use crate::files::support::roots::absolute;
+
+/// Input of `Edit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditInput {
+    /// The file to edit: an absolute path, or a path relative to the working directory.
+    pub file_path: String,
+    /// The exact text to replace, as Read shows it (without the line-number prefix). Include
+    /// enough surrounding lines to make it unique. Empty only to create a new file.
+    pub old_string: String,
+    /// The text to put in its place (must differ from `old_string`).
+    pub new_string: String,
+    /// Replace every occurrence instead of exactly one.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// The `Edit` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Edit;
+
+const DESCRIPTION: &str = "Replaces exact text in a file. Read the file first in this session. `old_string` must \
+match the file exactly (indentation included; copy it from Read's output without the line-number prefix) and only \
+once — add surrounding lines to make it unique, or set `replace_all` to change every occurrence. Line endings are \
+matched either way and kept as the file has them. An empty `old_string` creates a new file with `new_string`. The \
+answer shows the edited lines.";
+
+/// Lines of context shown around an edit.
+const CONTEXT: usize = 3;
+
+impl Tool for Edit {
+    type Input = EditInput;
+    const NAME: &'static str = "Edit";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, DESCRIPTION)
+            .title("Edit a file")
+            .aliases(["edit_file", "str_replace", "file_edit"])
+            .param_alias("path", "file_path")
+            .param_alias("filePath", "file_path")
+            .param_alias("old_str", "old_string")
+            .param_alias("new_str", "new_string")
+            .category(Category::Files)
+            .tags(["fs", "write", "edit"])
+            .annotations(Annotations { read_only: false, destructive: true, idempotent: false, open_world: false })
+            .search_hint("edit replace change modify string text in file")
+    }
+
+    fn access(&self, input: &EditInput, cx: &ToolContext) -> Result<Access, ToolError> {
+        Ok(Access::exclusive().writes(absolute(cx, &input.file_path)))
+    }
+
+    async fn call(&self, input: EditInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        run_blocking(&cx, move |cx| {
+            let one = [Change { old: &input.old_string, new: &input.new_string, all: input.replace_all }];
+            apply(cx, &input.file_path, &one)
+        })
+        .await
+    }
+}
+
+/// One replacement to make.
+pub struct Change<'a> {
+    /// The text to find.
+    pub old: &'a str,
+    /// Its replacement.
+    pub new: &'a str,
+    /// Every occurrence.
+    pub all: bool,
+}
+
+/// Applies changes in order, in memory, then writes once: all or nothing. Shared with
+/// MultiEdit. A missing file may be created by a first change whose `old` is empty.
+pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Result<ToolOutput, ToolError> {
+    let abs = absolute(cx, file_path);
+    let name = shown(cx, &abs);
+    let (ws, notes) = open_for_change(cx)?;
+    let multi = changes.len() > 1;
+    let which = |i: usize| if multi { format!("edit {} of {}: ", i + 1, changes.len()) } else { String::new() };
+    let unchanged = if multi { "; no edit was applied, the file is unchanged" } else { "" };
+
+    let (loc, format, mut text, created) = match load(&ws, cx, &abs)? {
+        Target::Existing(file) => (file.real, file.format, file.text, false),
+        Target::New(loc) => match changes.first() {
+            Some(first) if first.old.is_empty() => (loc, TextFormat::UTF8, String::new(), true),
+            _ => {
+                return Err(ToolError::failed(format!(
+                    "{name} does not exist; check the path, or create it with an empty old_string (or Write)"
+                )));
+            }
+        },
+    };
+
+    let mut first_edit: Option<(usize, usize)> = None;
+    let mut total = 0;
+    for (i, change) in changes.iter().enumerate() {
+        // An empty old_string fills an empty (or new) file; elsewhere it is an error.
+        let result = if change.old.is_empty() && text.is_empty() {
+            let span = change.new.matches('\n').count() + 1;
+            Ok(crate::files::support::replace::Replaced { text: change.new.to_string(), count: 1, first_line: 1, span })
+        } else {
+            replace(&text, change.old, change.new, change.all)
+        };
+        match result {
+            Ok(r) => {
+                text = r.text;
+                total += r.count;
+                first_edit.get_or_insert((r.first_line, r.span));
+            }
+            Err(miss @ Miss::NotFound(_)) => {
+                return Err(ToolError::failed(format!(
+                    "{}{}{unchanged}",
+                    which(i),
+                    miss.to_string().replacen("in the file", &format!("in {name}"), 1)
+                )));
+            }
+            Err(miss) => return Err(ToolError::failed(format!("{}{miss} ({name}){unchanged}", which(i)))),
+        }
+    }
+
+    save(&ws, cx, &loc, &text, format)?;
+    let (line, span) = first_edit.unwrap_or((1, 1));
+    let lines: Vec<&str> = text.lines().collect();
+    let from = line.saturating_sub(CONTEXT).max(1);
+    let to = (line + span - 1 + CONTEXT).min(lines.len());
+    let snippet = if lines.is_empty() { String::new() } else { numbered(lines[from - 1..to].iter().copied(), from) };
+    let what = if created {
+        format!("Created {name}")
+    } else if multi {
+        format!("Applied {} edits to {name} ({total} replacement{})", changes.len(), plural(total))
+    } else {
+        format!("Edited {name}: replaced {total} occurrence{}", plural(total))
+    };
+    let out = ToolOutput::text(if snippet.is_empty() {
+        format!("{what}.")
+    } else {
+        format!("{what}. Lines {from}-{to} now read:\n{snippet}")
+    });
+    Ok(noted(out, notes))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

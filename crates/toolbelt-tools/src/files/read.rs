@@ -1,0 +1,235 @@
+//! `Read`: a file's lines, numbered like `cat -n`, an image as an image, a notebook as cells.
+//!
+//! Text in any encoding the codecs know is shown as text (and noted when not UTF-8); binary
+//! files are refused with their type and size; directories are refused with a pointer to
+//! ListDir. Files up to [`WHOLE_FILE_LIMIT`] are decoded whole; larger ones are streamed, so
+//! reading a slice of a multi-gigabyte file keeps memory bounded. Every read records the
+//! file's content hash in the session ledger, which Write and Edit check.
+
+use std::io::Read as _;
+
+use base64::Engine as _;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolbelt_core::{Access, Category, Content, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, human_size};
+
+use crate::blocking::run_blocking;
+
+use crate::files::support::change::{numbered, shown};
+use crate::files::support::encoding;
+use crate::files::support::ledger::{FileLedger, FileState};
+use crate::files::support::roots::{Located, OpenRoots, absolute, io_error};
+
+/// Lines shown when no limit is given.
+pub const DEFAULT_LIMIT: usize = 2_000;
+/// Characters of one line shown before it is cut.
+pub const MAX_LINE_CHARS: usize = 2_000;
+/// Files up to this size are decoded whole (every encoding); larger ones are streamed.
+pub const WHOLE_FILE_LIMIT: u64 = 32 * 1024 * 1024;
+/// Largest image returned as image content (5 MB once base64-encoded).
+pub const MAX_IMAGE_BYTES: u64 = 3_750_000;
+
+/// Input of `Read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadInput {
+    /// The file to read: an absolute path, or a path relative to the working directory.
+    pub file_path: String,
+    /// The line number to start reading from (1 is the first line). Use it with `limit` for
+    /// files too long to read at once.
+    pub offset: Option<u64>,
+    /// How many lines to read (default 2,000).
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+/// The `Read` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Read;
+
+const DESCRIPTION: &str = "Reads a file from the local filesystem. `file_path` may be absolute or relative to the \
+working directory. By default it reads up to 2,000 lines from the start; for long files give `offset` (the line to \
+start at, 1-based) and `limit`. Output is numbered like `cat -n`: the line number, a tab, then the line. Lines longer \
+than 2,000 characters are cut. Text in UTF-8, UTF-16 (with BOM) and legacy encodings is shown as text. Images (PNG, \
+JPEG, GIF, WebP) are returned as images; Jupyter notebooks (.ipynb) as cells with their outputs. Binary files and \
+directories are refused (use ListDir for directories). Read a file before editing or overwriting it.";
+
+impl Tool for Read {
+    type Input = ReadInput;
+    const NAME: &'static str = "Read";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, DESCRIPTION)
+            .title("Read a file")
+            .aliases(["read_file", "file_read", "view"])
+            .param_alias("path", "file_path")
+            .param_alias("filePath", "file_path")
+            .category(Category::Files)
+            .tags(["fs", "read"])
+            .read_only()
+            .search_hint("read view open show file contents lines cat image notebook")
+    }
+
+    fn access(&self, input: &ReadInput, cx: &ToolContext) -> Result<Access, ToolError> {
+        Ok(Access::shared().reads(absolute(cx, &input.file_path)))
+    }
+
+    async fn call(&self, input: ReadInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        // A small file is read right here: handing a read of a few kilobytes to the blocking
+        // pool costs two thread wake-ups, more than the read itself. (The size only chooses
+        // the thread; confinement still happens when the file is opened.)
+        let small =
+            std::fs::metadata(absolute(&cx, &input.file_path)).is_ok_and(|m| m.is_file() && m.len() <= INLINE_MAX);
+        if small { read(&input, &cx) } else { run_blocking(&cx, move |cx| read(&input, cx)).await }
+    }
+}
+
+/// Files up to this size are read on the calling thread.
+const INLINE_MAX: u64 = 64 * 1024;
+
+fn read(input: &ReadInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let abs = absolute(cx, &input.file_path);
+    let ws = OpenRoots::open_for_reading(cx)?;
+    let loc = ws.locate(&abs)?;
+    let real = ws.real(&loc)?;
+    let meta = ws.metadata(&real)?;
+    if meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "{} is a directory, not a file; use ListDir to see what it contains",
+            abs.display()
+        )));
+    }
+    let mtime = meta.modified().ok().map(|t| t.into_std());
+    let size = meta.len();
+    let name = shown(cx, &abs);
+    let offset = usize::try_from(input.offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
+    let limit = usize::try_from(input.limit.unwrap_or(DEFAULT_LIMIT as u64).max(1)).unwrap_or(usize::MAX);
+
+    let mut file = ws.open_file(&real)?;
+    let mut head = vec![0u8; 8192.min(usize::try_from(size).unwrap_or(8192))];
+    file.read_exact(&mut head).map_err(|e| io_error(&abs, &e))?;
+
+    if let Some(mime) = encoding::image_mime(&head) {
+        return image(&ws, cx, &real, &name, mime, size, mtime);
+    }
+    if size > WHOLE_FILE_LIMIT {
+        drop(file);
+        return crate::files::support::read_stream::read_large(&ws, cx, &real, &name, offset, limit);
+    }
+    let mut bytes = head;
+    file.read_to_end(&mut bytes).map_err(|e| io_error(&abs, &e))?;
+    FileLedger::record(cx, &real.abs, FileState::of(&bytes, mtime));
+
+    if abs.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb")) {
+        let text = String::from_utf8_lossy(&bytes);
+        let rendered = crate::files::support::notebook::render_for_read(&text)
+            .map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
+        return Ok(ToolOutput::text(rendered));
+    }
+    let (text, format) = encoding::decode(&bytes).map_err(|b| binary(&name, b.kind, size))?;
+    let mut out = render_lines(&text, &name, offset, limit)?;
+    if format != encoding::TextFormat::UTF8 {
+        out.push_str(&format!("\n\n(Decoded as {}; Edit and Write keep that encoding.)", format.describe()));
+    }
+    Ok(ToolOutput::text(out))
+}
+
+/// Numbers the window of `text` starting at line `offset` (1-based), with notices.
+fn render_lines(text: &str, name: &str, offset: usize, limit: usize) -> Result<String, ToolError> {
+    if text.is_empty() {
+        return Ok(format!("({name} exists but is empty.)"));
+    }
+    let total = text.lines().count();
+    if offset > total {
+        return Err(ToolError::failed(format!(
+            "{name} has {total} line{}; offset {offset} is past the end. Read from an offset up to {total}.",
+            if total == 1 { "" } else { "s" }
+        )));
+    }
+    let window = text.lines().skip(offset - 1).take(limit).map(cut_line);
+    let cut: Vec<std::borrow::Cow<'_, str>> = window.collect();
+    let shown_to = offset - 1 + cut.len();
+    let mut out = numbered(cut.iter().map(|c| c.as_ref()), offset);
+    if shown_to < total {
+        out.push_str(&format!(
+            "\n\n(Showing lines {offset}-{shown_to} of {total}. Continue with offset={} to read more.)",
+            shown_to + 1
+        ));
+    }
+    Ok(out)
+}
+
+/// A line cut to [`MAX_LINE_CHARS`] with a marker saying how much is left out.
+pub fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if line.len() <= MAX_LINE_CHARS {
+        return line.into();
+    }
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => line.into(),
+        Some((at, _)) => {
+            let rest = line[at..].chars().count();
+            format!("{}… [line cut: {rest} more characters]", &line[..at]).into()
+        }
+    }
+}
+
+/// The refusal for a binary file.
+pub fn binary(name: &str, kind: &str, size: u64) -> ToolError {
+    ToolError::failed(format!(
+        "{name} is a binary file ({kind}, {}); Read shows text, images and notebooks only. Inspect it with a shell \
+         command (`file`, `xxd | head`) instead.",
+        human_size(size)
+    ))
+}
+
+fn image(
+    ws: &OpenRoots,
+    cx: &ToolContext,
+    real: &Located,
+    name: &str,
+    mime: &str,
+    size: u64,
+    mtime: Option<std::time::SystemTime>,
+) -> Result<ToolOutput, ToolError> {
+    if size > MAX_IMAGE_BYTES {
+        return Err(ToolError::failed(format!(
+            "{name} is an image of {}, over the {} limit for returning images; make a smaller copy first (e.g. \
+             `convert {name} -resize 50% small.png`) and read that",
+            human_size(size),
+            human_size(MAX_IMAGE_BYTES)
+        )));
+    }
+    let bytes = crate::files::support::change::read_bytes(ws, real)?;
+    FileLedger::record(cx, &real.abs, FileState::of(&bytes, mtime));
+    let dims = imagesize::blob_size(&bytes).map(|d| format!(", {}×{}", d.width, d.height)).unwrap_or_default();
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let caption = format!("Image {name} ({mime}{dims}, {})", human_size(size));
+    Ok(ToolOutput::text(caption).with_content(Content::Image { data, mime_type: mime.to_string() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_and_notices() {
+        let text = "a\nb\nc\n";
+        assert_eq!(render_lines(text, "f", 1, 2000).unwrap(), "     1\ta\n     2\tb\n     3\tc");
+        assert_eq!(
+            render_lines(text, "f", 2, 1).unwrap(),
+            "     2\tb\n\n(Showing lines 2-2 of 3. Continue with offset=3 to read more.)"
+        );
+        assert!(render_lines(text, "f", 4, 1).unwrap_err().to_string().contains("offset 4 is past the end"));
+        assert_eq!(render_lines("", "f", 1, 10).unwrap(), "(f exists but is empty.)");
+        assert_eq!(render_lines("x\r\ny\r\n", "f", 1, 10).unwrap(), "     1\tx\n     2\ty");
+    }
+
+    #[test]
+    fn long_lines_are_cut_with_a_marker() {
+        let long = "é".repeat(MAX_LINE_CHARS + 5);
+        let cut = cut_line(&long);
+        assert!(cut.starts_with(&"é".repeat(MAX_LINE_CHARS)));
+        assert!(cut.ends_with("… [line cut: 5 more characters]"));
+    }
+}

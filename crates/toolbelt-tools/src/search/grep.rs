@@ -1,0 +1,397 @@
+//! `Grep`: search file contents with ripgrep's engine, answering in ripgrep's own output
+//! format.
+//!
+//! Same parameters as Claude Code's Grep (`pattern, path, glob, type, output_mode, -i, -n,
+//! -A, -B, -C, multiline, head_limit, offset`), and the same results as `rg --sort path` on
+//! the same tree: the walk, the regex syntax, the file types, binary detection and the text
+//! shape (`path:line:text`, `path-line-text` for context, `--` between groups, `path:count`)
+//! are ripgrep's, because models read and write that format fluently. Differences, each on
+//! purpose: ignore files apply outside a git repository too; a `glob` with a `/` is anchored
+//! at the searched `path` rather than at the working directory (a known trap in other
+//! agents); lines over 2,000 characters are cut with a marker; `head_limit`/`offset` page
+//! over the output with a notice saying how to get the rest.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
+
+use crate::blocking::run_blocking;
+
+use crate::search::support::content::{self, FileHits, Found, LineKind, Mode, Outcome, Plan};
+use crate::search::support::guard::Skipped;
+use crate::search::support::{
+    Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, walker,
+};
+
+/// Entries of the structured result at most (the text is cut by the output budget).
+pub const STRUCTURED_LIMIT: usize = 1_000;
+
+/// What Grep reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    /// The paths of the files that match, one per line (`rg -l`).
+    #[default]
+    FilesWithMatches,
+    /// The matching lines, as `path:line:text` (`rg -n`), with optional context lines.
+    Content,
+    /// How many lines match in each file, as `path:count` (`rg -c`).
+    Count,
+}
+
+/// Input of `Grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepInput {
+    /// The regular expression to search for in file contents (ripgrep syntax, like Rust's
+    /// regex crate: `log.*Error`, `fn\s+\w+`). Escape special characters to match them
+    /// literally: `interface\{\}` finds `interface{}`.
+    pub pattern: String,
+    /// File or directory to search in (default: the working directory).
+    pub path: Option<String>,
+    /// Only search files whose names match this glob, e.g. `*.js` or `*.{ts,tsx}` (rg
+    /// --glob). A glob with `/` matches paths below `path` (`src/**/*.rs`); `!` excludes
+    /// (`!*.min.js`); several globs separated by spaces all apply. As with rg, a glob that
+    /// names files outright also reaches ignored or hidden ones (`.env`, `*.log`).
+    pub glob: Option<String>,
+    /// Only search files of this type (rg --type), e.g. `js`, `py`, `rust`, `go`, `java`,
+    /// `ts`, `cpp`, `md`; several separated by commas. Faster than `glob` for standard
+    /// types.
+    #[serde(rename = "type")]
+    pub file_type: Option<String>,
+    /// `files_with_matches` (default) lists matching file paths; `content` shows matching
+    /// lines (`-A`/`-B`/`-C`, `-n` apply); `count` shows match counts per file.
+    #[serde(default)]
+    pub output_mode: OutputMode,
+    /// Case-insensitive search (rg -i).
+    #[serde(rename = "-i")]
+    pub case_insensitive: Option<bool>,
+    /// Show line numbers (rg -n; content mode only; default true).
+    #[serde(rename = "-n")]
+    pub line_numbers: Option<bool>,
+    /// Lines to show after each match (rg -A; content mode only).
+    #[serde(rename = "-A")]
+    pub after: Option<u32>,
+    /// Lines to show before each match (rg -B; content mode only).
+    #[serde(rename = "-B")]
+    pub before: Option<u32>,
+    /// Lines to show before and after each match (rg -C; content mode only; `-A`/`-B`
+    /// take precedence).
+    #[serde(rename = "-C")]
+    pub context: Option<u32>,
+    /// Let patterns span lines, with `.` matching newlines too (rg -U --multiline-dotall).
+    /// Default false.
+    pub multiline: Option<bool>,
+    /// Show at most this many entries: output lines (content), files (files_with_matches)
+    /// or count entries (count), like `| head -N`. Default (or 0): all; long output is cut
+    /// to the output budget.
+    pub head_limit: Option<u64>,
+    /// Skip this many entries first, like `| tail -n +N+1`; use with `head_limit` to page.
+    pub offset: Option<u64>,
+}
+
+/// One output line of content mode.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GrepLine {
+    /// The file, relative to the working directory when inside it.
+    pub path: String,
+    /// 1-based line number (absent when `-n` is false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// The line's text (cut after 2,000 characters).
+    pub text: String,
+    /// True for a context line (absent for a matching line).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub context: bool,
+}
+
+/// One file's count.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GrepCount {
+    /// The file, relative to the working directory when inside it.
+    pub path: String,
+    /// Matching lines (with `multiline`: matches).
+    pub count: u64,
+}
+
+/// The structured result of `Grep`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepOutput {
+    /// The mode that produced the result.
+    pub mode: OutputMode,
+    /// files_with_matches: the matching files, in path order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
+    /// content: the output lines (matches and context lines; `--` breaks left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<GrepLine>>,
+    /// count: the files with matches and their counts, in path order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Vec<GrepCount>>,
+    /// Entries in all: files, output lines (content, `--` breaks included) or count entries.
+    pub total: usize,
+    /// Entries skipped before the first returned.
+    pub offset: usize,
+    /// The offset that continues after the returned entries, when some were left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+}
+
+/// The `Grep` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grep;
+
+const DESCRIPTION: &str = "A powerful search tool built on ripgrep. Searches file contents with a regular \
+expression (ripgrep syntax: `log.*Error`, `function\\s+\\w+`; escape literal braces: `interface\\{\\}`). Filter \
+files with `glob` (`*.js`, `**/*.{ts,tsx}`) or `type` (`js`, `py`, `rust`). `output_mode`: `files_with_matches` \
+(default) lists matching files; `content` shows matching lines as `path:line:text` with optional context (`-A`, \
+`-B`, `-C`); `count` shows `path:count`. Results are in path order; .gitignore'd, hidden and binary files are \
+skipped. Patterns match within a line unless `multiline` is true. Page long results with `head_limit` and \
+`offset`. Use this tool for searching file contents instead of running grep or rg in a shell.";
+
+impl Tool for Grep {
+    type Input = GrepInput;
+    const NAME: &'static str = "Grep";
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(Self::NAME, DESCRIPTION)
+            .title("Search file contents")
+            .aliases(["grep", "search_file_content", "grep_search"])
+            .category(Category::Search)
+            .tags(["fs", "search", "read"])
+            .read_only()
+            .search_hint("grep ripgrep rg search find text regex pattern in files contents code usages")
+            .output_schema(output_schema::<GrepOutput>())
+    }
+
+    fn access(&self, input: &GrepInput, cx: &ToolContext) -> Result<Access, ToolError> {
+        Ok(Access::shared().reads(target(cx, input.path.as_deref())))
+    }
+
+    async fn call(&self, input: GrepInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let out = run_blocking(&cx, move |cx| Ok(grep(&input, cx))).await?;
+        if cx.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
+        out
+    }
+}
+
+fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let multiline = input.multiline.unwrap_or(false);
+    let mode = match input.output_mode {
+        OutputMode::FilesWithMatches => Mode::Files,
+        OutputMode::Content => Mode::Content,
+        OutputMode::Count => Mode::Count,
+    };
+    let context = input.context.unwrap_or(0) as usize;
+    let plan = Plan {
+        matcher: matcher::regex(&input.pattern, input.case_insensitive.unwrap_or(false), multiline)?,
+        mode,
+        line_numbers: input.line_numbers.unwrap_or(true),
+        before: input.before.map_or(context, |n| n as usize),
+        after: input.after.map_or(context, |n| n as usize),
+        multiline,
+    };
+    let types = input.file_type.as_deref().map(matcher::types).transpose()?;
+    let start = Start::resolve(cx, input.path.as_deref())?;
+    let cancel = cx.cancellation();
+    let shown = Shown::new(cx);
+
+    let found = if start.is_dir {
+        let overrides = match input.glob.as_deref().map(str::trim).filter(|g| !g.is_empty()) {
+            Some(glob) => Some(globs(&start.loc.abs, glob.split_whitespace().map(clean_glob), "glob")?),
+            None => None,
+        };
+        let options = WalkOptions { overrides, types, ..WalkOptions::default() };
+        let skipped = Skipped::default();
+        let walk = walker(&start.loc.abs, cx, options, &skipped)?;
+        let mut found = content::search_tree(&plan, &start, &shown, &walk, cancel);
+        found.errors.merge(skipped.take());
+        found
+    } else {
+        match content::search_start_file(&plan, &start, &shown, cancel) {
+            Ok((Outcome::Hits(hits), mut found)) => {
+                found.files.push(hits);
+                found
+            }
+            Ok((Outcome::NoMatch, found)) => found,
+            Ok((Outcome::Binary, _)) => {
+                return Ok(ToolOutput::text(format!(
+                    "{} is a binary file (it contains NUL bytes); Grep searches text files only.",
+                    shown.show(&start.loc.abs)
+                )));
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+
+    let page = Page::new(input.offset, input.head_limit, usize::MAX);
+    let (mut text, structured) = match mode {
+        Mode::Files => render_files(&found.files, page),
+        Mode::Count => render_counts(&found.files, page),
+        Mode::Content => render_content(&found, page, plan.before > 0 || plan.after > 0),
+    };
+    if structured.total == 0 {
+        text = no_match(input, &shown, &start);
+    } else if let Some(notice) = page.notice(structured.total, entries(mode), " (in path order)", "narrow the search") {
+        append_note(&mut text, &notice);
+    }
+    if let Some(note) = found.errors.note() {
+        append_note(&mut text, &note);
+    }
+    let structured = serde_json::to_value(&structured).map_err(|e| ToolError::internal(e.to_string()))?;
+    Ok(ToolOutput::text(text).with_structured(structured))
+}
+
+fn entries(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Files => "files",
+        Mode::Count => "count entries",
+        Mode::Content => "lines",
+    }
+}
+
+fn no_match(input: &GrepInput, shown: &Shown, start: &Start) -> String {
+    let mut filters = String::new();
+    if let Some(glob) = &input.glob {
+        filters.push_str(&format!(", glob `{glob}`"));
+    }
+    if let Some(t) = &input.file_type {
+        filters.push_str(&format!(", type `{t}`"));
+    }
+    let skipped = if start.is_dir { "; .gitignore'd, hidden and binary files were skipped" } else { "" };
+    format!("No matches found for `{}` in {}{filters}{skipped}.", input.pattern, shown.place(&start.loc.abs))
+}
+
+fn output(mode: OutputMode, total: usize, page: Page, returned: usize) -> GrepOutput {
+    let shown = page.range(total);
+    let end = shown.start + returned;
+    GrepOutput {
+        mode,
+        files: None,
+        matches: None,
+        counts: None,
+        total,
+        offset: page.offset,
+        next_offset: (end < total && returned > 0).then_some(end),
+    }
+}
+
+fn render_files(hits: &[FileHits], page: Page) -> (String, GrepOutput) {
+    let on_page = &hits[page.range(hits.len())];
+    let mut text = String::with_capacity(on_page.iter().map(|h| h.shown.len() + 1).sum());
+    let mut files = Vec::new();
+    for hit in on_page {
+        text.push_str(&hit.shown);
+        text.push('\n');
+        if files.len() < STRUCTURED_LIMIT {
+            files.push(hit.shown.clone());
+        }
+    }
+    text.pop();
+    let mut out = output(OutputMode::FilesWithMatches, hits.len(), page, files.len());
+    out.files = Some(files);
+    (text, out)
+}
+
+fn render_counts(hits: &[FileHits], page: Page) -> (String, GrepOutput) {
+    let mut text = String::new();
+    let mut counts = Vec::new();
+    for hit in &hits[page.range(hits.len())] {
+        text.push_str(&format!("{}:{}\n", hit.shown, hit.count));
+        if counts.len() < STRUCTURED_LIMIT {
+            counts.push(GrepCount { path: hit.shown.clone(), count: hit.count });
+        }
+    }
+    text.pop();
+    let mut out = output(OutputMode::Count, hits.len(), page, counts.len());
+    out.counts = Some(counts);
+    (text, out)
+}
+
+/// `path:line:text` for matches, `path-line-text` for context lines (without line numbers
+/// `path:text` / `path-text`), `--` between non-adjacent groups and, with context, between
+/// files: ripgrep's standard format. The lines were formatted while searching; here they
+/// are only put together, whole files at a time when the page allows.
+fn render_content(found: &Found, page: Page, context: bool) -> (String, GrepOutput) {
+    let hits = &found.files;
+    let mut text = String::with_capacity(hits.iter().map(|h| found.text(h).len() + 3).sum::<usize>().min(1 << 30));
+    let mut matches = Vec::new();
+    let mut structured_end = None;
+    let mut i = 0usize;
+    for (n, hit) in hits.iter().enumerate() {
+        let lines = found.lines(hit);
+        let separated = context && n > 0;
+        let count = lines.len() + usize::from(separated);
+        if i + count <= page.offset || !page.contains(i.max(page.offset)) {
+            i += count;
+            continue;
+        }
+        let whole = page.contains(i) && page.contains(i + count - 1);
+        if separated {
+            if page.contains(i) {
+                text.push_str("--\n");
+            }
+            i += 1;
+        }
+        if whole {
+            text.push_str(found.text(hit));
+            if structured_end.is_some() {
+                i += lines.len();
+                continue;
+            }
+        }
+        for (k, line) in lines.iter().enumerate() {
+            if page.contains(i) {
+                if !whole {
+                    text.push_str(found.formatted(hit, k));
+                }
+                if line.kind != LineKind::Break {
+                    if matches.len() < STRUCTURED_LIMIT {
+                        matches.push(GrepLine {
+                            path: hit.shown.clone(),
+                            line: (line.number > 0).then_some(line.number),
+                            text: found.body(hit, k).to_string(),
+                            context: line.kind == LineKind::Context,
+                        });
+                    } else if structured_end.is_none() {
+                        structured_end = Some(i);
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+    text.pop();
+    let total = i;
+    let mut out = output(OutputMode::Content, total, page, 0);
+    let end = page.range(total).end;
+    out.next_offset = structured_end.or((end < total).then_some(end));
+    out.matches = Some(matches);
+    (text, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolbelt_core::erase;
+
+    #[test]
+    fn schema_uses_claude_code_parameter_names() {
+        let tool = erase(Grep);
+        let props = &tool.spec().input_schema["properties"];
+        for key in ["pattern", "path", "glob", "type", "output_mode", "-i", "-n", "-A", "-B", "-C", "multiline"] {
+            assert!(props.get(key).is_some(), "missing {key}");
+        }
+        assert!(props.get("head_limit").is_some() && props.get("offset").is_some());
+        assert_eq!(tool.spec().input_schema["required"], serde_json::json!(["pattern"]));
+        let output = tool.spec().output_schema.clone().unwrap_or_default();
+        let line = &output["properties"]["matches"]["items"];
+        assert_eq!(line["required"], serde_json::json!(["path", "text"]), "optional fields may be left out");
+        assert!(tool.spec().annotations.read_only);
+    }
+}

@@ -1,0 +1,17 @@
+//! What the shell tools share: none of it is a tool.
+
+pub(crate) mod background;
+pub(crate) mod capture;
+pub(crate) mod cgroup;
+pub(crate) mod config;
+pub(crate) mod confine;
+pub(crate) mod cwd;
+pub(crate) mod deny;
+pub(crate) mod env;
+pub(crate) mod foreground;
+pub(crate) mod operands;
+pub(crate) mod result;
+pub(crate) mod sandbox;
+pub(crate) mod spawn;
+pub(crate) mod spill;
+pub(crate) mod tree;

@@ -1,0 +1,321 @@
+//! Background tasks: commands started with `run_in_background`, and the session's registry
+//! of them that `TaskOutput`, `TaskStop` and `TaskList` read.
+//!
+//! A task's stdout and stderr go straight to a log file under the session's directory (no
+//! pump in between, so nothing of ours sits in the data path). A watcher waits for the
+//! task's `bash`, records how it ended and kills whatever of its tree is left, as a
+//! foreground call does. The registry is a session slot: when the session ends it is
+//! dropped, and dropping it kills every task's whole tree, so nothing outlives the server's
+//! sessions. It saves as nothing (live processes cannot be restored).
+
+use std::collections::VecDeque;
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{SessionSlot, ToolContext, ToolError, ToolOutput};
+
+use crate::shell::bash::BashInput;
+use crate::shell::support::capture::{HeadTail, Rendered};
+use crate::shell::support::cgroup::CommandCgroup;
+use crate::shell::support::config::BashConfig;
+use crate::shell::support::foreground::spawn_error;
+use crate::shell::support::result::{BashOutput, shown_path, to_value};
+use crate::shell::support::spawn::{Launch, Sink, Spawned, spawn};
+use crate::shell::support::spill::SpillTarget;
+use crate::shell::support::tree::Tree;
+
+/// Finished tasks kept for TaskOutput and TaskList; older ones are forgotten.
+const KEEP_FINISHED: usize = 100;
+
+/// Where a task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Still running.
+    Running,
+    /// Exited with code 0.
+    Completed,
+    /// Exited with another code, or was killed by a signal we did not send.
+    Failed,
+    /// Stopped by TaskStop or by the end of the session.
+    Killed,
+}
+
+impl TaskStatus {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Running => "running",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Killed => "killed",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    status: TaskStatus,
+    exit_code: Option<i32>,
+    ended: Option<Instant>,
+    /// How far TaskOutput has read the log.
+    read_to: u64,
+}
+
+/// One background task.
+#[derive(Debug)]
+pub struct Task {
+    /// Its id (`bash_1`).
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// What it does, as the call described it.
+    pub description: Option<String>,
+    /// The log file both streams go to.
+    pub log: PathBuf,
+    started: Instant,
+    tree: Tree,
+    state: Mutex<State>,
+    done: tokio::sync::watch::Sender<bool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Task {
+    /// Its status and exit code now.
+    pub fn status(&self) -> (TaskStatus, Option<i32>) {
+        let state = lock(&self.state);
+        (state.status, state.exit_code)
+    }
+
+    /// How long it ran (or has been running).
+    pub fn run_time(&self) -> Duration {
+        let state = lock(&self.state);
+        state.ended.unwrap_or_else(Instant::now).duration_since(self.started)
+    }
+
+    /// Whether a cgroup holds its tree (so stopping it reaches everything it started).
+    pub fn is_held(&self) -> bool {
+        self.tree.is_held()
+    }
+
+    /// Kills its whole tree; returns whether it was still running.
+    pub fn stop(&self) -> bool {
+        {
+            let mut state = lock(&self.state);
+            if state.status != TaskStatus::Running {
+                return false;
+            }
+            state.status = TaskStatus::Killed;
+            state.ended = Some(Instant::now());
+        }
+        self.tree.kill();
+        self.tree.retire();
+        true
+    }
+
+    /// Waits until the task ends, at most `limit`; returns early if `cx` is cancelled.
+    pub async fn wait(&self, limit: Duration, cx: &ToolContext) {
+        let mut done = self.done.subscribe();
+        tokio::select! {
+            _ = done.wait_for(|d| *d) => {}
+            () = tokio::time::sleep(limit) => {}
+            () = cx.cancellation().cancelled() => {}
+        }
+    }
+
+    /// The output written since the last call, within `budget` characters (head and tail
+    /// when more came), and the byte range it covers.
+    pub fn read_new(&self, budget: usize) -> Result<(Rendered, u64, u64), ToolError> {
+        let mut state = lock(&self.state);
+        let from = state.read_to;
+        let (rendered, to) = read_range(&self.log, from, budget)
+            .map_err(|e| ToolError::failed(format!("cannot read the log {}: {e}", self.log.display())))?;
+        state.read_to = to;
+        Ok((rendered, from, to))
+    }
+}
+
+/// Reads the log from byte `from` to its current end: whole when short, else its head and
+/// tail (the middle is never read, so a huge log costs nothing).
+fn read_range(log: &Path, from: u64, budget: usize) -> std::io::Result<(Rendered, u64)> {
+    // Without blocking, and a regular file only: a command may have put a FIFO in its place.
+    let mut file = {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(log)?;
+        crate::files::support::regular::check_regular(&file).map_err(std::io::Error::other)?;
+        file
+    };
+    let to = file.metadata()?.len().max(from);
+    let len = to - from;
+    let head_cap = budget.saturating_mul(4) as u64;
+    let tail_cap = budget.saturating_mul(2) as u64;
+    file.seek(SeekFrom::Start(from))?;
+    let mut head = Vec::new();
+    (&mut file).take(len.min(head_cap)).read_to_end(&mut head)?;
+    let mut tail = Vec::new();
+    if len > head_cap {
+        file.seek(SeekFrom::Start(to - tail_cap.min(len - head_cap)))?;
+        (&mut file).take(tail_cap).read_to_end(&mut tail)?;
+    }
+    let total = (head.len() + tail.len()) as u64;
+    let parts = HeadTail::from_parts(head, &tail, len.max(total));
+    Ok((parts.render(budget), to))
+}
+
+/// The session's background tasks.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tasks {
+    #[serde(skip)]
+    tasks: VecDeque<Arc<Task>>,
+    #[serde(skip)]
+    next: u64,
+}
+
+impl SessionSlot for Tasks {
+    const KEY: &'static str = "shell_tasks";
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.stop();
+        }
+    }
+}
+
+impl Tasks {
+    /// The task with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<Task>> {
+        self.tasks.iter().find(|t| t.id == id).cloned()
+    }
+
+    /// Every task, oldest first.
+    pub fn all(&self) -> Vec<Arc<Task>> {
+        self.tasks.iter().cloned().collect()
+    }
+
+    fn running(&self) -> usize {
+        self.tasks.iter().filter(|t| t.status().0 == TaskStatus::Running).count()
+    }
+
+    fn forget_old(&mut self) {
+        while self.tasks.iter().filter(|t| t.status().0 != TaskStatus::Running).count() > KEEP_FINISHED {
+            match self.tasks.iter().position(|t| t.status().0 != TaskStatus::Running) {
+                Some(i) => drop(self.tasks.remove(i)),
+                None => break,
+            }
+        }
+    }
+}
+
+/// The error for an id the session does not know, listing the ones it does.
+pub fn unknown_task(cx: &ToolContext, id: &str) -> ToolError {
+    let ids: Vec<String> = cx.with_slot::<Tasks, _>(|t| t.all().iter().map(|t| t.id.clone()).collect());
+    if ids.is_empty() {
+        ToolError::failed(format!(
+            "no background task `{id}`: this session has none; start one with Bash and run_in_background: true"
+        ))
+    } else {
+        ToolError::failed(format!("no background task `{id}`; this session's tasks are {}", ids.join(", ")))
+    }
+}
+
+/// Starts `input.command` in the background and returns at once with its id.
+pub fn start(
+    cx: &ToolContext,
+    input: &BashInput,
+    cwd: &Path,
+    config: &BashConfig,
+    notice: Option<String>,
+    cgroup: Option<Arc<CommandCgroup>>,
+    configure: impl FnOnce(&mut tokio::process::Command),
+) -> Result<ToolOutput, ToolError> {
+    let slot = cx.session().slot::<Tasks>();
+    let mut tasks = lock(&slot);
+    let running = tasks.running();
+    if running >= config.max_background_tasks {
+        return Err(ToolError::failed(format!(
+            "too many background tasks: {running} are running (the limit is {}). Stop one with TaskStop (TaskList \
+             shows them) or wait for one to finish, then start this again.",
+            config.max_background_tasks
+        )));
+    }
+    tasks.next += 1;
+    let id = format!("bash_{}", tasks.next);
+    let (file, log) = SpillTarget::new(cx, "tasks", &id)
+        .create()
+        .map_err(|reason| ToolError::failed(format!("cannot create the task's log file: {reason}")))?;
+    let launch = Launch { command: &input.command, cwd, sink: Sink::File(file), report_cwd: false, cgroup };
+    let Spawned { mut child, tree, mut control } = spawn(launch, configure).map_err(spawn_error)?;
+    let (done, _) = tokio::sync::watch::channel(false);
+    let task = Arc::new(Task {
+        id: id.clone(),
+        command: input.command.clone(),
+        description: input.description.clone(),
+        log: log.clone(),
+        started: Instant::now(),
+        tree,
+        state: Mutex::new(State { status: TaskStatus::Running, exit_code: None, ended: None, read_to: 0 }),
+        done,
+    });
+    tasks.tasks.push_back(Arc::clone(&task));
+    tasks.forget_old();
+    drop(tasks);
+
+    let watched = Arc::clone(&task);
+    tokio::spawn(async move {
+        let status = child.wait().await.ok();
+        // Nothing of the tree outlives the task.
+        watched.tree.leftovers(control.held());
+        watched.tree.retire();
+        {
+            let mut state = lock(&watched.state);
+            if state.status == TaskStatus::Running {
+                let code = status.and_then(|s| s.code());
+                state.exit_code = code;
+                state.status = if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed };
+                state.ended = Some(Instant::now());
+            }
+        }
+        watched.done.send_replace(true);
+    });
+
+    let shown = shown_path(cx, &log);
+    let mut text = format!(
+        "Started in the background as task {id}: `{}`. Its output goes to {shown}. Read it with TaskOutput \
+         (task_id \"{id}\"); stop it with TaskStop. It is stopped when the session ends.",
+        one_line(&input.command, 200)
+    );
+    if let Some(notice) = notice {
+        text.push_str(&format!("\n[{notice}]"));
+    }
+    let structured = BashOutput {
+        stdout: String::new(),
+        stderr: String::new(),
+        exit_code: None,
+        signal: None,
+        duration_ms: 0,
+        timed_out: false,
+        interrupted: false,
+        truncated: false,
+        output_file: Some(log.display().to_string()),
+        cwd: cwd.display().to_string(),
+        task_id: Some(id),
+    };
+    Ok(ToolOutput::text(text).with_structured(to_value(&structured)?))
+}
+
+/// `text` on one line, cut to `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
+    match flat.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &flat[..i]),
+        None => flat,
+    }
+}

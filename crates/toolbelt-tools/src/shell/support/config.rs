@@ -1,0 +1,59 @@
+//! Settings of the shell tools.
+
+/// Settings of `Bash` and the background tasks, set up once by whoever builds the runtime
+/// and handed to the tools as a service (`cx.service::<BashConfig>()`); absent means the
+/// defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashConfig {
+    /// Regular expressions (Rust `regex` syntax) matched anywhere in a command's text; a
+    /// command matching any of them is refused. The built-in list of catastrophic commands
+    /// applies whatever this holds.
+    pub deny_patterns: Vec<String>,
+    /// How many background tasks may run at once in one session.
+    pub max_background_tasks: usize,
+    /// Variables removed from every command's environment: names matching any of these
+    /// patterns (`*` wildcards, without case). Defaults to [`crate::shell::support::env::DEFAULT_ENV_REMOVE`].
+    pub env_remove: Vec<String>,
+    /// Variables kept even when a pattern of `env_remove` matches them.
+    pub env_keep: Vec<String>,
+    /// Variables toolbelt reads secrets from (the MCP server's token, an upstream's token):
+    /// always removed.
+    pub secret_vars: Vec<String>,
+}
+
+impl Default for BashConfig {
+    fn default() -> Self {
+        Self {
+            deny_patterns: Vec::new(),
+            max_background_tasks: 32,
+            env_remove: crate::shell::support::env::DEFAULT_ENV_REMOVE.iter().map(|p| p.to_string()).collect(),
+            env_keep: Vec::new(),
+            secret_vars: Vec::new(),
+        }
+    }
+}
+
+impl BashConfig {
+    /// Checks the deny patterns compile, so a bad one is reported when the configuration is
+    /// loaded rather than on the first command. The error names the pattern.
+    pub fn validate(&self) -> Result<(), String> {
+        for pattern in &self.deny_patterns {
+            if let Err(e) = regex::Regex::new(pattern) {
+                return Err(format!("Bash deny pattern `{pattern}` is not a valid regular expression: {e}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_names_the_bad_pattern() {
+        assert_eq!(BashConfig::default().max_background_tasks, 32);
+        let config = BashConfig { deny_patterns: vec!["ok".into(), "[".into()], ..BashConfig::default() };
+        assert!(config.validate().unwrap_err().contains("`[`"));
+    }
+}

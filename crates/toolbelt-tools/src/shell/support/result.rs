@@ -1,0 +1,181 @@
+//! What a foreground command gives back: a model-facing text within the output budget
+//! (both streams interleaved, head and tail when long, notices after) and a structured
+//! result with each stream, the exit code, the duration and the flags.
+
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::Path;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use toolbelt_core::{ToolContext, ToolError, ToolOutput, human_duration};
+
+use crate::shell::support::capture::{Spilled, thousands};
+use crate::shell::support::foreground::Outcome;
+
+/// Room kept for the note about cut output.
+const TRUNCATION_NOTE_ROOM: usize = 500;
+
+/// The structured result of `Bash`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BashOutput {
+    /// Standard output (its head and tail when long).
+    pub stdout: String,
+    /// Standard error (its head and tail when long).
+    pub stderr: String,
+    /// The exit code; absent when the command was killed by a signal or runs in the
+    /// background.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that killed the command, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// The command reached its time limit and was stopped with every process it started.
+    pub timed_out: bool,
+    /// The call was cancelled and the command stopped with every process it started.
+    pub interrupted: bool,
+    /// Part of the output was left out of the text (and of `stdout`/`stderr`).
+    pub truncated: bool,
+    /// The file holding every byte of the output, when it was too long to show.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_file: Option<String>,
+    /// The working directory after the command.
+    pub cwd: String,
+    /// The background task's id, when the command runs in the background.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+}
+
+/// Builds the result of a foreground command. `notices` come first among the notes (the
+/// working directory, a deleted cwd…).
+pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, notices: Vec<String>) -> ToolOutput {
+    let mut notes: Vec<String> = Vec::new();
+    let code = outcome.status.and_then(|s| s.code());
+    let signal = outcome.status.and_then(|s| s.signal());
+    let stopped = stopped_what(outcome.held);
+    if outcome.timed_out {
+        notes.push(format!(
+            "Timed out after {}: {stopped}; above is what it printed until then. Retry with a larger timeout (at \
+             most 600000 ms), or run it with run_in_background and read it with TaskOutput.",
+            human_duration(limit)
+        ));
+    } else if outcome.interrupted {
+        notes.push(format!("Interrupted: the call was cancelled; {stopped}. Above is what it printed until then."));
+    } else if let Some(signal) = signal {
+        notes.push(format!("Killed by signal {signal}"));
+    } else if let Some(code) = code.filter(|&c| c != 0) {
+        notes.push(format!("Exit code {code}"));
+    }
+    if outcome.unread {
+        notes.push(
+            "A process kept the output open after the command ended and was killed; anything it printed later is \
+             not shown. Start long-lived processes with run_in_background."
+                .to_string(),
+        );
+    }
+    notes.extend(notices);
+
+    let budget = cx.limits().output_budget;
+    let notes_len: usize = notes.iter().map(|n| n.chars().count() + 3).sum();
+    // The notes come whole; the output keeps at least two fifths of the budget, so a small
+    // budget still shows a head and a tail.
+    let room = budget.saturating_sub(notes_len + TRUNCATION_NOTE_ROOM).max(budget * 2 / 5);
+    let combined = outcome.capture.combined.render(room);
+    let stdout = outcome.capture.stdout.render(budget / 2);
+    let stderr = outcome.capture.stderr.render(budget / 2);
+    let spilled = outcome.capture.settle(combined.cut).await;
+    let mut output_file = None;
+    if combined.cut {
+        let total = thousands(outcome.capture.combined.total());
+        notes.push(match &spilled {
+            Spilled::Saved(path) => {
+                let shown = shown_path(cx, path);
+                output_file = Some(path.display().to_string());
+                format!(
+                    "Output too long ({total} bytes): showing its head and tail. Every byte is in {shown}; read it \
+                     with Read (offset/limit) or search it with Grep."
+                )
+            }
+            Spilled::Failed(reason) => format!(
+                "Output too long ({total} bytes): showing its head and tail. Saving the whole output failed \
+                 ({reason}); rerun with the output redirected to a file and read that."
+            ),
+            Spilled::No => format!("Output too long ({total} bytes): showing its head and tail."),
+        });
+    }
+
+    if code.is_some_and(|c| c != 0)
+        && let Some(note) = protected_hint(&combined.text)
+    {
+        notes.push(note);
+    }
+    let mut text = if combined.text.is_empty() { "(no output)".to_string() } else { combined.text };
+    if !notes.is_empty() {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        for note in &notes {
+            text.push_str(&format!("\n[{note}]"));
+        }
+    }
+    let structured = BashOutput {
+        stdout: stdout.text,
+        stderr: stderr.text,
+        exit_code: code,
+        signal,
+        duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        timed_out: outcome.timed_out,
+        interrupted: outcome.interrupted,
+        truncated: combined.cut || stdout.cut || stderr.cut,
+        output_file,
+        cwd: cx.cwd().display().to_string(),
+        task_id: None,
+    };
+    let mut out = ToolOutput::text(text);
+    if let Ok(value) = serde_json::to_value(&structured) {
+        out = out.with_structured(value);
+    }
+    if outcome.timed_out || outcome.interrupted { out.into_error() } else { out }
+}
+
+/// What a kill reached, truthfully: with a cgroup, everything; without one, what could be
+/// found (a process that left the session and closed every descriptor may survive).
+pub fn stopped_what(held: bool) -> &'static str {
+    if held {
+        "the command and every process it started were stopped"
+    } else {
+        "the command and every process of it that could be found were stopped (this machine gives toolbelt \
+         no cgroup, so a process that left its session and closed its descriptors may still run; `toolbelt \
+         sandbox check` says why)"
+    }
+}
+
+/// When a command failed writing a protected path the sandbox keeps read-only, what the
+/// user can do about it.
+fn protected_hint(text: &str) -> Option<String> {
+    if !text.contains("Read-only file system") {
+        return None;
+    }
+    let name = toolbelt_core::PROTECTED_NAMES.iter().find(|n| text.contains(*n))?;
+    Some(format!(
+        "`{name}` is read-only in the sandbox (so are .git, .toolbelt, .claude, .mcp.json, .vscode and .idea \
+         in the workspace: they decide what runs next). For git commits, the user can set `sandbox.git_writes = \
+         true` (git's config and hooks stay read-only); otherwise ask the user to run this command themselves."
+    ))
+}
+
+/// Serializes a structured result, or reports why not.
+pub fn to_value<T: Serialize>(value: &T) -> Result<serde_json::Value, ToolError> {
+    serde_json::to_value(value).map_err(|e| ToolError::internal(e.to_string()))
+}
+
+/// A path as the model should see it: relative to the session's cwd when inside it.
+pub fn shown_path(cx: &ToolContext, path: &Path) -> String {
+    let cwd = cx.cwd();
+    match path.strip_prefix(&cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}

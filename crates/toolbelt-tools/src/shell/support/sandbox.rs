@@ -1,0 +1,247 @@
+//! The OS sandbox for shell commands: what a command may write, and whether it may reach the
+//! network, enforced by the kernel on the command's process tree.
+//!
+//! Three modes, as in Codex: `read-only` (writes nowhere but a few harmless devices),
+//! `workspace-write` (the default: writes only inside the workspace roots, the temp directory
+//! and the extra `writable_roots`) and `danger-full-access` (nothing applied). Reads are
+//! allowed everywhere in every mode. The network is off in the first two unless the config
+//! turns it on.
+//!
+//! Two kernel mechanisms, layered:
+//!
+//! * **Landlock** (`sandbox/landlock.rs`) confines writes to the allowed directories
+//!   and, from ABI 4, denies TCP `bind` and `connect`;
+//! * a **seccomp** filter (`sandbox/seccomp.rs`) lets `socket()` create only `AF_UNIX`
+//!   sockets, so UDP, raw and packet sockets are off too (and TCP even on kernels without
+//!   Landlock's TCP rules), while local tools that talk over Unix sockets keep working. It also
+//!   refuses `io_uring_setup`, whose rings could open sockets without calling `socket()`.
+//!
+//! Everything is built in the server, before the fork ([`Confinement::for_command`]); the
+//! child applies it between fork and exec ([`Confinement::install`]) with nothing but system
+//! calls, so the server process itself is never confined. Both layers are inherited by every
+//! descendant and cannot be lifted.
+//!
+//! What this machine can enforce is probed once per process ([`SandboxReport::probe`]) by
+//! applying each layer in a short-lived child. When a mode cannot be enforced,
+//! [`SandboxReport::can_confine`] and [`Confinement::for_command`] say why in one line; the
+//! caller then asks, refuses or runs unconfined as [`WhenUnavailable`] says — never silently.
+//!
+//! A third layer keeps the protected entries inside writable roots (`.git`, `.toolbelt`,
+//! `.claude`, `.mcp.json`, `.vscode`, `.idea`) read-only: Landlock rules only ever add access,
+//! so the command gets a mount namespace where they are bound read-only
+//! (`sandbox/protect.rs`).
+
+use std::path::PathBuf;
+
+use std::sync::Arc;
+
+use ::landlock::RulesetCreated;
+
+use crate::shell::support::cgroup::CommandCgroup;
+
+mod caps;
+mod landlock;
+mod probe;
+pub mod protect;
+mod seccomp;
+mod sockets;
+
+pub use probe::SandboxReport;
+
+/// How far commands are confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Commands may read anything and write nowhere (but `/dev/null` and terminal devices).
+    ReadOnly,
+    /// Commands may read anything and write inside the workspace roots, the temp directory
+    /// and the configured `writable_roots`.
+    #[default]
+    WorkspaceWrite,
+    /// Nothing is confined.
+    DangerFullAccess,
+}
+
+impl SandboxMode {
+    /// The mode's name, as the config and the `--sandbox` flag spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::DangerFullAccess => "danger-full-access",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What to do with a command when the sandbox cannot be applied on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenUnavailable {
+    /// Ask a person to approve each such command.
+    #[default]
+    Ask,
+    /// Refuse the command, saying why.
+    Refuse,
+    /// Run it unconfined, with a notice in its output.
+    Run,
+}
+
+/// The sandbox settings, set up once by whoever builds the runtime and handed to tools as a
+/// service (`cx.service::<SandboxConfig>()`); absent means the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxConfig {
+    /// How far commands are confined.
+    pub mode: SandboxMode,
+    /// Whether commands may use the network (ignored in `danger-full-access`, where they can).
+    pub network: bool,
+    /// Directories commands may also write to in `workspace-write` (ignored in `read-only`).
+    pub writable_roots: Vec<PathBuf>,
+    /// What to do when the sandbox cannot be applied on this machine.
+    pub when_unavailable: WhenUnavailable,
+    /// Whether git's data (objects, refs, the index) inside a workspace root stays writable in
+    /// `workspace-write`, so commits work; git's configuration and hooks stay read-only either
+    /// way. Off: all of `.git` is read-only.
+    pub git_writes: bool,
+    /// Protected paths besides [`toolbelt_core::PROTECTED_NAMES`] (toolbelt's own settings and
+    /// state), kept read-only when they lie inside a writable root.
+    pub protected_paths: Vec<PathBuf>,
+}
+
+/// A confinement built (in the parent, before fork) for one command.
+#[derive(Debug)]
+pub struct Confinement {
+    /// The Landlock ruleset, rules added, ready for `restrict_self` in the child.
+    ruleset: Option<RulesetCreated>,
+    /// The seccomp programs.
+    filter: Option<seccomp::Filters>,
+    /// The mounts of the command's namespace (protected paths read-only, hidden ones
+    /// masked), when there are any.
+    binds: Option<protect::Binds>,
+    /// Every capability dropped, when set.
+    caps: Option<caps::CapDrop>,
+}
+
+impl Confinement {
+    /// Builds the confinement for a command run with these workspace roots; Ok(None) in
+    /// danger-full-access mode. Err(reason) when the sandbox cannot be applied here.
+    pub fn for_command(
+        config: &SandboxConfig,
+        roots: &[PathBuf],
+        masks: &[PathBuf],
+    ) -> Result<Option<Confinement>, String> {
+        if config.mode == SandboxMode::DangerFullAccess {
+            return Ok(None);
+        }
+        SandboxReport::probe().can_confine(config.mode, config.network)?;
+        let writable = landlock::writable(config, roots);
+        let ruleset = landlock::ruleset(&writable, config.network).map_err(|e| {
+            format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
+        })?;
+        let filter = Some(seccomp::filters(config.network)?);
+        let report = SandboxReport::probe();
+        let binds = match report.protected() {
+            Ok(namespace) => {
+                let mut dirs: Vec<PathBuf> = Vec::new();
+                if config.mode == SandboxMode::WorkspaceWrite {
+                    dirs.extend(roots.iter().cloned());
+                    dirs.extend(config.writable_roots.iter().cloned());
+                }
+                // Path sockets outside the writable roots: Landlock keeps commands from them
+                // from ABI 9; before that, they are masked.
+                let sockets = if config.network || report.landlock_abi().unwrap_or(0) >= 9 {
+                    Vec::new()
+                } else {
+                    sockets::outside(&dirs)
+                };
+                let plan = protect::Plan {
+                    writable: &dirs,
+                    roots,
+                    extra: &config.protected_paths,
+                    git_writes: config.git_writes,
+                    masks,
+                    sockets: &sockets,
+                };
+                protect::plan(plan, namespace)
+            }
+            Err(_) => None,
+        };
+        Ok(Some(Confinement { ruleset: Some(ruleset), filter, binds, caps: Some(caps::CapDrop::plan()) }))
+    }
+
+    /// The paths this confinement keeps read-only with bind mounts.
+    pub fn read_only_binds(&self) -> Vec<PathBuf> {
+        self.binds.as_ref().map(protect::Binds::read_only).unwrap_or_default()
+    }
+
+    /// Installs a `pre_exec` hook on the command that applies the confinement in the child
+    /// before exec, joining `cgroup` first. Never applies anything to the calling process.
+    pub fn install(self, command: &mut tokio::process::Command, cgroup: Option<Arc<CommandCgroup>>) {
+        self.install_std(command.as_std_mut(), cgroup);
+    }
+
+    /// [`install`](Self::install) for a standard library command (the probe uses it).
+    fn install_std(self, command: &mut std::process::Command, cgroup: Option<Arc<CommandCgroup>>) {
+        let Confinement { mut ruleset, filter, binds, caps } = self;
+        pre_exec(command, move || {
+            // In this order: the cgroup while the child may still write it; mounts while it
+            // has the capability (and before Landlock, which forbids changing them); the
+            // capabilities; Landlock and the filters; finally no descriptor but the standard
+            // ones (and the control pipe, moved there by the script) reaches the command.
+            if let Some(cgroup) = &cgroup {
+                cgroup.join_self()?;
+            }
+            if let Some(binds) = &binds {
+                protect::apply(binds)?;
+            }
+            if let Some(caps) = caps {
+                caps.apply()?;
+            }
+            if let Some(ruleset) = ruleset.take() {
+                landlock::restrict_self(ruleset)?;
+            }
+            if let Some(filter) = filter {
+                seccomp::apply(filter)?;
+            }
+            close_inherited();
+            Ok(())
+        });
+    }
+}
+
+/// Marks every descriptor above stderr close-on-exec: whatever the server inherited or opened
+/// without the flag does not reach the command. (The control pipe arrives as stdin and is
+/// moved by the command's script.)
+#[allow(unsafe_code)]
+fn close_inherited() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range with integer arguments; with CLOEXEC it only sets a flag on
+    // descriptors from 3 up. On a kernel without it (before 5.11) nothing happens, and the
+    // server's own start marks its inherited descriptors (see `spawn::seal_inherited`).
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC);
+    }
+}
+
+/// Registers `hook` to run in the child between fork and exec.
+#[allow(unsafe_code)]
+fn pre_exec(command: &mut std::process::Command, hook: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static) {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: the hook runs in the forked child, where only async-signal-safe work is allowed.
+    // It only makes system calls on data built before the fork: unshare, open/write/close of
+    // the namespace's id maps, mount, prctl(PR_SET_NO_NEW_PRIVS), landlock_restrict_self on a
+    // ruleset descriptor, close of that descriptor, and seccomp(SECCOMP_SET_MODE_FILTER) on a
+    // program already in memory. It never allocates, locks or logs; errors are carried as raw
+    // OS error numbers, which need no allocation.
+    unsafe {
+        command.pre_exec(hook);
+    }
+}
+
+#[cfg(test)]
+mod tests;

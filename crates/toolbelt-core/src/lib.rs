@@ -40,7 +40,7 @@ pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;
 pub use format::{human_duration, human_size, sha256_hex, thousands};
-pub use output::{Content, ToolOutput};
+pub use output::{Content, Render, TextOutput, ToolOutput};
 pub use registry::{Registry, RegistryError, ToolEntry};
 pub use schema::{input_schema, output_schema};
 pub use session::{SessionSlot, SessionState};

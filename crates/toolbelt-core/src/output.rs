@@ -1,5 +1,6 @@
 //! What a tool hands back.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -80,5 +81,40 @@ impl ToolOutput {
     pub fn joined_text(&self) -> String {
         let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
         texts.join("\n")
+    }
+}
+
+/// How a tool's typed result reads to the model: the one place a tool turns its result into
+/// content. The structured result is the same value serialized, so text and structure
+/// cannot tell different stories.
+pub trait Render {
+    /// The model-facing content, in order.
+    fn render(&self) -> Vec<Content>;
+
+    /// Whether the result describes a failure the tool reports with content (a command that
+    /// timed out, with what it printed before). Most results never do.
+    fn is_error(&self) -> bool {
+        false
+    }
+}
+
+/// A result that is one text and nothing more, for tools with nothing to structure (test
+/// doubles, simple tools of embedders). Its structured form is `{"text": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TextOutput {
+    /// The text.
+    pub text: String,
+}
+
+impl TextOutput {
+    /// A text result.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into() }
+    }
+}
+
+impl Render for TextOutput {
+    fn render(&self) -> Vec<Content> {
+        vec![Content::text(&self.text)]
     }
 }

@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize as _;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::access::Access;
 use crate::context::ToolContext;
 use crate::error::{FieldError, ToolError};
-use crate::output::ToolOutput;
-use crate::schema::input_schema;
+use crate::output::{Render, ToolOutput};
+use crate::schema::{input_schema, output_schema};
 use crate::spec::ToolSpec;
 
 /// A boxed, sendable future: what erased tools and async policy traits return.
@@ -24,14 +25,16 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A tool written in Rust.
 ///
-/// The input type is the single source of truth: its serde shape is what the model sends,
-/// its `schemars` schema (doc comments included) is what the model is shown and what calls
-/// are validated against.
+/// Two types are the single source of truth. [`Tool::Input`]: its serde shape is what the
+/// model sends, its `schemars` schema (doc comments included) is what the model is shown and
+/// what calls are validated against. [`Tool::Output`]: its schema is the tool's output schema,
+/// its serialization the structured result, and its [`Render`] implementation the text the
+/// model reads — one value, so the three cannot drift apart.
 ///
 /// ```
 /// use schemars::JsonSchema;
-/// use serde::Deserialize;
-/// use toolbelt_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+/// use serde::{Deserialize, Serialize};
+/// use toolbelt_core::{Access, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 ///
 /// struct Echo;
 ///
@@ -42,20 +45,62 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///     text: String,
 /// }
 ///
+/// /// What `Echo` returns.
+/// #[derive(Serialize, JsonSchema)]
+/// struct EchoOutput {
+///     /// The text, as sent.
+///     text: String,
+///     /// Its length in characters.
+///     chars: usize,
+/// }
+///
+/// impl Render for EchoOutput {
+///     fn render(&self) -> Vec<Content> {
+///         vec![Content::text(&self.text)]
+///     }
+/// }
+///
 /// impl Tool for Echo {
 ///     type Input = EchoInput;
-///     const NAME: &'static str = "Echo";
+///     type Output = EchoOutput;
 ///
 ///     fn spec(&self) -> ToolSpec {
-///         ToolSpec::new(Self::NAME, "Sends the text back.").read_only()
+///         ToolSpec::new("Echo", "Sends the text back.").read_only()
 ///     }
 ///
 ///     fn access(&self, _: &EchoInput, _: &ToolContext) -> Result<Access, ToolError> {
 ///         Ok(Access::shared())
 ///     }
 ///
-///     async fn call(&self, input: EchoInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
-///         Ok(ToolOutput::text(input.text))
+///     async fn call(&self, input: EchoInput, _: ToolContext) -> Result<EchoOutput, ToolError> {
+///         let chars = input.text.chars().count();
+///         Ok(EchoOutput { text: input.text, chars })
+///     }
+/// }
+/// ```
+///
+/// A tool cannot hand back a structured value of any other type than its declared output:
+///
+/// ```compile_fail
+/// # use schemars::JsonSchema;
+/// # use serde::{Deserialize, Serialize};
+/// # use toolbelt_core::{Access, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
+/// # #[derive(Deserialize, JsonSchema)]
+/// # struct In {}
+/// #[derive(Serialize, JsonSchema)]
+/// struct Declared { n: u64 }
+/// #[derive(Serialize, JsonSchema)]
+/// struct Other { s: String }
+/// # impl Render for Declared { fn render(&self) -> Vec<Content> { Vec::new() } }
+/// # impl Render for Other { fn render(&self) -> Vec<Content> { Vec::new() } }
+/// struct Liar;
+/// impl Tool for Liar {
+///     type Input = In;
+///     type Output = Declared;
+///     fn spec(&self) -> ToolSpec { ToolSpec::new("Liar", "x") }
+///     fn access(&self, _: &In, _: &ToolContext) -> Result<Access, ToolError> { Ok(Access::shared()) }
+///     async fn call(&self, _: In, _: ToolContext) -> Result<Declared, ToolError> {
+///         Ok(Other { s: String::new() })
 ///     }
 /// }
 /// ```
@@ -63,12 +108,15 @@ pub trait Tool: Send + Sync + 'static {
     /// What the model sends. Doc comments become the parameter docs.
     type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
 
-    /// The canonical name the model calls.
-    const NAME: &'static str;
+    /// What the tool returns. It must be a struct (MCP requires an object for
+    /// `structuredContent`); fields marked `#[serde(skip)]` reach the rendered text only
+    /// (a file's numbered lines, an image's bytes) and stay out of the schema and the
+    /// structured result.
+    type Output: Serialize + JsonSchema + Render + Send + 'static;
 
-    /// The manifest: description, aliases, category, annotations, permission class…
-    /// The name is always [`Tool::NAME`] and the input schema is derived from
-    /// [`Tool::Input`], whatever this returns for them.
+    /// The manifest: name, description, aliases, category, annotations, permission class…
+    /// The input and output schemas are derived from [`Tool::Input`] and [`Tool::Output`],
+    /// whatever this returns for them.
     fn spec(&self) -> ToolSpec;
 
     /// What this call will touch and whether it may run beside others. Called before any
@@ -83,7 +131,8 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the call. Must stop promptly when `cx.cancellation()` fires and leave nothing
     /// running behind (kill spawned processes, remove temp files).
-    fn call(&self, input: Self::Input, cx: ToolContext) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+    fn call(&self, input: Self::Input, cx: ToolContext)
+    -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 }
 
 /// A call's input after validation: the normalized JSON (for hooks and audit) and the typed
@@ -145,18 +194,18 @@ struct Erased<T: Tool> {
     spec: ToolSpec,
 }
 
-/// Turns a typed tool into the erased form, deriving its input schema once.
+/// Turns a typed tool into the erased form, deriving its input and output schemas once.
 pub fn erase<T: Tool>(tool: T) -> Arc<dyn DynTool> {
     let mut spec = tool.spec();
-    spec.name = T::NAME.to_string();
     spec.input_schema = input_schema::<T::Input>();
+    spec.output_schema = Some(output_schema::<T::Output>());
     Arc::new(Erased { tool, spec })
 }
 
 impl<T: Tool> Erased<T> {
     fn input<'p>(&self, p: &'p Prepared) -> Result<&'p T::Input, ToolError> {
         p.typed::<T::Input>()
-            .ok_or_else(|| ToolError::internal(format!("input prepared for another tool reached `{}`", T::NAME)))
+            .ok_or_else(|| ToolError::internal(format!("input prepared for another tool reached `{}`", self.spec.name)))
     }
 }
 
@@ -170,7 +219,7 @@ impl<T: Tool> DynTool for Erased<T> {
             Ok(typed) => Ok(Prepared::new(input, typed)),
             // The schema already passed, so this is a constraint serde alone knows of.
             Err(e) => Err(ToolError::InvalidInput {
-                tool: T::NAME.to_string(),
+                tool: self.spec.name.clone(),
                 problems: vec![FieldError { path: String::new(), message: e.to_string() }],
             }),
         }
@@ -185,12 +234,20 @@ impl<T: Tool> DynTool for Erased<T> {
     }
 
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let name = &self.spec.name;
         match input.into_typed::<T::Input>() {
-            Some(typed) => Box::pin(self.tool.call(typed, cx)),
+            Some(typed) => Box::pin(async move { typed_output(name, &self.tool.call(typed, cx).await?) }),
             None => Box::pin(std::future::ready(Err(ToolError::internal(format!(
-                "input prepared for another tool reached `{}`",
-                T::NAME
+                "input prepared for another tool reached `{name}`"
             ))))),
         }
     }
+}
+
+/// The one place a typed result becomes what the runtime carries: the content its [`Render`]
+/// gives, and the structured result its serialization gives.
+fn typed_output<O: Serialize + Render>(tool: &str, output: &O) -> Result<ToolOutput, ToolError> {
+    let structured = serde_json::to_value(output)
+        .map_err(|e| ToolError::internal(format!("the result of `{tool}` cannot be serialized: {e}")))?;
+    Ok(ToolOutput { content: output.render(), structured: Some(structured), is_error: output.is_error() })
 }

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use toolbelt_core::{
-    Access, Category, DynTool, ExportFormat, Registry, RegistryError, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSpec, erase, output_schema,
+    Access, Category, Content, DynTool, ExportFormat, Registry, RegistryError, Render, TextOutput, Tool, ToolContext,
+    ToolError, ToolOutput, ToolSpec, erase,
 };
 
 /// Input of a file reader shaped like the real one.
@@ -31,24 +31,29 @@ struct ReadOutput {
     lines: u64,
 }
 
+impl Render for ReadOutput {
+    fn render(&self) -> Vec<Content> {
+        vec![Content::text(format!("{} lines", self.lines))]
+    }
+}
+
 struct ReadDouble;
 impl Tool for ReadDouble {
     type Input = ReadInput;
-    const NAME: &'static str = "Read";
+    type Output = ReadOutput;
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, "Reads a file.")
+        ToolSpec::new("Read", "Reads a file.")
             .aliases(["read_file", "file_read"])
             .param_alias("path", "file_path")
             .category(Category::Files)
             .tags(["fs"])
             .read_only()
-            .output_schema(output_schema::<ReadOutput>())
     }
     fn access(&self, i: &ReadInput, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared().reads(&i.file_path))
     }
-    async fn call(&self, i: ReadInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text(i.file_path))
+    async fn call(&self, _: ReadInput, _: ToolContext) -> Result<ReadOutput, ToolError> {
+        Ok(ReadOutput { lines: 0 })
     }
 }
 
@@ -77,15 +82,15 @@ struct EditOp {
 struct EditDouble(&'static str, &'static [&'static str]);
 impl Tool for EditDouble {
     type Input = MultiEditInput;
-    const NAME: &'static str = "MultiEdit";
+    type Output = TextOutput;
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(self.0, "Edits a file.").aliases(self.1.iter().copied()).category(Category::Files)
     }
     fn access(&self, i: &MultiEditInput, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::exclusive().writes(&i.file_path))
     }
-    async fn call(&self, i: MultiEditInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text(format!("{} edits", i.edits.len())))
+    async fn call(&self, i: MultiEditInput, _: ToolContext) -> Result<TextOutput, ToolError> {
+        Ok(TextOutput::new(format!("{} edits", i.edits.len())))
     }
 }
 
@@ -106,15 +111,15 @@ fn duplicate_names_and_aliases_are_refused() {
     struct Other;
     impl Tool for Other {
         type Input = ReadInput;
-        const NAME: &'static str = "Cat";
+        type Output = TextOutput;
         fn spec(&self) -> ToolSpec {
-            ToolSpec::new(Self::NAME, "x").aliases(["file_read"])
+            ToolSpec::new("Cat", "x").aliases(["file_read"])
         }
         fn access(&self, _: &ReadInput, _: &ToolContext) -> Result<Access, ToolError> {
             Ok(Access::shared())
         }
-        async fn call(&self, _: ReadInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
-            Ok(ToolOutput::default())
+        async fn call(&self, _: ReadInput, _: ToolContext) -> Result<TextOutput, ToolError> {
+            Ok(TextOutput::new(""))
         }
     }
     let err = r.register(erase(Other)).unwrap_err();

@@ -22,7 +22,38 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { timeout: Duration::from_secs(120), output_budget: 30_000 }
+        let defaults = CallLimits::DEFAULT;
+        Self { timeout: defaults.default_timeout, output_budget: defaults.output_budget }
+    }
+}
+
+/// The limits every call runs under: the one home of these numbers. The runtime enforces
+/// them (its defaults come from [`CallLimits::DEFAULT`], settings may change them), and a
+/// tool whose description states one is built with the values in force, so what the model
+/// reads is what happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallLimits {
+    /// Timeout of a call when neither its input nor its tool's spec gives one.
+    pub default_timeout: Duration,
+    /// No call runs longer than this, whatever it asks for.
+    pub max_timeout: Duration,
+    /// Characters of text the model gets from one call before the rest is cut and spilled.
+    pub output_budget: usize,
+}
+
+impl CallLimits {
+    /// Two minutes per call, ten at most, 30,000 characters of text per result: what agents
+    /// people already use do.
+    pub const DEFAULT: CallLimits = CallLimits {
+        default_timeout: Duration::from_secs(120),
+        max_timeout: Duration::from_secs(600),
+        output_budget: 30_000,
+    };
+}
+
+impl Default for CallLimits {
+    fn default() -> Self {
+        Self::DEFAULT
     }
 }
 

@@ -35,7 +35,7 @@ mod tool;
 mod validate;
 
 pub use access::{Access, Concurrency, PROTECTED_NAMES, Touch};
-pub use context::{Extensions, HiddenPaths, Limits, ToolContext};
+pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use toolbelt_core::CallLimits;
+
 /// How the runtime treats calls. The defaults match what agents people already use expect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeConfig {
@@ -17,11 +19,19 @@ pub struct RuntimeConfig {
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
+        let limits = CallLimits::DEFAULT;
         Self {
-            default_timeout: Duration::from_secs(120),
-            max_timeout: Duration::from_secs(600),
-            output_budget: 30_000,
+            default_timeout: limits.default_timeout,
+            max_timeout: limits.max_timeout,
+            output_budget: limits.output_budget,
             concurrency: 10,
         }
+    }
+}
+
+impl RuntimeConfig {
+    /// The per-call limits in force, for tools whose descriptions state them.
+    pub fn limits(&self) -> CallLimits {
+        CallLimits { default_timeout: self.default_timeout, max_timeout: self.max_timeout, output_budget: self.output_budget }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use toolbelt_core::{DynTool, Registry, RegistryError, erase};
+use toolbelt_core::{CallLimits, DynTool, Registry, RegistryError, erase};
 
 mod blocking;
 pub mod files;
@@ -14,16 +14,28 @@ pub mod planning;
 pub mod search;
 pub mod shell;
 
-/// Every built-in tool, erased, in no particular order (the registry sorts by name).
+/// Every built-in tool, erased, in no particular order (the registry sorts by name), described
+/// with the default limits.
 pub fn builtin() -> Vec<Arc<dyn DynTool>> {
+    builtin_with(&CallLimits::DEFAULT)
+}
+
+/// Every built-in tool, described with the limits the runtime will enforce (a description
+/// that states a timeout or an output budget states these).
+pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     let mut tools = vec![erase(planning::TodoWrite)];
     tools.extend(files::tools());
     tools.extend(search::tools());
-    tools.extend(shell::tools());
+    tools.extend(shell::tools(limits));
     tools
 }
 
-/// Registers every built-in tool.
+/// Registers every built-in tool, described with the default limits.
 pub fn register_builtin(registry: &Registry) -> Result<(), RegistryError> {
-    builtin().into_iter().try_for_each(|tool| registry.register(tool))
+    register_builtin_with(registry, &CallLimits::DEFAULT)
+}
+
+/// Registers every built-in tool, described with `limits`.
+pub fn register_builtin_with(registry: &Registry, limits: &CallLimits) -> Result<(), RegistryError> {
+    builtin_with(limits).into_iter().try_for_each(|tool| registry.register(tool))
 }

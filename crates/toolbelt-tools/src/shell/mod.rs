@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use toolbelt_core::{DynTool, erase};
+use toolbelt_core::{CallLimits, DynTool, erase};
 
 pub mod bash;
 pub(crate) mod support;
@@ -32,7 +32,12 @@ pub use support::sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxRepor
 pub use support::spawn::seal_inherited;
 pub use support::tree::kill_all;
 
-/// Every shell tool, erased.
-pub fn tools() -> Vec<Arc<dyn DynTool>> {
-    vec![erase(bash::Bash), erase(task_output::TaskOutput), erase(task_stop::TaskStop), erase(task_list::TaskList)]
+/// Every shell tool, erased; Bash described with the limits in force.
+pub fn tools(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
+    vec![
+        erase(bash::Bash::new(*limits)),
+        erase(task_output::TaskOutput),
+        erase(task_stop::TaskStop),
+        erase(task_list::TaskList),
+    ]
 }

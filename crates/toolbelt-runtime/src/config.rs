@@ -32,6 +32,10 @@ impl Default for RuntimeConfig {
 impl RuntimeConfig {
     /// The per-call limits in force, for tools whose descriptions state them.
     pub fn limits(&self) -> CallLimits {
-        CallLimits { default_timeout: self.default_timeout, max_timeout: self.max_timeout, output_budget: self.output_budget }
+        CallLimits {
+            default_timeout: self.default_timeout,
+            max_timeout: self.max_timeout,
+            output_budget: self.output_budget,
+        }
     }
 }

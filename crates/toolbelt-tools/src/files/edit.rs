@@ -7,12 +7,12 @@
 //! edited region, numbered, so the model can check its change without a new Read.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
 
-use crate::files::support::change::{Target, load, noted, numbered, open_for_change, save, shown};
+use crate::files::support::change::{Target, load, numbered, open_for_change, save, shown, with_notes};
 use crate::files::support::encoding::TextFormat;
 use crate::files::support::replace::{Miss, replace};
 use crate::files::support::roots::absolute;
@@ -33,6 +33,71 @@ pub struct EditInput {
     pub replace_all: bool,
 }
 
+/// What `Edit` and `MultiEdit` did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EditOutput {
+    /// The file, as results name it (relative to the working directory when inside it).
+    pub file_path: String,
+    /// Whether the edit created the file.
+    pub created: bool,
+    /// Edits applied (1 for Edit).
+    pub edits: usize,
+    /// Occurrences replaced in all.
+    pub replacements: usize,
+    /// The lines that differ from before, in the new file (absent when nothing changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed_lines: Option<LineRange>,
+    /// What was done first: a multi-file change a killed process left halfway, finished or
+    /// undone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The edited region, numbered, and where it starts and ends.
+    #[serde(skip)]
+    snippet: Option<(usize, usize, String)>,
+}
+
+/// A range of lines, 1-based and inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LineRange {
+    /// The first line.
+    pub start: usize,
+    /// The last line.
+    pub end: usize,
+}
+
+impl Render for EditOutput {
+    fn render(&self) -> Vec<Content> {
+        let name = &self.file_path;
+        let total = self.replacements;
+        let what = if self.created {
+            format!("Created {name}")
+        } else if self.edits > 1 {
+            format!("Applied {} edits to {name} ({total} replacement{})", self.edits, plural(total))
+        } else {
+            format!("Edited {name}: replaced {total} occurrence{}", plural(total))
+        };
+        let text = match &self.snippet {
+            Some((from, to, snippet)) => format!("{what}. Lines {from}-{to} now read:\n{snippet}"),
+            None => format!("{what}."),
+        };
+        with_notes(text, &self.notes)
+    }
+}
+
+/// The lines of `after` that differ from `before`: everything between the longest common
+/// run of lines at the start and the longest at the end.
+fn changed_lines(before: &str, after: &str) -> Option<LineRange> {
+    let (old, new): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    if before == after || new.is_empty() {
+        return None;
+    }
+    let head = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let room = old.len().min(new.len()) - head;
+    let tail = old.iter().rev().zip(new.iter().rev()).take_while(|(a, b)| a == b).count().min(room);
+    let start = (head + 1).min(new.len());
+    Some(LineRange { start, end: (new.len() - tail).max(start) })
+}
+
 /// The `Edit` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Edit;
@@ -48,10 +113,10 @@ const CONTEXT: usize = 3;
 
 impl Tool for Edit {
     type Input = EditInput;
-    const NAME: &'static str = "Edit";
+    type Output = EditOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("Edit", DESCRIPTION)
             .title("Edit a file")
             .aliases(["edit_file", "str_replace", "file_edit"])
             .param_alias("path", "file_path")
@@ -68,7 +133,7 @@ impl Tool for Edit {
         Ok(Access::exclusive().writes(absolute(cx, &input.file_path)))
     }
 
-    async fn call(&self, input: EditInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: EditInput, cx: ToolContext) -> Result<EditOutput, ToolError> {
         run_blocking(&cx, move |cx| {
             let one = [Change { old: &input.old_string, new: &input.new_string, all: input.replace_all }];
             apply(cx, &input.file_path, &one)
@@ -89,7 +154,7 @@ pub struct Change<'a> {
 
 /// Applies changes in order, in memory, then writes once: all or nothing. Shared with
 /// MultiEdit. A missing file may be created by a first change whose `old` is empty.
-pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Result<ToolOutput, ToolError> {
+pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Result<EditOutput, ToolError> {
     let abs = absolute(cx, file_path);
     let name = shown(cx, &abs);
     let (ws, notes) = open_for_change(cx)?;
@@ -109,6 +174,7 @@ pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Resul
         },
     };
 
+    let before = text.clone();
     let mut first_edit: Option<(usize, usize)> = None;
     let mut total = 0;
     for (i, change) in changes.iter().enumerate() {
@@ -142,21 +208,33 @@ pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Resul
     let from = line.saturating_sub(CONTEXT).max(1);
     let to = (line + span - 1 + CONTEXT).min(lines.len());
     let snippet = if lines.is_empty() { String::new() } else { numbered(lines[from - 1..to].iter().copied(), from) };
-    let what = if created {
-        format!("Created {name}")
-    } else if multi {
-        format!("Applied {} edits to {name} ({total} replacement{})", changes.len(), plural(total))
-    } else {
-        format!("Edited {name}: replaced {total} occurrence{}", plural(total))
-    };
-    let out = ToolOutput::text(if snippet.is_empty() {
-        format!("{what}.")
-    } else {
-        format!("{what}. Lines {from}-{to} now read:\n{snippet}")
-    });
-    Ok(noted(out, notes))
+    Ok(EditOutput {
+        changed_lines: changed_lines(&before, &text),
+        file_path: name,
+        created,
+        edits: changes.len(),
+        replacements: total,
+        notes,
+        snippet: (!snippet.is_empty()).then_some((from, to, snippet)),
+    })
 }
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_lines_cover_what_differs() {
+        let range = |start, end| Some(LineRange { start, end });
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nB\nc\n"), range(2, 2));
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nb\nx\ny\nc\n"), range(3, 4));
+        assert_eq!(changed_lines("a\nb\nc\n", "a\nc\n"), range(2, 2));
+        assert_eq!(changed_lines("", "new\nfile\n"), range(1, 2));
+        assert_eq!(changed_lines("same\n", "same\n"), None);
+        assert_eq!(changed_lines("x\nx\n", "x\nx\nx\n"), range(3, 3));
+    }
 }

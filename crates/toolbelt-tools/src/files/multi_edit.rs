@@ -3,11 +3,11 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
 
-use crate::files::edit::{Change, apply};
+use crate::files::edit::{Change, EditOutput, apply};
 use crate::files::support::roots::absolute;
 
 /// One replacement of a `MultiEdit`.
@@ -45,10 +45,10 @@ first edit with an empty `old_string`.";
 
 impl Tool for MultiEdit {
     type Input = MultiEditInput;
-    const NAME: &'static str = "MultiEdit";
+    type Output = EditOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("MultiEdit", DESCRIPTION)
             .title("Edit a file in several places")
             .aliases(["multi_edit", "multiedit"])
             .param_alias("path", "file_path")
@@ -63,7 +63,7 @@ impl Tool for MultiEdit {
         Ok(Access::exclusive().writes(absolute(cx, &input.file_path)))
     }
 
-    async fn call(&self, input: MultiEditInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: MultiEditInput, cx: ToolContext) -> Result<EditOutput, ToolError> {
         run_blocking(&cx, move |cx| {
             let changes: Vec<Change<'_>> = input
                 .edits

@@ -10,8 +10,8 @@ use std::io::Read as _;
 
 use base64::Engine as _;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use toolbelt_core::{Access, Category, Content, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, human_size};
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, human_size, thousands};
 
 use crate::blocking::run_blocking;
 
@@ -47,19 +47,140 @@ pub struct ReadInput {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Read;
 
-const DESCRIPTION: &str = "Reads a file from the local filesystem. `file_path` may be absolute or relative to the \
-working directory. By default it reads up to 2,000 lines from the start; for long files give `offset` (the line to \
-start at, 1-based) and `limit`. Output is numbered like `cat -n`: the line number, a tab, then the line. Lines longer \
-than 2,000 characters are cut. Text in UTF-8, UTF-16 (with BOM) and legacy encodings is shown as text. Images (PNG, \
-JPEG, GIF, WebP) are returned as images; Jupyter notebooks (.ipynb) as cells with their outputs. Binary files and \
-directories are refused (use ListDir for directories). Read a file before editing or overwriting it.";
+/// The model-facing description, its numbers from the constants the behaviour uses.
+fn description() -> String {
+    format!(
+        "Reads a file from the local filesystem. `file_path` may be absolute or relative to the working directory. \
+         By default it reads up to {lines} lines from the start; for long files give `offset` (the line to start at, \
+         1-based) and `limit`. Output is numbered like `cat -n`: the line number, a tab, then the line. Lines longer \
+         than {chars} characters are cut. Text in UTF-8, UTF-16 (with BOM) and legacy encodings is shown as text. \
+         Images (PNG, JPEG, GIF, WebP) are returned as images; Jupyter notebooks (.ipynb) as cells with their \
+         outputs. Binary files and directories are refused (use ListDir for directories). Read a file before \
+         editing or overwriting it.",
+        lines = thousands(DEFAULT_LIMIT),
+        chars = thousands(MAX_LINE_CHARS),
+    )
+}
+
+/// What `Read` returns. The numbered lines (or cells, or the image) go to the model as
+/// content; the structured result says what was shown of what.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReadOutput {
+    /// The file, as results name it (relative to the working directory when inside it).
+    pub file_path: String,
+    /// What the file was read as.
+    #[serde(rename = "type")]
+    pub kind: ReadKind,
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// The first line shown (1-based), for text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<usize>,
+    /// How many lines were shown, for text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_lines: Option<usize>,
+    /// How many lines the file has, for text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<usize>,
+    /// The encoding the text was decoded from, when it is not UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// The image's type and size in pixels, for images.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageInfo>,
+    /// What the model reads: numbered lines, rendered cells, or the image's caption.
+    #[serde(skip)]
+    pub(crate) body: String,
+    /// Base64 of the image, for images.
+    #[serde(skip)]
+    pub(crate) image_data: Option<String>,
+    /// Whether the file was streamed (too large to decode whole), which Edit cannot take.
+    #[serde(skip)]
+    pub(crate) streamed: bool,
+}
+
+/// What a file was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadKind {
+    /// Lines of text.
+    Text,
+    /// A Jupyter notebook, shown as cells.
+    Notebook,
+    /// An image, returned as an image.
+    Image,
+}
+
+/// An image's type and dimensions.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ImageInfo {
+    /// `image/png`, `image/jpeg`, …
+    pub mime_type: String,
+    /// Width in pixels, when the header says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<usize>,
+    /// Height in pixels, when the header says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height: Option<usize>,
+}
+
+impl ReadOutput {
+    /// A window of lines of a text file: `lines` are the shown lines, already cut.
+    pub(crate) fn text(file_path: String, bytes: u64, start: usize, lines: &[&str], total: usize) -> Self {
+        let body = if lines.is_empty() { String::new() } else { numbered(lines.iter().copied(), start) };
+        Self {
+            file_path,
+            kind: ReadKind::Text,
+            bytes,
+            start_line: (total > 0).then_some(start),
+            num_lines: Some(lines.len()),
+            total_lines: Some(total),
+            encoding: None,
+            image: None,
+            body,
+            image_data: None,
+            streamed: false,
+        }
+    }
+}
+
+impl Render for ReadOutput {
+    fn render(&self) -> Vec<Content> {
+        let name = &self.file_path;
+        let mut text = match (self.kind, self.total_lines) {
+            (ReadKind::Text, Some(0)) => return vec![Content::text(format!("({name} exists but is empty.)"))],
+            _ => self.body.clone(),
+        };
+        if let (Some(start), Some(shown), Some(total)) = (self.start_line, self.num_lines, self.total_lines) {
+            let shown_to = start - 1 + shown;
+            if shown_to < total {
+                text.push_str(&format!(
+                    "\n\n(Showing lines {start}-{shown_to} of {total}. Continue with offset={} to read more.)",
+                    shown_to + 1
+                ));
+            }
+        }
+        if let Some(encoding) = &self.encoding {
+            if self.streamed {
+                text.push_str(&format!("\n\n(Decoded as {encoding}.)"));
+            } else {
+                text.push_str(&format!("\n\n(Decoded as {encoding}; Edit and Write keep that encoding.)"));
+            }
+        }
+        let mut content = vec![Content::text(text)];
+        if let (Some(data), Some(image)) = (&self.image_data, &self.image) {
+            content.push(Content::Image { data: data.clone(), mime_type: image.mime_type.clone() });
+        }
+        content
+    }
+}
 
 impl Tool for Read {
     type Input = ReadInput;
-    const NAME: &'static str = "Read";
+    type Output = ReadOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("Read", description())
             .title("Read a file")
             .aliases(["read_file", "file_read", "view"])
             .param_alias("path", "file_path")
@@ -74,7 +195,7 @@ impl Tool for Read {
         Ok(Access::shared().reads(absolute(cx, &input.file_path)))
     }
 
-    async fn call(&self, input: ReadInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: ReadInput, cx: ToolContext) -> Result<ReadOutput, ToolError> {
         // A small file is read right here: handing a read of a few kilobytes to the blocking
         // pool costs two thread wake-ups, more than the read itself. (The size only chooses
         // the thread; confinement still happens when the file is opened.)
@@ -87,7 +208,7 @@ impl Tool for Read {
 /// Files up to this size are read on the calling thread.
 const INLINE_MAX: u64 = 64 * 1024;
 
-fn read(input: &ReadInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
     let abs = absolute(cx, &input.file_path);
     let ws = OpenRoots::open_for_reading(cx)?;
     let loc = ws.locate(&abs)?;
@@ -110,11 +231,11 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     file.read_exact(&mut head).map_err(|e| io_error(&abs, &e))?;
 
     if let Some(mime) = encoding::image_mime(&head) {
-        return image(&ws, cx, &real, &name, mime, size, mtime);
+        return image(&ws, cx, &real, name, mime, size, mtime);
     }
     if size > WHOLE_FILE_LIMIT {
         drop(file);
-        return crate::files::support::read_stream::read_large(&ws, cx, &real, &name, offset, limit);
+        return crate::files::support::read_stream::read_large(&ws, cx, &real, name, offset, limit);
     }
     let mut bytes = head;
     file.read_to_end(&mut bytes).map_err(|e| io_error(&abs, &e))?;
@@ -122,22 +243,25 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
 
     if abs.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb")) {
         let text = String::from_utf8_lossy(&bytes);
-        let rendered = crate::files::support::notebook::render_for_read(&text)
+        let body = crate::files::support::notebook::render_for_read(&text)
             .map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
-        return Ok(ToolOutput::text(rendered));
+        let mut out = ReadOutput::text(name, size, 1, &[], 0);
+        (out.kind, out.body, out.start_line, out.num_lines, out.total_lines) =
+            (ReadKind::Notebook, body, None, None, None);
+        return Ok(out);
     }
     let (text, format) = encoding::decode(&bytes).map_err(|b| binary(&name, b.kind, size))?;
-    let mut out = render_lines(&text, &name, offset, limit)?;
+    let mut out = window(&text, name, size, offset, limit)?;
     if format != encoding::TextFormat::UTF8 {
-        out.push_str(&format!("\n\n(Decoded as {}; Edit and Write keep that encoding.)", format.describe()));
+        out.encoding = Some(format.describe());
     }
-    Ok(ToolOutput::text(out))
+    Ok(out)
 }
 
-/// Numbers the window of `text` starting at line `offset` (1-based), with notices.
-fn render_lines(text: &str, name: &str, offset: usize, limit: usize) -> Result<String, ToolError> {
+/// The window of `text` starting at line `offset` (1-based).
+fn window(text: &str, name: String, size: u64, offset: usize, limit: usize) -> Result<ReadOutput, ToolError> {
     if text.is_empty() {
-        return Ok(format!("({name} exists but is empty.)"));
+        return Ok(ReadOutput::text(name, size, offset, &[], 0));
     }
     let total = text.lines().count();
     if offset > total {
@@ -146,17 +270,9 @@ fn render_lines(text: &str, name: &str, offset: usize, limit: usize) -> Result<S
             if total == 1 { "" } else { "s" }
         )));
     }
-    let window = text.lines().skip(offset - 1).take(limit).map(cut_line);
-    let cut: Vec<std::borrow::Cow<'_, str>> = window.collect();
-    let shown_to = offset - 1 + cut.len();
-    let mut out = numbered(cut.iter().map(|c| c.as_ref()), offset);
-    if shown_to < total {
-        out.push_str(&format!(
-            "\n\n(Showing lines {offset}-{shown_to} of {total}. Continue with offset={} to read more.)",
-            shown_to + 1
-        ));
-    }
-    Ok(out)
+    let cut: Vec<std::borrow::Cow<'_, str>> = text.lines().skip(offset - 1).take(limit).map(cut_line).collect();
+    let lines: Vec<&str> = cut.iter().map(|c| c.as_ref()).collect();
+    Ok(ReadOutput::text(name, size, offset, &lines, total))
 }
 
 /// A line cut to [`MAX_LINE_CHARS`] with a marker saying how much is left out.
@@ -187,11 +303,11 @@ fn image(
     ws: &OpenRoots,
     cx: &ToolContext,
     real: &Located,
-    name: &str,
+    name: String,
     mime: &str,
     size: u64,
     mtime: Option<std::time::SystemTime>,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<ReadOutput, ToolError> {
     if size > MAX_IMAGE_BYTES {
         return Err(ToolError::failed(format!(
             "{name} is an image of {}, over the {} limit for returning images; make a smaller copy first (e.g. \
@@ -202,15 +318,27 @@ fn image(
     }
     let bytes = crate::files::support::change::read_bytes(ws, real)?;
     FileLedger::record(cx, &real.abs, FileState::of(&bytes, mtime));
-    let dims = imagesize::blob_size(&bytes).map(|d| format!(", {}×{}", d.width, d.height)).unwrap_or_default();
+    let dims = imagesize::blob_size(&bytes).ok();
+    let shown_dims = dims.map(|d| format!(", {}×{}", d.width, d.height)).unwrap_or_default();
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    let caption = format!("Image {name} ({mime}{dims}, {})", human_size(size));
-    Ok(ToolOutput::text(caption).with_content(Content::Image { data, mime_type: mime.to_string() }))
+    let caption = format!("Image {name} ({mime}{shown_dims}, {})", human_size(size));
+    let mut out = ReadOutput::text(name, size, 1, &[], 0);
+    (out.kind, out.body, out.start_line, out.num_lines, out.total_lines) = (ReadKind::Image, caption, None, None, None);
+    out.image =
+        Some(ImageInfo { mime_type: mime.to_string(), width: dims.map(|d| d.width), height: dims.map(|d| d.height) });
+    out.image_data = Some(data);
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn render_lines(text: &str, name: &str, offset: usize, limit: usize) -> Result<String, ToolError> {
+        let out = window(text, name.to_string(), 0, offset, limit)?;
+        let content = out.render();
+        Ok(content[0].as_text().unwrap_or_default().to_string())
+    }
 
     #[test]
     fn windows_and_notices() {
@@ -223,6 +351,12 @@ mod tests {
         assert!(render_lines(text, "f", 4, 1).unwrap_err().to_string().contains("offset 4 is past the end"));
         assert_eq!(render_lines("", "f", 1, 10).unwrap(), "(f exists but is empty.)");
         assert_eq!(render_lines("x\r\ny\r\n", "f", 1, 10).unwrap(), "     1\tx\n     2\ty");
+        let out = window(text, "f".into(), 6, 2, 1).unwrap();
+        let structured = serde_json::to_value(&out).unwrap();
+        assert_eq!(
+            structured,
+            serde_json::json!({"file_path": "f", "type": "text", "bytes": 6, "start_line": 2, "num_lines": 1, "total_lines": 3})
+        );
     }
 
     #[test]

@@ -6,12 +6,14 @@
 //! writes through a symlink inside the roots to its target.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, human_size};
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{
+    Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, human_size,
+};
 
 use crate::blocking::run_blocking;
 
-use crate::files::support::change::{Target, load, noted, open_for_change, save, shown};
+use crate::files::support::change::{Target, load, open_for_change, save, shown, with_notes};
 use crate::files::support::encoding::TextFormat;
 use crate::files::support::roots::absolute;
 
@@ -25,6 +27,51 @@ pub struct WriteInput {
     pub content: String,
 }
 
+/// What `Write` did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WriteOutput {
+    /// The file, as results name it (relative to the working directory when inside it).
+    pub file_path: String,
+    /// `create` when the file did not exist, `update` when its content was replaced.
+    #[serde(rename = "type")]
+    pub kind: WriteKind,
+    /// Bytes written (in the file's encoding).
+    pub bytes: u64,
+    /// Lines in the new content.
+    pub lines: usize,
+    /// What was done first: a multi-file change a killed process left halfway, finished or
+    /// undone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Whether a write created the file or replaced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteKind {
+    /// The file is new.
+    Create,
+    /// The file existed and now holds the new content.
+    Update,
+}
+
+impl Render for WriteOutput {
+    fn render(&self) -> Vec<Content> {
+        let verb = match self.kind {
+            WriteKind::Create => "Created",
+            WriteKind::Update => "Updated",
+        };
+        let text = format!(
+            "{verb} {} ({}, {} line{}).",
+            self.file_path,
+            human_size(self.bytes),
+            self.lines,
+            if self.lines == 1 { "" } else { "s" }
+        );
+        with_notes(text, &self.notes)
+    }
+}
+
 /// The `Write` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Write;
@@ -35,10 +82,10 @@ since. Prefer Edit for changes to part of a file. The write is atomic and keeps 
 
 impl Tool for Write {
     type Input = WriteInput;
-    const NAME: &'static str = "Write";
+    type Output = WriteOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("Write", DESCRIPTION)
             .title("Write a file")
             .aliases(["write_file", "file_write", "create_file"])
             .param_alias("path", "file_path")
@@ -53,25 +100,19 @@ impl Tool for Write {
         Ok(Access::exclusive().writes(absolute(cx, &input.file_path)))
     }
 
-    async fn call(&self, input: WriteInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: WriteInput, cx: ToolContext) -> Result<WriteOutput, ToolError> {
         run_blocking(&cx, move |cx| write(&input, cx)).await
     }
 }
 
-fn write(input: &WriteInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+fn write(input: &WriteInput, cx: &ToolContext) -> Result<WriteOutput, ToolError> {
     let abs = absolute(cx, &input.file_path);
     let (ws, notes) = open_for_change(cx)?;
-    let (loc, format, verb) = match load(&ws, cx, &abs)? {
-        Target::Existing(file) => (file.real, file.format, "Updated"),
-        Target::New(loc) => (loc, TextFormat::UTF8, "Created"),
+    let (loc, format, kind) = match load(&ws, cx, &abs)? {
+        Target::Existing(file) => (file.real, file.format, WriteKind::Update),
+        Target::New(loc) => (loc, TextFormat::UTF8, WriteKind::Create),
     };
     let state = save(&ws, cx, &loc, &input.content, format)?;
     let lines = input.content.lines().count();
-    let out = ToolOutput::text(format!(
-        "{verb} {} ({}, {lines} line{}).",
-        shown(cx, &abs),
-        human_size(state.size),
-        if lines == 1 { "" } else { "s" }
-    ));
-    Ok(noted(out, notes))
+    Ok(WriteOutput { file_path: shown(cx, &abs), kind, bytes: state.size, lines, notes })
 }

@@ -54,6 +54,13 @@ pub fn noted(out: ToolOutput, notes: Vec<String>) -> ToolOutput {
     notes.into_iter().fold(out, |out, note| out.with_content(Content::text(format!("Note: {note}"))))
 }
 
+/// `text`, then each note as its own text block: how a change tool's result reads.
+pub fn with_notes(text: String, notes: &[String]) -> Vec<Content> {
+    std::iter::once(Content::text(text))
+        .chain(notes.iter().map(|note| Content::text(format!("Note: {note}"))))
+        .collect()
+}
+
 /// Reads a whole file through the workspace.
 pub fn read_bytes(ws: &OpenRoots, loc: &Located) -> Result<Vec<u8>, ToolError> {
     let mut file = ws.open_file(loc)?;

@@ -8,11 +8,10 @@
 
 use std::io::Read as _;
 
-use toolbelt_core::{ToolContext, ToolError, ToolOutput};
+use toolbelt_core::{ToolContext, ToolError};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::files::read::{MAX_LINE_CHARS, binary};
-use crate::files::support::change::numbered;
+use crate::files::read::{MAX_LINE_CHARS, ReadOutput, binary};
 use crate::files::support::ledger::{FileLedger, FileState, hash_hex, mtime_ms};
 use crate::files::support::roots::{Located, OpenRoots, io_error};
 
@@ -25,10 +24,10 @@ pub fn read_large(
     ws: &OpenRoots,
     cx: &ToolContext,
     real: &Located,
-    name: &str,
+    name: String,
     offset: usize,
     limit: usize,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<ReadOutput, ToolError> {
     let meta = ws.metadata(real)?;
     let mut file = ws.open_file(real)?;
     let mut hasher = Xxh3::new();
@@ -47,7 +46,7 @@ pub fn read_large(
         }
         let chunk = &buf[..n];
         if encoding.is_none() {
-            encoding = Some(detect(chunk, name, meta.len())?);
+            encoding = Some(detect(chunk, &name, meta.len())?);
         }
         hasher.update(chunk);
         total_bytes += n as u64;
@@ -60,7 +59,7 @@ pub fn read_large(
 
     let total = scan.line_no - 1;
     if total == 0 {
-        return Ok(ToolOutput::text(format!("({name} exists but is empty.)")));
+        return Ok(ReadOutput::text(name, total_bytes, offset, &[], 0));
     }
     if offset > total {
         return Err(ToolError::failed(format!(
@@ -70,18 +69,13 @@ pub fn read_large(
     let encoding = encoding.unwrap_or(encoding_rs::UTF_8);
     let lines: Vec<String> =
         scan.window.iter().map(|(bytes, dropped)| decode_line(bytes, *dropped, encoding)).collect();
-    let shown_to = offset - 1 + lines.len();
-    let mut out = numbered(lines.iter().map(String::as_str), offset);
-    if shown_to < total {
-        out.push_str(&format!(
-            "\n\n(Showing lines {offset}-{shown_to} of {total}. Continue with offset={} to read more.)",
-            shown_to + 1
-        ));
-    }
+    let shown: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let mut out = ReadOutput::text(name, total_bytes, offset, &shown, total);
+    out.streamed = true;
     if encoding != encoding_rs::UTF_8 {
-        out.push_str(&format!("\n\n(Decoded as {}.)", encoding.name()));
+        out.encoding = Some(encoding.name().to_string());
     }
-    Ok(ToolOutput::text(out))
+    Ok(out)
 }
 
 /// The encoding to decode lines with, from the first chunk; refuses binary and UTF-16.

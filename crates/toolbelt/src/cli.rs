@@ -20,11 +20,11 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct Global {
     /// Working directory of the session (default: the current directory).
-    #[arg(long, global = true, help_heading = "WorkDirs", value_name = "DIR")]
+    #[arg(long, global = true, help_heading = "Workspace", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
     /// Another workspace root besides the working directory (repeatable).
-    #[arg(long = "add-dir", global = true, help_heading = "WorkDirs", value_name = "DIR")]
+    #[arg(long = "add-dir", global = true, help_heading = "Workspace", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
 
     /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.

@@ -1,6 +1,6 @@
 //! The workspace roots, and confinement to them **at open time**.
 //!
-//! Every file a tool touches is opened through a [`OpenRoots`]: each root is held as an open
+//! Every file a tool touches is opened through an [`OpenRoots`]: each root is held as an open
 //! directory handle (`cap_std::fs::Dir`), and a path is opened *beneath* that handle, with
 //! every component resolved by the kernel relative to it (`openat2(RESOLVE_BENEATH)` where
 //! available). `..` past the root and symlinks (to files or directories) that lead outside

@@ -201,9 +201,10 @@ impl Assembly {
         ProtectedPaths::default().with_paths(paths)
     }
 
-    /// The built-in tools, without those a bare deny rule removes.
+    /// The built-in tools, described with the limits in force, without those a bare deny
+    /// rule removes.
     pub fn registry(&self, engine: &PermissionEngine) -> Registry {
-        let registry = crate::builtin_registry();
+        let registry = crate::builtin_registry_with(&self.settings.runtime.limits());
         engine.hide_denied(&registry);
         registry
     }

@@ -46,11 +46,16 @@ pub mod settings;
 pub use assemble::AssembleError;
 pub use embed::{Toolbelt, ToolbeltBuilder};
 
-/// A registry holding every built-in tool.
+/// A registry holding every built-in tool, described with the default limits.
 pub fn builtin_registry() -> toolbelt_core::Registry {
+    builtin_registry_with(&toolbelt_core::CallLimits::DEFAULT)
+}
+
+/// A registry holding every built-in tool, described with `limits` (the runtime's).
+pub fn builtin_registry_with(limits: &toolbelt_core::CallLimits) -> toolbelt_core::Registry {
     let registry = toolbelt_core::Registry::new();
     // Built-in names are fixed at compile time and tested to be unique.
-    if let Err(e) = toolbelt_tools::register_builtin(&registry) {
+    if let Err(e) = toolbelt_tools::register_builtin_with(&registry, limits) {
         tracing::error!("built-in tools clash: {e}");
     }
     registry

@@ -1,0 +1,23 @@
+//! The input and output schema of every built-in tool, snapshotted one file per tool and
+//! direction: a change to what the model sends or gets back shows in review.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+
+#[test]
+fn every_tool_declares_input_and_output_schemas() {
+    for tool in toolbelt_tools::builtin() {
+        let spec = tool.spec();
+        let name = &spec.name;
+        let output = spec.output_schema.clone().unwrap_or_else(|| panic!("{name} declares no output schema"));
+        // MCP's structuredContent is an object; every property tells the reader what it is.
+        assert_eq!(output["type"], "object", "{name}'s output is not an object: {output}");
+        let properties = output["properties"].as_object().unwrap_or_else(|| panic!("{name}: no properties"));
+        for (field, schema) in properties {
+            let documented = schema.get("description").and_then(Value::as_str).is_some_and(|d| !d.is_empty());
+            assert!(documented, "{name}'s output field `{field}` has no doc comment");
+        }
+        insta::assert_json_snapshot!(format!("{name}_input"), spec.input_schema);
+        insta::assert_json_snapshot!(format!("{name}_output"), output);
+    }
+}

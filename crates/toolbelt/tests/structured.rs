@@ -1,0 +1,139 @@
+//! Every built-in tool, called over MCP through the real binary: its `structuredContent`
+//! arrives and validates against the `outputSchema` the same server listed for it.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Server {
+    fn start(root: &Path, args: &[&str]) -> Self {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"))
+            .current_dir(root)
+            .env("HOME", root.join("home"))
+            .env("XDG_CONFIG_HOME", root.join("home/.config"))
+            .env("XDG_STATE_HOME", root.join("home/.state"))
+            .env("CI", "true")
+            .env_remove("TOOLBELT_MANAGED_CONFIG")
+            .env_remove("TOOLBELT_LOG")
+            .args(args)
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut server = Server { child, stdin, stdout, next: 1 };
+        server.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        writeln!(server.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+        server
+    }
+
+    /// Sends a request and returns its result, skipping notifications on the way.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                assert!(message["error"].is_null(), "{method}: {message}");
+                return message["result"].clone();
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn every_builtin_tool_returns_structured_content_matching_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": "x = 1",
+        "outputs": [], "execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    std::fs::write(root.join("nb.ipynb"), notebook.to_string()).unwrap();
+
+    let mut server = Server::start(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"]);
+    let listed = server.request("tools/list", json!({}));
+    let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone()))
+        .collect();
+
+    let background = server.call("Bash", json!({"command": "sleep 30", "run_in_background": true}));
+    let task = background["structuredContent"]["task_id"].as_str().unwrap_or_default().to_string();
+    assert!(!task.is_empty(), "a background Bash call names its task: {background}");
+    let calls: Vec<(&str, Value)> = vec![
+        ("Read", json!({"file_path": "notes.txt"})),
+        ("Write", json!({"file_path": "new.txt", "content": "one\ntwo\n"})),
+        ("Edit", json!({"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"})),
+        (
+            "MultiEdit",
+            json!({"file_path": "notes.txt", "edits": [{"old_string": "alpha", "new_string": "ALPHA"},
+                {"old_string": "gamma", "new_string": "GAMMA"}]}),
+        ),
+        ("Read", json!({"file_path": "nb.ipynb"})),
+        ("NotebookEdit", json!({"notebook_path": "nb.ipynb", "cell_id": "c1", "new_source": "x = 2"})),
+        (
+            "ApplyPatch",
+            json!({"input": "*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch\n"}),
+        ),
+        ("ListDir", json!({"path": "."})),
+        ("Glob", json!({"pattern": "*.txt"})),
+        ("Grep", json!({"pattern": "BETA"})),
+        ("Grep", json!({"pattern": "a", "output_mode": "content"})),
+        ("Bash", json!({"command": "echo hello"})),
+        ("TaskList", json!({})),
+        ("TaskOutput", json!({"task_id": task, "block": false})),
+        ("TaskStop", json!({"task_id": task})),
+        ("TodoWrite", json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]})),
+    ];
+    let mut seen = std::collections::BTreeSet::from(["Bash".to_string()]);
+    for (tool, arguments) in calls {
+        let result = server.call(tool, arguments.clone());
+        assert_eq!(result["isError"], json!(false), "{tool} {arguments}: {result}");
+        let schema = &schemas[tool];
+        assert_eq!(schema["type"], "object", "{tool} lists an object output schema: {schema}");
+        let structured = &result["structuredContent"];
+        assert!(structured.is_object(), "{tool} sends structuredContent: {result}");
+        let validator = jsonschema::draft202012::new(schema).unwrap();
+        let errors: Vec<String> = validator.iter_errors(structured).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{tool}: {structured} does not match {schema}: {errors:?}");
+        assert!(result["content"][0]["text"].is_string(), "{tool} still sends text: {result}");
+        seen.insert(tool.to_string());
+    }
+    // Every built-in tool was exercised (tools from upstream servers are not built in).
+    let builtin: std::collections::BTreeSet<String> = schemas.keys().cloned().collect();
+    assert_eq!(seen, builtin, "a built-in tool without a round trip here");
+}

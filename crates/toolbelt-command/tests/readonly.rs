@@ -317,24 +317,3 @@ fn huge_and_deeply_chained_commands_do_not_break_the_classifier() {
     let nested = format!("echo {}x{}", "$(".repeat(2_000), ")".repeat(2_000));
     assert!(!is_read_only(&nested));
 }
-
-/// Prints how long `classify` takes on typical commands; run with `--ignored --nocapture`.
-#[test]
-#[ignore]
-fn timing() {
-    let commands = [
-        "git status",
-        "ls -la && cat Cargo.toml | grep -n version",
-        "rg -n 'fn main' --type rust src | head -n 20",
-        "find . -name '*.rs' -not -path './target/*' | xargs wc -l",
-    ];
-    for command in commands {
-        classify(command);
-        let runs = 10_000;
-        let start = std::time::Instant::now();
-        for _ in 0..runs {
-            std::hint::black_box(classify(std::hint::black_box(command)));
-        }
-        println!("{:>8.2} µs  {command}", start.elapsed().as_secs_f64() * 1e6 / f64::from(runs));
-    }
-}

@@ -359,66 +359,6 @@ async fn one_file_touched_twice_sees_its_own_changes() {
     assert_eq!(read(root.join("f.txt")), "new\nmore\n");
 }
 
-/// Times a 100-hunk patch on a 10,000-line file (exact context; context that only matches
-/// at the Unicode level; and a patch whose last hunk fails, so the report is built):
-/// `cargo test -p toolbelt-tools --release --test apply_patch -- --ignored --nocapture`
-#[tokio::test]
-#[ignore = "a measurement, not a check"]
-async fn measure_100_hunks_on_10k_lines() {
-    let (_t, root) = dir();
-    let text: String = (1..=10_000).map(|i| format!("    let value_{i} = compute({i}, \"row {i}\");\n")).collect();
-    let line =
-        |i: usize, quote: (&str, &str)| format!("    let value_{i} = compute({i}, {}row {i}{});", quote.0, quote.1);
-    let body = |quote: (&str, &str), broken: bool| {
-        let mut body = String::from("*** Update File: big.rs\n");
-        for h in 0..100 {
-            let at = h * 100 + 50;
-            body.push_str("@@\n");
-            for i in at - 3..at {
-                body.push_str(&format!(" {}\n", line(i, quote)));
-            }
-            body.push_str(&format!("-{}\n", line(at, ("\"", "\""))));
-            body.push_str(&format!(
-                "+{}\n",
-                line(at, ("\"", "\"")).replace(&format!("({at},"), &format!("({at} * 2,"))
-            ));
-            for i in at + 1..=at + 3 {
-                let i = if broken && h == 99 && i == at + 2 { 1 } else { i };
-                body.push_str(&format!(" {}\n", line(i, quote)));
-            }
-        }
-        patch(&body)
-    };
-    for (name, input, succeeds) in [
-        ("exact", body(("\"", "\""), false), true),
-        ("Unicode-tolerant", body(("\u{201C}", "\u{201D}"), false), true),
-        ("last hunk failing", body(("\"", "\""), true), false),
-    ] {
-        let mut times = Vec::new();
-        for _ in 0..5 {
-            std::fs::write(root.join("big.rs"), &text).unwrap();
-            // A fresh session each time: the previous run's write is in the ledger.
-            let s = session(&root, &[]);
-            let start = std::time::Instant::now();
-            let result = call(&s, "ApplyPatch", input.clone()).await;
-            times.push(start.elapsed());
-            assert_eq!(result.is_ok(), succeeds, "{name}: {:?}", result.err());
-        }
-        times.sort();
-        println!(
-            "100 hunks on a 10,000-line file, {name}: median {:?} (min {:?}, max {:?})",
-            times[2], times[0], times[4]
-        );
-    }
-    // The cost of a call that does nothing, for reference (registry, validation, workspace).
-    let s = session(&root, &[]);
-    let start = std::time::Instant::now();
-    for _ in 0..20 {
-        let _ = call(&s, "ApplyPatch", json!({"input": "nope"})).await;
-    }
-    println!("an invalid patch (fixed per-call cost): {:?}", start.elapsed() / 20);
-}
-
 #[test]
 fn spec_snapshot() {
     let entry = registry().lookup("apply_patch").unwrap();

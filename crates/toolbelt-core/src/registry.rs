@@ -123,7 +123,7 @@ impl Registry {
     pub fn register(&self, tool: Arc<dyn DynTool>) -> Result<(), RegistryError> {
         let spec = tool.spec();
         let validator = InputValidator::compile(&spec.name, &spec.input_schema, &spec.param_aliases)
-            .map_err(|reason| RegistryError::InvalidSchema { tool: spec.name.clone(), reason })?;
+            .map_err(|e| RegistryError::InvalidSchema { tool: spec.name.clone(), reason: e.message })?;
         let mut inner = self.write();
         let mut names: Vec<&String> = std::iter::once(&spec.name).chain(&spec.aliases).collect();
         names.dedup();

@@ -12,6 +12,16 @@ use serde_json::Value;
 
 use crate::error::{FieldError, ToolError};
 
+/// Why a tool's schema does not compile. Displays what the schema compiler said.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SchemaError {
+    /// The tool whose schema it is.
+    pub tool: String,
+    /// What the schema compiler said.
+    pub message: String,
+}
+
 /// A compiled input schema plus the parameter spellings it accepts.
 pub struct InputValidator {
     tool: String,
@@ -29,8 +39,9 @@ impl std::fmt::Debug for InputValidator {
 
 impl InputValidator {
     /// Compiles `schema` (draft 2020-12) for the tool `tool`.
-    pub fn compile(tool: &str, schema: &Value, param_aliases: &[(String, String)]) -> Result<Self, String> {
-        let validator = jsonschema::draft202012::new(schema).map_err(|e| e.to_string())?;
+    pub fn compile(tool: &str, schema: &Value, param_aliases: &[(String, String)]) -> Result<Self, SchemaError> {
+        let validator = jsonschema::draft202012::new(schema)
+            .map_err(|e| SchemaError { tool: tool.to_string(), message: e.to_string() })?;
         let properties = schema
             .get("properties")
             .and_then(Value::as_object)

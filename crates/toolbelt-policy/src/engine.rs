@@ -23,7 +23,7 @@ use toolbelt_core::{Registry, SessionSlot, SessionState, ToolSpec};
 use crate::mode::{PermissionMode, SessionMode};
 use crate::protected::ProtectedPaths;
 use crate::rules::{self, CallParts, Part, Rule, RuleEnv, RuleOrigin};
-use crate::{Approval, Authorizer, CallInfo, Decision, Verdict};
+use crate::{Approval, Authorizer, CallInfo, Decision, Verdict, VerdictSource};
 
 /// The rules of every settings layer, merged, and the mode.
 #[derive(Debug, Clone, Default)]
@@ -38,12 +38,16 @@ pub struct PermissionRules {
     pub deny: Vec<Rule>,
 }
 
+/// Why a [`RuleStore`] could not save rules: the store's own error.
+pub type RuleStoreError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Where "always allow" rules are written (the project-local settings file).
 pub trait RuleStore: Send + Sync {
-    /// Adds allow rules to the settings for good; returns where they were written, or why
-    /// they could not be. `workspace` is the first workspace root of the session that
-    /// approved them: the rules' `./` paths are relative to it, and they belong to its project.
-    fn add_allow_rules(&self, rules: &[String], workspace: &std::path::Path) -> Result<String, String>;
+    /// Adds allow rules to the settings for good; returns where they were written (a label
+    /// for the rules' origin, `project-local /p/.toolbelt/config.local.toml`), or why they
+    /// could not be. `workspace` is the first workspace root of the session that approved
+    /// them: the rules' `./` paths are relative to it, and they belong to its project.
+    fn add_allow_rules(&self, rules: &[String], workspace: &std::path::Path) -> Result<String, RuleStoreError>;
 }
 
 /// Rules a person allowed for the rest of a session. Kept in the session's state, so a named
@@ -191,7 +195,7 @@ impl PermissionEngine {
                      or the editor run next), so it asks in every mode unless an allow rule names it",
                     given.display()
                 ),
-                format!("protected path `{entry}`"),
+                VerdictSource::ProtectedPath(entry),
             );
             verdict.allow_rules = self.suggest(call, part);
             return Some(verdict);
@@ -236,7 +240,7 @@ impl Authorizer for PermissionEngine {
             return Verdict::new(
                 Decision::Deny,
                 format!("a deny rule forbids `{}` here", call.tool.name),
-                rule.describe(),
+                rule.source(),
             );
         }
 
@@ -257,7 +261,7 @@ impl Authorizer for PermissionEngine {
 
         let worst = judged.iter().map(|j| j.decision).max().unwrap_or(Decision::Allow);
         let Some(first) = judged.iter().find(|j| j.decision == worst) else {
-            return Verdict::new(Decision::Allow, "the call touches nothing", format!("mode {mode}"));
+            return Verdict::new(Decision::Allow, "the call touches nothing", VerdictSource::Mode(mode));
         };
         let mut verdict = Verdict::new(worst, first.reason.clone(), first.source.clone());
         // The mode's own asks (and dontAsk's denials of them) yield to a hook's allow; plan
@@ -285,7 +289,7 @@ impl Authorizer for PermissionEngine {
             verdict = Verdict::new(
                 Decision::Ask,
                 format!("an ask rule always asks before `{}` runs this", call.tool.name),
-                rule.describe(),
+                rule.source(),
             );
             verdict.allowed_outside.clear();
         }
@@ -299,7 +303,7 @@ impl Authorizer for PermissionEngine {
                     "`{text}` runs a program that cannot be read from the command's text ({why}), so it cannot be \
                      checked against the rules about commands"
                 ),
-                rule.describe(),
+                rule.source(),
             );
             opaque.allow_rules = verdict.allow_rules.clone();
             verdict = opaque;
@@ -365,7 +369,7 @@ impl Authorizer for PermissionEngine {
             rule.text(),
             rule.origin().label
         );
-        Some(Verdict::new(Decision::Deny, reason, rule.describe()))
+        Some(Verdict::new(Decision::Deny, reason, rule.source()))
     }
 }
 

@@ -28,6 +28,7 @@
 //! kept, in order. After a call, a block beats a replacement beats context.
 
 mod config;
+mod outcome;
 mod protocol;
 mod runner;
 
@@ -40,11 +41,12 @@ use serde_json::Value;
 use toolbelt_core::BoxFuture;
 
 pub use config::{DEFAULT_TIMEOUT, HookError, Matcher};
-pub use runner::{InProcessHook, expand_env, unset_env_vars};
+pub use outcome::{HookFailure, HookOutcome};
+pub use runner::{InProcessHook, InProcessHookError, expand_env, unset_env_vars};
 
 use crate::{
     CallInfo, Finished, HookEvent, HookRun, Hooks, PostToolOutcome, PostToolReport, PreToolOutcome, SessionInfo,
-    Verdict,
+    Verdict, VerdictSource,
 };
 use config::RawHandler;
 use runner::{Handler, Response};
@@ -108,7 +110,7 @@ impl HookSet {
         matcher: &str,
         hook: Arc<dyn InProcessHook>,
     ) -> Result<Self, HookError> {
-        let matcher = Matcher::parse(Some(matcher))?;
+        let matcher = Matcher::parse(matcher)?;
         self.groups.push(Group { event, matcher, handlers: vec![Handler::InProcess(hook)] });
         Ok(self)
     }
@@ -149,13 +151,13 @@ impl Hooks for HookSet {
             if handlers.is_empty() {
                 return PreToolOutcome::default();
             }
-            let input = protocol::call_input(HookEvent::PreToolUse, call, &self.mode, None);
+            let input = protocol::pre_input(call, &self.mode);
             let answers = self.run_all(&handlers, &input, call.cwd).await;
             let mut outcome = PreToolOutcome::default();
             for (handler, (response, duration)) in handlers.iter().zip(answers) {
                 let answer = protocol::pre_answer(response);
                 if let Some((decision, reason)) = answer.decision {
-                    let source = format!("PreToolUse hook `{}`", handler.describe());
+                    let source = VerdictSource::Hook { event: HookEvent::PreToolUse, handler: handler.describe() };
                     let verdict = Verdict::new(decision, reason, source);
                     outcome.verdict = Some(match outcome.verdict.take() {
                         Some(so_far) => so_far.max(verdict),
@@ -173,8 +175,7 @@ impl Hooks for HookSet {
                 outcome.runs.push(HookRun {
                     event: HookEvent::PreToolUse,
                     handler: handler.describe(),
-                    outcome: answer.summary,
-                    failed: answer.failed,
+                    outcome: answer.outcome,
                     duration,
                 });
             }
@@ -192,7 +193,7 @@ impl Hooks for HookSet {
             if handlers.is_empty() {
                 return PostToolReport::default();
             }
-            let input = protocol::call_input(event, &done.call, &self.mode, Some(done));
+            let input = protocol::post_input(event, done, &self.mode);
             let answers = self.run_all(&handlers, &input, done.call.cwd).await;
             let (mut block, mut replace, mut context, mut runs) = (None, None, Vec::new(), Vec::new());
             for (handler, (response, duration)) in handlers.iter().zip(answers) {
@@ -200,13 +201,7 @@ impl Hooks for HookSet {
                 block = block.or(answer.block);
                 replace = replace.or(answer.replace);
                 context.extend(answer.context);
-                runs.push(HookRun {
-                    event,
-                    handler: handler.describe(),
-                    outcome: answer.summary,
-                    failed: answer.failed,
-                    duration,
-                });
+                runs.push(HookRun { event, handler: handler.describe(), outcome: answer.outcome, duration });
             }
             let outcome = match (block, replace) {
                 (Some(reason), _) => PostToolOutcome::Block { reason },
@@ -244,13 +239,8 @@ impl HookSet {
             .iter()
             .zip(answers)
             .map(|(handler, (response, duration))| {
-                let (outcome, failed) = match &response {
-                    Response::Failed(why) => (format!("error: {why}"), true),
-                    Response::Block(why) => (format!("blocked: {why}"), false),
-                    r if protocol::session_context(r).is_some() => ("added context".to_string(), false),
-                    _ => ("done".to_string(), false),
-                };
-                (HookRun { event, handler: handler.describe(), outcome, failed, duration }, response)
+                let outcome = protocol::session_outcome(&response);
+                (HookRun { event, handler: handler.describe(), outcome, duration }, response)
             })
             .collect()
     }

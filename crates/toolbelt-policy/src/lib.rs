@@ -28,9 +28,12 @@ mod mode;
 pub mod paths;
 pub mod protected;
 pub mod rules;
+mod source;
 
-pub use engine::{Grants, PermissionEngine, PermissionRules, RuleStore};
+pub use engine::{Grants, PermissionEngine, PermissionRules, RuleStore, RuleStoreError};
+pub use hooks::{HookFailure, HookOutcome};
 pub use mode::{PermissionMode, SessionMode};
+pub use source::{RuleRef, VerdictSource};
 
 use std::path::Path;
 use std::time::Duration;
@@ -58,7 +61,7 @@ pub struct Verdict {
     /// Why, in words the model and the user can act on.
     pub reason: String,
     /// What made it: a rule and its file, a mode, a hook, a grant, a default.
-    pub source: String,
+    pub source: VerdictSource,
     /// For an `Ask`: the allow rules that would let calls like this one run without asking
     /// (`Bash(cargo test *)`, `Edit(./src/main.rs)`). Approvers offer them for "session" and
     /// "always", and denials with nobody to ask name them.
@@ -83,7 +86,7 @@ pub struct Verdict {
 
 impl Verdict {
     /// A verdict of `decision` for `reason`, made by `source`.
-    pub fn new(decision: Decision, reason: impl Into<String>, source: impl Into<String>) -> Self {
+    pub fn new(decision: Decision, reason: impl Into<String>, source: impl Into<VerdictSource>) -> Self {
         Self {
             decision,
             reason: reason.into(),
@@ -185,7 +188,7 @@ pub struct AllowAll;
 
 impl Authorizer for AllowAll {
     fn authorize(&self, _call: &CallInfo<'_>) -> Verdict {
-        Verdict::new(Decision::Allow, "no permission rules are configured", "default policy (allow all)")
+        Verdict::new(Decision::Allow, "no permission rules are configured", VerdictSource::AllowAll)
     }
 }
 
@@ -309,24 +312,46 @@ impl HookEvent {
 }
 
 /// One hook handler that ran, and what came of it (for the audit log and `-v` logs).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// Serializes as `{event, handler, outcome, failed, duration_ms}`, the outcome in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookRun {
     /// The event it ran for.
     pub event: HookEvent,
     /// Which handler: `command ./check.sh`, `http http://127.0.0.1:8080/hook`, `in-process name`.
     pub handler: String,
-    /// What it said, in a few words: `allow`, `deny: <reason>`, `rewrote the input`,
-    /// `added context`, `no decision`, `error: exit status 1: …`, `timed out after 60 s`.
-    pub outcome: String,
-    /// Whether the hook itself failed (a non-blocking error: the call went on).
-    pub failed: bool,
+    /// What it said (`allow`, `deny: <reason>`, `rewrote the input`, `added context`, `no
+    /// decision`), or how it failed (`error: exit status 1: …`, `error: timed out after 60 s`).
+    pub outcome: HookOutcome,
     /// How long it ran.
-    #[serde(serialize_with = "duration_ms", rename = "duration_ms")]
     pub duration: Duration,
 }
 
-fn duration_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+impl HookRun {
+    /// Whether the hook itself failed (a non-blocking error: the call went on).
+    pub fn failed(&self) -> bool {
+        self.outcome.is_failure()
+    }
+}
+
+impl serde::Serialize for HookRun {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Wire<'a> {
+            event: HookEvent,
+            handler: &'a str,
+            outcome: &'a HookOutcome,
+            failed: bool,
+            duration_ms: u64,
+        }
+        Wire {
+            event: self.event,
+            handler: &self.handler,
+            outcome: &self.outcome,
+            failed: self.failed(),
+            duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
+        }
+        .serialize(s)
+    }
 }
 
 /// What a pre-call hook says.
@@ -448,12 +473,13 @@ mod tests {
     #[test]
     fn decisions_combine_by_strictness() {
         assert!(Decision::Allow < Decision::Ask && Decision::Ask < Decision::Deny);
-        let allow = Verdict::new(Decision::Allow, "a", "rule 1");
-        let ask = Verdict::new(Decision::Ask, "b", "hook");
-        let deny = Verdict::new(Decision::Deny, "c", "rule 2");
+        let source = |words: &str| VerdictSource::Other(words.into());
+        let allow = Verdict::new(Decision::Allow, "a", source("rule 1"));
+        let ask = Verdict::new(Decision::Ask, "b", source("hook"));
+        let deny = Verdict::new(Decision::Deny, "c", source("rule 2"));
         assert_eq!(allow.clone().max(ask.clone()).source, "hook");
         assert_eq!(deny.clone().max(ask).source, "rule 2");
-        assert_eq!(allow.clone().max(Verdict::new(Decision::Allow, "d", "later")).source, "rule 1");
+        assert_eq!(allow.clone().max(Verdict::new(Decision::Allow, "d", source("later"))).source, "rule 1");
     }
 
     #[test]

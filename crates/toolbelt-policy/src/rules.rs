@@ -17,6 +17,7 @@
 //! *covers* one part, and a call is allowed by rules only when every part is covered.
 
 pub mod command;
+mod error;
 pub mod path;
 
 use std::path::{Path, PathBuf};
@@ -25,8 +26,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolbelt_core::ToolSpec;
 
-pub use command::CommandPattern;
-pub use path::{Anchors, PathPattern};
+pub use command::{CommandPattern, CommandPatternError};
+pub use error::{RuleError, RuleProblem};
+pub use path::{Anchors, PathPattern, PathPatternError};
 
 /// Where a rule came from: named in verdicts and errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,16 +54,6 @@ pub struct RuleEnv {
     pub home: PathBuf,
     /// The directory toolbelt started in (the first workspace root), for `./` and bare paths.
     pub cwd: PathBuf,
-}
-
-/// Why a rule could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid rule `{rule}`: {problem}")]
-pub struct RuleError {
-    /// The rule as written.
-    pub rule: String,
-    /// What is wrong and what to write instead.
-    pub problem: String,
 }
 
 /// The tool names a rule applies to.
@@ -124,13 +116,13 @@ pub enum Part {
 impl Rule {
     /// Parses `text` (`Bash(npm test *)`), resolving path anchors with `env` and `origin`.
     pub fn parse(text: &str, origin: Arc<RuleOrigin>, env: &RuleEnv) -> Result<Rule, RuleError> {
-        let err = |problem: String| RuleError { rule: text.to_string(), problem };
+        let err = |problem: RuleProblem| RuleError { rule: text.to_string(), problem };
         let trimmed = text.trim();
         let (name, spec) = match trimmed.find('(') {
             None => (trimmed, None),
             Some(open) => {
                 let Some(inner) = trimmed[open + 1..].strip_suffix(')') else {
-                    return Err(err("a specifier must end with `)`: write `Tool(specifier)`".into()));
+                    return Err(err(RuleProblem::Unclosed));
                 };
                 (trimmed[..open].trim_end(), Some(inner))
             }
@@ -139,7 +131,7 @@ impl Rule {
         let spec = match (spec, &tool) {
             (None, _) => None,
             (Some(_), ToolName::McpServer(_)) => {
-                return Err(err("MCP rules take no specifier: write `mcp__server` or `mcp__server__tool`".into()));
+                return Err(err(RuleProblem::McpSpecifier));
             }
             (Some(inner), ToolName::Exact(name)) => Some(parse_specifier(name, inner, &origin, env).map_err(err)?),
         };
@@ -156,9 +148,9 @@ impl Rule {
         &self.origin
     }
 
-    /// `` rule `X` (origin) ``, for verdict sources.
-    pub fn describe(&self) -> String {
-        format!("rule `{}` ({})", self.text, self.origin.label)
+    /// The rule as a verdict's source: `` rule `X` (origin) ``.
+    pub fn source(&self) -> crate::RuleRef {
+        crate::RuleRef::Rule { rule: self.text.clone(), origin: self.origin.label.clone() }
     }
 
     /// The tool name the rule is written for (`Bash`, `Read`, `mcp__github__search`); `None`
@@ -271,9 +263,9 @@ impl Rule {
     }
 }
 
-fn parse_tool_name(name: &str) -> Result<ToolName, String> {
+fn parse_tool_name(name: &str) -> Result<ToolName, RuleProblem> {
     if name.is_empty() {
-        return Err("the tool name is missing: write `Tool` or `Tool(specifier)`".into());
+        return Err(RuleProblem::MissingTool);
     }
     if let Some(rest) = name.strip_prefix("mcp__") {
         let (server, tool) = match rest.split_once("__") {
@@ -281,20 +273,16 @@ fn parse_tool_name(name: &str) -> Result<ToolName, String> {
             None => (rest, None),
         };
         if server.is_empty() || !server.chars().all(is_name_char) {
-            return Err("an MCP rule is `mcp__<server>` or `mcp__<server>__<tool>` (letters, digits, `_`, `-`)".into());
+            return Err(RuleProblem::BadMcpServer);
         }
         return Ok(match tool {
             None | Some("*") => ToolName::McpServer(format!("mcp__{server}__")),
             Some(t) if !t.is_empty() && t.chars().all(is_name_char) => ToolName::Exact(name.to_string()),
-            Some(_) => {
-                return Err("an MCP tool rule names one tool (`mcp__server__tool`) or all (`mcp__server__*`)".into());
-            }
+            Some(_) => return Err(RuleProblem::BadMcpTool),
         });
     }
     if !name.chars().all(is_name_char) {
-        return Err(format!(
-            "`{name}` is not a tool name (letters, digits, `_` and `-` only); wildcards in tool names work only as `mcp__server__*`"
-        ));
+        return Err(RuleProblem::BadToolName(name.to_string()));
     }
     Ok(ToolName::Exact(name.to_string()))
 }
@@ -303,9 +291,9 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
-fn parse_specifier(tool: &str, inner: &str, origin: &RuleOrigin, env: &RuleEnv) -> Result<Specifier, String> {
+fn parse_specifier(tool: &str, inner: &str, origin: &RuleOrigin, env: &RuleEnv) -> Result<Specifier, RuleProblem> {
     match tool {
-        "Bash" => CommandPattern::parse(inner).map(Specifier::Command),
+        "Bash" => Ok(Specifier::Command(CommandPattern::parse(inner)?)),
         "Read" | "Edit" | "Write" => {
             let anchors = Anchors { home: &env.home, cwd: &env.cwd, settings_dir: &origin.settings_dir };
             let pattern = PathPattern::parse(inner, &anchors)?;
@@ -313,12 +301,9 @@ fn parse_specifier(tool: &str, inner: &str, origin: &RuleOrigin, env: &RuleEnv) 
         }
         "WebFetch" => match inner.strip_prefix("domain:") {
             Some(domain) => DomainPattern::parse(domain).map(Specifier::Domain),
-            None => {
-                Err("WebFetch rules name a domain: `WebFetch(domain:example.com)` or `WebFetch(domain:*.example.com)`"
-                    .into())
-            }
+            None => Err(RuleProblem::NotADomainRule),
         },
-        _ if inner.trim().is_empty() => Err(format!("empty specifier: write `{tool}` for every call")),
+        _ if inner.trim().is_empty() => Err(RuleProblem::EmptySpecifier(tool.to_string())),
         _ => Ok(Specifier::Value(inner.trim().to_string())),
     }
 }
@@ -331,14 +316,14 @@ struct DomainPattern {
 }
 
 impl DomainPattern {
-    fn parse(spec: &str) -> Result<Self, String> {
+    fn parse(spec: &str) -> Result<Self, RuleProblem> {
         let spec = spec.trim().to_ascii_lowercase();
         let (host, subdomains) = match spec.strip_prefix("*.") {
             Some(rest) => (rest.to_string(), true),
             None => (spec, false),
         };
         if host.is_empty() || !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':')) {
-            return Err(format!("`{host}` is not a domain: write `domain:example.com` or `domain:*.example.com`"));
+            return Err(RuleProblem::BadDomain(host));
         }
         Ok(Self { host, subdomains })
     }

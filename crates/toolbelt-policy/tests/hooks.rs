@@ -85,7 +85,7 @@ async fn json_decisions_with_reasons() {
         assert_eq!(verdict.reason, format!("{decision} because"));
         assert_eq!(verdict.source, format!("PreToolUse hook `command {cmd}`"));
         assert_eq!(out.runs.len(), 1);
-        assert!(!out.runs[0].failed && out.runs[0].outcome.starts_with(decision), "{:?}", out.runs[0]);
+        assert!(!out.runs[0].failed() && out.runs[0].outcome.to_string().starts_with(decision), "{:?}", out.runs[0]);
     }
     // The older top-level form still works.
     let cmd = f.script("legacy.sh", r#"echo '{"decision": "block", "reason": "legacy no"}'"#);
@@ -121,13 +121,13 @@ async fn exit_codes_and_bad_output() {
     // Another status is a non-blocking error, recorded.
     let out = pre(&f, &run("echo 'jq: not found' >&2; exit 127"), &f.bash, json!({})).await;
     assert!(out.verdict.is_none());
-    assert!(out.runs[0].failed);
+    assert!(out.runs[0].failed());
     assert_eq!(out.runs[0].outcome, "error: exit status 127: jq: not found");
     // Invalid JSON: a non-blocking error; plain text: no decision.
     let out = pre(&f, &run("echo '{not json'"), &f.bash, json!({})).await;
-    assert!(out.verdict.is_none() && out.runs[0].failed && out.runs[0].outcome.contains("invalid JSON"));
+    assert!(out.verdict.is_none() && out.runs[0].failed() && out.runs[0].outcome.to_string().contains("invalid JSON"));
     let out = pre(&f, &run("echo 'all good'"), &f.bash, json!({})).await;
-    assert!(out.verdict.is_none() && !out.runs[0].failed && out.runs[0].outcome == "no decision");
+    assert!(out.verdict.is_none() && !out.runs[0].failed() && out.runs[0].outcome == "no decision");
 }
 
 #[tokio::test]
@@ -138,8 +138,12 @@ async fn a_hook_that_hangs_is_killed_at_its_timeout() {
     let hooks = f.hooks(command("PreToolUse", "Bash", &[&cmd], Some(1)));
     let out = pre(&f, &hooks, &f.bash, json!({})).await;
     assert!(out.verdict.is_none(), "a timeout never blocks the call");
-    assert!(out.runs[0].failed);
+    assert!(out.runs[0].failed());
     assert_eq!(out.runs[0].outcome, "error: timed out after 1 s");
+    assert_eq!(
+        out.runs[0].outcome,
+        toolbelt_policy::HookOutcome::Failed(toolbelt_policy::HookFailure::TimedOut(Duration::from_secs(1)))
+    );
     let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
     let gone = (0..50).any(|_| {
         let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
@@ -240,7 +244,7 @@ async fn matching_hooks_run_in_parallel_and_combine_by_strictness() {
     let b = f.script("b.sh", &body("b.mark", "a.mark", "ask"));
     let hooks = f.hooks(command("PreToolUse", "*", &[&a, &b], None));
     let out = pre(&f, &hooks, &f.bash, json!({})).await;
-    assert!(out.runs.iter().all(|r| !r.failed), "{:?}", out.runs);
+    assert!(out.runs.iter().all(|r| !r.failed()), "{:?}", out.runs);
     assert_eq!(out.verdict.unwrap().decision, Decision::Ask, "ask beats allow");
     let c = f.script("c.sh", r#"echo '{"hookSpecificOutput": {"permissionDecision": "deny"}}'"#);
     let d = f.script("d.sh", r#"echo '{"hookSpecificOutput": {"permissionDecision": "allow"}}'"#);
@@ -345,8 +349,8 @@ async fn http_hooks_post_the_same_json() {
     let (url, _requests) = serve(500, "boom").await;
     let hooks = f.hooks(json!({"PreToolUse": [{"hooks": [{"type": "http", "url": url}]}]}));
     let out = pre(&f, &hooks, &f.bash, json!({})).await;
-    assert!(out.verdict.is_none() && out.runs[0].failed);
-    assert!(out.runs[0].outcome.starts_with("error: HTTP 500"), "{}", out.runs[0].outcome);
+    assert!(out.verdict.is_none() && out.runs[0].failed());
+    assert!(out.runs[0].outcome.to_string().starts_with("error: HTTP 500"), "{}", out.runs[0].outcome);
 }
 
 struct NoFridays;
@@ -354,7 +358,7 @@ impl InProcessHook for NoFridays {
     fn name(&self) -> &str {
         "no-fridays"
     }
-    fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<Value, String>> {
+    fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<Value, toolbelt_policy::hooks::InProcessHookError>> {
         let command = input["tool_input"]["command"].as_str().unwrap_or_default().to_string();
         Box::pin(async move {
             Ok(if command.contains("deploy") {

@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::time::{Instant, SystemTime};
 
 use serde_json::{Value, json};
-use toolbelt_policy::{Decision, Verdict};
+use toolbelt_policy::{Decision, Verdict, VerdictSource};
 use toolbelt_runtime::audit::{redact, redact_text, rfc3339};
 use toolbelt_runtime::{AuditConfig, AuditLog, AuditRecord, ClientInfo};
 
@@ -81,7 +81,11 @@ fn main() {
         .or_else(|| std::env::var("BENCH_ITERS").ok().and_then(|v| v.parse().ok()))
         .unwrap_or(DEFAULT_ITERS);
     let client = ClientInfo::cli();
-    let verdict = Verdict::new(Decision::Allow, "`cargo test` only builds and runs tests", "rule Bash(cargo test *)");
+    let verdict = Verdict::new(
+        Decision::Allow,
+        "`cargo test` only builds and runs tests",
+        VerdictSource::Other("rule Bash(cargo test *)".into()),
+    );
     let input = input();
     println!("{:<24} {:>12} {:>12}", "case", "median µs", "best µs");
     for (name, anchor) in [("chained, anchored", true), ("chained, no anchor", false)] {

@@ -221,7 +221,7 @@ pub struct Explanation {
 
 fn log_runs(runs: &[HookRun]) {
     for run in runs {
-        if run.failed {
+        if run.failed() {
             tracing::warn!(event = run.event.as_str(), handler = %run.handler, "hook failed: {}", run.outcome);
         } else {
             tracing::info!(event = run.event.as_str(), handler = %run.handler, "hook: {}", run.outcome);

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use toolbelt_core::{BoxFuture, CancellationToken, EventSink, ToolEvent, ToolOutput};
 use toolbelt_policy::{
     Approval, Approver, Authorizer, CallInfo, Decision, Finished, Hooks, PostToolOutcome, PostToolReport,
-    PreToolOutcome, Verdict,
+    PreToolOutcome, Verdict, VerdictSource,
 };
 use toolbelt_runtime::{RuntimeConfig, ToolCall};
 
@@ -197,7 +197,7 @@ async fn output_over_budget_is_cut_and_spilled_whole() {
 struct Fixed(Decision);
 impl Authorizer for Fixed {
     fn authorize(&self, _: &CallInfo<'_>) -> Verdict {
-        Verdict::new(self.0, "test rule", "rule `Probe` in test.toml")
+        Verdict::new(self.0, "test rule", VerdictSource::Other("rule `Probe` in test.toml".into()))
     }
 }
 
@@ -205,11 +205,16 @@ impl Authorizer for Fixed {
 struct Hiding;
 impl Authorizer for Hiding {
     fn authorize(&self, _: &CallInfo<'_>) -> Verdict {
-        Verdict::new(Decision::Allow, "allowed", "test")
+        Verdict::new(Decision::Allow, "allowed", VerdictSource::Other("test".into()))
     }
     fn hidden(&self, tool: &toolbelt_core::ToolSpec) -> Option<Verdict> {
-        (tool.name == "Probe")
-            .then(|| Verdict::new(Decision::Deny, "`Probe` is denied by the rule `Probe`", "rule `Probe`"))
+        (tool.name == "Probe").then(|| {
+            Verdict::new(
+                Decision::Deny,
+                "`Probe` is denied by the rule `Probe`",
+                VerdictSource::Other("rule `Probe`".into()),
+            )
+        })
     }
 }
 
@@ -347,7 +352,11 @@ async fn pre_hooks_rewrite_deny_and_add_context() {
 
     // A hook's deny wins over the allow-all default.
     let pre = PreToolOutcome {
-        verdict: Some(Verdict::new(Decision::Deny, "no probes on Fridays", "hook probe-guard")),
+        verdict: Some(Verdict::new(
+            Decision::Deny,
+            "no probes on Fridays",
+            VerdictSource::Other("hook probe-guard".into()),
+        )),
         ..Default::default()
     };
     let (h, seen) = with_hooks(pre, keep());
@@ -387,8 +396,7 @@ async fn every_call_is_audited_with_secrets_redacted() {
         runs: vec![toolbelt_policy::HookRun {
             event: toolbelt_policy::HookEvent::PreToolUse,
             handler: "command ./guard.sh".into(),
-            outcome: "no decision".into(),
-            failed: false,
+            outcome: toolbelt_policy::HookOutcome::NoDecision,
             duration: Duration::from_millis(3),
         }],
         ..Default::default()

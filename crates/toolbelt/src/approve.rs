@@ -67,7 +67,7 @@ impl Question {
             tool: call.tool.name.clone(),
             wants: call.wants(),
             reason: verdict.reason.clone(),
-            source: verdict.source.clone(),
+            source: verdict.source.to_string(),
             rules: verdict.allow_rules.clone(),
             edits: verdict.offers_accept_edits,
         }

@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use resolve::{McpHttpSettings, Settings, ShellSettings};
-pub use store::LocalRuleStore;
+pub use store::{LocalRuleStore, StoreError, StoreProblem};
 pub use toolbelt_mcp::client::UpstreamConfig;
 pub use trust::{Trust, TrustStore};
 
@@ -465,8 +465,8 @@ fn read_files(loaded: &mut Loaded, files: impl IntoIterator<Item = (Layer, PathB
 /// Checks an entry against its key's type (unknown keys were reported when read).
 fn check_entry(entry: &Entry, problems: &mut Vec<Problem>) {
     let Some(def) = schema::find(&entry.key) else { return };
-    if let Err(message) = schema::check(def, &entry.value) {
-        problems.push(Problem { origin: entry.origin.clone(), key: entry.key.clone(), message });
+    if let Err(e) = schema::check(def, &entry.value) {
+        problems.push(Problem { origin: entry.origin.clone(), key: entry.key.clone(), message: e.to_string() });
     }
 }
 

@@ -9,7 +9,7 @@ use super::PermissionEngine;
 use crate::mode::{PartKind, PermissionMode};
 use crate::paths::Roots;
 use crate::rules::{Part, Rule};
-use crate::{CallInfo, Decision};
+use crate::{CallInfo, Decision, RuleRef, VerdictSource};
 
 /// Where a session may write (its workspace roots) and read (those and its data directory).
 pub(super) struct SessionRoots {
@@ -28,7 +28,7 @@ impl SessionRoots {
 pub(super) struct Judged {
     pub(super) decision: Decision,
     pub(super) reason: String,
-    pub(super) source: String,
+    pub(super) source: VerdictSource,
     pub(super) suggestion: Vec<String>,
     /// A path outside the roots, when this part reads or writes one.
     pub(super) outside: Option<PathBuf>,
@@ -62,7 +62,7 @@ impl PermissionEngine {
             Part::Write { given, real } => roots.write.outside_view(given, real),
             _ => None,
         };
-        let allowed = |source: String| Judged {
+        let allowed = |source: VerdictSource| Judged {
             decision: Decision::Allow,
             reason: "an allow rule covers it".into(),
             source,
@@ -72,28 +72,31 @@ impl PermissionEngine {
         };
         // A path is seen as declared and as it really is: an allow must cover both (by the same
         // rule or two), so a symlink cannot carry an allow somewhere else.
-        let views: Vec<Part> = match part {
-            Part::Read { given, real } if given != real => vec![
+        let (view, target): (Part, Option<Part>) = match part {
+            Part::Read { given, real } if given != real => (
                 Part::Read { given: given.clone(), real: given.clone() },
-                Part::Read { given: real.clone(), real: real.clone() },
-            ],
-            Part::Write { given, real } if given != real => vec![
+                Some(Part::Read { given: real.clone(), real: real.clone() }),
+            ),
+            Part::Write { given, real } if given != real => (
                 Part::Write { given: given.clone(), real: given.clone() },
-                Part::Write { given: real.clone(), real: real.clone() },
-            ],
-            _ => vec![part.clone()],
+                Some(Part::Write { given: real.clone(), real: real.clone() }),
+            ),
+            _ => (part.clone(), None),
         };
         let rules: Vec<&Rule> = self.rules.allow.iter().chain(persisted).collect();
-        let cover = |view: &Part| -> Option<String> {
+        let cover = |view: &Part| -> Option<RuleRef> {
             if let Some(rule) = rules.iter().find(|r| r.covers(tool, input, view)) {
-                return Some(rule.describe());
+                return Some(rule.source());
             }
-            grants.iter().find(|r| r.covers(tool, input, view)).map(|r| format!("session grant `{}`", r.text()))
+            grants.iter().find(|r| r.covers(tool, input, view)).map(|r| RuleRef::SessionGrant { rule: r.text().into() })
         };
-        if let Some(sources) = views.iter().map(cover).collect::<Option<Vec<String>>>() {
-            let mut sources = sources;
-            sources.dedup();
-            return allowed(sources.join(" and "));
+        let covered = match (cover(&view), target.as_ref().map(cover)) {
+            (Some(link), Some(Some(target))) if link != target => Some(VerdictSource::LinkAndTarget { link, target }),
+            (Some(rule), None | Some(Some(_))) => Some(VerdictSource::Rule(rule)),
+            _ => None,
+        };
+        if let Some(source) = covered {
+            return allowed(source);
         }
         let (mut kind, fact) = self.kind_of(call.tool, part, outside.is_some(), lines_read_only);
         // The files a command names inside the workspace are the command's business: its own
@@ -121,7 +124,7 @@ impl PermissionEngine {
         };
         let suggestion = if decision == Decision::Allow { Vec::new() } else { self.suggest(call, part) };
         let edit_inside = kind == PartKind::WriteInside;
-        Judged { decision, reason, source: format!("mode {mode}"), suggestion, outside, edit_inside }
+        Judged { decision, reason, source: VerdictSource::Mode(mode), suggestion, outside, edit_inside }
     }
 
     /// The kind of a part, and a clause saying what it does ("`ls -la` only reads").

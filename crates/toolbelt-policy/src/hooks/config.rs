@@ -52,9 +52,9 @@ pub enum Matcher {
 }
 
 impl Matcher {
-    /// Parses a matcher by Claude Code's rules.
-    pub fn parse(matcher: Option<&str>) -> Result<Matcher, HookError> {
-        let m = matcher.unwrap_or("").trim();
+    /// Parses a matcher by Claude Code's rules (an absent matcher reads as `""`).
+    pub fn parse(matcher: &str) -> Result<Matcher, HookError> {
+        let m = matcher.trim();
         if m.is_empty() || m == "*" {
             return Ok(Matcher::All);
         }
@@ -126,7 +126,7 @@ pub(super) fn parse(settings: &Value) -> Result<Vec<(HookEvent, Matcher, Vec<Con
         let shape = |problem: String| HookError::BadShape { event: name.clone(), problem };
         let groups: Vec<RawGroup> = serde_json::from_value(groups.clone()).map_err(|e| shape(e.to_string()))?;
         for group in groups {
-            let matcher = Matcher::parse(group.matcher.as_deref())?;
+            let matcher = Matcher::parse(group.matcher.as_deref().unwrap_or(""))?;
             let mut handlers = Vec::new();
             for handler in group.hooks {
                 let secs = match &handler {
@@ -163,12 +163,12 @@ mod tests {
     #[test]
     fn matchers_follow_claude_codes_rules() {
         let names = ["Bash", "exec"];
-        let m = |s: &str| Matcher::parse(Some(s)).unwrap().matches(names.iter().copied());
+        let m = |s: &str| Matcher::parse(s).unwrap().matches(names.iter().copied());
         assert!(m("*") && m("") && m("Bash") && m("Edit|Bash") && m("exec") && m("Ba.*"));
         assert!(!m("Bas") && !m("Edit|Write") && !m("a.*h"), "names are exact; a regex matches the whole name");
-        assert!(Matcher::parse(None).unwrap().matches(std::iter::once("anything")));
-        assert!(Matcher::parse(Some("mcp__.*__read")).unwrap().matches(std::iter::once("mcp__fs__read")));
-        assert!(matches!(Matcher::parse(Some("(")), Err(HookError::BadMatcher { .. })));
+        assert!(Matcher::parse("").unwrap().matches(std::iter::once("anything")));
+        assert!(Matcher::parse("mcp__.*__read").unwrap().matches(std::iter::once("mcp__fs__read")));
+        assert!(matches!(Matcher::parse("("), Err(HookError::BadMatcher { .. })));
     }
 
     #[test]

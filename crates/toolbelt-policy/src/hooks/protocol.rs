@@ -3,21 +3,19 @@
 use serde_json::{Map, Value, json};
 use toolbelt_core::{Content, ToolError, ToolOutput};
 
+use super::outcome::{HookFailure, HookOutcome};
 use super::runner::Response;
 use crate::{CallInfo, Decision, Finished, HookEvent, SessionInfo};
 
-/// The input of a PreToolUse, PostToolUse or PostToolUseFailure hook.
-pub(super) fn call_input(event: HookEvent, call: &CallInfo<'_>, mode: &str, result: Option<&Finished<'_>>) -> Value {
-    let mut input = json!({
-        "session_id": call.session.id(),
-        "cwd": call.cwd,
-        "permission_mode": session_mode(call, mode),
-        "hook_event_name": event.as_str(),
-        "tool_name": call.tool.name,
-        "tool_input": call.input,
-        "tool_use_id": call.call_id,
-    });
-    if let (Some(done), Value::Object(map)) = (result, &mut input) {
+/// The input of a PreToolUse hook.
+pub(super) fn pre_input(call: &CallInfo<'_>, mode: &str) -> Value {
+    call_input(HookEvent::PreToolUse, call, mode)
+}
+
+/// The input of a PostToolUse or PostToolUseFailure hook: the call's, with its result.
+pub(super) fn post_input(event: HookEvent, done: &Finished<'_>, mode: &str) -> Value {
+    let mut input = call_input(event, &done.call, mode);
+    if let Value::Object(map) = &mut input {
         match done.result {
             Ok(output) => {
                 let response = match &output.structured {
@@ -33,6 +31,19 @@ pub(super) fn call_input(event: HookEvent, call: &CallInfo<'_>, mode: &str, resu
         }
     }
     input
+}
+
+/// What every call hook is given.
+fn call_input(event: HookEvent, call: &CallInfo<'_>, mode: &str) -> Value {
+    json!({
+        "session_id": call.session.id(),
+        "cwd": call.cwd,
+        "permission_mode": session_mode(call, mode),
+        "hook_event_name": event.as_str(),
+        "tool_name": call.tool.name,
+        "tool_input": call.input,
+        "tool_use_id": call.call_id,
+    })
 }
 
 /// The mode hooks are told: the session's own when a person switched it, else the configured one.
@@ -56,13 +67,19 @@ pub(super) fn session_input(event: HookEvent, session: &SessionInfo<'_>, mode: &
 }
 
 /// What one PreToolUse handler said.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct PreAnswer {
     pub decision: Option<(Decision, String)>,
     pub updated_input: Option<Value>,
     pub context: Option<String>,
-    pub summary: String,
-    pub failed: bool,
+    pub outcome: HookOutcome,
+}
+
+impl PreAnswer {
+    /// An answer that changes nothing, ending as `outcome`.
+    fn only(outcome: HookOutcome) -> Self {
+        Self { decision: None, updated_input: None, context: None, outcome }
+    }
 }
 
 pub(super) fn pre_answer(response: Response) -> PreAnswer {
@@ -70,7 +87,8 @@ pub(super) fn pre_answer(response: Response) -> PreAnswer {
         Response::Json(v) => {
             log_system_message(&v);
             let hso = &v["hookSpecificOutput"];
-            let mut answer = PreAnswer::default();
+            let mut answer = PreAnswer::only(HookOutcome::NoDecision);
+            let mut unknown = None;
             if v["continue"] == Value::Bool(false) {
                 let why = v["stopReason"].as_str().unwrap_or("a hook stopped the call").to_string();
                 answer.decision = Some((Decision::Deny, why));
@@ -82,8 +100,7 @@ pub(super) fn pre_answer(response: Response) -> PreAnswer {
                     "ask" | "defer" => Some((Decision::Ask, or(reason, "a hook asks for approval"))),
                     "deny" => Some((Decision::Deny, or(reason, "a hook denied it"))),
                     other => {
-                        answer.failed = true;
-                        answer.summary = format!("error: unknown permissionDecision `{other}`");
+                        unknown = Some(other.to_string());
                         None
                     }
                 };
@@ -98,51 +115,57 @@ pub(super) fn pre_answer(response: Response) -> PreAnswer {
             }
             answer.updated_input = hso.get("updatedInput").filter(|u| u.is_object()).cloned();
             answer.context = hso["additionalContext"].as_str().filter(|s| !s.is_empty()).map(str::to_string);
-            if answer.summary.is_empty() {
-                answer.summary = summarize(&answer);
-            }
+            answer.outcome = match unknown {
+                Some(other) => HookOutcome::Failed(HookFailure::UnknownDecision(other)),
+                None => summarize(&answer),
+            };
             answer
         }
         Response::Block(stderr) => {
             let reason = or(stderr, "a hook blocked it (exit status 2)");
             PreAnswer {
-                summary: format!("deny: {reason}"),
+                outcome: HookOutcome::Decided {
+                    decision: Decision::Deny,
+                    reason: reason.clone(),
+                    rewrote_input: false,
+                    added_context: false,
+                },
                 decision: Some((Decision::Deny, reason)),
-                ..PreAnswer::default()
+                ..PreAnswer::only(HookOutcome::NoDecision)
             }
         }
-        Response::Failed(why) => PreAnswer { summary: format!("error: {why}"), failed: true, ..PreAnswer::default() },
-        Response::Text(_) | Response::Nothing => PreAnswer { summary: "no decision".into(), ..PreAnswer::default() },
+        Response::TimedOut(after) => PreAnswer::only(HookOutcome::Failed(HookFailure::TimedOut(after))),
+        Response::Failed(why) => PreAnswer::only(HookOutcome::Failed(HookFailure::Error(why))),
+        Response::Text(_) | Response::Nothing => PreAnswer::only(HookOutcome::NoDecision),
     }
 }
 
-fn summarize(answer: &PreAnswer) -> String {
-    let mut parts = Vec::new();
-    if let Some((decision, reason)) = &answer.decision {
-        let name = match decision {
-            Decision::Allow => "allow",
-            Decision::Ask => "ask",
-            Decision::Deny => "deny",
-        };
-        parts.push(if reason.is_empty() { name.to_string() } else { format!("{name}: {reason}") });
+fn summarize(answer: &PreAnswer) -> HookOutcome {
+    let (rewrote_input, added_context) = (answer.updated_input.is_some(), answer.context.is_some());
+    match &answer.decision {
+        Some((decision, reason)) => {
+            HookOutcome::Decided { decision: *decision, reason: reason.clone(), rewrote_input, added_context }
+        }
+        None if rewrote_input => HookOutcome::RewroteInput { added_context },
+        None if added_context => HookOutcome::AddedContext,
+        None => HookOutcome::NoDecision,
     }
-    if answer.updated_input.is_some() {
-        parts.push("rewrote the input".into());
-    }
-    if answer.context.is_some() {
-        parts.push("added context".into());
-    }
-    if parts.is_empty() { "no decision".into() } else { parts.join("; ") }
 }
 
 /// What one PostToolUse / PostToolUseFailure handler said.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct PostAnswer {
     pub block: Option<String>,
     pub replace: Option<ToolOutput>,
     pub context: Option<String>,
-    pub summary: String,
-    pub failed: bool,
+    pub outcome: HookOutcome,
+}
+
+impl PostAnswer {
+    /// An answer that changes nothing, ending as `outcome`.
+    fn only(outcome: HookOutcome) -> Self {
+        Self { block: None, replace: None, context: None, outcome }
+    }
 }
 
 pub(super) fn post_answer(event: HookEvent, response: Response) -> PostAnswer {
@@ -150,7 +173,7 @@ pub(super) fn post_answer(event: HookEvent, response: Response) -> PostAnswer {
         Response::Json(v) => {
             log_system_message(&v);
             let hso = &v["hookSpecificOutput"];
-            let mut answer = PostAnswer::default();
+            let mut answer = PostAnswer::only(HookOutcome::NoDecision);
             if v["continue"] == Value::Bool(false) {
                 answer.block = Some(v["stopReason"].as_str().unwrap_or("a hook stopped here").to_string());
             } else if v["decision"].as_str() == Some("block") {
@@ -158,23 +181,35 @@ pub(super) fn post_answer(event: HookEvent, response: Response) -> PostAnswer {
             }
             answer.replace = hso.get("updatedMCPToolOutput").map(output_from_json);
             answer.context = hso["additionalContext"].as_str().filter(|s| !s.is_empty()).map(str::to_string);
-            answer.summary = match (&answer.block, &answer.replace, &answer.context) {
-                (Some(reason), _, _) => format!("block: {reason}"),
-                (None, Some(_), _) => "replaced the output".into(),
-                (None, None, Some(_)) => "added context".into(),
-                _ => "no decision".into(),
+            answer.outcome = match (&answer.block, &answer.replace, &answer.context) {
+                (Some(reason), _, _) => HookOutcome::BlockedResult { reason: reason.clone() },
+                (None, Some(_), _) => HookOutcome::ReplacedOutput,
+                (None, None, Some(_)) => HookOutcome::AddedContext,
+                _ => HookOutcome::NoDecision,
             };
             answer
         }
         Response::Block(stderr) if event == HookEvent::PostToolUseFailure => {
-            PostAnswer { summary: "added context".into(), context: Some(stderr), ..PostAnswer::default() }
+            PostAnswer { context: Some(stderr), ..PostAnswer::only(HookOutcome::AddedContext) }
         }
         Response::Block(stderr) => {
             let reason = or(stderr, "a hook blocked the result (exit status 2)");
-            PostAnswer { summary: format!("block: {reason}"), block: Some(reason), ..PostAnswer::default() }
+            PostAnswer { block: Some(reason.clone()), ..PostAnswer::only(HookOutcome::BlockedResult { reason }) }
         }
-        Response::Failed(why) => PostAnswer { summary: format!("error: {why}"), failed: true, ..PostAnswer::default() },
-        Response::Text(_) | Response::Nothing => PostAnswer { summary: "no decision".into(), ..PostAnswer::default() },
+        Response::TimedOut(after) => PostAnswer::only(HookOutcome::Failed(HookFailure::TimedOut(after))),
+        Response::Failed(why) => PostAnswer::only(HookOutcome::Failed(HookFailure::Error(why))),
+        Response::Text(_) | Response::Nothing => PostAnswer::only(HookOutcome::NoDecision),
+    }
+}
+
+/// How a SessionStart or SessionEnd handler's run ended.
+pub(super) fn session_outcome(response: &Response) -> HookOutcome {
+    match response {
+        Response::TimedOut(after) => HookOutcome::Failed(HookFailure::TimedOut(*after)),
+        Response::Failed(why) => HookOutcome::Failed(HookFailure::Error(why.clone())),
+        Response::Block(why) => HookOutcome::Blocked { reason: why.clone() },
+        r if session_context(r).is_some() => HookOutcome::AddedContext,
+        _ => HookOutcome::Done,
     }
 }
 

@@ -11,6 +11,9 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use toolbelt_core::BoxFuture;
 
+/// Why an in-process hook failed: any error of its own (a `String` converts too, with `.into()`).
+pub type InProcessHookError = Box<dyn std::error::Error + Send + Sync>;
+
 /// A hook implemented in Rust by a library user. It takes the same input JSON a command hook
 /// reads on stdin and returns the same output JSON a command hook prints (return
 /// `{"hookSpecificOutput": {"permissionDecision": "deny", …}}` to deny, `{}` for no decision);
@@ -20,7 +23,7 @@ pub trait InProcessHook: Send + Sync {
     fn name(&self) -> &str;
 
     /// Runs the hook.
-    fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<Value, String>>;
+    fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<Value, InProcessHookError>>;
 }
 
 /// What a handler answered.
@@ -34,6 +37,8 @@ pub(super) enum Response {
     Nothing,
     /// Exit 2: block, with stderr as the reason.
     Block(String),
+    /// It ran past its timeout (a non-blocking error).
+    TimedOut(Duration),
     /// Anything else: a non-blocking error, described.
     Failed(String),
 }
@@ -75,7 +80,7 @@ impl Handler {
                 Ok(Value::Object(map)) if map.is_empty() => Response::Nothing,
                 Ok(v @ Value::Object(_)) => Response::Json(v),
                 Ok(other) => Response::Failed(format!("answered {other}, not a JSON object")),
-                Err(e) => Response::Failed(e),
+                Err(e) => Response::Failed(e.to_string()),
             },
         }
     }
@@ -117,7 +122,7 @@ async fn run_command(command: &str, timeout: Duration, input: &Value, cwd: &Path
         Ok(done) => done,
         Err(_) => {
             kill_group(group);
-            return Response::Failed(format!("timed out after {}", toolbelt_core::human_duration(timeout)));
+            return Response::TimedOut(timeout);
         }
     };
     // The hook is done; anything it left running in its group goes with it.
@@ -204,9 +209,7 @@ async fn run_http(url: &str, headers: &BTreeMap<String, String>, timeout: Durati
     }
     let response = match request.send().await {
         Ok(r) => r,
-        Err(e) if e.is_timeout() => {
-            return Response::Failed(format!("timed out after {}", toolbelt_core::human_duration(timeout)));
-        }
+        Err(e) if e.is_timeout() => return Response::TimedOut(timeout),
         Err(e) => return Response::Failed(format!("request failed: {e}")),
     };
     let status = response.status();

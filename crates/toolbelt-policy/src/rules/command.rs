@@ -8,6 +8,20 @@
 //! testing`. Without a wildcard the match is exact. Whitespace runs count as one space in both
 //! the pattern and the command.
 
+/// Why a command pattern could not be parsed, and what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandPatternError {
+    /// Nothing inside the parentheses.
+    #[error("empty specifier: write `Bash` for every command, or `Bash(cmd *)` for a prefix")]
+    Empty,
+    /// `:*` somewhere other than at the end.
+    #[error("`:*` may only end a pattern; use `*` for a wildcard elsewhere")]
+    ColonStarInside,
+    /// `:*` alone.
+    #[error("`:*` needs a command before it")]
+    ColonStarAlone,
+}
+
 /// A parsed command pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandPattern {
@@ -20,20 +34,16 @@ pub struct CommandPattern {
 
 impl CommandPattern {
     /// Parses the text inside `Bash(…)`.
-    pub fn parse(spec: &str) -> Result<CommandPattern, String> {
+    pub fn parse(spec: &str) -> Result<CommandPattern, CommandPatternError> {
         let collapsed = collapse(spec);
         if collapsed.is_empty() {
-            return Err("empty specifier: write `Bash` for every command, or `Bash(cmd *)` for a prefix".into());
+            return Err(CommandPatternError::Empty);
         }
         let normalized = match collapsed.strip_suffix(":*") {
-            Some(prefix) if prefix.contains(":*") => {
-                return Err("`:*` may only end a pattern; use `*` for a wildcard elsewhere".into());
-            }
-            Some(prefix) if prefix.trim().is_empty() => return Err("`:*` needs a command before it".into()),
+            Some(prefix) if prefix.contains(":*") => return Err(CommandPatternError::ColonStarInside),
+            Some(prefix) if prefix.trim().is_empty() => return Err(CommandPatternError::ColonStarAlone),
             Some(prefix) => format!("{} *", prefix.trim_end()),
-            None if collapsed.contains(":*") => {
-                return Err("`:*` may only end a pattern; use `*` for a wildcard elsewhere".into());
-            }
+            None if collapsed.contains(":*") => return Err(CommandPatternError::ColonStarInside),
             None => collapsed,
         };
         let bare_prefix = normalized.strip_suffix(" *").map(str::to_string);
@@ -137,7 +147,7 @@ mod tests {
             ("a:*b:*", "may only end a pattern"),
             (":*", "needs a command"),
         ] {
-            let err = CommandPattern::parse(spec).unwrap_err();
+            let err = CommandPattern::parse(spec).unwrap_err().to_string();
             assert!(err.contains(expected), "`{spec}`: {err}");
         }
         assert_eq!(CommandPattern::parse(" git diff * ").unwrap().as_str(), "git diff *");

@@ -31,6 +31,25 @@ pub struct Anchors<'a> {
     pub settings_dir: &'a Path,
 }
 
+/// Why a path pattern could not be parsed, and what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathPatternError {
+    /// Nothing inside the parentheses.
+    #[error("empty path: write `Read` for every file, or a path such as `Read(./src/**)`")]
+    Empty,
+    /// A gitignore negation (`!…`).
+    #[error("negated patterns (`!…`) are not supported: write a deny rule for what to exclude")]
+    Negated,
+    /// Not a valid glob.
+    #[error("`{spec}` is not a valid path pattern: {kind}")]
+    InvalidGlob {
+        /// The specifier as written.
+        spec: String,
+        /// What the glob compiler said.
+        kind: globset::ErrorKind,
+    },
+}
+
 /// A parsed path pattern.
 #[derive(Debug, Clone)]
 pub struct PathPattern {
@@ -44,13 +63,13 @@ pub struct PathPattern {
 
 impl PathPattern {
     /// Parses a specifier, resolving its anchor.
-    pub fn parse(spec: &str, anchors: &Anchors<'_>) -> Result<PathPattern, String> {
+    pub fn parse(spec: &str, anchors: &Anchors<'_>) -> Result<PathPattern, PathPatternError> {
         let spec = spec.trim();
         if spec.is_empty() {
-            return Err("empty path: write `Read` for every file, or a path such as `Read(./src/**)`".into());
+            return Err(PathPatternError::Empty);
         }
         if spec.starts_with('!') {
-            return Err("negated patterns (`!…`) are not supported: write a deny rule for what to exclude".into());
+            return Err(PathPatternError::Negated);
         }
         let (base, rest, anchored): (&Path, &str, bool) = if let Some(rest) = spec.strip_prefix("//") {
             (Path::new("/"), rest, true)
@@ -87,7 +106,7 @@ impl PathPattern {
                 .backslash_escape(true)
                 .build()
                 .map(|g| g.compile_matcher())
-                .map_err(|e| format!("`{spec}` is not a valid path pattern: {}", e.kind()))
+                .map_err(|e| PathPatternError::InvalidGlob { spec: spec.to_string(), kind: e.kind().clone() })
         };
         let matcher = compile(&glob)?;
         let itself = match glob.strip_suffix("/**") {
@@ -206,7 +225,7 @@ mod tests {
     #[test]
     fn bad_specifiers_say_what_to_write() {
         for (spec, expected) in [("", "empty path"), ("!./x", "not supported"), ("./[a", "not a valid path pattern")] {
-            let err = PathPattern::parse(spec, &anchors()).unwrap_err();
+            let err = PathPattern::parse(spec, &anchors()).unwrap_err().to_string();
             assert!(err.contains(expected), "`{spec}`: {err}");
         }
         assert_eq!(PathPattern::parse(" ./x ", &anchors()).unwrap().as_str(), "./x");

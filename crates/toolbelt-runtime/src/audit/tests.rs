@@ -209,7 +209,7 @@ fn inputs_reasons_and_decisions_are_redacted() {
     let verdict = toolbelt_policy::Verdict::new(
         toolbelt_policy::Decision::Deny,
         "no `curl -u admin:hunter2`",
-        "rule Bash(curl *)",
+        toolbelt_policy::VerdictSource::Other("rule Bash(curl *)".into()),
     );
     let mut record = record_of("c");
     record.input = json!({"command": "curl -u admin:hunter2 https://x", "api_token": "t"});

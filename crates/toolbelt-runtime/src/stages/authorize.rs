@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use toolbelt_core::ToolError;
-use toolbelt_policy::{Approval, CallInfo, Decision, Verdict};
+use toolbelt_policy::{Approval, CallInfo, Decision, Verdict, VerdictSource};
 
 use crate::runtime::Runtime;
 
@@ -30,9 +30,10 @@ pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>
     }
     if verdict.decision == Decision::Allow {
         if info.tool.needs_confirmation {
-            verdict = Verdict::new(Decision::Ask, "this tool asks for confirmation on every call", "tool spec");
+            verdict =
+                Verdict::new(Decision::Ask, "this tool asks for confirmation on every call", VerdictSource::ToolSpec);
         } else if let Some(reason) = &info.access.approval {
-            verdict = Verdict::new(Decision::Ask, reason.clone(), "the tool, for this call");
+            verdict = Verdict::new(Decision::Ask, reason.clone(), VerdictSource::ToolForThisCall);
         }
     }
     match verdict.decision {

@@ -166,42 +166,110 @@ pub fn suggest(path: &str) -> Option<&'static str> {
         .map(|(_, p)| p)
 }
 
+/// Why a value does not fit its key's type, and what it should be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// Not a string.
+    #[error("expected a string, got {got}")]
+    NotAString {
+        /// The value's type, in words ([`type_name`]).
+        got: &'static str,
+    },
+    /// A string that is none of the choices.
+    #[error("`{value}` is not one of: {}", .choices.join(", "))]
+    NotAChoice {
+        /// The value.
+        value: String,
+        /// The choices.
+        choices: &'static [&'static str],
+    },
+    /// Not a string, where one of the choices is expected.
+    #[error("expected one of {}, got {got}", .choices.join(", "))]
+    ChoiceNotAString {
+        /// The choices.
+        choices: &'static [&'static str],
+        /// The value's type, in words.
+        got: &'static str,
+    },
+    /// A string that is no permission mode.
+    #[error("`{0}` is not a permission mode; use one of: default, acceptEdits, plan, dontAsk, bypassPermissions")]
+    NotAMode(String),
+    /// Not a string, where a permission mode is expected.
+    #[error("expected a permission mode (a string), got {got}")]
+    ModeNotAString {
+        /// The value's type, in words.
+        got: &'static str,
+    },
+    /// Not `true` or `false`.
+    #[error("expected true or false, got {got}")]
+    NotABool {
+        /// The value's type, in words.
+        got: &'static str,
+    },
+    /// An integer outside the key's range.
+    #[error("{value} is out of range ({min} to {max})")]
+    OutOfRange {
+        /// The value.
+        value: i64,
+        /// Smallest allowed.
+        min: i64,
+        /// Largest allowed.
+        max: i64,
+    },
+    /// Not an integer.
+    #[error("expected an integer, got {got}")]
+    NotAnInteger {
+        /// The value's type, in words.
+        got: &'static str,
+    },
+    /// Not a hook group.
+    #[error("expected a hook group ({{matcher, hooks}}), got {got}")]
+    NotAHookGroup {
+        /// The value's type, in words.
+        got: &'static str,
+    },
+    /// Not a table.
+    #[error("expected a table, got {got}")]
+    NotATable {
+        /// The value's type, in words.
+        got: &'static str,
+    },
+}
+
 /// Checks one value (a whole scalar, or one item of a list) against its key's type.
-pub fn check(def: &KeyDef, value: &Value) -> Result<(), String> {
-    let got = || type_name(value);
+pub fn check(def: &KeyDef, value: &Value) -> Result<(), ValueError> {
+    let got = type_name(value);
     match def.kind {
         Kind::Text | Kind::List => match value {
             Value::String(_) => Ok(()),
-            _ => Err(format!("expected a string, got {}", got())),
+            _ => Err(ValueError::NotAString { got }),
         },
         Kind::Choice(choices) => match value.as_str() {
             Some(s) if choices.contains(&s) => Ok(()),
-            Some(s) => Err(format!("`{s}` is not one of: {}", choices.join(", "))),
-            None => Err(format!("expected one of {}, got {}", choices.join(", "), got())),
+            Some(s) => Err(ValueError::NotAChoice { value: s.to_string(), choices }),
+            None => Err(ValueError::ChoiceNotAString { choices, got }),
         },
         Kind::Mode => match value.as_str() {
             Some(s) if toolbelt_policy::PermissionMode::parse(s).is_some() => Ok(()),
-            Some(s) => Err(format!(
-                "`{s}` is not a permission mode; use one of: default, acceptEdits, plan, dontAsk, bypassPermissions"
-            )),
-            None => Err(format!("expected a permission mode (a string), got {}", got())),
+            Some(s) => Err(ValueError::NotAMode(s.to_string())),
+            None => Err(ValueError::ModeNotAString { got }),
         },
         Kind::Bool => match value {
             Value::Bool(_) => Ok(()),
-            _ => Err(format!("expected true or false, got {}", got())),
+            _ => Err(ValueError::NotABool { got }),
         },
         Kind::Int { min, max } => match value.as_i64() {
             Some(n) if (min..=max).contains(&n) => Ok(()),
-            Some(n) => Err(format!("{n} is out of range ({min} to {max})")),
-            None => Err(format!("expected an integer, got {}", got())),
+            Some(value) => Err(ValueError::OutOfRange { value, min, max }),
+            None => Err(ValueError::NotAnInteger { got }),
         },
         Kind::HookGroups => match value {
             Value::Object(_) => Ok(()),
-            _ => Err(format!("expected a hook group ({{matcher, hooks}}), got {}", got())),
+            _ => Err(ValueError::NotAHookGroup { got }),
         },
         Kind::Table => match value {
             Value::Object(_) => Ok(()),
-            _ => Err(format!("expected a table, got {}", got())),
+            _ => Err(ValueError::NotATable { got }),
         },
     }
 }
@@ -221,6 +289,8 @@ pub fn type_name(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -230,6 +300,31 @@ mod tests {
         assert_eq!(suggest("sandbox.netwrok"), Some("sandbox.network"));
         assert_eq!(suggest("hooks.PreToolUs"), Some("hooks.PreToolUse"));
         assert_eq!(suggest("completely.different"), None);
+    }
+
+    #[test]
+    fn value_errors_say_what_to_write() {
+        let def = |kind| KeyDef { path: "k", kind, default: "", doc: "" };
+        let cases = [
+            (Kind::Text, json!(1), "expected a string, got an integer"),
+            (Kind::Choice(&["a", "b"]), json!("c"), "`c` is not one of: a, b"),
+            (Kind::Choice(&["a", "b"]), json!(true), "expected one of a, b, got a boolean"),
+            (
+                Kind::Mode,
+                json!("yolo"),
+                "`yolo` is not a permission mode; use one of: default, acceptEdits, plan, dontAsk, bypassPermissions",
+            ),
+            (Kind::Mode, json!(null), "expected a permission mode (a string), got nothing"),
+            (Kind::Bool, json!("yes"), "expected true or false, got a string"),
+            (Kind::Int { min: 1, max: 9 }, json!(10), "10 is out of range (1 to 9)"),
+            (Kind::Int { min: 1, max: 9 }, json!(1.5), "expected an integer, got a float"),
+            (Kind::HookGroups, json!([]), "expected a hook group ({matcher, hooks}), got an array"),
+            (Kind::Table, json!("x"), "expected a table, got a string"),
+        ];
+        for (kind, value, message) in cases {
+            assert_eq!(check(&def(kind), &value).unwrap_err().to_string(), message);
+        }
+        assert!(check(&def(Kind::Mode), &json!("accept-edits")).is_ok());
     }
 
     #[test]

@@ -7,7 +7,34 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use toml_edit::{Array, DocumentMut, Item, Table, Value};
-use toolbelt_policy::RuleStore;
+use toolbelt_policy::{RuleStore, RuleStoreError};
+
+/// Why allow rules could not be added to a settings file (which is then left as it was).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot update {}: {problem}", .file.display())]
+pub struct StoreError {
+    /// The settings file.
+    pub file: PathBuf,
+    /// What went wrong.
+    pub problem: StoreProblem,
+}
+
+/// What went wrong updating a settings file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreProblem {
+    /// Reading, creating its directory or writing it failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// It is not valid TOML.
+    #[error(transparent)]
+    Toml(#[from] toml_edit::TomlError),
+    /// `permissions` is there but is not a table.
+    #[error("`permissions` is not a table")]
+    PermissionsNotATable,
+    /// `permissions.allow` is there but is not an array.
+    #[error("`permissions.allow` is not an array")]
+    AllowNotAnArray,
+}
 
 /// Makes the store of another project (given its directory).
 type StoreFor = Arc<dyn Fn(&Path) -> LocalRuleStore + Send + Sync>;
@@ -62,21 +89,21 @@ impl LocalRuleStore {
     }
 
     /// Adds the rules not already in `permissions.allow`; returns the file.
-    pub fn add(&self, rules: &[String]) -> Result<PathBuf, String> {
-        let fail = |e: &dyn std::fmt::Display| format!("cannot update {}: {e}", self.file.display());
+    pub fn add(&self, rules: &[String]) -> Result<PathBuf, StoreError> {
+        let fail = |problem: StoreProblem| StoreError { file: self.file.clone(), problem };
         let text = match std::fs::read_to_string(&self.file) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(fail(&e)),
+            Err(e) => return Err(fail(e.into())),
         };
-        let mut doc: DocumentMut = text.parse().map_err(|e| fail(&e))?;
+        let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| fail(e.into()))?;
         let permissions = doc.entry("permissions").or_insert_with(|| Item::Table(Table::new()));
         let Some(permissions) = permissions.as_table_like_mut() else {
-            return Err(fail(&"`permissions` is not a table"));
+            return Err(fail(StoreProblem::PermissionsNotATable));
         };
         let allow = permissions.entry("allow").or_insert(Item::Value(Value::Array(Array::new())));
         let Some(allow) = allow.as_array_mut() else {
-            return Err(fail(&"`permissions.allow` is not an array"));
+            return Err(fail(StoreProblem::AllowNotAnArray));
         };
         for rule in rules {
             if !allow.iter().any(|v| v.as_str() == Some(rule.as_str())) {
@@ -89,8 +116,8 @@ impl LocalRuleStore {
             allow.set_trailing_comma(true);
         }
         let dir = self.file.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-        write_atomically(&self.file, doc.to_string().as_bytes()).map_err(|e| fail(&e))?;
+        std::fs::create_dir_all(dir).map_err(|e| fail(e.into()))?;
+        write_atomically(&self.file, doc.to_string().as_bytes()).map_err(|e| fail(e.into()))?;
         ignore_in_git(dir, &self.file);
         if let Some(after) = &self.after_write {
             after();
@@ -100,8 +127,9 @@ impl LocalRuleStore {
 }
 
 impl RuleStore for LocalRuleStore {
-    fn add_allow_rules(&self, rules: &[String], workspace: &Path) -> Result<String, String> {
-        self.for_workspace(workspace).add(rules).map(|file| format!("project-local {}", file.display()))
+    fn add_allow_rules(&self, rules: &[String], workspace: &Path) -> Result<String, RuleStoreError> {
+        let file = self.for_workspace(workspace).add(rules)?;
+        Ok(format!("project-local {}", file.display()))
     }
 }
 
@@ -192,7 +220,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config.local.toml");
         std::fs::write(&file, "[permissions\n").unwrap();
-        let err = LocalRuleStore::new(&file).add(&["Read".into()]).unwrap_err();
+        let err = LocalRuleStore::new(&file).add(&["Read".into()]).unwrap_err().to_string();
         assert!(err.starts_with("cannot update"), "{err}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "[permissions\n");
     }

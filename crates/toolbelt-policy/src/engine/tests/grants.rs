@@ -12,7 +12,7 @@ impl Store {
 }
 
 impl RuleStore for Store {
-    fn add_allow_rules(&self, rules: &[String], workspace: &Path) -> Result<String, String> {
+    fn add_allow_rules(&self, rules: &[String], workspace: &Path) -> Result<String, crate::RuleStoreError> {
         self.0.lock().unwrap().extend(rules.iter().cloned());
         self.1.lock().unwrap().push(workspace.to_path_buf());
         Ok("project-local test.toml".into())
@@ -43,7 +43,7 @@ fn grants_for_the_session_and_for_always() {
     let v = call("cargo build --release", Some(Approval::AllowSession));
     assert_eq!(v.allow_rules, ["Bash(cargo build *)"]);
     let again = call("cargo build", None);
-    assert_eq!((again.decision, again.source.as_str()), (Allow, "session grant `Bash(cargo build *)`"));
+    assert_eq!((again.decision, again.source.to_string().as_str()), (Allow, "session grant `Bash(cargo build *)`"));
     assert_eq!(w.session.with_slot::<Grants, _>(|g| g.rules.clone()), ["Bash(cargo build *)"]);
     assert!(store.0.lock().unwrap().is_empty());
     // Always: written to the store, and effective in any session of this engine.
@@ -54,7 +54,10 @@ fn grants_for_the_session_and_for_always() {
     let access = Access::exclusive().executes("npm install left-pad");
     let info = CallInfo { session: &fresh, call_id: "c", cwd: &w.root, tool: &spec, input: &input, access: &access };
     let v = e.authorize(&info);
-    assert_eq!((v.decision, v.source.as_str()), (Allow, "rule `Bash(npm install *)` (project-local test.toml)"));
+    assert_eq!(
+        (v.decision, v.source.to_string().as_str()),
+        (Allow, "rule `Bash(npm install *)` (project-local test.toml)")
+    );
     assert_eq!(*store.1.lock().unwrap(), vec![w.root.clone()]);
 }
 
@@ -124,7 +127,7 @@ fn allowing_all_edits_switches_only_this_session_to_accept_edits() {
     assert_eq!(SessionMode::of(&w.session, PermissionMode::Default), PermissionMode::AcceptEdits);
 
     let later = write(&e, &w, &w.root.join("docs/new.md"));
-    assert_eq!((later.decision, later.source.as_str()), (Allow, "mode acceptEdits"));
+    assert_eq!((later.decision, later.source.to_string().as_str()), (Allow, "mode acceptEdits"));
     assert!(!later.offers_accept_edits);
     assert_eq!(bash(&e, &w, "cargo build").decision, Ask, "commands still ask");
     assert_eq!(write(&e, &w, &w.outside.join("notes.txt")).decision, Ask, "outside the roots still asks");

@@ -107,9 +107,15 @@ fn deny_beats_ask_beats_allow_whatever_the_order() {
     let w = world();
     let e = engine(&w, PermissionMode::BypassPermissions, &["Bash"], &["Bash(git push *)"], &["Bash(rm *)"]);
     let v = bash(&e, &w, "rm -rf build");
-    assert_eq!((v.decision, v.source.as_str()), (Deny, "rule `Bash(rm *)` (project .toolbelt/config.toml)"));
+    assert_eq!(
+        (v.decision, v.source.to_string().as_str()),
+        (Deny, "rule `Bash(rm *)` (project .toolbelt/config.toml)")
+    );
     let v = bash(&e, &w, "git push origin main");
-    assert_eq!((v.decision, v.source.as_str()), (Ask, "rule `Bash(git push *)` (project .toolbelt/config.toml)"));
+    assert_eq!(
+        (v.decision, v.source.to_string().as_str()),
+        (Ask, "rule `Bash(git push *)` (project .toolbelt/config.toml)")
+    );
     assert!(!v.hook_may_allow, "a hook's allow never overrides an ask rule");
     assert_eq!(bash(&e, &w, "cargo build").decision, Allow);
     // The same rules in dontAsk: the ask rule's ask becomes a denial.

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::ExportFormat;
-use toolbelt_runtime::{ClientInfo, Runtime, Session, ToolCall, Transport};
+use toolbelt_runtime::{ClientInfo, EndReason, Outcome, Runtime, Session, StartSource, ToolCall, Transport};
 
 use crate::approve::{Elicitor, SessionApprovers};
 use crate::http::HttpClient;
@@ -71,7 +71,7 @@ impl Drop for Inner {
         // SessionEnd hooks still get to run if a runtime is around.
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             let (runtime, session) = (Arc::clone(&self.runtime), Arc::clone(&self.session));
-            handle.spawn(async move { runtime.end_session(&session, "exit").await });
+            handle.spawn(async move { runtime.end_session(&session, EndReason::Exit).await });
         }
     }
 }
@@ -191,7 +191,7 @@ impl ServerHandler for McpServer {
         *self.inner.tool_changes.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(self.runtime().registry().subscribe());
         let result = self.negotiate_initialize(&request)?;
-        self.runtime().start_session(self.session(), "startup").await;
+        self.runtime().start_session(self.session(), StartSource::Startup).await;
         Ok(result)
     }
 
@@ -247,20 +247,18 @@ impl ServerHandler for McpServer {
         });
         let call = ToolCall::new(id.unwrap_or_else(|_| "call".into()), name, input);
         let (events, forwarder) = progress::forward(context.meta.get_progress_token(), context.peer.clone());
-        // Every call goes through the runtime, so the audit log records refused ones too.
-        let result = self.runtime().call(self.session(), call, &events, &context.ct).await;
+        // Every call goes through the runtime, so the audit log records refused ones too; the
+        // plan names the tool once, for the result's shape.
+        let plan = self.runtime().plan(self.session(), call);
+        let structured = plan.spec().is_some_and(|spec| spec.output_schema.is_some());
+        let result = self.runtime().run(self.session(), plan, &events, &context.ct).await;
         drop(events);
         forwarder.finish().await;
         // An unknown or disabled tool is the client's protocol mistake, not the model's; a
         // tool a deny rule hides is a denial (an `isError` result naming the rule).
-        if matches!(result.outcome, "unknown_tool" | "disabled") {
+        if matches!(result.outcome, Outcome::UnknownTool | Outcome::Disabled) {
             return Err(McpError::invalid_params(result.text(), None));
         }
-        let structured = result
-            .tool
-            .as_deref()
-            .and_then(|tool| self.runtime().registry().lookup(tool).ok())
-            .is_some_and(|entry| entry.spec().output_schema.is_some());
         result::to_mcp(&result, structured).map(Into::into)
     }
 

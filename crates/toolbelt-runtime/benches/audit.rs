@@ -23,7 +23,7 @@ use std::time::{Instant, SystemTime};
 use serde_json::{Value, json};
 use toolbelt_policy::{Decision, Verdict, VerdictSource};
 use toolbelt_runtime::audit::{redact, redact_text, rfc3339};
-use toolbelt_runtime::{AuditConfig, AuditLog, AuditRecord, ClientInfo};
+use toolbelt_runtime::{AuditConfig, AuditLog, AuditRecord, ClientInfo, Outcome};
 
 const ROUNDS: usize = 7;
 const DEFAULT_ITERS: usize = 20_000;
@@ -49,7 +49,7 @@ fn record_into(log: &AuditLog, client: &ClientInfo, verdict: &Verdict, input: Va
         decision: Some(verdict),
         approval: None,
         hooks: &[],
-        outcome: "ok",
+        outcome: Outcome::Ok,
         is_error: false,
         duration_ms: 12.345,
         output_chars: 120,

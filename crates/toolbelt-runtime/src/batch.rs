@@ -9,68 +9,32 @@
 
 use futures_util::StreamExt as _;
 use futures_util::stream;
-use toolbelt_core::{CancellationToken, EventSink};
 
 use crate::call::{ToolCall, ToolResult};
-use crate::runtime::Runtime;
-use crate::session::Session;
-use crate::stages::{self, Early, Planned};
+use crate::stages::{self, Plan, Scope};
 
-// Slots live only while their group runs; boxing the planned call would cost an allocation
-// per call on the hot path for no gain.
-#[allow(clippy::large_enum_variant)]
-enum Slot {
-    Ready(Planned),
-    Failed(Early),
-}
-
-pub(crate) async fn run(
-    rt: &Runtime,
-    session: &Session,
-    calls: Vec<ToolCall>,
-    events: &EventSink,
-    cancel: &CancellationToken,
-    mut on_result: impl FnMut(ToolResult),
-) {
-    let concurrency = rt.config.concurrency.max(1);
-    let mut slots = calls.into_iter().map(|call| match stages::plan(rt, session, call) {
-        Ok(p) => Slot::Ready(p),
-        Err(e) => Slot::Failed(e),
-    });
-    let mut group: Vec<Slot> = Vec::new();
-    let mut next = slots.next();
-    while let Some(slot) = next.take() {
-        let exclusive = matches!(&slot, Slot::Ready(p) if !p.is_shared());
-        if exclusive {
-            run_group(rt, session, std::mem::take(&mut group), events, cancel, concurrency, &mut on_result).await;
-            run_group(rt, session, vec![slot], events, cancel, 1, &mut on_result).await;
+pub(crate) async fn run(scope: Scope<'_>, calls: Vec<ToolCall>, mut on_result: impl FnMut(ToolResult)) {
+    let concurrency = scope.pipeline.config.concurrency.max(1);
+    let mut plans = calls.into_iter().map(|call| stages::plan(scope.pipeline, scope.session, call));
+    let mut group: Vec<Plan> = Vec::new();
+    let mut next = plans.next();
+    while let Some(plan) = next.take() {
+        if plan.is_shared() {
+            group.push(plan);
         } else {
-            group.push(slot);
+            run_group(scope, std::mem::take(&mut group), concurrency, &mut on_result).await;
+            run_group(scope, vec![plan], 1, &mut on_result).await;
         }
-        next = slots.next();
+        next = plans.next();
     }
-    run_group(rt, session, group, events, cancel, concurrency, &mut on_result).await;
+    run_group(scope, group, concurrency, &mut on_result).await;
 }
 
-async fn run_group(
-    rt: &Runtime,
-    session: &Session,
-    group: Vec<Slot>,
-    events: &EventSink,
-    cancel: &CancellationToken,
-    concurrency: usize,
-    on_result: &mut impl FnMut(ToolResult),
-) {
+async fn run_group(scope: Scope<'_>, group: Vec<Plan>, concurrency: usize, on_result: &mut impl FnMut(ToolResult)) {
     if group.is_empty() {
         return;
     }
-    let mut results = stream::iter(group.into_iter().map(|slot| async move {
-        match slot {
-            Slot::Ready(planned) => stages::run(rt, session, planned, events, cancel).await,
-            Slot::Failed(early) => stages::finish_early(rt, session, early, events),
-        }
-    }))
-    .buffered(concurrency);
+    let mut results = stream::iter(group.into_iter().map(|plan| stages::run(scope, plan))).buffered(concurrency);
     while let Some(result) = results.next().await {
         on_result(result);
     }

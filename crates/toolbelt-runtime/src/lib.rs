@@ -6,10 +6,13 @@
 //! resolve → validate → describe → pre-hooks → authorize → execute → post-hooks → render
 //! ```
 //!
-//! Each stage is one small module under `stages/`, so a reader finds "where is the timeout
-//! applied" or "where is output cut" in one hop. The first three stages ([`stages::plan`])
-//! need no I/O and decide whether the call may run beside others; the rest
-//! ([`stages::run`]) happen when the scheduler lets the call run.
+//! Each stage has its place under `stages/`, so a reader finds "where is the timeout
+//! applied" or "where is output cut" in one hop. The first three stages ([`Runtime::plan`],
+//! in `stages/plan.rs`) need no I/O and decide whether the call may run beside others; the
+//! rest ([`Runtime::run`]), one module each, happen when the scheduler lets the call run,
+//! each taking the call's context: what it needs of the runtime (its pipeline: registry,
+//! policy, hooks, audit log, knobs), the session, the call's id and tool, its events and its
+//! cancellation.
 //!
 //! # Why it is shaped so
 //!
@@ -31,15 +34,17 @@ mod batch;
 mod call;
 mod client;
 mod config;
+mod pipeline;
 mod runtime;
 mod session;
-pub mod stages;
+mod stages;
 pub mod wire;
 
 pub use audit::{AuditConfig, AuditLog, AuditRecord, redact, rfc3339};
-pub use call::{ToolCall, ToolResult};
+pub use call::{Outcome, ToolCall, ToolResult};
 pub use client::{ClientInfo, ClientKind, Transport, token_id};
 pub use config::RuntimeConfig;
 pub use runtime::{Explanation, Runtime, RuntimeBuilder};
-pub use session::{Session, SessionError};
+pub use session::{EndReason, Session, SessionError, StartSource};
+pub use stages::{Plan, truncate_text};
 pub use wire::WireError;

@@ -14,26 +14,23 @@ use toolbelt_policy::{
 use crate::audit::AuditLog;
 use crate::call::{ToolCall, ToolResult};
 use crate::config::RuntimeConfig;
-use crate::session::Session;
+use crate::pipeline::Pipeline;
+use crate::session::{EndReason, Session, StartSource};
+use crate::stages::{Plan, Scope};
 use crate::{batch, stages};
 
 /// Runs tool calls through the pipeline. Cheap to share behind an `Arc`; one runtime
 /// serves any number of sessions.
 pub struct Runtime {
-    pub(crate) registry: Arc<Registry>,
-    pub(crate) authorizer: Arc<dyn Authorizer>,
-    pub(crate) approver: Arc<dyn Approver>,
-    pub(crate) hooks: Arc<dyn Hooks>,
-    pub(crate) services: Extensions,
-    pub(crate) config: RuntimeConfig,
-    pub(crate) audit: Option<Arc<AuditLog>>,
-    /// What the authorizer hides from tools that walk many files.
-    pub(crate) hidden: Option<Arc<dyn toolbelt_core::HiddenPaths>>,
+    pipeline: Pipeline,
 }
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime").field("registry", &self.registry).field("config", &self.config).finish()
+        f.debug_struct("Runtime")
+            .field("registry", &self.pipeline.registry)
+            .field("config", &self.pipeline.config)
+            .finish()
     }
 }
 
@@ -43,45 +40,45 @@ pub struct RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
-    /// Sets the permission engine (default: allow everything).
+    /// Sets the permission engine (default: the `default` permission mode with no rules).
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
-        self.runtime.authorizer = authorizer;
+        self.runtime.pipeline.authorizer = authorizer;
         self
     }
 
     /// Sets who answers `Ask` verdicts (default: nobody, so they are denied).
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
-        self.runtime.approver = approver;
+        self.runtime.pipeline.approver = approver;
         self
     }
 
     /// Sets the hooks (default: none).
     pub fn hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
-        self.runtime.hooks = hooks;
+        self.runtime.pipeline.hooks = hooks;
         self
     }
 
     /// Sets the shared services tools can ask for.
     pub fn services(mut self, services: Extensions) -> Self {
-        self.runtime.services = services;
+        self.runtime.pipeline.services = services;
         self
     }
 
     /// Records every call in this audit log (default: none).
     pub fn audit(mut self, log: AuditLog) -> Self {
-        self.runtime.audit = Some(Arc::new(log));
+        self.runtime.pipeline.audit = Some(Arc::new(log));
         self
     }
 
     /// Sets the configuration.
     pub fn config(mut self, config: RuntimeConfig) -> Self {
-        self.runtime.config = config;
+        self.runtime.pipeline.config = config;
         self
     }
 
     /// Finishes the runtime.
     pub fn build(mut self) -> Runtime {
-        self.runtime.hidden = self.runtime.authorizer.hidden_paths();
+        self.runtime.pipeline.hidden = self.runtime.pipeline.authorizer.hidden_paths();
         self.runtime
     }
 }
@@ -91,26 +88,28 @@ impl Runtime {
     pub fn builder(registry: Arc<Registry>) -> RuntimeBuilder {
         RuntimeBuilder {
             runtime: Runtime {
-                registry,
-                authorizer: default_authorizer(),
-                approver: Arc::new(NoApprover),
-                hooks: Arc::new(NoHooks),
-                services: Extensions::default(),
-                config: RuntimeConfig::default(),
-                audit: None,
-                hidden: None,
+                pipeline: Pipeline {
+                    registry,
+                    authorizer: default_authorizer(),
+                    approver: Arc::new(NoApprover),
+                    hooks: Arc::new(NoHooks),
+                    services: Extensions::default(),
+                    config: RuntimeConfig::default(),
+                    audit: None,
+                    hidden: None,
+                },
             },
         }
     }
 
     /// The registry.
     pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+        &self.pipeline.registry
     }
 
     /// The configuration.
     pub fn config(&self) -> &RuntimeConfig {
-        &self.config
+        &self.pipeline.config
     }
 
     /// Runs one call through every stage. Never fails: every problem is an `is_error` result.
@@ -121,10 +120,32 @@ impl Runtime {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> ToolResult {
-        match stages::plan(self, session, call) {
-            Ok(planned) => stages::run(self, session, planned, events, cancel).await,
-            Err(result) => stages::finish_early(self, session, result, events),
-        }
+        self.run(session, self.plan(session, call), events, cancel).await
+    }
+
+    /// The first stages of a call, which need no I/O: the name resolved, the input
+    /// validated, what the call touches described. A front end that wants to know the tool
+    /// before the call runs (its spec: [`Plan::spec`]) plans, looks, then [`Runtime::run`]s
+    /// the plan; [`Runtime::call`] is both at once.
+    pub fn plan(&self, session: &Session, call: ToolCall) -> Plan {
+        stages::plan(&self.pipeline, session, call)
+    }
+
+    /// Runs the rest of a planned call (hooks, authorization, the tool, rendering, the audit
+    /// record) in `session`, where it was planned. Never fails: every problem is an
+    /// `is_error` result, a call refused while planned included.
+    pub async fn run(
+        &self,
+        session: &Session,
+        plan: Plan,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        stages::run(self.scope(session, events, cancel), plan).await
+    }
+
+    fn scope<'a>(&'a self, session: &'a Session, events: &'a EventSink, cancel: &'a CancellationToken) -> Scope<'a> {
+        Scope { pipeline: &self.pipeline, session, events, cancel }
     }
 
     /// What the permission engine would decide for `call` and why, without running hooks,
@@ -133,14 +154,13 @@ impl Runtime {
     /// is explained as the denial it is (declaring no access: it never gets that far).
     pub fn explain(&self, session: &Session, call: ToolCall) -> Result<Explanation, Box<ToolResult>> {
         let raw = call.input.clone();
-        let planned = match stages::plan(self, session, call) {
-            Ok(planned) => planned,
+        let (entry, input, access) = match self.plan(session, call).into_parts() {
+            Ok(parts) => parts,
             Err(early) => {
                 let (tool, verdict) = early.into_policy_refusal()?;
                 return Ok(Explanation { tool, input: raw, access: Access::exclusive(), verdict });
             }
         };
-        let (entry, input, access) = planned.parts();
         let cwd = session.state().cwd();
         let info = CallInfo {
             session: session.state(),
@@ -150,31 +170,32 @@ impl Runtime {
             input: input.json(),
             access: &access,
         };
-        let verdict = self.authorizer.authorize(&info);
+        let verdict = self.pipeline.authorizer.authorize(&info);
         Ok(Explanation { tool: entry.spec().name.clone(), input: input.json().clone(), access, verdict })
     }
 
-    /// Runs the SessionStart hooks for a session that starts (`source`: `startup`,
-    /// `resume`…); returns the context they added.
-    pub async fn start_session(&self, session: &Session, source: &str) -> Vec<String> {
-        if self.hooks.is_empty() {
+    /// Runs the SessionStart hooks for a session that starts; returns the context they added.
+    pub async fn start_session(&self, session: &Session, source: StartSource) -> Vec<String> {
+        let hooks = &self.pipeline.hooks;
+        if hooks.is_empty() {
             return Vec::new();
         }
         let cwd = session.state().cwd();
-        let info = SessionInfo { session_id: session.id(), cwd: &cwd, reason: source };
-        let (context, runs) = self.hooks.session_start(&info).await;
+        let info = SessionInfo { session_id: session.id(), cwd: &cwd, reason: source.as_str() };
+        let (context, runs) = hooks.session_start(&info).await;
         log_runs(&runs);
         context
     }
 
-    /// Runs the SessionEnd hooks for a session that ends (`reason`: `exit`, `other`…).
-    pub async fn end_session(&self, session: &Session, reason: &str) {
-        if self.hooks.is_empty() {
+    /// Runs the SessionEnd hooks for a session that ends.
+    pub async fn end_session(&self, session: &Session, reason: EndReason) {
+        let hooks = &self.pipeline.hooks;
+        if hooks.is_empty() {
             return;
         }
         let cwd = session.state().cwd();
-        let info = SessionInfo { session_id: session.id(), cwd: &cwd, reason };
-        log_runs(&self.hooks.session_end(&info).await);
+        let info = SessionInfo { session_id: session.id(), cwd: &cwd, reason: reason.as_str() };
+        log_runs(&hooks.session_end(&info).await);
     }
 
     /// Runs calls as a batch: consecutive shared calls together (at most
@@ -188,7 +209,7 @@ impl Runtime {
         cancel: &CancellationToken,
     ) -> Vec<ToolResult> {
         let mut results = Vec::with_capacity(calls.len());
-        batch::run(self, session, calls, events, cancel, |r| results.push(r)).await;
+        batch::run(self.scope(session, events, cancel), calls, |r| results.push(r)).await;
         results
     }
 
@@ -202,7 +223,7 @@ impl Runtime {
         cancel: &CancellationToken,
         on_result: impl FnMut(ToolResult),
     ) {
-        batch::run(self, session, calls, events, cancel, on_result).await;
+        batch::run(self.scope(session, events, cancel), calls, on_result).await;
     }
 }
 

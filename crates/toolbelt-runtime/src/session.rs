@@ -32,6 +32,46 @@ pub enum SessionError {
     },
 }
 
+/// Why a session starts: the `source` SessionStart hooks get, and their matchers match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartSource {
+    /// A new session (`startup`).
+    Startup,
+    /// A named session whose saved state was restored (`resume`).
+    Resume,
+}
+
+impl StartSource {
+    /// The name hooks see.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartSource::Startup => "startup",
+            StartSource::Resume => "resume",
+        }
+    }
+}
+
+/// Why a session ends: the `reason` SessionEnd hooks get, and their matchers match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// Its front end is done with it: the command finished, the connection closed (`exit`).
+    Exit,
+    /// Any other ending (`other`).
+    Other,
+}
+
+impl EndReason {
+    /// The name hooks see.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Exit => "exit",
+            EndReason::Other => "other",
+        }
+    }
+}
+
 /// One session: a batch, an MCP connection, or a named CLI session.
 ///
 /// Its calls share the cwd, the roots and the typed state slots (the file-read ledger, the
@@ -165,4 +205,20 @@ fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
         }
     }
     Err(std::io::Error::other("could not create a temporary file"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_serialize_as_the_names_hooks_see() {
+        for source in [StartSource::Startup, StartSource::Resume] {
+            assert_eq!(serde_json::to_value(source).unwrap(), source.as_str());
+        }
+        for reason in [EndReason::Exit, EndReason::Other] {
+            assert_eq!(serde_json::to_value(reason).unwrap(), reason.as_str());
+        }
+        assert_eq!((StartSource::Resume.as_str(), EndReason::Exit.as_str()), ("resume", "exit"));
+    }
 }

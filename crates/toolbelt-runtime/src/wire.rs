@@ -12,7 +12,7 @@
 use serde_json::{Value, json};
 use toolbelt_core::Content;
 
-use crate::call::{ToolCall, ToolResult};
+use crate::call::{Outcome, ToolCall, ToolResult};
 
 /// A tool call the model sent that cannot be turned into a call; answer it with
 /// [`ToolResult::rejected`] so the model sees what was wrong.
@@ -78,7 +78,7 @@ impl ToolResult {
             content: vec![Content::text(message)],
             structured: None,
             is_error: true,
-            outcome: "invalid_input",
+            outcome: Outcome::InvalidInput,
             duration: std::time::Duration::ZERO,
         }
     }
@@ -168,7 +168,7 @@ mod tests {
             content: vec![Content::text("hi"), Content::Image { data: "AAAA".into(), mime_type: "image/png".into() }],
             structured: None,
             is_error: false,
-            outcome: "ok",
+            outcome: Outcome::Ok,
             duration: std::time::Duration::ZERO,
         };
         let block = result.to_anthropic();

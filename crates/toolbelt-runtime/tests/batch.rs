@@ -104,7 +104,7 @@ async fn a_failing_call_never_harms_its_siblings() {
         ],
     )
     .await;
-    let outcomes: Vec<&str> = results.iter().map(|r| r.outcome).collect();
+    let outcomes: Vec<&str> = results.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(outcomes, ["ok", "failed", "internal", "unknown_tool", "invalid_input", "timed_out", "ok"]);
     assert_eq!(results[0].text(), "first");
     assert_eq!(results[6].text(), "last");

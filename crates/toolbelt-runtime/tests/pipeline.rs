@@ -13,7 +13,7 @@ use toolbelt_policy::{
     Approval, Approver, Authorizer, CallInfo, Decision, Finished, Hooks, PostToolOutcome, PostToolReport,
     PreToolOutcome, Verdict, VerdictSource,
 };
-use toolbelt_runtime::{RuntimeConfig, ToolCall};
+use toolbelt_runtime::{Outcome, RuntimeConfig, ToolCall};
 
 use common::*;
 
@@ -67,6 +67,22 @@ async fn unknown_tool_names_the_closest() {
     assert_eq!(r.text(), "unknown tool `Prbe`; did you mean `Probe`?");
     // Even a call that never ran reports that it finished.
     assert!(matches!(log.lock().unwrap().as_slice(), [ToolEvent::Finished { is_error: true, .. }]));
+}
+
+#[tokio::test]
+async fn a_plan_names_its_tool_before_it_runs() {
+    let h = harness();
+    let (sink, log) = EventSink::recording();
+    let plan = h.runtime.plan(&h.session, call("probe_alias", json!({"text": "planned"})));
+    assert_eq!(plan.spec().map(|s| s.name.as_str()), Some("Probe"));
+    let r = h.runtime.run(&h.session, plan, &sink, &CancellationToken::new()).await;
+    assert_eq!((r.outcome, r.text(), r.tool.as_deref()), (Outcome::Ok, "planned".to_string(), Some("Probe")));
+    assert_eq!(log.lock().unwrap().len(), 2, "started and finished");
+    // A call refused while planned names no tool to run, and still finishes when run.
+    let plan = h.runtime.plan(&h.session, call("Prbe", json!({})));
+    assert!(plan.spec().is_none());
+    let r = h.runtime.run(&h.session, plan, &EventSink::none(), &CancellationToken::new()).await;
+    assert_eq!(r.outcome, Outcome::UnknownTool);
 }
 
 #[tokio::test]
@@ -226,7 +242,7 @@ async fn a_tool_hidden_by_the_policy_is_denied_and_a_disabled_one_is_not_known()
     let h = harness_with(3, RuntimeConfig::default(), |b| b.authorizer(Arc::new(Hiding)).audit(audit));
     h.runtime.registry().set_enabled("Probe", false);
     let r = run(&h, "probe_alias", json!({"text": "x"})).await;
-    assert_eq!((r.outcome, r.is_error, r.tool.as_deref()), ("denied", true, Some("Probe")));
+    assert_eq!((r.outcome.as_str(), r.is_error, r.tool.as_deref()), ("denied", true, Some("Probe")));
     assert_eq!(r.text(), "permission denied: `Probe` is denied by the rule `Probe`");
     assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0);
     // The policy explains it as the denial it is.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use toolbelt_runtime::{ClientInfo, Runtime, Session};
+use toolbelt_runtime::{ClientInfo, EndReason, Runtime, Session, StartSource};
 
 use crate::Usage;
 use crate::cli::Global;
@@ -92,13 +92,14 @@ impl OpenSession {
 
     /// Runs the SessionStart hooks (`resume` for a named session with saved state).
     pub async fn start(&self, runtime: &Runtime) {
-        let source = if self.state_file.as_ref().is_some_and(|f| f.exists()) { "resume" } else { "startup" };
+        let resumed = self.state_file.as_ref().is_some_and(|f| f.exists());
+        let source = if resumed { StartSource::Resume } else { StartSource::Startup };
         runtime.start_session(&self.session, source).await;
     }
 
     /// Runs the SessionEnd hooks and saves a named session's state.
     pub async fn close(self, runtime: &Runtime) -> anyhow::Result<()> {
-        runtime.end_session(&self.session, "exit").await;
+        runtime.end_session(&self.session, EndReason::Exit).await;
         if let Some(file) = &self.state_file {
             self.session.save_state(file)?;
         }

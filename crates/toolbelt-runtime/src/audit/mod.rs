@@ -42,12 +42,13 @@ use serde::Serialize;
 use serde_json::Value;
 use toolbelt_policy::{HookRun, Verdict};
 
+use crate::call::Outcome;
 use crate::client::ClientInfo;
 
 pub use chain::{GENESIS, head_path};
 pub use redact::{REDACTED, redact, redact_strings, redact_text};
 pub use verify::{Broken, Summary, verify};
-pub use written::{digest_written, may_write};
+pub use written::{Declared, digest_written, may_write};
 
 /// Where the audit log goes and how it is rotated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +103,7 @@ pub struct AuditRecord<'a> {
     #[serde(skip_serializing_if = "<[HookRun]>::is_empty")]
     pub hooks: &'a [HookRun],
     /// How the call ended (`ok`, `tool_error`, `denied`, `timed_out`…).
-    pub outcome: &'a str,
+    pub outcome: Outcome,
     /// Whether the model got an error.
     pub is_error: bool,
     /// Wall time from arrival to result, in milliseconds.

@@ -19,7 +19,7 @@ fn record_of(call_id: &str) -> AuditRecord<'_> {
         decision: None,
         approval: None,
         hooks: &[],
-        outcome: "ok",
+        outcome: Outcome::Ok,
         is_error: false,
         duration_ms: 0.5,
         output_chars: 10,

@@ -22,15 +22,24 @@ use toolbelt_core::{Access, PermissionClass, ToolSpec, Touch};
 const CONTENT_FIELDS: &[&str] =
     &["content", "contents", "oldstring", "newstring", "oldtext", "newtext", "newsource", "patch", "diff", "input"];
 
-/// Whether a call of `spec` with this declared access (`None`: refused before it declared
-/// anything) may write files, so its content fields are recorded by digest.
-pub fn may_write(spec: &ToolSpec, access: Option<&Access>) -> bool {
-    match access {
-        Some(access) if access.touches.iter().any(|t| matches!(t, Touch::Write(_))) => true,
-        Some(access) => {
+/// What a call declared it touches, as far as it got.
+#[derive(Debug, Clone, Copy)]
+pub enum Declared<'a> {
+    /// The access the tool declared for the call.
+    Access(&'a Access),
+    /// Nothing: the call was refused before its tool described it.
+    Nothing,
+}
+
+/// Whether a call of `spec` that declared this much may write files, so its content fields
+/// are recorded by digest.
+pub fn may_write(spec: &ToolSpec, declared: Declared<'_>) -> bool {
+    match declared {
+        Declared::Access(access) if access.touches.iter().any(|t| matches!(t, Touch::Write(_))) => true,
+        Declared::Access(access) => {
             access.touches.is_empty() && spec.permission == PermissionClass::External && !spec.annotations.read_only
         }
-        None => !spec.annotations.read_only,
+        Declared::Nothing => !spec.annotations.read_only,
     }
 }
 
@@ -92,12 +101,15 @@ mod tests {
         let upstream = ToolSpec::new("mcp__fs__write_file", "w").permission(PermissionClass::External);
         let writes = Access::exclusive().writes("/w/a.txt");
         let reads = Access::shared().reads("/w/a.txt");
-        assert!(may_write(&plain, Some(&writes)));
-        assert!(!may_write(&plain, Some(&reads)));
-        assert!(!may_write(&plain, Some(&Access::exclusive())), "a built-in that declares nothing writes nothing");
-        assert!(may_write(&upstream, Some(&Access::exclusive())), "an upstream tool's effects are unknown");
+        assert!(may_write(&plain, Declared::Access(&writes)));
+        assert!(!may_write(&plain, Declared::Access(&reads)));
+        assert!(
+            !may_write(&plain, Declared::Access(&Access::exclusive())),
+            "a built-in that declares nothing writes nothing"
+        );
+        assert!(may_write(&upstream, Declared::Access(&Access::exclusive())), "an upstream tool's effects are unknown");
         let annotated = upstream.clone().annotations(Annotations { read_only: true, ..Annotations::default() });
-        assert!(!may_write(&annotated, Some(&Access::shared())));
-        assert!(may_write(&plain, None) && !may_write(&read_only, None));
+        assert!(!may_write(&annotated, Declared::Access(&Access::shared())));
+        assert!(may_write(&plain, Declared::Nothing) && !may_write(&read_only, Declared::Nothing));
     }
 }

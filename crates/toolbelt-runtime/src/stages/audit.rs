@@ -7,7 +7,7 @@ use toolbelt_policy::Approval;
 
 use super::Trail;
 use crate::audit::{AuditLog, AuditRecord, digest_written, rfc3339};
-use crate::call::ToolResult;
+use crate::call::{Outcome, ToolResult};
 use crate::session::Session;
 
 /// The longest reason recorded, in characters (runtime errors are short; this bounds a hook
@@ -22,18 +22,20 @@ pub(super) struct Recorded<'a> {
     pub input: Value,
     /// Whether the call may write files (its content fields are then recorded by digest).
     pub writes: bool,
+    /// What the stages found out.
+    pub trail: &'a Trail,
 }
 
 /// Records one finished call.
-pub(super) fn record(log: &AuditLog, session: &Session, result: &ToolResult, call: Recorded<'_>, trail: &Trail) {
-    let Recorded { tool, mut input, writes } = call;
+pub(super) fn record(log: &AuditLog, session: &Session, result: &ToolResult, call: Recorded<'_>) {
+    let Recorded { tool, mut input, writes, trail } = call;
     if writes {
         digest_written(&mut input);
     }
     let output_chars = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.chars().count()).sum();
     let arrived = SystemTime::now().checked_sub(result.duration).unwrap_or_else(SystemTime::now);
     // The runtime's own errors say why the call ended; a tool's failure is its output.
-    let reason = (result.is_error && result.outcome != "tool_error").then(|| {
+    let reason = (result.is_error && result.outcome != Outcome::ToolError).then(|| {
         let text = result.text();
         match text.char_indices().nth(MAX_REASON) {
             Some((cut, _)) => format!("{}…", &text[..cut]),

@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 
+use serde_json::Value;
 use toolbelt_core::ToolError;
 use toolbelt_policy::{Approval, CallInfo, Decision, Verdict, VerdictSource};
 
-use crate::runtime::Runtime;
+use super::CallCx;
 
 /// What the stage decided: the verdict (for the audit log), how a person answered if one was
 /// asked, and — when the call may run — the directories outside the workspace roots it may
@@ -17,10 +18,13 @@ pub(super) struct Authorization {
     pub outcome: Result<Vec<PathBuf>, ToolError>,
 }
 
-/// Allows the call or says why not. Deny beats ask beats allow, and a hook's allow turns only
-/// a mode's default ask into an allow — never an explicit rule's deny or ask.
-pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>) -> Authorization {
-    let mut verdict = rt.authorizer.authorize(info);
+/// Allows the call with `input` or says why not, combining the policy's verdict with the
+/// PreToolUse hooks' (`hook`, when one gave a verdict). Deny beats ask beats allow, and a
+/// hook's allow turns only a mode's default ask into an allow — never an explicit rule's deny
+/// or ask.
+pub(super) async fn run(cx: &CallCx<'_>, input: &Value, hook: Option<Verdict>) -> Authorization {
+    let info = &cx.info(input);
+    let mut verdict = cx.pipeline.authorizer.authorize(info);
     if let Some(hook) = hook {
         verdict = if hook.decision == Decision::Allow && verdict.decision != Decision::Allow && verdict.hook_may_allow {
             Verdict { allowed_outside: outside_paths(info), ..hook }
@@ -46,13 +50,13 @@ pub(super) async fn run(rt: &Runtime, info: &CallInfo<'_>, hook: Option<Verdict>
             Authorization { verdict, approval: None, outcome }
         }
         Decision::Ask => {
-            let approval = rt.approver.approve(info, &verdict).await;
+            let approval = cx.pipeline.approver.approve(info, &verdict).await;
             let outcome = match &approval {
                 Approval::AllowOnce
                 | Approval::AllowSession
                 | Approval::AllowAlways
                 | Approval::AcceptEditsForSession => {
-                    rt.authorizer.remember(info, &verdict, &approval);
+                    cx.pipeline.authorizer.remember(info, &verdict, &approval);
                     // A person saw the call and said yes: every path it declared is in reach.
                     Ok(roots_for(&outside_paths(info)))
                 }

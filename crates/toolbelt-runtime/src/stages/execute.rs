@@ -7,54 +7,43 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use toolbelt_core::{
-    Access, CancellationToken, EventSink, Limits, Prepared, ToolContext, ToolEntry, ToolError, ToolEvent, ToolOutput,
-};
+use toolbelt_core::{Limits, Prepared, ToolContext, ToolEntry, ToolError, ToolEvent, ToolOutput};
 
-use crate::runtime::Runtime;
-use crate::session::Session;
+use super::CallCx;
+use crate::config::RuntimeConfig;
 
 /// The timeout that applies: the input's, else the spec's, else the runtime default — never
 /// above the runtime's cap.
-pub(super) fn timeout_for(rt: &Runtime, entry: &ToolEntry, input: &Prepared) -> Duration {
+fn timeout_for(config: &RuntimeConfig, entry: &ToolEntry, input: &Prepared) -> Duration {
     entry
         .tool()
         .timeout(input)
         .or(entry.spec().default_timeout)
-        .unwrap_or(rt.config.default_timeout)
-        .min(rt.config.max_timeout)
+        .unwrap_or(config.default_timeout)
+        .min(config.max_timeout)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn run(
-    rt: &Runtime,
-    session: &Session,
-    call_id: &str,
-    entry: &ToolEntry,
-    input: Prepared,
-    access: &Access,
-    extra_roots: Vec<PathBuf>,
-    events: &EventSink,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
-    let timeout = timeout_for(rt, entry, &input);
+/// Runs the tool with `input`, the directories in `extra_roots` open to it for this call.
+pub(super) async fn run(cx: &CallCx<'_>, input: Prepared, extra_roots: Vec<PathBuf>) -> Result<ToolOutput, ToolError> {
+    let CallCx { pipeline, session, entry, events, cancel, .. } = *cx;
+    let timeout = timeout_for(&pipeline.config, entry, &input);
     // The call's own token: fired on timeout as well as when the caller cancels, so the tool
     // can clean up either way.
     let token = cancel.child_token();
-    let cx = ToolContext::new(
-        call_id,
+    let tool_cx = ToolContext::new(
+        cx.id,
         Arc::clone(session.state()),
         token.clone(),
         events.clone(),
-        Limits { timeout, output_budget: rt.config.output_budget },
-        rt.services.clone(),
+        Limits { timeout, output_budget: pipeline.config.output_budget },
+        pipeline.services.clone(),
     )
-    .with_hidden(rt.hidden.clone());
-    let cx = if extra_roots.is_empty() { cx } else { cx.with_extra_roots(extra_roots) };
+    .with_hidden(pipeline.hidden.clone());
+    let tool_cx = if extra_roots.is_empty() { tool_cx } else { tool_cx.with_extra_roots(extra_roots) };
 
     // Shared calls hold the read side, exclusive calls the write side.
     let lock = session.exec_lock();
-    let (_read, _write) = if access.is_shared() {
+    let (_read, _write) = if cx.access.is_shared() {
         tokio::select! {
             g = lock.read() => (Some(g), None),
             () = cancel.cancelled() => return Err(ToolError::Cancelled),
@@ -67,9 +56,9 @@ pub(super) async fn run(
     };
 
     if events.is_listening() {
-        events.emit(&ToolEvent::Started { id: call_id.to_string(), tool: entry.spec().name.clone() });
+        events.emit(&ToolEvent::Started { id: cx.id.to_string(), tool: entry.spec().name.clone() });
     }
-    let work = AssertUnwindSafe(entry.tool().call(input, cx)).catch_unwind();
+    let work = AssertUnwindSafe(entry.tool().call(input, tool_cx)).catch_unwind();
     // Biased, tool first: a call that finishes on its first poll never arms the timer
     // (registering it costs more than the rest of the pipeline).
     let outcome = tokio::select! {

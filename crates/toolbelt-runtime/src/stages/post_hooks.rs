@@ -1,25 +1,26 @@
 //! Stage 7: PostToolUse / PostToolUseFailure hooks may block the result, replace it, or add
 //! context.
 
+use serde_json::Value;
 use toolbelt_core::{ToolError, ToolOutput};
-use toolbelt_policy::{CallInfo, Finished, HookRun, PostToolOutcome};
+use toolbelt_policy::{Finished, PostToolOutcome};
 
-use crate::runtime::Runtime;
+use super::{CallCx, Trail};
 
-/// Runs the matching hooks over the call's result.
+/// Runs the matching hooks over the result of the call with `input` (its JSON input, as a
+/// hook may have rewritten it), noting in `trail` the hooks that ran and the context they add.
 pub(super) async fn run(
-    rt: &Runtime,
-    info: &CallInfo<'_>,
+    cx: &CallCx<'_>,
+    input: &Value,
     result: Result<ToolOutput, ToolError>,
-    context: &mut Vec<String>,
-    runs: &mut Vec<HookRun>,
+    trail: &mut Trail,
 ) -> Result<ToolOutput, ToolError> {
-    let done = Finished { call: *info, result: result.as_ref() };
-    let report = rt.hooks.post_tool_use(&done).await;
-    runs.extend(report.runs);
+    let done = Finished { call: cx.info(input), result: result.as_ref() };
+    let report = cx.pipeline.hooks.post_tool_use(&done).await;
+    trail.hooks.extend(report.runs);
     match report.outcome {
         PostToolOutcome::Continue { additional_context } => {
-            context.extend(additional_context);
+            trail.context.extend(additional_context);
             result
         }
         PostToolOutcome::Block { reason } => {

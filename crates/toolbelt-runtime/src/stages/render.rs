@@ -7,50 +7,41 @@
 //! structured result are passed through (tools cap those themselves).
 
 use std::path::PathBuf;
-use std::time::Instant;
 
-use toolbelt_core::{Content, EventSink, ToolEntry, ToolError, ToolEvent, ToolOutput, thousands};
+use toolbelt_core::{Content, EventSink, ToolError, ToolEvent, ToolOutput, thousands};
 
-use crate::call::ToolResult;
-use crate::runtime::Runtime;
+use super::CallCx;
+use crate::call::{Outcome, ToolResult};
 use crate::session::Session;
 
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn run(
-    rt: &Runtime,
-    session: &Session,
-    id: &str,
-    entry: &ToolEntry,
-    result: Result<ToolOutput, ToolError>,
-    context: Vec<String>,
-    arrived: Instant,
-    events: &EventSink,
-) -> ToolResult {
-    let tool = entry.spec().name.clone();
+/// The result the model gets for the call's `result`, with the `context` hooks added after it;
+/// emits the finished event.
+pub(super) async fn run(cx: &CallCx<'_>, result: Result<ToolOutput, ToolError>, context: Vec<String>) -> ToolResult {
+    let tool = cx.entry.spec().name.clone();
     let (mut content, structured, is_error, outcome) = match result {
         Ok(out) => {
-            let outcome = if out.is_error { "tool_error" } else { "ok" };
+            let outcome = if out.is_error { Outcome::ToolError } else { Outcome::Ok };
             (out.content, out.structured, out.is_error, outcome)
         }
         Err(e) => {
             if let ToolError::Internal { message } = &e {
-                tracing::error!(tool = %tool, call_id = %id, %message, "internal fault in a tool call");
+                tracing::error!(tool = %tool, call_id = %cx.id, %message, "internal fault in a tool call");
             }
-            (vec![Content::text(e.to_string())], None, true, e.kind())
+            (vec![Content::text(e.to_string())], None, true, Outcome::from(&e))
         }
     };
-    apply_budget(rt.config.output_budget, session, id, &tool, &mut content).await;
+    apply_budget(cx.pipeline.config.output_budget, cx.session, cx.id, &tool, &mut content).await;
     content.extend(context.into_iter().map(Content::text));
     let result = ToolResult {
-        id: id.to_string(),
+        id: cx.id.to_string(),
         tool: Some(tool),
         content,
         structured,
         is_error,
         outcome,
-        duration: arrived.elapsed(),
+        duration: cx.arrived.elapsed(),
     };
-    emit_finished(&result, events);
+    emit_finished(&result, cx.events);
     result
 }
 

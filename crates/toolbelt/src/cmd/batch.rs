@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 use toolbelt_core::{Content, EventSink};
-use toolbelt_runtime::{ToolCall, ToolResult};
+use toolbelt_runtime::{Outcome, ToolCall, ToolResult};
 
 use crate::Usage;
 use crate::cli::{BatchArgs, Global};
@@ -149,7 +149,7 @@ fn invalid_line(id: String, message: String) -> ToolResult {
         content: vec![Content::text(message)],
         structured: None,
         is_error: true,
-        outcome: "invalid_line",
+        outcome: Outcome::InvalidLine,
         duration: Duration::ZERO,
     }
 }

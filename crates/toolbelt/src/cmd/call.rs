@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 use toolbelt_core::{CancellationToken, EventSink};
-use toolbelt_runtime::{ToolCall, ToolResult};
+use toolbelt_runtime::{Outcome, ToolCall, ToolResult};
 
 use crate::Usage;
 use crate::cli::{CallArgs, Global};
@@ -28,7 +28,7 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     // deny rule hides is a denial like any other (exit 1, naming the rule).
     if runtime.registry().lookup(&args.tool).is_err() {
         let refused = runtime.call(&open.session, call, &EventSink::none(), &CancellationToken::new()).await;
-        if refused.outcome != "denied" {
+        if refused.outcome != Outcome::Denied {
             return Err(Usage(refused.text()).into());
         }
         return print(&refused, args.json);

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use toolbelt_core::Touch;
 use toolbelt_policy::Decision;
-use toolbelt_runtime::ToolCall;
+use toolbelt_runtime::{Outcome, ToolCall};
 
 use crate::Usage;
 use crate::cli::{Global, PermissionsAction, PermissionsArgs};
@@ -31,7 +31,7 @@ pub async fn run(global: &Global, args: &PermissionsArgs) -> anyhow::Result<Exit
     let explanation = match explained {
         Ok(e) => e,
         // An unknown (or otherwise disabled) tool is a usage error, as for `call`.
-        Err(result) if matches!(result.outcome, "unknown_tool" | "disabled") => {
+        Err(result) if matches!(result.outcome, Outcome::UnknownTool | Outcome::Disabled) => {
             return Err(Usage(result.text()).into());
         }
         Err(result) => {

@@ -54,8 +54,7 @@ pub struct Global {
     #[arg(long, global = true, help_heading = "Permissions")]
     pub claude_settings: bool,
 
-    /// Characters of text a result may have before it is cut and the rest saved to a file
-    /// [default: 30000].
+    /// Characters of text a result may have before it is cut and the rest saved to a file.
     #[arg(long, global = true, help_heading = "Limits and logging", value_name = "CHARS")]
     pub output_budget: Option<usize>,
 
@@ -79,13 +78,27 @@ pub struct Global {
     #[arg(long = "deny-command", global = true, help_heading = "Shell sandbox", value_name = "REGEX")]
     pub deny_command: Vec<String>,
 
-    /// No call runs longer than this many seconds, whatever it asks for [default: 600].
+    /// No call runs longer than this many seconds, whatever it asks for.
     #[arg(long, global = true, help_heading = "Limits and logging", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub max_timeout: Option<u64>,
 
     /// Log more to stderr (-v info, -vv debug); TOOLBELT_LOG takes a full filter.
     #[arg(short, long, global = true, help_heading = "Limits and logging", action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+impl Cli {
+    /// The command line, its defaults stated from the one home of each ([`CallLimits::DEFAULT`]).
+    pub fn command_line() -> clap::Command {
+        let limits = toolbelt_core::CallLimits::DEFAULT;
+        let with_default = |arg: clap::Arg, default: String| {
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            arg.help(format!("{help} [default: {default}]"))
+        };
+        <Cli as clap::CommandFactory>::command()
+            .mut_arg("output_budget", |a| with_default(a, limits.output_budget.to_string()))
+            .mut_arg("max_timeout", |a| with_default(a, limits.max_timeout.as_secs().to_string()))
+    }
 }
 
 fn parse_mode(s: &str) -> Result<String, String> {

@@ -26,7 +26,7 @@ impl std::error::Error for Usage {}
 
 fn main() -> ExitCode {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let mut command = Cli::command();
+    let mut command = Cli::command_line();
     if no_color {
         command = command.color(clap::ColorChoice::Never);
     }

@@ -34,7 +34,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolbelt_core::{
-    Access, CancellationToken, EventSink, Extensions, Limits, Registry, Tool, ToolContext, ToolError, ToolOutput,
+    Access, CancellationToken, EventSink, Extensions, Limits, Registry, TextOutput, Tool, ToolContext, ToolError,
     ToolSpec, erase,
 };
 use toolbelt_runtime::{Runtime, Session, ToolCall};
@@ -56,19 +56,19 @@ struct NoopInput {
 
 impl Tool for Noop {
     type Input = NoopInput;
-    const NAME: &'static str = "Noop";
+    type Output = TextOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, "Does nothing.").read_only()
+        ToolSpec::new("Noop", "Does nothing.").read_only()
     }
 
     fn access(&self, _: &NoopInput, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared())
     }
 
-    async fn call(&self, input: NoopInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: NoopInput, _: ToolContext) -> Result<TextOutput, ToolError> {
         black_box(input.note);
-        Ok(ToolOutput::text("ok"))
+        Ok(TextOutput::new("ok"))
     }
 }
 
@@ -85,18 +85,18 @@ struct FakeBashInput {
 
 impl Tool for FakeBash {
     type Input = FakeBashInput;
-    const NAME: &'static str = "Bash";
+    type Output = TextOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, "Declares a command.").permission(toolbelt_core::PermissionClass::External)
+        ToolSpec::new("Bash", "Declares a command.").permission(toolbelt_core::PermissionClass::External)
     }
 
     fn access(&self, input: &FakeBashInput, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::exclusive().executes(input.command.clone()))
     }
 
-    async fn call(&self, _: FakeBashInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok"))
+    async fn call(&self, _: FakeBashInput, _: ToolContext) -> Result<TextOutput, ToolError> {
+        Ok(TextOutput::new("ok"))
     }
 }
 
@@ -112,18 +112,18 @@ struct FakeReadInput {
 
 impl Tool for FakeRead {
     type Input = FakeReadInput;
-    const NAME: &'static str = "Read";
+    type Output = TextOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, "Declares a read.").read_only()
+        ToolSpec::new("Read", "Declares a read.").read_only()
     }
 
     fn access(&self, input: &FakeReadInput, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared().reads(input.file_path.clone()))
     }
 
-    async fn call(&self, _: FakeReadInput, _: ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok"))
+    async fn call(&self, _: FakeReadInput, _: ToolContext) -> Result<TextOutput, ToolError> {
+        Ok(TextOutput::new("ok"))
     }
 }
 

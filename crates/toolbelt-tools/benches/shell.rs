@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, Registry, Tool, ToolContext};
+use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, Registry, Render, Tool, ToolContext};
 use toolbelt_runtime::{Runtime, Session, ToolCall};
 use toolbelt_tools::shell::{Bash, BashInput};
 use toolbelt_tools::shell::{SandboxConfig, SandboxMode};
@@ -150,9 +150,10 @@ fn spawn_overhead(rt: &tokio::runtime::Runtime, root: &Path, n: usize) {
         sandbox(SandboxMode::DangerFullAccess),
     );
     let input = BashInput { command: "true".into(), timeout: None, description: None, run_in_background: None };
+    let bash = Bash::default();
     let mut direct = || {
-        let out = rt.block_on(Bash.call(input.clone(), cx.clone())).unwrap();
-        assert!(!out.is_error);
+        let out = rt.block_on(bash.call(input.clone(), cx.clone())).unwrap();
+        assert!(!out.is_error());
         black_box(out);
     };
     let cancel = CancellationToken::new();

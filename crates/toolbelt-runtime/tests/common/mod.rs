@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolbelt_core::{Access, OutputStream, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, erase};
+use toolbelt_core::{Access, OutputStream, Registry, TextOutput, Tool, ToolContext, ToolError, ToolSpec, erase};
 use toolbelt_runtime::{Runtime, RuntimeConfig, Session};
 
 /// What a `Probe` call does.
@@ -92,10 +92,10 @@ impl Drop for Active<'_> {
 
 impl Tool for Probe {
     type Input = ProbeInput;
-    const NAME: &'static str = "Probe";
+    type Output = TextOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, "A test double.").aliases(["probe_alias"]).param_alias("message", "text")
+        ToolSpec::new("Probe", "A test double.").aliases(["probe_alias"]).param_alias("message", "text")
     }
 
     fn access(&self, input: &ProbeInput, _: &ToolContext) -> Result<Access, ToolError> {
@@ -110,7 +110,7 @@ impl Tool for Probe {
         input.timeout_ms.map(Duration::from_millis)
     }
 
-    async fn call(&self, input: ProbeInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: ProbeInput, cx: ToolContext) -> Result<TextOutput, ToolError> {
         let _active = Active::enter(&self.observed, input.exclusive);
         if input.barrier {
             self.barrier.wait().await;
@@ -133,7 +133,7 @@ impl Tool for Probe {
             Some(n) => "x".repeat(n),
             None => input.text,
         };
-        Ok(ToolOutput::text(text))
+        Ok(TextOutput::new(text))
     }
 }
 
@@ -147,17 +147,17 @@ pub struct SpawnerInput {}
 
 impl Tool for Spawner {
     type Input = SpawnerInput;
-    const NAME: &'static str = "Spawner";
+    type Output = TextOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, "Runs `sleep 30`.").default_timeout(Duration::from_millis(300))
+        ToolSpec::new("Spawner", "Runs `sleep 30`.").default_timeout(Duration::from_millis(300))
     }
 
     fn access(&self, _: &SpawnerInput, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::exclusive().executes("sleep 30"))
     }
 
-    async fn call(&self, _: SpawnerInput, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, _: SpawnerInput, _cx: ToolContext) -> Result<TextOutput, ToolError> {
         let mut child = tokio::process::Command::new("sleep")
             .arg("30")
             .kill_on_drop(true)
@@ -165,7 +165,7 @@ impl Tool for Spawner {
             .map_err(|e| ToolError::failed(e.to_string()))?;
         *self.pid.lock().unwrap() = child.id();
         let status = child.wait().await.map_err(|e| ToolError::failed(e.to_string()))?;
-        Ok(ToolOutput::text(format!("exited: {status}")))
+        Ok(TextOutput::new(format!("exited: {status}")))
     }
 }
 

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
+use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
 
@@ -81,6 +81,30 @@ pub struct ApplyPatchOutput {
     pub notes: Vec<String>,
 }
 
+impl Render for ApplyPatchOutput {
+    /// "Success. Updated the following files:\nA new.txt (+3 -0)\n…", as Codex prints it,
+    /// with line counts, then each note.
+    fn render(&self) -> Vec<Content> {
+        let mut text = String::from("Success. Updated the following files:");
+        for f in &self.files {
+            let letter = match f.status {
+                FileStatus::Added => 'A',
+                FileStatus::Modified => 'M',
+                FileStatus::Deleted => 'D',
+            };
+            let moved = f.moved_from.as_ref().map(|m| format!(" (moved from {m})")).unwrap_or_default();
+            text.push_str(&format!("\n{letter} {}{moved} (+{} -{})", f.path, f.added, f.removed));
+        }
+        if self.files.is_empty() {
+            text.push_str("\n(none: the patch leaves every file as it was)");
+        }
+        for note in &self.notes {
+            text.push_str(&format!("\nNote: {note}"));
+        }
+        vec![Content::text(text)]
+    }
+}
+
 /// The `ApplyPatch` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApplyPatch;
@@ -108,10 +132,10 @@ again). Use Add File only for files that do not exist yet.";
 
 impl Tool for ApplyPatch {
     type Input = ApplyPatchInput;
-    const NAME: &'static str = "ApplyPatch";
+    type Output = ApplyPatchOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("ApplyPatch", DESCRIPTION)
             .title("Apply a patch")
             .aliases(["apply_patch"])
             .param_alias("patch", "input")
@@ -119,7 +143,6 @@ impl Tool for ApplyPatch {
             .tags(["files", "edit", "patch", "write", "multi-file"])
             .annotations(Annotations { read_only: false, destructive: true, idempotent: false, open_world: false })
             .search_hint("apply patch diff multi-file edit add delete rename move files codex")
-            .output_schema(output_schema::<ApplyPatchOutput>())
     }
 
     fn access(&self, input: &ApplyPatchInput, cx: &ToolContext) -> Result<Access, ToolError> {
@@ -134,12 +157,12 @@ impl Tool for ApplyPatch {
         Ok(seen.into_iter().fold(Access::exclusive(), Access::writes))
     }
 
-    async fn call(&self, input: ApplyPatchInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: ApplyPatchInput, cx: ToolContext) -> Result<ApplyPatchOutput, ToolError> {
         run_blocking(&cx, move |cx| run(&input.input, cx)).await
     }
 }
 
-fn run(text: &str, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+fn run(text: &str, cx: &ToolContext) -> Result<ApplyPatchOutput, ToolError> {
     let patch = parse::parse(text).map_err(|e| ToolError::failed(e.to_string()))?;
     let ws = OpenRoots::open(cx)?;
     // A commit a killed process left halfway is finished or undone before this one is planned.
@@ -160,32 +183,7 @@ fn run(text: &str, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
             _ => FileLedger::forget(cx, &change.loc.abs),
         }
     }
-    let out = ApplyPatchOutput { files: outcome.files, notes };
-    let text = summary(&out);
-    let structured = serde_json::to_value(&out).map_err(|e| ToolError::internal(e.to_string()))?;
-    Ok(ToolOutput::text(text).with_structured(structured))
-}
-
-/// "Success. Updated the following files:\nA new.txt (+3 -0)\n…", as Codex prints it, with
-/// line counts.
-fn summary(out: &ApplyPatchOutput) -> String {
-    let mut text = String::from("Success. Updated the following files:");
-    for f in &out.files {
-        let letter = match f.status {
-            FileStatus::Added => 'A',
-            FileStatus::Modified => 'M',
-            FileStatus::Deleted => 'D',
-        };
-        let moved = f.moved_from.as_ref().map(|m| format!(" (moved from {m})")).unwrap_or_default();
-        text.push_str(&format!("\n{letter} {}{moved} (+{} -{})", f.path, f.added, f.removed));
-    }
-    if out.files.is_empty() {
-        text.push_str("\n(none: the patch leaves every file as it was)");
-    }
-    for note in &out.notes {
-        text.push_str(&format!("\nNote: {note}"));
-    }
-    text
+    Ok(ApplyPatchOutput { files: outcome.files, notes })
 }
 
 /// The path as the model should see it: relative to the cwd when inside it.

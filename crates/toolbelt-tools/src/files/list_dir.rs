@@ -2,8 +2,8 @@
 //!
 //! Directories come first, then files, each group by name; `.gitignore`'d and hidden
 //! entries are left out unless asked for. One level by default, any depth with `recursive`
-//! or `depth`. Past the limit (1,000 entries) the listing is cut breadth first, so the top
-//! levels stay whole, and the notice says how many entries were left out.
+//! or `depth`. Past the limit ([`DEFAULT_LIMIT`] entries) the listing is cut breadth first,
+//! so the top levels stay whole, and the notice says how many entries were left out.
 
 use std::cmp::Ordering;
 use std::ffi::OsStr;
@@ -14,7 +14,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, WalkState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, human_size, output_schema};
+use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, human_size};
 
 use crate::blocking::run_blocking;
 
@@ -48,7 +48,8 @@ pub struct ListDirInput {
     pub hidden: Option<bool>,
     /// Also list entries that .gitignore (or .ignore) excludes. Default false.
     pub no_ignore: Option<bool>,
-    /// Most entries to list (default 1,000; 0 for no limit).
+    /// Most entries to list ([`DEFAULT_LIMIT`] when left out; 0 for no limit).
+    #[schemars(description = format!("Most entries to list (default {}; 0 for no limit).", thousands(DEFAULT_LIMIT)))]
     pub limit: Option<u64>,
 }
 
@@ -91,25 +92,102 @@ pub struct ListDirOutput {
     pub entries: Vec<ListEntry>,
     /// Entries found in all (within the depth); more than `entries` when cut at the limit.
     pub total: usize,
+    /// Which kinds of entries the listing leaves out, for the text when it is empty.
+    #[serde(skip)]
+    pub(crate) left_out: LeftOut,
+    /// The note about paths the walk could not read, for the text only.
+    #[serde(skip)]
+    pub(crate) walk_errors: Option<String>,
+}
+
+/// Which kinds of entries a listing leaves out.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LeftOut {
+    /// Hidden entries (names starting with `.`).
+    hidden: bool,
+    /// Entries .gitignore (or .ignore) excludes.
+    ignored: bool,
+    /// Entries whose names do not match `pattern`.
+    non_matching: bool,
+}
+
+impl LeftOut {
+    /// "; hidden, .gitignore'd entries are not listed", or nothing when nothing is left out.
+    fn note(self) -> String {
+        let mut skipped = Vec::new();
+        if self.hidden {
+            skipped.push("hidden");
+        }
+        if self.ignored {
+            skipped.push(".gitignore'd");
+        }
+        if self.non_matching {
+            skipped.push("non-matching");
+        }
+        if skipped.is_empty() { String::new() } else { format!("; {} entries are not listed", skipped.join(", ")) }
+    }
+}
+
+impl Render for ListDirOutput {
+    /// The directory, then one line per entry indented by its depth: directories with a
+    /// trailing `/`, files with their size, symlinks with their target; then what was left
+    /// out at the limit, and a note when some paths could not be read.
+    fn render(&self) -> Vec<Content> {
+        let mut text = format!("{}/", self.path.trim_end_matches('/'));
+        for entry in &self.entries {
+            let rel = Path::new(&entry.path);
+            text.push('\n');
+            text.push_str(&"  ".repeat(rel.components().count()));
+            text.push_str(&rel.file_name().map_or(rel.as_os_str(), |n| n).to_string_lossy());
+            match entry.kind {
+                EntryType::Dir => text.push('/'),
+                EntryType::File => text.push_str(&format!("  {}", human_size(entry.size.unwrap_or(0)))),
+                EntryType::Symlink => text.push_str(&format!(" -> {}", entry.target.as_deref().unwrap_or("?"))),
+                EntryType::Other => text.push_str("  (special file)"),
+            }
+        }
+        let listed = self.entries.len();
+        if self.total == 0 {
+            text.push_str(&format!("\n  (no entries{})", self.left_out.note()));
+        } else if listed < self.total {
+            text.push_str(&format!(
+                "\n\n[Listed {} of {} entries (breadth first); {} more not shown: list a subdirectory, lower \
+                 `depth`, or raise `limit`.]",
+                thousands(listed),
+                thousands(self.total),
+                thousands(self.total - listed)
+            ));
+        }
+        if let Some(note) = &self.walk_errors {
+            append_note(&mut text, note);
+        }
+        vec![Content::text(text)]
+    }
 }
 
 /// The `ListDir` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListDir;
 
-const DESCRIPTION: &str = "Lists a directory's files and subdirectories as an indented tree: directories \
-first (with a trailing `/`), then files with their sizes, each group by name; symlinks show their target. One \
-level by default; set `recursive` (or `depth`) to see inside subdirectories. .gitignore'd and hidden entries are \
-left out unless `no_ignore` / `hidden` is set; `pattern` keeps only matching names, `ignore` drops entries. At \
-most 1,000 entries (breadth first); the notice says how many more there are. Prefer Glob to find files by name \
-and Grep to search contents.";
+/// The description, with the default limit.
+fn description() -> String {
+    format!(
+        "Lists a directory's files and subdirectories as an indented tree: directories first (with a trailing `/`), \
+         then files with their sizes, each group by name; symlinks show their target. One level by default; set \
+         `recursive` (or `depth`) to see inside subdirectories. .gitignore'd and hidden entries are left out unless \
+         `no_ignore` / `hidden` is set; `pattern` keeps only matching names, `ignore` drops entries. At most {} \
+         entries (breadth first); the notice says how many more there are. Prefer Glob to find files by name and \
+         Grep to search contents.",
+        thousands(DEFAULT_LIMIT)
+    )
+}
 
 impl Tool for ListDir {
     type Input = ListDirInput;
-    const NAME: &'static str = "ListDir";
+    type Output = ListDirOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("ListDir", description())
             .title("List a directory")
             .aliases(["LS", "list_dir", "file_list", "list_directory", "ls"])
             .param_alias("directory", "path")
@@ -120,14 +198,13 @@ impl Tool for ListDir {
             .tags(["fs", "read"])
             .read_only()
             .search_hint("ls list directory folder contents tree files subdirectories sizes")
-            .output_schema(output_schema::<ListDirOutput>())
     }
 
     fn access(&self, input: &ListDirInput, cx: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared().reads(target(cx, input.path.as_deref())))
     }
 
-    async fn call(&self, input: ListDirInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: ListDirInput, cx: ToolContext) -> Result<ListDirOutput, ToolError> {
         let out = run_blocking(&cx, move |cx| Ok(list(&input, cx))).await?;
         if cx.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -152,7 +229,7 @@ impl Found {
     }
 }
 
-fn list(input: &ListDirInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+fn list(input: &ListDirInput, cx: &ToolContext) -> Result<ListDirOutput, ToolError> {
     let start = Start::resolve(cx, input.path.as_deref())?;
     let shown = Shown::new(cx);
     let here = shown.place(&start.loc.abs);
@@ -190,59 +267,21 @@ fn list(input: &ListDirInput, cx: &ToolContext) -> Result<ToolOutput, ToolError>
     found.truncate(page.range(total).end);
     found.sort_unstable_by(tree_order);
 
-    let mut text = format!("{}/", here.trim_end_matches('/'));
-    let mut entries = Vec::with_capacity(found.len());
-    for entry in &found {
-        text.push('\n');
-        text.push_str(&"  ".repeat(entry.depth));
-        text.push_str(&entry.name().to_string_lossy());
-        match entry.kind {
-            EntryType::Dir => text.push('/'),
-            EntryType::File => text.push_str(&format!("  {}", human_size(entry.size.unwrap_or(0)))),
-            EntryType::Symlink => {
-                let to = entry.target.as_deref().map_or("?".into(), Path::to_string_lossy);
-                text.push_str(&format!(" -> {to}"));
-            }
-            EntryType::Other => text.push_str("  (special file)"),
-        }
-        entries.push(ListEntry {
+    let entries = found
+        .iter()
+        .map(|entry| ListEntry {
             path: entry.rel.to_string_lossy().into_owned(),
             kind: entry.kind,
             size: entry.size,
             target: entry.target.as_ref().map(|t| t.to_string_lossy().into_owned()),
-        });
-    }
-    if total == 0 {
-        text.push_str(&format!("\n  (no entries{})", skipped_note(input)));
-    } else if found.len() < total {
-        text.push_str(&format!(
-            "\n\n[Listed {} of {} entries (breadth first); {} more not shown: list a subdirectory, lower `depth`, \
-             or raise `limit`.]",
-            thousands(found.len()),
-            thousands(total),
-            thousands(total - found.len())
-        ));
-    }
-    if let Some(note) = errors.note() {
-        append_note(&mut text, &note);
-    }
-    let out = ListDirOutput { path: here, entries, total };
-    let structured = serde_json::to_value(&out).map_err(|e| ToolError::internal(e.to_string()))?;
-    Ok(ToolOutput::text(text).with_structured(structured))
-}
-
-fn skipped_note(input: &ListDirInput) -> String {
-    let mut skipped = Vec::new();
-    if !input.hidden.unwrap_or(false) {
-        skipped.push("hidden");
-    }
-    if !input.no_ignore.unwrap_or(false) {
-        skipped.push(".gitignore'd");
-    }
-    if input.pattern.is_some() {
-        skipped.push("non-matching");
-    }
-    if skipped.is_empty() { String::new() } else { format!("; {} entries are not listed", skipped.join(", ")) }
+        })
+        .collect();
+    let left_out = LeftOut {
+        hidden: !input.hidden.unwrap_or(false),
+        ignored: !input.no_ignore.unwrap_or(false),
+        non_matching: input.pattern.is_some(),
+    };
+    Ok(ListDirOutput { path: here, entries, total, left_out, walk_errors: errors.note() })
 }
 
 /// Every entry below the start within the walk's depth, except `.git`'s contents and what

@@ -8,11 +8,11 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
+use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
 
-use crate::files::support::change::{self, Target, shown};
+use crate::files::support::change::{self, Target, shown, with_notes};
 use crate::files::support::notebook::{CellRef, CellType, Change, Notebook, render_cell};
 use crate::files::support::roots::absolute;
 
@@ -74,6 +74,76 @@ pub struct NotebookEditOutput {
     pub cell_type: String,
     /// How many cells the notebook has now.
     pub cell_count: usize,
+    /// The notebook, as the model should see its path; for the text only.
+    #[serde(skip)]
+    pub(crate) notebook: String,
+    /// The cell's type before a replacement changed it; for the text only.
+    #[serde(skip)]
+    pub(crate) previous_type: Option<String>,
+    /// How many outputs a replacement cleared; for the text only.
+    #[serde(skip)]
+    pub(crate) cleared_outputs: usize,
+    /// The id of the cell an inserted one follows, when it has one; for the text only.
+    #[serde(skip)]
+    pub(crate) previous_cell_id: Option<String>,
+    /// The edited or inserted cell as Read shows it; for the text only.
+    #[serde(skip)]
+    pub(crate) cell: Option<String>,
+    /// What was done to a multi-file commit a killed process left halfway; for the text only.
+    #[serde(skip)]
+    pub(crate) notes: Vec<String>,
+}
+
+impl Render for NotebookEditOutput {
+    /// What was done to which cell and how many cells there are now, then the cell as it is
+    /// now (unless deleted); each note after, in a block of its own.
+    fn render(&self) -> Vec<Content> {
+        let (i, name, n) = (self.cell_index, &self.notebook, self.cell_count);
+        let id = self.cell_id.as_ref().map(|id| format!(" (id={id})")).unwrap_or_default();
+        let count = format!("{n} cell{}", if n == 1 { "" } else { "s" });
+        let mut text = match self.edit_mode {
+            EditMode::Replace => {
+                let mut s = format!("Replaced cell {i}{id} of {name}");
+                if let Some(before) = &self.previous_type {
+                    s.push_str(&format!(", changing it from {before} to {}", self.cell_type));
+                }
+                match (self.cleared_outputs, self.cell_type.as_str()) {
+                    (0, _) => {}
+                    (1, "code") => s.push_str("; its output was cleared"),
+                    (1, _) => s.push_str("; its output was removed"),
+                    (k, "code") => s.push_str(&format!("; its {k} outputs were cleared")),
+                    (k, _) => s.push_str(&format!("; its {k} outputs were removed")),
+                }
+                s.push('.');
+                s
+            }
+            EditMode::Insert => {
+                let place = match i.checked_sub(1) {
+                    None => "at the start".to_string(),
+                    Some(prev) => {
+                        let prev_id = self.previous_cell_id.as_ref().map(|p| format!(" (id={p})")).unwrap_or_default();
+                        format!("after cell {prev}{prev_id}")
+                    }
+                };
+                format!(
+                    "Inserted a {} cell at index {i}{id} of {name}, {place}; the notebook now has {count}.",
+                    self.cell_type
+                )
+            }
+            EditMode::Delete => {
+                let moved = if i < n { " (the cells after it moved up one index)" } else { "" };
+                format!(
+                    "Deleted cell {i}{id}, a {} cell, from {name}; the notebook now has {count}{moved}.",
+                    self.cell_type
+                )
+            }
+        };
+        if let Some(cell) = &self.cell {
+            text.push_str("\n\n");
+            text.push_str(cell);
+        }
+        with_notes(text, &self.notes)
+    }
 }
 
 /// The `NotebookEdit` tool.
@@ -89,10 +159,10 @@ cell is kept byte for byte.";
 
 impl Tool for NotebookEdit {
     type Input = NotebookEditInput;
-    const NAME: &'static str = "NotebookEdit";
+    type Output = NotebookEditOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("NotebookEdit", DESCRIPTION)
             .title("Edit a notebook cell")
             .aliases(["notebook_edit", "edit_notebook"])
             .param_alias("file_path", "notebook_path")
@@ -101,19 +171,18 @@ impl Tool for NotebookEdit {
             .tags(["fs", "write", "notebook"])
             .annotations(Annotations { read_only: false, destructive: true, idempotent: false, open_world: false })
             .search_hint("jupyter notebook ipynb cell edit insert delete replace markdown code")
-            .output_schema(output_schema::<NotebookEditOutput>())
     }
 
     fn access(&self, input: &NotebookEditInput, cx: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::exclusive().writes(absolute(cx, &input.notebook_path)))
     }
 
-    async fn call(&self, input: NotebookEditInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: NotebookEditInput, cx: ToolContext) -> Result<NotebookEditOutput, ToolError> {
         run_blocking(&cx, move |cx| edit(&input, cx)).await
     }
 }
 
-fn edit(input: &NotebookEditInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+fn edit(input: &NotebookEditInput, cx: &ToolContext) -> Result<NotebookEditOutput, ToolError> {
     let abs = absolute(cx, &input.notebook_path);
     let name = shown(cx, &abs);
     if !abs.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb")) {
@@ -173,67 +242,31 @@ fn edit(input: &NotebookEditInput, cx: &ToolContext) -> Result<ToolOutput, ToolE
         return Err(ToolError::Cancelled);
     }
     change::save(&ws, cx, &loaded.real, nb.text(), loaded.format)?;
-    Ok(change::noted(report(&nb, mode, &change, &name), notes))
+    Ok(report(&nb, mode, change, name, notes))
 }
 
-fn report(nb: &Notebook, mode: EditMode, change: &Change, name: &str) -> ToolOutput {
-    let n = nb.cells().len();
-    let id = change.id.as_ref().map(|id| format!(" (id={id})")).unwrap_or_default();
-    let count = format!("{n} cell{}", if n == 1 { "" } else { "s" });
+/// The result of an edit that was saved: `nb` is the notebook as it is now.
+fn report(nb: &Notebook, mode: EditMode, change: Change, notebook: String, notes: Vec<String>) -> NotebookEditOutput {
     let i = change.index;
-    let mut text = match mode {
-        EditMode::Replace => {
-            let mut s = format!("Replaced cell {i}{id} of {name}");
-            if let Some(before) = &change.previous_type {
-                s.push_str(&format!(", changing it from {before} to {}", change.cell_type));
-            }
-            match (change.cleared_outputs, change.cell_type.as_str()) {
-                (0, _) => {}
-                (1, "code") => s.push_str("; its output was cleared"),
-                (1, _) => s.push_str("; its output was removed"),
-                (k, "code") => s.push_str(&format!("; its {k} outputs were cleared")),
-                (k, _) => s.push_str(&format!("; its {k} outputs were removed")),
-            }
-            s.push('.');
-            s
-        }
-        EditMode::Insert => {
-            let place = match i.checked_sub(1) {
-                None => "at the start".to_string(),
-                Some(prev) => {
-                    let prev_id = nb.cell_id(prev).map(|p| format!(" (id={p})")).unwrap_or_default();
-                    format!("after cell {prev}{prev_id}")
-                }
-            };
-            format!(
-                "Inserted a {} cell at index {i}{id} of {name}, {place}; the notebook now has {count}.",
-                change.cell_type
-            )
-        }
-        EditMode::Delete => {
-            let moved = if i < n { " (the cells after it moved up one index)" } else { "" };
-            format!(
-                "Deleted cell {i}{id}, a {} cell, from {name}; the notebook now has {count}{moved}.",
-                change.cell_type
-            )
-        }
+    let previous_cell_id = match mode {
+        EditMode::Insert => i.checked_sub(1).and_then(|prev| nb.cell_id(prev)),
+        EditMode::Replace | EditMode::Delete => None,
     };
-    if mode != EditMode::Delete
-        && let Some(cell) = nb.cells().get(i)
-    {
-        text.push_str("\n\n");
-        text.push_str(&render_cell(i, cell));
-    }
-    let structured = NotebookEditOutput {
+    let cell = match mode {
+        EditMode::Delete => None,
+        EditMode::Replace | EditMode::Insert => nb.cells().get(i).map(|cell| render_cell(i, cell)),
+    };
+    NotebookEditOutput {
         edit_mode: mode,
         cell_index: i,
-        cell_id: change.id.clone(),
-        cell_type: change.cell_type.clone(),
-        cell_count: n,
-    };
-    let out = ToolOutput::text(text);
-    match serde_json::to_value(&structured) {
-        Ok(v) => out.with_structured(v),
-        Err(_) => out,
+        cell_id: change.id,
+        cell_type: change.cell_type,
+        cell_count: nb.cells().len(),
+        notebook,
+        previous_type: change.previous_type,
+        cleared_outputs: change.cleared_outputs,
+        previous_cell_id,
+        cell,
+        notes,
     }
 }

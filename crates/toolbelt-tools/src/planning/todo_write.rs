@@ -8,8 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, PermissionClass, SessionSlot, SideEffects, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSpec, output_schema,
+    Access, Annotations, Category, Content, PermissionClass, Render, SessionSlot, SideEffects, Tool, ToolContext,
+    ToolError, ToolSpec,
 };
 
 /// Where a task stands.
@@ -70,6 +70,41 @@ pub struct TodoWriteOutput {
     pub in_progress: usize,
     /// How many tasks are completed.
     pub completed: usize,
+    /// What changed since the previous list ("2 added", "1 completed"), for the text only.
+    #[serde(skip)]
+    pub(crate) changes: Vec<String>,
+}
+
+impl Render for TodoWriteOutput {
+    /// The counts, what changed, the list as checkboxes, and a nudge when not exactly one
+    /// task is in progress.
+    fn render(&self) -> Vec<Content> {
+        let (todos, pending, in_progress, completed) = (&self.todos, self.pending, self.in_progress, self.completed);
+        let mut text = format!(
+            "Todo list updated: {} task{} ({completed} completed, {in_progress} in progress, {pending} pending).",
+            todos.len(),
+            if todos.len() == 1 { "" } else { "s" }
+        );
+        if !self.changes.is_empty() {
+            text.push_str(&format!(" Since the last update: {}.", self.changes.join(", ")));
+        }
+        for t in todos {
+            let line = match t.status {
+                TodoStatus::Completed => format!("\n[x] {}", t.content),
+                TodoStatus::InProgress => format!("\n[~] {}", t.active_form),
+                TodoStatus::Pending => format!("\n[ ] {}", t.content),
+            };
+            text.push_str(&line);
+        }
+        if in_progress > 1 {
+            text.push_str(&format!(
+                "\nNote: {in_progress} tasks are in progress; keep exactly one in progress and finish it first."
+            ));
+        } else if in_progress == 0 && pending > 0 {
+            text.push_str("\nNote: no task is in progress; mark the next one `in_progress` before starting it.");
+        }
+        vec![Content::text(text)]
+    }
 }
 
 /// The `TodoWrite` tool.
@@ -85,10 +120,10 @@ Each task has `content` (imperative: \"Run the tests\") and `activeForm` (presen
 
 impl Tool for TodoWrite {
     type Input = TodoWriteInput;
-    const NAME: &'static str = "TodoWrite";
+    type Output = TodoWriteOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("TodoWrite", DESCRIPTION)
             .title("Update the task list")
             .aliases(["todo_write"])
             .category(Category::Planning)
@@ -98,47 +133,20 @@ impl Tool for TodoWrite {
             .side_effects(SideEffects::LocalState)
             .annotations(Annotations { read_only: false, destructive: false, idempotent: true, open_world: false })
             .search_hint("todo task list plan checklist progress steps")
-            .output_schema(output_schema::<TodoWriteOutput>())
     }
 
     fn access(&self, _input: &TodoWriteInput, _cx: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::exclusive().changes_state(TodoList::KEY))
     }
 
-    async fn call(&self, input: TodoWriteInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: TodoWriteInput, cx: ToolContext) -> Result<TodoWriteOutput, ToolError> {
         let previous = cx.with_slot::<TodoList, _>(|list| std::mem::replace(&mut list.todos, input.todos.clone()));
         let todos = input.todos;
         let count = |s: TodoStatus| todos.iter().filter(|t| t.status == s).count();
         let (pending, in_progress, completed) =
             (count(TodoStatus::Pending), count(TodoStatus::InProgress), count(TodoStatus::Completed));
-
-        let mut text = format!(
-            "Todo list updated: {} task{} ({completed} completed, {in_progress} in progress, {pending} pending).",
-            todos.len(),
-            if todos.len() == 1 { "" } else { "s" }
-        );
         let changes = describe_changes(&previous, &todos);
-        if !changes.is_empty() {
-            text.push_str(&format!(" Since the last update: {}.", changes.join(", ")));
-        }
-        for t in &todos {
-            let line = match t.status {
-                TodoStatus::Completed => format!("\n[x] {}", t.content),
-                TodoStatus::InProgress => format!("\n[~] {}", t.active_form),
-                TodoStatus::Pending => format!("\n[ ] {}", t.content),
-            };
-            text.push_str(&line);
-        }
-        if in_progress > 1 {
-            text.push_str(&format!(
-                "\nNote: {in_progress} tasks are in progress; keep exactly one in progress and finish it first."
-            ));
-        } else if in_progress == 0 && pending > 0 {
-            text.push_str("\nNote: no task is in progress; mark the next one `in_progress` before starting it.");
-        }
-        let structured = TodoWriteOutput { todos, pending, in_progress, completed };
-        let structured = serde_json::to_value(&structured).map_err(|e| ToolError::internal(e.to_string()))?;
-        Ok(ToolOutput::text(text).with_structured(structured))
+        Ok(TodoWriteOutput { todos, pending, in_progress, completed, changes })
     }
 }
 
@@ -169,6 +177,12 @@ fn describe_changes(before: &[Todo], after: &[Todo]) -> Vec<String> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+    use toolbelt_core::{Prepared, ToolOutput, erase};
+
+    /// Runs a call the way the registry does, through the erased tool.
+    async fn call(input: TodoWriteInput, cx: &ToolContext) -> ToolOutput {
+        erase(TodoWrite).call(Prepared::new(serde_json::Value::Null, input), cx.clone()).await.unwrap()
+    }
 
     fn todo(content: &str, status: TodoStatus) -> Todo {
         Todo { content: content.into(), status, active_form: format!("{content}ing") }
@@ -179,7 +193,7 @@ mod tests {
         let cx = ToolContext::detached(PathBuf::from("/"));
         let first =
             TodoWriteInput { todos: vec![todo("Plan", TodoStatus::InProgress), todo("Build", TodoStatus::Pending)] };
-        let out = TodoWrite.call(first, cx.clone()).await.unwrap();
+        let out = call(first, &cx).await;
         assert_eq!(
             out.joined_text(),
             "Todo list updated: 2 tasks (0 completed, 1 in progress, 1 pending). Since the last update: 2 added.\n\
@@ -192,7 +206,7 @@ mod tests {
                 todo("Ship", TodoStatus::Pending),
             ],
         };
-        let out = TodoWrite.call(second, cx.clone()).await.unwrap();
+        let out = call(second, &cx).await;
         assert!(
             out.joined_text().contains("Since the last update: 1 added, 1 completed, 1 started."),
             "{}",
@@ -206,10 +220,10 @@ mod tests {
     async fn nudges_when_not_exactly_one_task_is_in_progress() {
         let cx = ToolContext::detached(PathBuf::from("/"));
         let two = TodoWriteInput { todos: vec![todo("A", TodoStatus::InProgress), todo("B", TodoStatus::InProgress)] };
-        let text = TodoWrite.call(two, cx.clone()).await.unwrap().joined_text();
+        let text = call(two, &cx).await.joined_text();
         assert!(text.ends_with("2 tasks are in progress; keep exactly one in progress and finish it first."));
         let none = TodoWriteInput { todos: vec![todo("A", TodoStatus::Pending)] };
-        let text = TodoWrite.call(none, cx).await.unwrap().joined_text();
+        let text = call(none, &cx).await.joined_text();
         assert!(text.ends_with("mark the next one `in_progress` before starting it."));
     }
 }

@@ -5,7 +5,8 @@
 //! (`src/**/*.ts`), `{a,b}` alternates. Unlike there, a pattern with a `/` is anchored at the
 //! searched `path`, not at the working directory. The walk is ripgrep's parallel walker:
 //! `.gitignore` and hidden files are skipped unless asked for. Results come newest first
-//! (ties by path), 100 per page, with a notice giving the total and the next offset.
+//! (ties by path), [`DEFAULT_LIMIT`] per page, with a notice giving the total and the next
+//! offset.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -14,7 +15,7 @@ use std::time::SystemTime;
 use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
+use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
 
@@ -44,7 +45,8 @@ pub struct GlobInput {
     pub no_ignore: Option<bool>,
     /// Skip this many files first, to page past the first results.
     pub offset: Option<u64>,
-    /// How many files to show (default 100; 0 for all).
+    /// How many files to show ([`DEFAULT_LIMIT`] when left out; 0 for all).
+    #[schemars(description = format!("How many files to show (default {DEFAULT_LIMIT}; 0 for all)."))]
     pub limit: Option<u64>,
 }
 
@@ -60,24 +62,56 @@ pub struct GlobOutput {
     /// The offset of the next page, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    /// The page asked for, for the notice in the text.
+    #[serde(skip)]
+    pub(crate) page: Page,
+    /// What the text says when nothing matched (where it looked, what it skipped, files
+    /// the pattern matches in another case).
+    #[serde(skip)]
+    pub(crate) nothing_found: String,
+    /// The note about paths the walk could not read, for the text only.
+    #[serde(skip)]
+    pub(crate) walk_errors: Option<String>,
+}
+
+impl Render for GlobOutput {
+    /// The files, one per line, then a notice when the page does not show them all and a note
+    /// when some paths could not be read.
+    fn render(&self) -> Vec<Content> {
+        let mut text = self.files.join("\n");
+        if self.total == 0 {
+            text.clone_from(&self.nothing_found);
+        } else if let Some(notice) = self.page.notice(self.total, "files", " (newest first)", "narrow the pattern") {
+            append_note(&mut text, &notice);
+        }
+        if let Some(note) = &self.walk_errors {
+            append_note(&mut text, note);
+        }
+        vec![Content::text(text)]
+    }
 }
 
 /// The `Glob` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Glob;
 
-const DESCRIPTION: &str = "Fast file pattern matching for any codebase size. Supports glob patterns like \
-`**/*.js`, `src/**/*.{ts,tsx}` or `*.md` (a pattern without `/` matches file names at any depth; one with `/` \
-matches paths relative to `path`). Returns matching file paths, newest first (by modification time), 100 at a \
-time: use `offset` for more. .gitignore'd and hidden files are skipped unless `no_ignore` / `hidden` is set. Use \
-this tool to find files by name; use Grep to search their contents.";
+/// The description, with the page size.
+fn description() -> String {
+    format!(
+        "Fast file pattern matching for any codebase size. Supports glob patterns like `**/*.js`, \
+         `src/**/*.{{ts,tsx}}` or `*.md` (a pattern without `/` matches file names at any depth; one with `/` matches \
+         paths relative to `path`). Returns matching file paths, newest first (by modification time), \
+         {DEFAULT_LIMIT} at a time: use `offset` for more. .gitignore'd and hidden files are skipped unless \
+         `no_ignore` / `hidden` is set. Use this tool to find files by name; use Grep to search their contents."
+    )
+}
 
 impl Tool for Glob {
     type Input = GlobInput;
-    const NAME: &'static str = "Glob";
+    type Output = GlobOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("Glob", description())
             .title("Find files by name")
             .aliases(["glob", "find_files", "file_search"])
             .param_alias("include_hidden", "hidden")
@@ -86,7 +120,6 @@ impl Tool for Glob {
             .tags(["fs", "search", "read"])
             .read_only()
             .search_hint("glob find files by name pattern wildcard extension locate list matching paths")
-            .output_schema(output_schema::<GlobOutput>())
     }
 
     fn access(&self, input: &GlobInput, cx: &ToolContext) -> Result<Access, ToolError> {
@@ -94,7 +127,7 @@ impl Tool for Glob {
         Ok(Access::shared().reads(base))
     }
 
-    async fn call(&self, input: GlobInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: GlobInput, cx: ToolContext) -> Result<GlobOutput, ToolError> {
         let out = run_blocking(&cx, move |cx| Ok(glob(&input, cx))).await?;
         if cx.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -122,7 +155,7 @@ fn split_pattern(cx: &ToolContext, input: &GlobInput) -> (PathBuf, String) {
     (target(cx, input.path.as_deref()), pattern)
 }
 
-fn glob(input: &GlobInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+fn glob(input: &GlobInput, cx: &ToolContext) -> Result<GlobOutput, ToolError> {
     let (base, pattern) = split_pattern(cx, input);
     let start = Start::resolve(cx, Some(&base.to_string_lossy()))?;
     let shown = Shown::new(cx);
@@ -146,23 +179,17 @@ fn glob(input: &GlobInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let page = Page::new(input.offset, input.limit, DEFAULT_LIMIT);
     let range = page.range(files.len());
     let listed: Vec<String> = files[range.clone()].iter().map(|(p, _)| shown.show(p)).collect();
-    let mut text = listed.join("\n");
-    if files.is_empty() {
-        text = nothing_found(cx, &start, &pattern, hidden, no_ignore, &shown)?;
-    } else if let Some(notice) = page.notice(files.len(), "files", " (newest first)", "narrow the pattern") {
-        append_note(&mut text, &notice);
-    }
-    if let Some(note) = errors.note() {
-        append_note(&mut text, &note);
-    }
-    let out = GlobOutput {
+    let nothing_found =
+        if files.is_empty() { nothing_found(cx, &start, &pattern, hidden, no_ignore, &shown)? } else { String::new() };
+    Ok(GlobOutput {
         files: listed,
         total: files.len(),
         offset: page.offset,
         next_offset: (range.end < files.len()).then_some(range.end),
-    };
-    let structured = serde_json::to_value(&out).map_err(|e| ToolError::internal(e.to_string()))?;
-    Ok(ToolOutput::text(text).with_structured(structured))
+        page,
+        nothing_found,
+        walk_errors: errors.note(),
+    })
 }
 
 /// Every file under the start matching `pattern`, with its modification time.

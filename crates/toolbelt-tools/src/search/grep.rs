@@ -13,14 +13,14 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, output_schema};
+use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
 
-use crate::search::support::content::{self, FileHits, Found, LineKind, Mode, Outcome, Plan};
+use crate::search::support::content::{self, FileHits, Found, LineKind, MAX_LINE_CHARS, Mode, Outcome, Plan};
 use crate::search::support::guard::Skipped;
 use crate::search::support::{
-    Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, walker,
+    Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, thousands, walker,
 };
 
 /// Entries of the structured result at most (the text is cut by the output budget).
@@ -98,7 +98,8 @@ pub struct GrepLine {
     /// 1-based line number (absent when `-n` is false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
-    /// The line's text (cut after 2,000 characters).
+    /// The line's text (cut after [`MAX_LINE_CHARS`] characters).
+    #[schemars(description = format!("The line's text (cut after {} characters).", thousands(MAX_LINE_CHARS)))]
     pub text: String,
     /// True for a context line (absent for a matching line).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -135,6 +136,77 @@ pub struct GrepOutput {
     /// The offset that continues after the returned entries, when some were left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    /// The page's entries in ripgrep's format (`path`, `path:count`, `path:line:text` with
+    /// `--` breaks), for the text only: unlike the lists above it is not capped at
+    /// [`STRUCTURED_LIMIT`] entries (the output budget cuts it).
+    #[serde(skip)]
+    pub(crate) listing: String,
+    /// The page asked for, for the notice in the text.
+    #[serde(skip)]
+    pub(crate) page: Page,
+    /// What was searched, for the text when nothing matched.
+    #[serde(skip)]
+    pub(crate) searched: Searched,
+    /// The note about paths that could not be read, for the text only.
+    #[serde(skip)]
+    pub(crate) walk_errors: Option<String>,
+    /// The start as shown, when it is a binary file (so nothing was searched).
+    #[serde(skip)]
+    pub(crate) binary: Option<String>,
+}
+
+/// What a search looked for and where, as the text says when nothing matched.
+#[derive(Debug, Default)]
+pub(crate) struct Searched {
+    /// The pattern, as given.
+    pattern: String,
+    /// The `glob` filter, as given.
+    glob: Option<String>,
+    /// The `type` filter, as given.
+    file_type: Option<String>,
+    /// The start, as a sentence shows it.
+    place: String,
+    /// Whether the start is a directory (so ignored, hidden and binary files were skipped).
+    is_dir: bool,
+}
+
+impl Searched {
+    /// "No matches found for `x` in src, glob `*.rs`; .gitignore'd, hidden and binary files
+    /// were skipped."
+    fn no_match(&self) -> String {
+        let mut filters = String::new();
+        if let Some(glob) = &self.glob {
+            filters.push_str(&format!(", glob `{glob}`"));
+        }
+        if let Some(t) = &self.file_type {
+            filters.push_str(&format!(", type `{t}`"));
+        }
+        let skipped = if self.is_dir { "; .gitignore'd, hidden and binary files were skipped" } else { "" };
+        format!("No matches found for `{}` in {}{filters}{skipped}.", self.pattern, self.place)
+    }
+}
+
+impl Render for GrepOutput {
+    /// The entries in ripgrep's format, then a notice when the page does not show them all
+    /// and a note when some paths could not be read; or what was searched when nothing
+    /// matched; or that the file is binary.
+    fn render(&self) -> Vec<Content> {
+        if let Some(path) = &self.binary {
+            return vec![Content::text(format!(
+                "{path} is a binary file (it contains NUL bytes); Grep searches text files only."
+            ))];
+        }
+        let mut text = if self.total == 0 { self.searched.no_match() } else { self.listing.clone() };
+        // None when nothing matched: a page of nothing shows all there is.
+        let notice = self.page.notice(self.total, entries(self.mode), " (in path order)", "narrow the search");
+        if let Some(notice) = notice {
+            append_note(&mut text, &notice);
+        }
+        if let Some(note) = &self.walk_errors {
+            append_note(&mut text, note);
+        }
+        vec![Content::text(text)]
+    }
 }
 
 /// The `Grep` tool.
@@ -151,24 +223,23 @@ skipped. Patterns match within a line unless `multiline` is true. Page long resu
 
 impl Tool for Grep {
     type Input = GrepInput;
-    const NAME: &'static str = "Grep";
+    type Output = GrepOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("Grep", DESCRIPTION)
             .title("Search file contents")
             .aliases(["grep", "search_file_content", "grep_search"])
             .category(Category::Search)
             .tags(["fs", "search", "read"])
             .read_only()
             .search_hint("grep ripgrep rg search find text regex pattern in files contents code usages")
-            .output_schema(output_schema::<GrepOutput>())
     }
 
     fn access(&self, input: &GrepInput, cx: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared().reads(target(cx, input.path.as_deref())))
     }
 
-    async fn call(&self, input: GrepInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: GrepInput, cx: ToolContext) -> Result<GrepOutput, ToolError> {
         let out = run_blocking(&cx, move |cx| Ok(grep(&input, cx))).await?;
         if cx.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -177,7 +248,7 @@ impl Tool for Grep {
     }
 }
 
-fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
     let multiline = input.multiline.unwrap_or(false);
     let mode = match input.output_mode {
         OutputMode::FilesWithMatches => Mode::Files,
@@ -197,7 +268,9 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let start = Start::resolve(cx, input.path.as_deref())?;
     let cancel = cx.cancellation();
     let shown = Shown::new(cx);
-
+    let page = Page::new(input.offset, input.head_limit, usize::MAX);
+    // A single start file that is binary: nothing is searched, the text says why.
+    let mut binary = None;
     let found = if start.is_dir {
         let overrides = match input.glob.as_deref().map(str::trim).filter(|g| !g.is_empty()) {
             Some(glob) => Some(globs(&start.loc.abs, glob.split_whitespace().map(clean_glob), "glob")?),
@@ -216,11 +289,9 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
                 found
             }
             Ok((Outcome::NoMatch, found)) => found,
-            Ok((Outcome::Binary, _)) => {
-                return Ok(ToolOutput::text(format!(
-                    "{} is a binary file (it contains NUL bytes); Grep searches text files only.",
-                    shown.show(&start.loc.abs)
-                )));
+            Ok((Outcome::Binary, found)) => {
+                binary = Some(shown.show(&start.loc.abs));
+                found
             }
             Err(e) => return Err(e),
         }
@@ -229,42 +300,30 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         return Err(ToolError::Cancelled);
     }
 
-    let page = Page::new(input.offset, input.head_limit, usize::MAX);
-    let (mut text, structured) = match mode {
-        Mode::Files => render_files(&found.files, page),
-        Mode::Count => render_counts(&found.files, page),
-        Mode::Content => render_content(&found, page, plan.before > 0 || plan.after > 0),
+    let mut out = match mode {
+        Mode::Files => page_files(&found.files, page),
+        Mode::Count => page_counts(&found.files, page),
+        Mode::Content => page_content(&found, page, plan.before > 0 || plan.after > 0),
     };
-    if structured.total == 0 {
-        text = no_match(input, &shown, &start);
-    } else if let Some(notice) = page.notice(structured.total, entries(mode), " (in path order)", "narrow the search") {
-        append_note(&mut text, &notice);
-    }
-    if let Some(note) = found.errors.note() {
-        append_note(&mut text, &note);
-    }
-    let structured = serde_json::to_value(&structured).map_err(|e| ToolError::internal(e.to_string()))?;
-    Ok(ToolOutput::text(text).with_structured(structured))
+    out.searched = Searched {
+        pattern: input.pattern.clone(),
+        glob: input.glob.clone(),
+        file_type: input.file_type.clone(),
+        place: shown.place(&start.loc.abs),
+        is_dir: start.is_dir,
+    };
+    out.walk_errors = found.errors.note();
+    out.binary = binary;
+    Ok(out)
 }
 
-fn entries(mode: Mode) -> &'static str {
+/// What the entries of a mode are called in a notice.
+fn entries(mode: OutputMode) -> &'static str {
     match mode {
-        Mode::Files => "files",
-        Mode::Count => "count entries",
-        Mode::Content => "lines",
+        OutputMode::FilesWithMatches => "files",
+        OutputMode::Count => "count entries",
+        OutputMode::Content => "lines",
     }
-}
-
-fn no_match(input: &GrepInput, shown: &Shown, start: &Start) -> String {
-    let mut filters = String::new();
-    if let Some(glob) = &input.glob {
-        filters.push_str(&format!(", glob `{glob}`"));
-    }
-    if let Some(t) = &input.file_type {
-        filters.push_str(&format!(", type `{t}`"));
-    }
-    let skipped = if start.is_dir { "; .gitignore'd, hidden and binary files were skipped" } else { "" };
-    format!("No matches found for `{}` in {}{filters}{skipped}.", input.pattern, shown.place(&start.loc.abs))
 }
 
 fn output(mode: OutputMode, total: usize, page: Page, returned: usize) -> GrepOutput {
@@ -278,10 +337,15 @@ fn output(mode: OutputMode, total: usize, page: Page, returned: usize) -> GrepOu
         total,
         offset: page.offset,
         next_offset: (end < total && returned > 0).then_some(end),
+        listing: String::new(),
+        page,
+        searched: Searched::default(),
+        walk_errors: None,
+        binary: None,
     }
 }
 
-fn render_files(hits: &[FileHits], page: Page) -> (String, GrepOutput) {
+fn page_files(hits: &[FileHits], page: Page) -> GrepOutput {
     let on_page = &hits[page.range(hits.len())];
     let mut text = String::with_capacity(on_page.iter().map(|h| h.shown.len() + 1).sum());
     let mut files = Vec::new();
@@ -295,10 +359,11 @@ fn render_files(hits: &[FileHits], page: Page) -> (String, GrepOutput) {
     text.pop();
     let mut out = output(OutputMode::FilesWithMatches, hits.len(), page, files.len());
     out.files = Some(files);
-    (text, out)
+    out.listing = text;
+    out
 }
 
-fn render_counts(hits: &[FileHits], page: Page) -> (String, GrepOutput) {
+fn page_counts(hits: &[FileHits], page: Page) -> GrepOutput {
     let mut text = String::new();
     let mut counts = Vec::new();
     for hit in &hits[page.range(hits.len())] {
@@ -310,14 +375,15 @@ fn render_counts(hits: &[FileHits], page: Page) -> (String, GrepOutput) {
     text.pop();
     let mut out = output(OutputMode::Count, hits.len(), page, counts.len());
     out.counts = Some(counts);
-    (text, out)
+    out.listing = text;
+    out
 }
 
 /// `path:line:text` for matches, `path-line-text` for context lines (without line numbers
 /// `path:text` / `path-text`), `--` between non-adjacent groups and, with context, between
 /// files: ripgrep's standard format. The lines were formatted while searching; here they
 /// are only put together, whole files at a time when the page allows.
-fn render_content(found: &Found, page: Page, context: bool) -> (String, GrepOutput) {
+fn page_content(found: &Found, page: Page, context: bool) -> GrepOutput {
     let hits = &found.files;
     let mut text = String::with_capacity(hits.iter().map(|h| found.text(h).len() + 3).sum::<usize>().min(1 << 30));
     let mut matches = Vec::new();
@@ -372,7 +438,8 @@ fn render_content(found: &Found, page: Page, context: bool) -> (String, GrepOutp
     let end = page.range(total).end;
     out.next_offset = structured_end.or((end < total).then_some(end));
     out.matches = Some(matches);
-    (text, out)
+    out.listing = text;
+    out
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbelt_core::{
-    Access, Annotations, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
-    output_schema,
+    Access, Annotations, CallLimits, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolSpec,
+    thousands,
 };
 
 use crate::shell::support::background;
@@ -27,11 +27,6 @@ use crate::shell::support::foreground;
 use crate::shell::support::operands;
 use crate::shell::support::result::{BashOutput, finish};
 
-/// Timeout when the call gives none.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-/// The longest timeout a call may ask for.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
-
 /// Input of `Bash`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -40,8 +35,9 @@ pub struct BashInput {
     /// commands with `&&`.
     #[schemars(length(min = 1))]
     pub command: String,
-    /// Time limit in milliseconds (default 120000, at most 600000). On timeout the command
-    /// and every process it started are stopped and the output so far is returned.
+    /// Time limit in milliseconds (the tool's description gives the default and the cap). On
+    /// timeout the command and every process it started are stopped and the output so far is
+    /// returned.
     #[schemars(range(min = 1))]
     pub timeout: Option<u64>,
     /// What the command does, in 5–10 words ("Run the unit tests"), for the user watching.
@@ -52,19 +48,57 @@ pub struct BashInput {
     pub run_in_background: Option<bool>,
 }
 
-/// The `Bash` tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Bash;
+/// The `Bash` tool, with the call limits it describes and applies: its default timeout and
+/// cap, and the output budget the runtime cuts its text to.
+#[derive(Debug, Clone, Copy)]
+pub struct Bash {
+    limits: CallLimits,
+}
 
-const DESCRIPTION: &str = "Runs a bash command in the session's working directory and returns its output \
+impl Bash {
+    /// Bash under `limits` (the runtime's, so the description says what happens).
+    pub fn new(limits: CallLimits) -> Self {
+        Self { limits }
+    }
+
+    /// The time limit the input asks for, within the bounds.
+    fn requested(&self, input: &BashInput) -> Duration {
+        input
+            .timeout
+            .map_or(self.limits.default_timeout, Duration::from_millis)
+            .clamp(Duration::from_millis(1), self.limits.max_timeout)
+    }
+
+    /// The description, with the limits in force.
+    fn description(&self) -> String {
+        format!(
+            "{INTRO}- Timeout: {} ms by default, at most {}. On timeout the command and every process it started are \
+             killed and the output printed so far is returned.\n\
+             - Output over {} characters is cut to its head and tail; every byte is saved to a file whose path the \
+             result gives, to Read or Grep.\n{REST}",
+            self.limits.default_timeout.as_millis(),
+            self.limits.max_timeout.as_millis(),
+            thousands(self.limits.output_budget)
+        )
+    }
+}
+
+impl Default for Bash {
+    /// Bash under [`CallLimits::DEFAULT`].
+    fn default() -> Self {
+        Self::new(CallLimits::DEFAULT)
+    }
+}
+
+/// The description up to the limits.
+const INTRO: &str = "Runs a bash command in the session's working directory and returns its output \
 (stdout and stderr interleaved as they arrived), with the exit code when it is not 0. Details:\n\
 - `cd` carries over to the next call while it stays inside the workspace roots; environment variables and other \
 shell state do not.\n\
-- stdin is empty, so a command that asks for input fails instead of waiting; pagers and colours are off.\n\
-- Timeout: 120000 ms by default, at most 600000. On timeout the command and every process it started are killed \
-and the output printed so far is returned.\n\
-- Output over 30,000 characters is cut to its head and tail; every byte is saved to a file whose path the result \
-gives, to Read or Grep.\n\
+- stdin is empty, so a command that asks for input fails instead of waiting; pagers and colours are off.\n";
+
+/// The description after the limits.
+const REST: &str = "\
 - For servers, watchers and long jobs use `run_in_background: true`, then TaskOutput to read and TaskStop to stop.\n\
 - Prefer the dedicated tools to shell equivalents: Read over cat/head/tail, Grep over grep/rg, Glob over find/ls, \
 Edit over sed/awk, Write over echo >.\n\
@@ -80,10 +114,10 @@ pub fn config(cx: &ToolContext) -> BashConfig {
 
 impl Tool for Bash {
     type Input = BashInput;
-    const NAME: &'static str = "Bash";
+    type Output = BashOutput;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("Bash", self.description())
             .title("Run a shell command")
             .aliases(["exec", "shell_exec", "bash"])
             .param_alias("cmd", "command")
@@ -93,9 +127,8 @@ impl Tool for Bash {
             .side_effects(SideEffects::Files)
             .annotations(Annotations { read_only: false, destructive: true, idempotent: false, open_world: true })
             .streams()
-            .default_timeout(DEFAULT_TIMEOUT)
+            .default_timeout(self.limits.default_timeout)
             .search_hint("shell bash command terminal run execute script build test git npm cargo make process")
-            .output_schema(output_schema::<BashOutput>())
     }
 
     fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<Access, ToolError> {
@@ -108,10 +141,10 @@ impl Tool for Bash {
     }
 
     fn timeout(&self, input: &BashInput) -> Option<Duration> {
-        Some(requested(input))
+        Some(self.requested(input))
     }
 
-    async fn call(&self, input: BashInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: BashInput, cx: ToolContext) -> Result<BashOutput, ToolError> {
         let config = config(&cx);
         deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
         let (cwd, moved) = start_dir(&cx)?;
@@ -130,7 +163,7 @@ impl Tool for Bash {
         if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
             cx.progress(description, None);
         }
-        let limit = requested(&input).min(cx.limits().timeout);
+        let limit = self.requested(&input).min(cx.limits().timeout);
         let outcome = foreground::run(&cx, &input.command, &cwd, limit, cgroup, configure).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
         if let Some(ended_in) = &outcome.final_cwd
@@ -138,13 +171,8 @@ impl Tool for Bash {
         {
             notices.push(notice);
         }
-        Ok(finish(&cx, outcome, limit, notices).await)
+        Ok(finish(&cx, outcome, limit, self.limits.max_timeout, notices).await)
     }
-}
-
-/// The time limit the input asks for, within the bounds.
-fn requested(input: &BashInput) -> Duration {
-    input.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_millis).clamp(Duration::from_millis(1), MAX_TIMEOUT)
 }
 
 #[cfg(test)]
@@ -157,21 +185,22 @@ mod tests {
 
     #[test]
     fn timeouts_default_and_cap() {
-        assert_eq!(requested(&input("x", None)), DEFAULT_TIMEOUT);
-        assert_eq!(requested(&input("x", Some(5_000))), Duration::from_secs(5));
-        assert_eq!(requested(&input("x", Some(10_000_000))), MAX_TIMEOUT);
+        let bash = Bash::default();
+        assert_eq!(bash.requested(&input("x", None)), CallLimits::DEFAULT.default_timeout);
+        assert_eq!(bash.requested(&input("x", Some(5_000))), Duration::from_secs(5));
+        assert_eq!(bash.requested(&input("x", Some(10_000_000))), CallLimits::DEFAULT.max_timeout);
     }
 
     #[test]
     fn access_refuses_denied_commands_and_declares_the_command() {
         let cx = ToolContext::detached(std::env::temp_dir());
-        let err = Bash.access(&input("rm -rf /", None), &cx).unwrap_err();
+        let err = Bash::default().access(&input("rm -rf /", None), &cx).unwrap_err();
         assert!(err.to_string().starts_with("Refused"), "{err}");
-        let access = Bash.access(&input("make", None), &cx).unwrap();
+        let access = Bash::default().access(&input("make", None), &cx).unwrap();
         assert!(!access.is_shared());
         assert_eq!(access.touches, vec![toolbelt_core::Touch::Execute("make".into())]);
         // A command the classifier proves read-only runs beside other reads.
-        assert!(Bash.access(&input("ls -la && git status", None), &cx).unwrap().is_shared());
-        assert!(!Bash.access(&input("ls > out.txt", None), &cx).unwrap().is_shared());
+        assert!(Bash::default().access(&input("ls -la && git status", None), &cx).unwrap().is_shared());
+        assert!(!Bash::default().access(&input("ls > out.txt", None), &cx).unwrap().is_shared());
     }
 }

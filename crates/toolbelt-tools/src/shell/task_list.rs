@@ -1,16 +1,15 @@
 //! `TaskList`: the session's background tasks with their command, status and run time.
 
+use std::time::Duration;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
-    output_schema,
+    Access, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext, ToolError,
+    ToolSpec, human_duration,
 };
 
-use toolbelt_core::human_duration;
-
 use crate::shell::support::background::{TaskStatus, Tasks, one_line};
-use crate::shell::support::result::to_value;
 
 /// Input of `TaskList` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -47,6 +46,29 @@ pub struct TaskListResult {
     pub running: usize,
 }
 
+impl Render for TaskListResult {
+    /// One line per task: id, status (with the exit code), run time and command.
+    fn render(&self) -> Vec<Content> {
+        let text = if self.tasks.is_empty() {
+            "No background tasks in this session. Start one with Bash and run_in_background: true.".to_string()
+        } else {
+            let mut text = format!("{} background task(s), {} running:", self.tasks.len(), self.running);
+            for entry in &self.tasks {
+                let code = entry.exit_code.map(|c| format!(", exit {c}")).unwrap_or_default();
+                text.push_str(&format!(
+                    "\n{}  {}{code}  {}  {}",
+                    entry.task_id,
+                    entry.status.as_str(),
+                    human_duration(Duration::from_millis(entry.run_time_ms)),
+                    one_line(&entry.command, 120)
+                ));
+            }
+            text
+        };
+        vec![Content::text(text)]
+    }
+}
+
 /// The `TaskList` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TaskList;
@@ -56,10 +78,10 @@ status (running, completed, failed, killed), run time and command. Read one with
 
 impl Tool for TaskList {
     type Input = TaskListInput;
-    const NAME: &'static str = "TaskList";
+    type Output = TaskListResult;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("TaskList", DESCRIPTION)
             .title("List background tasks")
             .aliases(["task_list"])
             .category(Category::Shell)
@@ -69,14 +91,13 @@ impl Tool for TaskList {
             .permission(PermissionClass::Read)
             .annotations(Annotations { read_only: true, destructive: false, idempotent: true, open_world: false })
             .search_hint("background tasks jobs processes list status")
-            .output_schema(output_schema::<TaskListResult>())
     }
 
     fn access(&self, _input: &TaskListInput, _cx: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared())
     }
 
-    async fn call(&self, _input: TaskListInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, _input: TaskListInput, cx: ToolContext) -> Result<TaskListResult, ToolError> {
         let tasks = cx.with_slot::<Tasks, _>(|t| t.all());
         let entries: Vec<TaskEntry> = tasks
             .iter()
@@ -94,23 +115,6 @@ impl Tool for TaskList {
             })
             .collect();
         let running = entries.iter().filter(|e| e.status == TaskStatus::Running).count();
-        let text = if entries.is_empty() {
-            "No background tasks in this session. Start one with Bash and run_in_background: true.".to_string()
-        } else {
-            let mut text = format!("{} background task(s), {running} running:", entries.len());
-            for (entry, task) in entries.iter().zip(&tasks) {
-                let code = entry.exit_code.map(|c| format!(", exit {c}")).unwrap_or_default();
-                text.push_str(&format!(
-                    "\n{}  {}{code}  {}  {}",
-                    entry.task_id,
-                    entry.status.as_str(),
-                    human_duration(task.run_time()),
-                    one_line(&entry.command, 120)
-                ));
-            }
-            text
-        };
-        let structured = TaskListResult { tasks: entries, running };
-        Ok(ToolOutput::text(text).with_structured(to_value(&structured)?))
+        Ok(TaskListResult { tasks: entries, running })
     }
 }

@@ -6,20 +6,28 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
-    output_schema,
+    Access, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext, ToolError,
+    ToolSpec, human_duration,
 };
 
-use crate::shell::support::capture::thousands;
-use toolbelt_core::human_duration;
-
 use crate::shell::support::background::{TaskStatus, Tasks, unknown_task};
-use crate::shell::support::result::{shown_path, to_value};
+use crate::shell::support::capture::thousands;
+use crate::shell::support::result::shown_path;
 
 /// How long a blocking read waits when the call does not say.
-const DEFAULT_WAIT: Duration = Duration::from_secs(30);
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
 /// The longest wait a call may ask for.
-const MAX_WAIT: Duration = Duration::from_secs(600);
+pub const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// The `timeout` parameter's description, with the wait's default and cap.
+fn timeout_doc() -> String {
+    format!(
+        "How long to wait when blocking, in milliseconds (default {}, at most {}). When it runs out, the answer \
+         says the task is still running.",
+        DEFAULT_WAIT.as_millis(),
+        MAX_WAIT.as_millis()
+    )
+}
 
 /// Input of `TaskOutput`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -30,9 +38,10 @@ pub struct TaskOutputInput {
     /// Wait for the task to finish before answering (default true). With false, answer at
     /// once with what it printed so far.
     pub block: Option<bool>,
-    /// How long to wait when blocking, in milliseconds (default 30000, at most 600000).
-    /// When it runs out, the answer says the task is still running.
-    #[schemars(range(min = 0))]
+    /// How long to wait when blocking, in milliseconds, within a default and a cap (the
+    /// schema's description states them, from [`DEFAULT_WAIT`] and [`MAX_WAIT`]). When it runs
+    /// out, the answer says the task is still running.
+    #[schemars(range(min = 0), description = timeout_doc())]
     pub timeout: Option<u64>,
 }
 
@@ -54,23 +63,65 @@ pub struct TaskOutputResult {
     pub log_file: String,
     /// How long it ran (or has been running), in milliseconds.
     pub run_time_ms: u64,
+    /// The log file as the model should see it (relative to the working directory when
+    /// inside it), for the text only.
+    #[serde(skip)]
+    pub(crate) log_shown: String,
+    /// The byte range of the log this read covers, for the text only.
+    #[serde(skip)]
+    pub(crate) range: (u64, u64),
+}
+
+impl Render for TaskOutputResult {
+    /// The status line (exit code, run time), then the new output or a note that there is
+    /// none, and where the rest is when it was cut.
+    fn render(&self) -> Vec<Content> {
+        let run_time = human_duration(Duration::from_millis(self.run_time_ms));
+        let mut header = format!("Task {} is {}", self.task_id, self.status.as_str());
+        match (self.status, self.exit_code) {
+            (TaskStatus::Running, _) => header.push_str(&format!(" (for {run_time} so far)")),
+            (_, Some(code)) => header.push_str(&format!(" (exit code {code}, ran {run_time})")),
+            _ => header.push_str(&format!(" (ran {run_time})")),
+        }
+        let (from, to) = self.range;
+        let body = if from == to {
+            "No new output since the last read.".to_string()
+        } else {
+            format!("New output ({} bytes):\n{}", thousands(to - from), self.output)
+        };
+        let mut text = format!("{header}.\n{body}");
+        if self.truncated {
+            text.push_str(&format!(
+                "\n[The new output was too long to show whole; every byte is in {} (bytes {from}–{to}); read it \
+                 with Read or search it with Grep.]",
+                self.log_shown
+            ));
+        }
+        vec![Content::text(text)]
+    }
 }
 
 /// The `TaskOutput` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TaskOutput;
 
-const DESCRIPTION: &str = "Reads a background task started by Bash with run_in_background: the output it \
-wrote since the last read, its status (running, completed, failed, killed) and its exit code. By default it waits \
-for the task to finish, up to `timeout` ms (30000); set `block: false` to look without waiting. The whole output \
-stays in the task's log file.";
+/// The description, with the default wait.
+fn description() -> String {
+    format!(
+        "Reads a background task started by Bash with run_in_background: the output it wrote since the last read, \
+         its status (running, completed, failed, killed) and its exit code. By default it waits for the task to \
+         finish, up to `timeout` ms ({}); set `block: false` to look without waiting. The whole output stays in the \
+         task's log file.",
+        DEFAULT_WAIT.as_millis()
+    )
+}
 
 impl Tool for TaskOutput {
     type Input = TaskOutputInput;
-    const NAME: &'static str = "TaskOutput";
+    type Output = TaskOutputResult;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("TaskOutput", description())
             .title("Read a background task's output")
             .aliases(["BashOutput", "task_output"])
             .param_alias("bash_id", "task_id")
@@ -81,7 +132,6 @@ impl Tool for TaskOutput {
             .side_effects(SideEffects::LocalState)
             .annotations(Annotations { read_only: true, destructive: false, idempotent: false, open_world: false })
             .search_hint("background task output log poll status exit code")
-            .output_schema(output_schema::<TaskOutputResult>())
     }
 
     fn access(&self, _input: &TaskOutputInput, _cx: &ToolContext) -> Result<Access, ToolError> {
@@ -93,7 +143,7 @@ impl Tool for TaskOutput {
         Some(wait_for(input) + Duration::from_secs(5))
     }
 
-    async fn call(&self, input: TaskOutputInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: TaskOutputInput, cx: ToolContext) -> Result<TaskOutputResult, ToolError> {
         let task =
             cx.with_slot::<Tasks, _>(|t| t.get(&input.task_id)).ok_or_else(|| unknown_task(&cx, &input.task_id))?;
         if input.block.unwrap_or(true) && task.status().0 == TaskStatus::Running {
@@ -102,28 +152,7 @@ impl Tool for TaskOutput {
         }
         let (status, exit_code) = task.status();
         let (rendered, from, to) = task.read_new(cx.limits().output_budget.saturating_sub(600))?;
-        let log = shown_path(&cx, &task.log);
-        let mut header = format!("Task {} is {}", task.id, status.as_str());
-        match (status, exit_code) {
-            (TaskStatus::Running, _) => header.push_str(&format!(" (for {} so far)", human_duration(task.run_time()))),
-            (_, Some(code)) => {
-                header.push_str(&format!(" (exit code {code}, ran {})", human_duration(task.run_time())))
-            }
-            _ => header.push_str(&format!(" (ran {})", human_duration(task.run_time()))),
-        }
-        let body = if from == to {
-            "No new output since the last read.".to_string()
-        } else {
-            format!("New output ({} bytes):\n{}", thousands(to - from), rendered.text)
-        };
-        let mut text = format!("{header}.\n{body}");
-        if rendered.cut {
-            text.push_str(&format!(
-                "\n[The new output was too long to show whole; every byte is in {log} (bytes {from}–{to}); read it \
-                 with Read or search it with Grep.]"
-            ));
-        }
-        let structured = TaskOutputResult {
+        Ok(TaskOutputResult {
             task_id: task.id.clone(),
             status,
             exit_code,
@@ -131,8 +160,9 @@ impl Tool for TaskOutput {
             truncated: rendered.cut,
             log_file: task.log.display().to_string(),
             run_time_ms: u64::try_from(task.run_time().as_millis()).unwrap_or(u64::MAX),
-        };
-        Ok(ToolOutput::text(text).with_structured(to_value(&structured)?))
+            log_shown: shown_path(&cx, &task.log),
+            range: (from, to),
+        })
     }
 }
 

@@ -1,16 +1,16 @@
 //! `TaskStop`: kills a background task and every process it started.
 
+use std::time::Duration;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
-    output_schema,
+    Access, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext, ToolError,
+    ToolSpec, human_duration,
 };
 
-use toolbelt_core::human_duration;
-
 use crate::shell::support::background::{TaskStatus, Tasks, one_line, unknown_task};
-use crate::shell::support::result::to_value;
+use crate::shell::support::result::stopped_what;
 
 /// Input of `TaskStop`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -32,6 +32,38 @@ pub struct TaskStopResult {
     /// Its exit code, if it had exited on its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The command line, for the text only.
+    #[serde(skip)]
+    pub(crate) command: String,
+    /// How long it ran, for the text only.
+    #[serde(skip)]
+    pub(crate) run_time: Duration,
+    /// Whether a cgroup held its tree (so the kill reached everything), for the text only.
+    #[serde(skip)]
+    pub(crate) held: bool,
+}
+
+impl Render for TaskStopResult {
+    /// What was stopped and how thoroughly, or that the task had already ended.
+    fn render(&self) -> Vec<Content> {
+        let command = one_line(&self.command, 120);
+        let text = if self.stopped {
+            format!(
+                "Stopped task {} (`{command}`) after {}: {}.",
+                self.task_id,
+                human_duration(self.run_time),
+                stopped_what(self.held).replacen("the command", "it", 1)
+            )
+        } else {
+            let code = self.exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default();
+            format!(
+                "Task {} (`{command}`) had already ended ({}{code}); nothing to stop.",
+                self.task_id,
+                self.status.as_str()
+            )
+        };
+        vec![Content::text(text)]
+    }
 }
 
 /// The `TaskStop` tool.
@@ -44,10 +76,10 @@ TaskOutput.";
 
 impl Tool for TaskStop {
     type Input = TaskStopInput;
-    const NAME: &'static str = "TaskStop";
+    type Output = TaskStopResult;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new(Self::NAME, DESCRIPTION)
+        ToolSpec::new("TaskStop", DESCRIPTION)
             .title("Stop a background task")
             .aliases(["KillShell", "KillBash", "task_stop"])
             .param_alias("shell_id", "task_id")
@@ -58,14 +90,13 @@ impl Tool for TaskStop {
             .side_effects(SideEffects::LocalState)
             .annotations(Annotations { read_only: false, destructive: true, idempotent: true, open_world: false })
             .search_hint("kill stop background task process shell")
-            .output_schema(output_schema::<TaskStopResult>())
     }
 
     fn access(&self, input: &TaskStopInput, _cx: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::exclusive().changes_state(format!("task {}", input.task_id)))
     }
 
-    async fn call(&self, input: TaskStopInput, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: TaskStopInput, cx: ToolContext) -> Result<TaskStopResult, ToolError> {
         let task =
             cx.with_slot::<Tasks, _>(|t| t.get(&input.task_id)).ok_or_else(|| unknown_task(&cx, &input.task_id))?;
         // The kill scans /proc and waits for the processes to die: a few milliseconds.
@@ -74,19 +105,14 @@ impl Tool for TaskStop {
             .await
             .map_err(|e| ToolError::internal(format!("stopping the task failed: {e}")))?;
         let (status, exit_code) = task.status();
-        let command = one_line(&task.command, 120);
-        let text = if stopped {
-            format!(
-                "Stopped task {} (`{command}`) after {}: {}.",
-                task.id,
-                human_duration(task.run_time()),
-                crate::shell::support::result::stopped_what(task.is_held()).replacen("the command", "it", 1)
-            )
-        } else {
-            let code = exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default();
-            format!("Task {} (`{command}`) had already ended ({}{code}); nothing to stop.", task.id, status.as_str())
-        };
-        let structured = TaskStopResult { task_id: task.id.clone(), stopped, status, exit_code };
-        Ok(ToolOutput::text(text).with_structured(to_value(&structured)?))
+        Ok(TaskStopResult {
+            task_id: task.id.clone(),
+            stopped,
+            status,
+            exit_code,
+            command: task.command.clone(),
+            run_time: task.run_time(),
+            held: task.is_held(),
+        })
     }
 }

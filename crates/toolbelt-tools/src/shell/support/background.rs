@@ -15,14 +15,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{SessionSlot, ToolContext, ToolError, ToolOutput};
+use toolbelt_core::{SessionSlot, ToolContext, ToolError};
 
 use crate::shell::bash::BashInput;
 use crate::shell::support::capture::{HeadTail, Rendered};
 use crate::shell::support::cgroup::CommandCgroup;
 use crate::shell::support::config::BashConfig;
 use crate::shell::support::foreground::spawn_error;
-use crate::shell::support::result::{BashOutput, shown_path, to_value};
+use crate::shell::support::result::{BashOutput, Report, shown_path};
 use crate::shell::support::spawn::{Launch, Sink, Spawned, spawn};
 use crate::shell::support::spill::SpillTarget;
 use crate::shell::support::tree::Tree;
@@ -235,7 +235,7 @@ pub fn start(
     notice: Option<String>,
     cgroup: Option<Arc<CommandCgroup>>,
     configure: impl FnOnce(&mut tokio::process::Command),
-) -> Result<ToolOutput, ToolError> {
+) -> Result<BashOutput, ToolError> {
     let slot = cx.session().slot::<Tasks>();
     let mut tasks = lock(&slot);
     let running = tasks.running();
@@ -286,16 +286,7 @@ pub fn start(
         watched.done.send_replace(true);
     });
 
-    let shown = shown_path(cx, &log);
-    let mut text = format!(
-        "Started in the background as task {id}: `{}`. Its output goes to {shown}. Read it with TaskOutput \
-         (task_id \"{id}\"); stop it with TaskStop. It is stopped when the session ends.",
-        one_line(&input.command, 200)
-    );
-    if let Some(notice) = notice {
-        text.push_str(&format!("\n[{notice}]"));
-    }
-    let structured = BashOutput {
+    Ok(BashOutput {
         stdout: String::new(),
         stderr: String::new(),
         exit_code: None,
@@ -307,8 +298,8 @@ pub fn start(
         output_file: Some(log.display().to_string()),
         cwd: cwd.display().to_string(),
         task_id: Some(id),
-    };
-    Ok(ToolOutput::text(text).with_structured(to_value(&structured)?))
+        report: Report::Started { command: one_line(&input.command, 200), log: shown_path(cx, &log), notice },
+    })
 }
 
 /// `text` on one line, cut to `max` characters.

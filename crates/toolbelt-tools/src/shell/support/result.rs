@@ -1,6 +1,7 @@
-//! What a foreground command gives back: a model-facing text within the output budget
-//! (both streams interleaved, head and tail when long, notices after) and a structured
-//! result with each stream, the exit code, the duration and the flags.
+//! What a Bash call gives back ([`BashOutput`]): a structured result with each stream, the
+//! exit code, the duration and the flags, and the model-facing text it renders — for a
+//! foreground command both streams interleaved within the output budget (head and tail when
+//! long) with notes after, for a background one the task it started.
 
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use toolbelt_core::{ToolContext, ToolError, ToolOutput, human_duration};
+use toolbelt_core::{Content, Render, ToolContext, human_duration};
 
 use crate::shell::support::capture::{Spilled, thousands};
 use crate::shell::support::foreground::Outcome;
@@ -46,11 +47,83 @@ pub struct BashOutput {
     /// The background task's id, when the command runs in the background.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// What the text shows beyond these fields.
+    #[serde(skip)]
+    pub(crate) report: Report,
 }
 
-/// Builds the result of a foreground command. `notices` come first among the notes (the
-/// working directory, a deleted cwd…).
-pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, notices: Vec<String>) -> ToolOutput {
+/// What the text of a Bash call shows beyond the structured fields.
+#[derive(Debug)]
+pub(crate) enum Report {
+    /// A command that ran in the foreground.
+    Ran {
+        /// Both streams interleaved as they arrived, within the budget (head and tail when
+        /// long).
+        output: String,
+        /// What the model should know besides: how it ended, where the whole output is, the
+        /// working directory…, in order.
+        notes: Vec<String>,
+    },
+    /// A command started in the background (its id is `task_id`).
+    Started {
+        /// The command line, on one line and cut.
+        command: String,
+        /// Its log file, as the model should see it.
+        log: String,
+        /// A notice about how it was started (the sandbox could not confine it…).
+        notice: Option<String>,
+    },
+}
+
+impl Render for BashOutput {
+    /// A foreground command: its output (or `(no output)`), then each note in brackets. A
+    /// background one: its task id, where its output goes and how to read and stop it.
+    fn render(&self) -> Vec<Content> {
+        let text = match &self.report {
+            Report::Ran { output, notes } => {
+                let mut text = if output.is_empty() { "(no output)".to_string() } else { output.clone() };
+                if !notes.is_empty() {
+                    if !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    for note in notes {
+                        text.push_str(&format!("\n[{note}]"));
+                    }
+                }
+                text
+            }
+            Report::Started { command, log, notice } => {
+                let id = self.task_id.as_deref().unwrap_or_default();
+                let mut text = format!(
+                    "Started in the background as task {id}: `{command}`. Its output goes to {log}. Read it with \
+                     TaskOutput (task_id \"{id}\"); stop it with TaskStop. It is stopped when the session ends."
+                );
+                if let Some(notice) = notice {
+                    text.push_str(&format!("\n[{notice}]"));
+                }
+                text
+            }
+        };
+        vec![Content::text(text)]
+    }
+
+    /// A command that timed out or was interrupted is a failure, though it carries what it
+    /// printed; a non-zero exit is a normal result.
+    fn is_error(&self) -> bool {
+        self.timed_out || self.interrupted
+    }
+}
+
+/// Builds the result of a foreground command that ran under `limit`, `max` being the longest
+/// a call may ask for. `notices` come first among the notes (the working directory, a deleted
+/// cwd…).
+pub async fn finish(
+    cx: &ToolContext,
+    mut outcome: Outcome,
+    limit: Duration,
+    max: Duration,
+    notices: Vec<String>,
+) -> BashOutput {
     let mut notes: Vec<String> = Vec::new();
     let code = outcome.status.and_then(|s| s.code());
     let signal = outcome.status.and_then(|s| s.signal());
@@ -58,8 +131,9 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
     if outcome.timed_out {
         notes.push(format!(
             "Timed out after {}: {stopped}; above is what it printed until then. Retry with a larger timeout (at \
-             most 600000 ms), or run it with run_in_background and read it with TaskOutput.",
-            human_duration(limit)
+             most {} ms), or run it with run_in_background and read it with TaskOutput.",
+            human_duration(limit),
+            max.as_millis()
         ));
     } else if outcome.interrupted {
         notes.push(format!("Interrupted: the call was cancelled; {stopped}. Above is what it printed until then."));
@@ -111,16 +185,7 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
     {
         notes.push(note);
     }
-    let mut text = if combined.text.is_empty() { "(no output)".to_string() } else { combined.text };
-    if !notes.is_empty() {
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        for note in &notes {
-            text.push_str(&format!("\n[{note}]"));
-        }
-    }
-    let structured = BashOutput {
+    BashOutput {
         stdout: stdout.text,
         stderr: stderr.text,
         exit_code: code,
@@ -132,12 +197,8 @@ pub async fn finish(cx: &ToolContext, mut outcome: Outcome, limit: Duration, not
         output_file,
         cwd: cx.cwd().display().to_string(),
         task_id: None,
-    };
-    let mut out = ToolOutput::text(text);
-    if let Ok(value) = serde_json::to_value(&structured) {
-        out = out.with_structured(value);
+        report: Report::Ran { output: combined.text, notes },
     }
-    if outcome.timed_out || outcome.interrupted { out.into_error() } else { out }
 }
 
 /// What a kill reached, truthfully: with a cgroup, everything; without one, what could be
@@ -164,11 +225,6 @@ fn protected_hint(text: &str) -> Option<String> {
          in the workspace: they decide what runs next). For git commits, the user can set `sandbox.git_writes = \
          true` (git's config and hooks stay read-only); otherwise ask the user to run this command themselves."
     ))
-}
-
-/// Serializes a structured result, or reports why not.
-pub fn to_value<T: Serialize>(value: &T) -> Result<serde_json::Value, ToolError> {
-    serde_json::to_value(value).map_err(|e| ToolError::internal(e.to_string()))
 }
 
 /// A path as the model should see it: relative to the session's cwd when inside it.

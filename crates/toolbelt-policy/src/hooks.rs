@@ -40,7 +40,7 @@ use serde_json::Value;
 use toolbelt_core::BoxFuture;
 
 pub use config::{DEFAULT_TIMEOUT, HookError, Matcher};
-pub use runner::{InProcessHook, expand_env, unset_env_vars};
+pub use runner::InProcessHook;
 
 use crate::{
     CallInfo, Finished, HookEvent, HookRun, Hooks, PostToolOutcome, PostToolReport, PreToolOutcome, SessionInfo,

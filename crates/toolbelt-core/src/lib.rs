@@ -33,6 +33,7 @@ mod session;
 mod spec;
 mod tool;
 mod validate;
+pub mod vars;
 
 pub use access::{Access, Concurrency, PROTECTED_NAMES, Touch};
 pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};

@@ -6,12 +6,15 @@
 //! connection's [`Elicitor`]), or refuses with the rule that would allow the call when the
 //! session's client cannot elicit.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use rmcp::model::{
+    ElicitRequestParams, ElicitationAction, ElicitationSchema, EnumSchema, LegacyEnumSchema, PrimitiveSchemaDefinition,
+    StringSchema,
+};
 use rmcp::{Peer, RoleServer};
-use serde_json::{Value, json};
+use serde_json::Value;
 use toolbelt_core::BoxFuture;
 use toolbelt_policy::{Approval, Approver, CallInfo, NoApprover, Verdict};
 
@@ -69,10 +72,6 @@ impl Approver for Elicitor {
     fn approve<'a>(&'a self, call: &'a CallInfo<'a>, verdict: &'a Verdict) -> BoxFuture<'a, Approval> {
         let params = question(call, verdict);
         Box::pin(async move {
-            let params: ElicitRequestParams = match serde_json::from_value(params) {
-                Ok(p) => p,
-                Err(e) => return Approval::Deny { reason: format!("the approval request could not be built ({e})") },
-            };
             match self.peer.create_elicitation(params).await {
                 Ok(result) => answer(result.action, result.content.as_ref()),
                 Err(e) => {
@@ -84,7 +83,7 @@ impl Approver for Elicitor {
 }
 
 /// The elicitation: what the call does, why it asks, and the choices.
-fn question(call: &CallInfo<'_>, verdict: &Verdict) -> Value {
+fn question(call: &CallInfo<'_>, verdict: &Verdict) -> ElicitRequestParams {
     let what = call.wants();
     let mut choices = vec!["allow_once", "allow_session", "deny"];
     let mut names = vec!["Allow once", "Allow for this session", "Deny"];
@@ -101,29 +100,29 @@ fn question(call: &CallInfo<'_>, verdict: &Verdict) -> Value {
     } else {
         format!(" \"Always allow\" adds {} to the project's settings.", verdict.allow_rules.join(", "))
     };
-    json!({
-        "mode": "form",
-        "message": format!(
-            "{} wants to {what}. It needs approval: {} [{}].{always}",
-            call.tool.name, verdict.reason, verdict.source
-        ),
-        "requestedSchema": {
-            "type": "object",
-            "properties": {
-                "decision": {
-                    "type": "string",
-                    "title": "Decision",
-                    "enum": choices,
-                    "enumNames": names,
-                },
-                "reason": {
-                    "type": "string",
-                    "title": "Reason (shown to the model when denied)",
-                },
-            },
-            "required": ["decision"],
-        },
-    })
+    let message = format!(
+        "{} wants to {what}. It needs approval: {} [{}].{always}",
+        call.tool.name, verdict.reason, verdict.source
+    );
+    form(message, &choices, &names)
+}
+
+/// A form asking for a decision among `choices` (shown as `names`), and a reason.
+fn form(message: String, choices: &[&str], names: &[&str]) -> ElicitRequestParams {
+    let strings = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+    let mut decision = LegacyEnumSchema::new(strings(choices));
+    decision.title = Some("Decision".into());
+    decision.enum_names = Some(strings(names));
+    let reason = StringSchema::new().title("Reason (shown to the model when denied)");
+    let properties = BTreeMap::from([
+        ("decision".to_string(), PrimitiveSchemaDefinition::Enum(EnumSchema::Legacy(decision))),
+        ("reason".to_string(), PrimitiveSchemaDefinition::String(reason)),
+    ]);
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: ElicitationSchema::new(properties).with_required(vec!["decision".into()]),
+    }
 }
 
 fn answer(action: ElicitationAction, content: Option<&Value>) -> Approval {
@@ -141,5 +140,55 @@ fn answer(action: ElicitationAction, content: Option<&Value>) -> Approval {
         },
         (ElicitationAction::Decline, _) => Approval::Deny { reason: "the user declined this call".into() },
         (_, _) => Approval::Deny { reason: "the user dismissed the approval request".into() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_form_offers_the_choices_by_name() {
+        let params = form("Bash wants to run `ls`.".into(), &["allow_once", "deny"], &["Allow once", "Deny"]);
+        let expected = json!({
+            "mode": "form",
+            "message": "Bash wants to run `ls`.",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "decision": {
+                        "type": "string",
+                        "title": "Decision",
+                        "enum": ["allow_once", "deny"],
+                        "enumNames": ["Allow once", "Deny"],
+                    },
+                    "reason": {"type": "string", "title": "Reason (shown to the model when denied)"},
+                },
+                "required": ["decision"],
+            },
+        });
+        // The same bytes as the form read from its JSON.
+        let read: ElicitRequestParams = serde_json::from_value(expected.clone()).unwrap();
+        assert_eq!(serde_json::to_string(&params).unwrap(), serde_json::to_string(&read).unwrap());
+        assert_eq!(serde_json::to_value(&params).unwrap(), expected);
+    }
+
+    #[test]
+    fn answers_become_approvals() {
+        let accept = |decision: &str| json!({"decision": decision, "reason": "  "});
+        assert_eq!(answer(ElicitationAction::Accept, Some(&accept("allow_session"))), Approval::AllowSession);
+        assert_eq!(
+            answer(ElicitationAction::Accept, Some(&json!({"decision": "deny", "reason": " no "}))),
+            Approval::Deny { reason: "the user denied this call: no".into() }
+        );
+        assert_eq!(
+            answer(ElicitationAction::Accept, Some(&accept("deny"))),
+            Approval::Deny { reason: "the user denied this call".into() }
+        );
+        assert_eq!(
+            answer(ElicitationAction::Cancel, None),
+            Approval::Deny { reason: "the user dismissed the approval request".into() }
+        );
     }
 }

@@ -11,23 +11,27 @@
 //! runtime like any other; its calls have a timeout of their own (60 s by default), pass
 //! progress through and forward cancellation.
 
+mod config;
 mod convert;
 mod handler;
+mod list_resources;
 pub mod names;
-mod resources;
+mod read_resource;
+mod servers;
 mod tool;
 mod upstream;
 
 use std::sync::Arc;
 
 use rmcp::{Peer, RoleClient};
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::{Registry, erase};
 
-pub use resources::{ListMcpResources, ReadMcpResource};
+pub use config::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
+pub use list_resources::ListMcpResources;
+pub use read_resource::ReadMcpResource;
 pub use tool::McpTool;
-pub use upstream::{Upstream, UpstreamConfig, UpstreamState};
+pub use upstream::{Upstream, UpstreamState};
 
 /// One server's standing, for `toolbelt mcp-servers`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -76,7 +80,7 @@ impl Gateway {
         let waits = upstreams.iter().map(|u| u.first_attempt());
         futures_util::future::join_all(waits).await;
         if !upstreams.is_empty() {
-            let servers = resources::Servers(Arc::clone(&upstreams));
+            let servers = servers::Servers(Arc::clone(&upstreams));
             for tool in [erase(ListMcpResources(servers.clone())), erase(ReadMcpResource(servers))] {
                 if let Err(e) = registry.register(tool) {
                     tracing::warn!("{e}");
@@ -92,7 +96,7 @@ impl Gateway {
             .iter()
             .map(|u| UpstreamStatus {
                 name: u.name.clone(),
-                transport: u.config.transport(),
+                transport: u.config.transport.kind(),
                 state: u.state(),
                 tool_names: u.tool_names(),
             })
@@ -121,8 +125,7 @@ async fn register_tools(up: &Arc<Upstream>, peer: &Peer<RoleClient>, registry: &
     let before: Vec<(String, String)> = up.registered.lock().map(|r| r.clone()).unwrap_or_default();
     let mut now: Vec<(String, String)> = Vec::new();
     for tool in tools {
-        let tool: Value = serde_json::to_value(&tool).unwrap_or(Value::Null);
-        let remote = tool["name"].as_str().unwrap_or_default().to_string();
+        let remote = tool.name.to_string();
         if !up.config.allows_tool(&remote) || now.iter().any(|(r, _)| *r == remote) {
             continue;
         }

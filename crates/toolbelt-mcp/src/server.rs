@@ -5,6 +5,7 @@ mod progress;
 mod result;
 mod roots;
 mod stdio;
+mod tools;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -12,15 +13,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt as _};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use toolbelt_core::ExportFormat;
 use toolbelt_runtime::{ClientInfo, EndReason, Outcome, Runtime, Session, StartSource, ToolCall, Transport};
 
 use crate::approve::{Elicitor, SessionApprovers};
@@ -143,6 +143,16 @@ impl McpServer {
     }
 }
 
+/// What `initialize` answers: toolbelt serves tools, and says when their list changes.
+fn server_config(instructions: Option<&str>) -> ServerConfig {
+    let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+    let mut config = ServerConfig::new(capabilities)
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        .with_server_info(Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")).with_title("toolbelt"));
+    config.instructions = instructions.map(str::to_string);
+    config
+}
+
 /// The HTTP request's client, when the message came over HTTP.
 fn http_client(extensions: &rmcp::model::Extensions) -> Option<&HttpClient> {
     extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<HttpClient>())
@@ -150,13 +160,7 @@ fn http_client(extensions: &rmcp::model::Extensions) -> Option<&HttpClient> {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let info = json!({
-            "protocolVersion": ProtocolVersion::LATEST_WITH_INITIALIZE,
-            "capabilities": {"tools": {"listChanged": true}},
-            "serverInfo": {"name": "toolbelt", "title": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": self.inner.options.instructions,
-        });
-        serde_json::from_value(info).unwrap_or_else(|_| ServerConfig::new(Default::default()))
+        server_config(self.inner.options.instructions.as_deref())
     }
 
     /// Up to 2025-11-25: the 2026-07-28 revision forbids the server-to-client requests
@@ -212,9 +216,8 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools: Vec<Value> = self.runtime().registry().specs().iter().map(|s| ExportFormat::Mcp.render(s)).collect();
-        serde_json::from_value(json!({ "tools": tools }))
-            .map_err(|e| McpError::internal_error(format!("cannot list the tools: {e}"), None))
+        let tools = self.runtime().registry().specs().iter().map(tools::to_mcp).collect::<Result<_, _>>()?;
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -241,11 +244,7 @@ impl ServerHandler for McpServer {
             }
         }
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let id = serde_json::to_value(&context.id).map(|v| match v {
-            Value::String(s) => s,
-            other => other.to_string(),
-        });
-        let call = ToolCall::new(id.unwrap_or_else(|_| "call".into()), name, input);
+        let call = ToolCall::new(context.id.to_string(), name, input);
         let (events, forwarder) = progress::forward(context.meta.get_progress_token(), context.peer.clone());
         // Every call goes through the runtime, so the audit log records refused ones too; the
         // plan names the tool once, for the result's shape.
@@ -259,7 +258,7 @@ impl ServerHandler for McpServer {
         if matches!(result.outcome, Outcome::UnknownTool | Outcome::Disabled) {
             return Err(McpError::invalid_params(result.text(), None));
         }
-        result::to_mcp(&result, structured).map(Into::into)
+        Ok(result::to_mcp(&result, structured).into())
     }
 
     /// A method rmcp does not know, or a known one whose params it could not read (rmcp
@@ -299,4 +298,25 @@ fn pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::
     let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(stdin).ok()?;
     let sender = tokio::net::unix::pipe::Sender::from_owned_fd(stdout).ok()?;
     Some((receiver, sender))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn initialize_says_who_serves_what() {
+        for instructions in [None, Some("Use Read before Edit.")] {
+            let expected = json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {"listChanged": true}},
+                "serverInfo": {"name": "toolbelt", "title": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
+                "instructions": instructions,
+            });
+            let read: ServerConfig = serde_json::from_value(expected).unwrap();
+            let config = server_config(instructions);
+            assert_eq!(serde_json::to_string(&config).unwrap(), serde_json::to_string(&read).unwrap());
+        }
+    }
 }

@@ -177,7 +177,7 @@ async fn a_failing_server_never_holds_the_others_up() {
     // A port that accepts connections and never answers.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mut mute: UpstreamConfig = http_server(&format!("http://{}/mcp", silent.local_addr().unwrap()));
-    mute.startup_timeout = Some(1.0);
+    mute.startup_timeout = Duration::from_secs(1);
     let missing: UpstreamConfig = serde_json::from_value(json!({"command": "/no/such/server"})).unwrap();
     let s = gateway_to(vec![("good", good), ("mute", mute), ("missing", missing)], root, dir, stop).await;
     let states: Vec<(String, UpstreamState)> = s.gateway.statuses().into_iter().map(|st| (st.name, st.state)).collect();

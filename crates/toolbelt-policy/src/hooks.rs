@@ -42,7 +42,7 @@ use toolbelt_core::BoxFuture;
 
 pub use config::{DEFAULT_TIMEOUT, HookError, Matcher};
 pub use outcome::{HookFailure, HookOutcome};
-pub use runner::{InProcessHook, InProcessHookError, expand_env, unset_env_vars};
+pub use runner::{InProcessHook, InProcessHookError};
 
 use crate::{
     CallInfo, Finished, HookEvent, HookRun, Hooks, PostToolOutcome, PostToolReport, PreToolOutcome, SessionInfo,

@@ -129,7 +129,11 @@ impl Assembly {
                 roots.push(dir.clone());
             }
         }
-        let secret_vars = settings.mcp_servers.iter().filter_map(|(_, c)| c.bearer_token_env.clone()).collect();
+        let secret_vars = settings
+            .mcp_servers
+            .iter()
+            .filter_map(|(_, c)| c.transport.bearer_token_env().map(str::to_string))
+            .collect();
         let home = home.map(Path::to_path_buf);
         Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, flags, claude, home }
     }

@@ -45,7 +45,7 @@ use serde_json::Value;
 
 pub use resolve::{McpHttpSettings, Settings, ShellSettings};
 pub use store::{LocalRuleStore, StoreError, StoreProblem};
-pub use toolbelt_mcp::client::UpstreamConfig;
+pub use toolbelt_mcp::client::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
 pub use trust::{Trust, TrustStore};
 
 /// A settings layer, ordered from lowest to highest precedence.

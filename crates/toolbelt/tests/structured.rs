@@ -105,10 +105,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ),
         ("Read", json!({"file_path": "nb.ipynb"})),
         ("NotebookEdit", json!({"notebook_path": "nb.ipynb", "cell_id": "c1", "new_source": "x = 2"})),
-        (
-            "ApplyPatch",
-            json!({"input": "*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch\n"}),
-        ),
+        ("ApplyPatch", json!({"input": "*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch\n"})),
         ("ListDir", json!({"path": "."})),
         ("Glob", json!({"pattern": "*.txt"})),
         ("Grep", json!({"pattern": "BETA"})),

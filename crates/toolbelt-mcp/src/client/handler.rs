@@ -5,9 +5,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ClientHandler;
 use rmcp::RoleClient;
-use rmcp::model::{ClientConfig, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+};
 use rmcp::service::NotificationContext;
-use serde_json::json;
 use toolbelt_core::ToolContext;
 
 /// Progress notifications go to the context of the call whose token they carry.
@@ -38,12 +39,8 @@ impl Drop for RouteGuard {
 
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
-        let info = json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
-        });
-        serde_json::from_value(info).unwrap_or_default()
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -55,5 +52,21 @@ impl ClientHandler for UpstreamHandler {
             None => format!("{}", params.progress),
         });
         cx.progress(message, fraction);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_introduces_itself() {
+        let expected = serde_json::json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let config = UpstreamHandler::default().get_info();
+        assert_eq!(serde_json::to_value(&config).unwrap(), expected);
     }
 }

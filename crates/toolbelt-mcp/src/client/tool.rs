@@ -21,12 +21,13 @@ pub struct McpTool {
 
 impl McpTool {
     /// The tool `tool` (as the server listed it) of `upstream`, registered as `name`.
-    pub fn new(name: String, tool: &Value, upstream: Arc<Upstream>) -> Self {
-        let hint = |key: &str, default: bool| tool["annotations"][key].as_bool().unwrap_or(default);
-        let read_only = hint("readOnlyHint", false);
-        let remote = tool["name"].as_str().unwrap_or_default().to_string();
-        let description = tool["description"]
-            .as_str()
+    pub fn new(name: String, tool: &rmcp::model::Tool, upstream: Arc<Upstream>) -> Self {
+        let hints = tool.annotations.clone().unwrap_or_default();
+        let read_only = hints.read_only_hint.unwrap_or(false);
+        let remote = tool.name.to_string();
+        let description = tool
+            .description
+            .as_deref()
             .filter(|d| !d.trim().is_empty())
             .map_or_else(|| format!("`{remote}` from the MCP server `{}`.", upstream.name), str::to_string);
         let mut spec = ToolSpec::new(name, description)
@@ -34,21 +35,21 @@ impl McpTool {
             .tags(["mcp".to_string(), upstream.name.clone()])
             .annotations(Annotations {
                 read_only,
-                destructive: hint("destructiveHint", true),
-                idempotent: hint("idempotentHint", false),
-                open_world: hint("openWorldHint", true),
+                destructive: hints.destructive_hint.unwrap_or(true),
+                idempotent: hints.idempotent_hint.unwrap_or(false),
+                open_world: hints.open_world_hint.unwrap_or(true),
             })
             // Hints from another server describe, they never authorize: every upstream tool
             // is external to the permission engine whatever it says of itself.
             .permission(PermissionClass::External)
             .side_effects(SideEffects::Network)
-            .default_timeout(upstream.config.call_timeout())
-            .input_schema(tool["inputSchema"].clone());
-        if let Some(title) = tool["title"].as_str().or_else(|| tool["annotations"]["title"].as_str()) {
+            .default_timeout(upstream.config.call_timeout)
+            .input_schema(Value::Object(tool.input_schema.as_ref().clone()));
+        if let Some(title) = tool.title.as_ref().or(hints.title.as_ref()) {
             spec = spec.title(title);
         }
-        if let Some(output) = tool.get("outputSchema").filter(|v| v.is_object()) {
-            spec = spec.output_schema(output.clone());
+        if let Some(output) = &tool.output_schema {
+            spec = spec.output_schema(Value::Object(output.as_ref().clone()));
         }
         Self { spec, remote, read_only, upstream }
     }

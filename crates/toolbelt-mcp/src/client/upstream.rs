@@ -1,115 +1,27 @@
-//! One upstream MCP server: its settings, its connection, and the supervisor that keeps it
-//! connected (restarting a crashed server with backoff).
+//! One upstream MCP server: its connection, and the supervisor that keeps it connected
+//! (restarting a crashed server with backoff).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, RequestId};
+use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, RequestId, ServerResult};
 use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{Peer, RoleClient, ServiceExt as _};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
+use toolbelt_core::vars::{expand_env, unset_env_vars};
 use toolbelt_core::{ToolContext, ToolError, ToolOutput};
+use url::Url;
 
-use super::convert::output_from_result;
+use super::config::{UpstreamConfig, UpstreamTransport};
+use super::convert;
 use super::handler::UpstreamHandler;
-
-/// How to reach one upstream server (`[mcp.servers.NAME]`, or an entry of `.mcp.json`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UpstreamConfig {
-    /// The program of a stdio server.
-    #[serde(default)]
-    pub command: Option<String>,
-    /// Its arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Variables added to its environment (`${VAR}` expanded).
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Its working directory.
-    #[serde(default)]
-    pub cwd: Option<PathBuf>,
-    /// The endpoint of a Streamable HTTP server.
-    #[serde(default)]
-    pub url: Option<String>,
-    /// Headers sent to it (`${VAR}` expanded).
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// The environment variable holding its bearer token.
-    #[serde(default)]
-    pub bearer_token_env: Option<String>,
-    /// Only these of its tools join the registry (by their names on the server).
-    #[serde(default)]
-    pub enabled_tools: Option<Vec<String>>,
-    /// These of its tools never join the registry.
-    #[serde(default)]
-    pub disabled_tools: Vec<String>,
-    /// Seconds one call may take (default 60).
-    #[serde(default)]
-    pub timeout: Option<f64>,
-    /// Seconds to connect at start (default 10).
-    #[serde(default)]
-    pub startup_timeout: Option<f64>,
-    /// `false` keeps it configured but unused.
-    #[serde(default)]
-    pub enabled: Option<bool>,
-    /// Claude Code's `.mcp.json` transport field (`stdio`, `http`); implied by `command`/`url`.
-    #[serde(default, rename = "type")]
-    pub kind: Option<String>,
-}
-
-impl UpstreamConfig {
-    /// Checks the settings make sense, saying what to write otherwise.
-    pub fn validate(&self) -> Result<(), String> {
-        match (&self.command, &self.url) {
-            (Some(_), Some(_)) => Err("give either `command` (stdio) or `url` (HTTP), not both".into()),
-            (None, None) => Err("give `command` for a stdio server or `url` for an HTTP server".into()),
-            (None, Some(url)) => url::Url::parse(url).map(drop).map_err(|e| format!("`{url}` is not a URL: {e}")),
-            (Some(c), None) if c.trim().is_empty() => Err("`command` is empty".into()),
-            (Some(_), None) => Ok(()),
-        }?;
-        if let Some(kind) = &self.kind
-            && !matches!(kind.as_str(), "stdio" | "http" | "streamable-http")
-        {
-            return Err(format!("transport type `{kind}` is not supported; use stdio or http"));
-        }
-        for secs in [self.timeout, self.startup_timeout].into_iter().flatten() {
-            if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
-                return Err(format!("timeout {secs} is out of range (seconds, up to 86400)"));
-            }
-        }
-        Ok(())
-    }
-
-    /// Seconds one call may take.
-    pub fn call_timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.timeout.unwrap_or(60.0))
-    }
-
-    /// Seconds to connect at start.
-    pub fn startup_timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.startup_timeout.unwrap_or(10.0))
-    }
-
-    /// Whether a tool of the server (by its own name) may join the registry.
-    pub fn allows_tool(&self, tool: &str) -> bool {
-        self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool))
-            && !self.disabled_tools.iter().any(|t| t == tool)
-    }
-
-    /// `stdio` or `http`.
-    pub fn transport(&self) -> &'static str {
-        if self.url.is_some() { "http" } else { "stdio" }
-    }
-}
 
 /// Where an upstream server stands.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -155,7 +67,7 @@ impl std::fmt::Debug for Upstream {
 
 impl Upstream {
     pub(super) fn new(name: String, config: UpstreamConfig) -> Self {
-        let state = if config.enabled == Some(false) { UpstreamState::Disabled } else { UpstreamState::Connecting };
+        let state = if config.enabled { UpstreamState::Connecting } else { UpstreamState::Disabled };
         if state != UpstreamState::Disabled {
             warn_unset_vars(&name, &config);
         }
@@ -204,14 +116,14 @@ impl Upstream {
         if self.state() != UpstreamState::Connecting {
             return;
         }
-        let limit = self.config.startup_timeout();
+        let limit = self.config.startup_timeout;
         if tokio::time::timeout(limit, attempted).await.is_err() && self.state() == UpstreamState::Connecting {
             self.set_state(UpstreamState::Failed { error: self.no_answer() });
         }
     }
 
     fn no_answer(&self) -> String {
-        format!("no answer within {} s{}", self.config.startup_timeout().as_secs_f64(), self.stderr_tail())
+        format!("no answer within {} s{}", self.config.startup_timeout.as_secs_f64(), self.stderr_tail())
     }
 
     /// Keeps the server connected until `shutdown`: connects, hands the connection to
@@ -237,7 +149,7 @@ impl Upstream {
                 Ok::<_, String>((running, listed))
             };
             let attempt = tokio::select! {
-                r = tokio::time::timeout(self.config.startup_timeout(), attempt) => r,
+                r = tokio::time::timeout(self.config.startup_timeout, attempt) => r,
                 () = shutdown.cancelled() => return,
             };
             match attempt {
@@ -286,25 +198,46 @@ impl Upstream {
     }
 
     async fn connect(&self) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
-        let expand = toolbelt_policy::hooks::expand_env;
-        if let Some(url) = &self.config.url {
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
-            if let Some(var) = &self.config.bearer_token_env {
-                let token = std::env::var(var).map_err(|_| format!("the token variable {var} is not set"))?;
-                config = config.auth_header(token);
+        match &self.config.transport {
+            UpstreamTransport::Http { url, headers, bearer_token_env } => {
+                self.connect_http(url, headers, bearer_token_env.as_deref()).await
             }
-            for (name, value) in &self.config.headers {
-                let name = name.parse().map_err(|e| format!("header `{name}`: {e}"))?;
-                let value = expand(value).parse().map_err(|e| format!("header value: {e}"))?;
-                config.custom_headers.insert(name, value);
+            UpstreamTransport::Stdio { command, args, env, cwd } => {
+                self.connect_stdio(command, args, env, cwd.as_deref()).await
             }
-            let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
-            return self.handler.clone().serve(transport).await.map_err(|e| e.to_string());
         }
-        let program = self.config.command.as_deref().unwrap_or_default();
+    }
+
+    async fn connect_http(
+        &self,
+        url: &Url,
+        headers: &BTreeMap<String, String>,
+        bearer_token_env: Option<&str>,
+    ) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+        if let Some(var) = bearer_token_env {
+            let token = std::env::var(var).map_err(|_| format!("the token variable {var} is not set"))?;
+            config = config.auth_header(token);
+        }
+        for (name, value) in headers {
+            let name = name.parse().map_err(|e| format!("header `{name}`: {e}"))?;
+            let value = expand_env(value).parse().map_err(|e| format!("header value: {e}"))?;
+            config.custom_headers.insert(name, value);
+        }
+        let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
+        self.handler.clone().serve(transport).await.map_err(|e| e.to_string())
+    }
+
+    async fn connect_stdio(
+        &self,
+        program: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        cwd: Option<&Path>,
+    ) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
         let mut command = tokio::process::Command::new(program);
-        command.args(&self.config.args).envs(self.config.env.iter().map(|(k, v)| (k, expand(v))));
-        if let Some(cwd) = &self.config.cwd {
+        command.args(args).envs(env.iter().map(|(k, v)| (k, expand_env(v))));
+        if let Some(cwd) = cwd {
             command.current_dir(cwd);
         }
         let (transport, stderr) = TokioChildProcess::builder(command)
@@ -339,8 +272,16 @@ impl Upstream {
     /// Calls one of its tools, with progress passed to `cx` and cancellation passed on.
     pub async fn call_tool(&self, tool: &str, arguments: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let peer = self.peer().ok_or_else(|| self.unavailable())?;
-        let params: CallToolRequestParams = serde_json::from_value(json!({"name": tool, "arguments": arguments}))
-            .map_err(|e| ToolError::internal(format!("cannot build the call: {e}")))?;
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = match arguments {
+            Value::Object(arguments) => Some(arguments),
+            Value::Null => None,
+            other => {
+                return Err(ToolError::internal(format!(
+                    "cannot build the call: arguments must be an object, not {other}"
+                )));
+            }
+        };
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let handle = peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -356,8 +297,13 @@ impl Upstream {
         guard.peer = None;
         let response =
             outcome.map_err(|e| ToolError::failed(format!("MCP server `{}` failed the call: {e}", self.name)))?;
-        let value = serde_json::to_value(&response).unwrap_or(Value::Null);
-        Ok(output_from_result(&value))
+        Ok(match response {
+            ServerResult::CallToolResult(result) => convert::output_from_result(&result),
+            // A result rmcp could not read as a tool's (a content block of a kind newer than
+            // it knows): read as far as it goes.
+            ServerResult::CustomResult(custom) => convert::output_from_result(&convert::lenient_result(&custom.0)),
+            _ => convert::output_from_result(&Default::default()),
+        })
     }
 
     pub(super) fn unavailable(&self) -> ToolError {
@@ -388,10 +334,12 @@ fn http_client() -> Result<reqwest::Client, String> {
 /// Warns once about each `${VAR}` of the server's `env` and `headers` that is not set: it
 /// would be passed as an empty value.
 fn warn_unset_vars(server: &str, config: &UpstreamConfig) {
-    let fields =
-        config.env.iter().map(|(k, v)| ("env", k, v)).chain(config.headers.iter().map(|(k, v)| ("headers", k, v)));
-    for (table, key, value) in fields {
-        for var in toolbelt_policy::hooks::unset_env_vars(value) {
+    let (table, fields) = match &config.transport {
+        UpstreamTransport::Stdio { env, .. } => ("env", env),
+        UpstreamTransport::Http { headers, .. } => ("headers", headers),
+    };
+    for (key, value) in fields {
+        for var in unset_env_vars(value) {
             tracing::warn!(
                 "MCP server `{server}`: {table}.{key} uses ${{{var}}}, which is not set, so it is passed as empty; \
                  export {var} before starting toolbelt"
@@ -409,8 +357,7 @@ struct CancelOnDrop {
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(peer) = self.peer.take() else { return };
-        let param = json!({"requestId": self.id, "reason": "the call was cancelled"});
-        let Ok(param) = serde_json::from_value::<CancelledNotificationParam>(param) else { return };
+        let param = CancelledNotificationParam::new(Some(self.id.clone()), Some("the call was cancelled".into()));
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
                 let _ = peer.notify_cancelled(param).await;

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
-use serde_json::json;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::{EventSink, ToolEvent};
@@ -105,10 +104,8 @@ pub(super) fn forward(token: Option<ProgressToken>, peer: Peer<RoleServer>) -> (
             let message = pending.0.lock().unwrap_or_else(PoisonError::into_inner).take();
             if let Some(message) = message {
                 sent += 1;
-                let param = json!({"progressToken": token, "progress": sent, "message": message});
-                if let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(param)
-                    && peer.notify_progress(param).await.is_err()
-                {
+                let param = ProgressNotificationParam::new(token.clone(), sent as f64).with_message(message);
+                if peer.notify_progress(param).await.is_err() {
                     break; // the client is gone
                 }
             }

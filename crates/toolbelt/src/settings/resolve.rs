@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use toolbelt_mcp::client::{UpstreamConfig, UpstreamTransport};
 use toolbelt_policy::rules::{Rule, RuleEnv, RuleOrigin};
 use toolbelt_policy::{PermissionMode, PermissionRules};
 use toolbelt_runtime::{AuditConfig, RuntimeConfig};
@@ -49,7 +50,7 @@ pub struct Settings {
     /// Whether Claude Code's settings files were read.
     pub compat_claude: bool,
     /// Upstream MCP servers, by name.
-    pub mcp_servers: Vec<(String, toolbelt_mcp::client::UpstreamConfig)>,
+    pub mcp_servers: Vec<(String, UpstreamConfig)>,
     /// How `toolbelt mcp --http` serves.
     pub mcp_http: McpHttpSettings,
 }
@@ -298,7 +299,7 @@ impl<'a> Resolver<'a> {
 
 impl Resolver<'_> {
     /// Each `mcp.servers.<name>` from the highest layer that defines it, checked.
-    fn mcp_servers(&mut self) -> Vec<(String, toolbelt_mcp::client::UpstreamConfig)> {
+    fn mcp_servers(&mut self) -> Vec<(String, UpstreamConfig)> {
         let mut names: Vec<&str> = self
             .entries
             .iter()
@@ -310,19 +311,16 @@ impl Resolver<'_> {
         for name in names {
             let key = format!("mcp.servers.{name}");
             let Some(entry) = winner(self.entries, &key) else { continue };
-            match serde_json::from_value::<toolbelt_mcp::client::UpstreamConfig>(entry.value.clone())
-                .map_err(|e| e.to_string())
-                .and_then(|c| c.validate().map(|()| c))
-            {
+            match serde_json::from_value::<UpstreamConfig>(entry.value.clone()) {
                 Ok(mut config) => {
-                    if let Some(cwd) = &config.cwd
+                    if let UpstreamTransport::Stdio { cwd: Some(cwd), .. } = &mut config.transport
                         && cwd.is_relative()
                     {
-                        config.cwd = Some(self.loc.base_of(entry.origin.layer).join(cwd));
+                        *cwd = self.loc.base_of(entry.origin.layer).join(&*cwd);
                     }
                     servers.push((name.to_string(), config));
                 }
-                Err(e) => self.problem(entry, e),
+                Err(e) => self.problem(entry, e.to_string()),
             }
         }
         servers

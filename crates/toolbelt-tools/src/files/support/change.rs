@@ -8,7 +8,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use toolbelt_core::{Content, ToolContext, ToolError, ToolOutput};
+use toolbelt_core::{Content, ToolContext, ToolError};
 
 use crate::files::support::encoding::{self, TextFormat};
 use crate::files::support::ledger::{FileLedger, FileState};
@@ -47,11 +47,6 @@ pub fn open_for_change(cx: &ToolContext) -> Result<(OpenRoots, Vec<String>), Too
     let ws = OpenRoots::open(cx)?;
     let notes = crate::files::support::journal::recover(&ws, cx);
     Ok((ws, notes))
-}
-
-/// `out` with each note appended as its own text block.
-pub fn noted(out: ToolOutput, notes: Vec<String>) -> ToolOutput {
-    notes.into_iter().fold(out, |out, note| out.with_content(Content::text(format!("Note: {note}"))))
 }
 
 /// `text`, then each note as its own text block: how a change tool's result reads.

@@ -249,7 +249,7 @@ impl Assembly {
         bash.env_remove.extend(self.settings.shell.env_remove.iter().cloned());
         bash.env_keep.clone_from(&self.settings.shell.env_keep);
         bash.secret_vars.clone_from(&self.secret_vars);
-        bash.validate().map_err(AssembleError::Shell)?;
+        bash.validate().map_err(|e| AssembleError::Shell(e.to_string()))?;
         let mut services = Extensions::default();
         services.insert(self.sandbox());
         services.insert(bash);

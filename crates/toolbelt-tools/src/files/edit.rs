@@ -49,7 +49,7 @@ pub struct EditOutput {
     pub changed_lines: Option<LineRange>,
     /// What was done first: a multi-file change a killed process left halfway, finished or
     /// undone.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// The edited region, numbered, and where it starts and ends.
     #[serde(skip)]

@@ -41,7 +41,7 @@ pub struct WriteOutput {
     pub lines: usize,
     /// What was done first: a multi-file change a killed process left halfway, finished or
     /// undone.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 

@@ -27,9 +27,11 @@ pub mod task_output;
 pub mod task_stop;
 
 pub use bash::{Bash, BashInput};
-pub use support::config::BashConfig;
+pub use support::config::{BashConfig, InvalidDenyPattern};
 pub use support::result::BashOutput;
-pub use support::sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxReport, WhenUnavailable};
+pub use support::sandbox::{
+    Confinement, SandboxConfig, SandboxMode, SandboxReport, SandboxUnavailable, WhenUnavailable,
+};
 pub use support::spawn::seal_inherited;
 pub use support::tree::kill_all;
 

@@ -90,7 +90,7 @@ fn show(setup: &Setup) -> anyhow::Result<ExitCode> {
             line("]")?;
         } else {
             match entries.split_first() {
-                None => line(&format!("{name} = {}  # default", def.default))?,
+                None => line(&format!("{name} = {}  # default", def.default.text()))?,
                 Some((winner, overridden)) => {
                     line(&format!("{name} = {}  # {}", compact(&winner.value), winner.origin))?;
                     for e in overridden {
@@ -127,7 +127,7 @@ fn show_json(setup: &Setup) -> anyhow::Result<ExitCode> {
             match entries.first() {
                 Some(e) => json!({"value": e.value, "source": e.origin.to_string()}),
                 None => {
-                    let default: Value = serde_json::from_str(def.default).unwrap_or(Value::Null);
+                    let default: Value = serde_json::from_str(&def.default.text()).unwrap_or(Value::Null);
                     json!({"value": default, "source": "default"})
                 }
             }

@@ -2,6 +2,7 @@
 //! validator (`config check`), `config show` and the unknown-key suggestions all read.
 
 use serde_json::Value;
+use toolbelt_core::CallLimits;
 
 /// The type of a key's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,13 +45,38 @@ pub struct KeyDef {
     /// Its type.
     pub kind: Kind,
     /// Its default, as `config show` prints it.
-    pub default: &'static str,
+    pub default: DefaultText,
     /// What it does.
     pub doc: &'static str,
 }
 
+/// A key's default, as TOML text. A default that has a home elsewhere (the runtime's limits)
+/// is read from there, so this table never restates it.
+#[derive(Debug, Clone, Copy)]
+pub enum DefaultText {
+    /// Written here.
+    Literal(&'static str),
+    /// Read from where the behaviour takes it.
+    From(fn() -> String),
+}
+
+impl DefaultText {
+    /// The default as TOML text.
+    pub fn text(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            DefaultText::Literal(text) => (*text).into(),
+            DefaultText::From(read) => read().into(),
+        }
+    }
+}
+
 const fn key(path: &'static str, kind: Kind, default: &'static str, doc: &'static str) -> KeyDef {
-    KeyDef { path, kind, default, doc }
+    KeyDef { path, kind, default: DefaultText::Literal(default), doc }
+}
+
+/// A key whose default is one of the runtime's limits ([`CallLimits::DEFAULT`]).
+const fn limit(path: &'static str, kind: Kind, default: fn() -> String, doc: &'static str) -> KeyDef {
+    KeyDef { path, kind, default: DefaultText::From(default), doc }
 }
 
 const HOOK_DOC: &str = "hook groups: {matcher, hooks = [{type = \"command\"|\"http\", …}]}";
@@ -96,9 +122,24 @@ pub const KEYS: &[KeyDef] = &[
         "more patterns of variables kept out of shell commands' environment (`*` wildcards, any case)",
     ),
     key("shell.env_keep", Kind::List, "[]", "variables shell commands keep although a removal pattern matches them"),
-    key("runtime.output_budget", Kind::Int { min: 100, max: 1 << 40 }, "30000", "characters of text per result"),
-    key("runtime.default_timeout", Kind::Int { min: 1, max: 86_400 }, "120", "seconds a call runs by default"),
-    key("runtime.max_timeout", Kind::Int { min: 1, max: 86_400 }, "600", "seconds no call may exceed"),
+    limit(
+        "runtime.output_budget",
+        Kind::Int { min: 100, max: 1 << 40 },
+        || CallLimits::DEFAULT.output_budget.to_string(),
+        "characters of text per result",
+    ),
+    limit(
+        "runtime.default_timeout",
+        Kind::Int { min: 1, max: 86_400 },
+        || CallLimits::DEFAULT.default_timeout.as_secs().to_string(),
+        "seconds a call runs by default",
+    ),
+    limit(
+        "runtime.max_timeout",
+        Kind::Int { min: 1, max: 86_400 },
+        || CallLimits::DEFAULT.max_timeout.as_secs().to_string(),
+        "seconds no call may exceed",
+    ),
     key("runtime.concurrency", Kind::Int { min: 1, max: 256 }, "10", "shared calls of a batch run at once"),
     key("audit.enabled", Kind::Bool, "false", "write one hash-chained JSON line per call"),
     key(
@@ -304,7 +345,7 @@ mod tests {
 
     #[test]
     fn value_errors_say_what_to_write() {
-        let def = |kind| KeyDef { path: "k", kind, default: "", doc: "" };
+        let def = |kind| KeyDef { path: "k", kind, default: DefaultText::Literal(""), doc: "" };
         let cases = [
             (Kind::Text, json!(1), "expected a string, got an integer"),
             (Kind::Choice(&["a", "b"]), json!("c"), "`c` is not one of: a, b"),

@@ -36,15 +36,32 @@ impl Default for BashConfig {
 impl BashConfig {
     /// Checks the deny patterns compile, so a bad one is reported when the configuration is
     /// loaded rather than on the first command. The error names the pattern.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidDenyPattern> {
         for pattern in &self.deny_patterns {
             if let Err(e) = regex::Regex::new(pattern) {
-                return Err(format!("Bash deny pattern `{pattern}` is not a valid regular expression: {e}"));
+                return Err(InvalidDenyPattern { pattern: pattern.clone(), reason: e.to_string() });
             }
         }
         Ok(())
     }
 }
+
+/// A deny pattern that is not a regular expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidDenyPattern {
+    /// The pattern as configured.
+    pub pattern: String,
+    /// What the regex parser said.
+    pub reason: String,
+}
+
+impl std::fmt::Display for InvalidDenyPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bash deny pattern `{}` is not a valid regular expression: {}", self.pattern, self.reason)
+    }
+}
+
+impl std::error::Error for InvalidDenyPattern {}
 
 #[cfg(test)]
 mod tests {
@@ -54,6 +71,6 @@ mod tests {
     fn validate_names_the_bad_pattern() {
         assert_eq!(BashConfig::default().max_background_tasks, 32);
         let config = BashConfig { deny_patterns: vec!["ok".into(), "[".into()], ..BashConfig::default() };
-        assert!(config.validate().unwrap_err().contains("`[`"));
+        assert!(config.validate().unwrap_err().to_string().contains("`[`"));
     }
 }

@@ -13,7 +13,9 @@ use toolbelt_core::{Access, ToolContext, ToolError};
 
 use crate::shell::support::cgroup::CommandCgroup;
 
-use crate::shell::support::sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxReport, WhenUnavailable};
+use crate::shell::support::sandbox::{
+    Confinement, SandboxConfig, SandboxMode, SandboxReport, SandboxUnavailable, WhenUnavailable,
+};
 
 /// The sandbox settings in effect.
 pub fn sandbox_config(cx: &ToolContext) -> SandboxConfig {
@@ -33,14 +35,14 @@ pub fn declare(cx: &ToolContext, access: Access, read_only: bool) -> Result<Acce
 
 /// [`declare`]'s decision, given whether the sandbox can be applied.
 fn decide(
-    available: Result<(), String>,
+    available: Result<(), SandboxUnavailable>,
     when: WhenUnavailable,
     access: Access,
     read_only: bool,
 ) -> Result<Access, ToolError> {
     match available {
         Ok(()) => Ok(access),
-        Err(reason) => match when {
+        Err(SandboxUnavailable(reason)) => match when {
             WhenUnavailable::Refuse => Err(refusal(&reason)),
             WhenUnavailable::Ask if !read_only => Ok(access.needs_approval(unconfined_reason(&reason))),
             WhenUnavailable::Ask | WhenUnavailable::Run => Ok(access),
@@ -57,7 +59,7 @@ pub fn plan(cx: &ToolContext) -> Result<(Option<Confinement>, Option<String>), T
     let masks = cx.hidden().map(|h| h.masks()).unwrap_or_default();
     match Confinement::for_command(&config, &cx.session().roots(), &masks) {
         Ok(confinement) => Ok((confinement, None)),
-        Err(reason) => match config.when_unavailable {
+        Err(SandboxUnavailable(reason)) => match config.when_unavailable {
             WhenUnavailable::Refuse => Err(refusal(&reason)),
             // With `ask`, reaching here means the call was approved (or proven read-only).
             WhenUnavailable::Ask | WhenUnavailable::Run => {
@@ -99,7 +101,8 @@ mod tests {
     #[test]
     fn an_unavailable_sandbox_asks_refuses_or_runs() {
         let access = || Access::exclusive().executes("make");
-        let missing = || Err("Landlock is not available (kernel too old); upgrade the kernel".to_string());
+        let missing =
+            || Err(SandboxUnavailable("Landlock is not available (kernel too old); upgrade the kernel".to_string()));
         assert_eq!(decide(Ok(()), WhenUnavailable::Ask, access(), false).unwrap(), access());
         let asked = decide(missing(), WhenUnavailable::Ask, access(), false).unwrap();
         assert_eq!(

@@ -127,6 +127,24 @@ pub struct Confinement {
     caps: Option<caps::CapDrop>,
 }
 
+/// Why commands cannot be confined here: one plain line saying what is missing and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxUnavailable(pub String);
+
+impl std::fmt::Display for SandboxUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SandboxUnavailable {}
+
+impl From<String> for SandboxUnavailable {
+    fn from(reason: String) -> Self {
+        SandboxUnavailable(reason)
+    }
+}
+
 impl Confinement {
     /// Builds the confinement for a command run with these workspace roots; Ok(None) in
     /// danger-full-access mode. Err(reason) when the sandbox cannot be applied here.
@@ -134,7 +152,7 @@ impl Confinement {
         config: &SandboxConfig,
         roots: &[PathBuf],
         masks: &[PathBuf],
-    ) -> Result<Option<Confinement>, String> {
+    ) -> Result<Option<Confinement>, SandboxUnavailable> {
         if config.mode == SandboxMode::DangerFullAccess {
             return Ok(None);
         }

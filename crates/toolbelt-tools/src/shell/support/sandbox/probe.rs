@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use super::{Confinement, SandboxConfig, SandboxMode, landlock, protect, seccomp};
+use super::{Confinement, SandboxConfig, SandboxMode, SandboxUnavailable, landlock, protect, seccomp};
 
 /// What this machine can enforce (probed once per process, cached).
 #[derive(Debug, Clone)]
@@ -70,8 +70,8 @@ impl SandboxReport {
     }
 
     /// How protected paths inside writable roots are held read-only here, or why they are not.
-    pub fn protected(&self) -> Result<protect::Namespace, String> {
-        self.protect.clone()
+    pub fn protected(&self) -> Result<protect::Namespace, SandboxUnavailable> {
+        self.protect.clone().map_err(SandboxUnavailable)
     }
 
     /// The Landlock ABI version the kernel offers, if it offers Landlock.
@@ -81,21 +81,21 @@ impl SandboxReport {
 
     /// Whether commands can be run in `mode` (with the network on or off) here. Err is one
     /// plain line: what is missing and what to do.
-    pub fn can_confine(&self, mode: SandboxMode, network: bool) -> Result<(), String> {
+    pub fn can_confine(&self, mode: SandboxMode, network: bool) -> Result<(), SandboxUnavailable> {
         if mode == SandboxMode::DangerFullAccess {
             return Ok(());
         }
         if let Err(why) = &self.fs {
-            return Err(format!(
+            return Err(SandboxUnavailable(format!(
                 "the {mode} sandbox cannot be applied on this machine: {why}; fix that, or choose the \
                  danger-full-access sandbox mode to run commands unconfined"
-            ));
+            )));
         }
         if !network && let Err(why) = &self.seccomp {
-            return Err(format!(
+            return Err(SandboxUnavailable(format!(
                 "the network cannot be turned off for commands on this machine: {why}; allow the network \
                  (network = true, --network) or choose the danger-full-access sandbox mode"
-            ));
+            )));
         }
         Ok(())
     }
@@ -262,13 +262,13 @@ mod tests {
         let all = report(Ok(()), Ok(()));
         assert!(all.can_confine(SandboxMode::WorkspaceWrite, false).is_ok());
         let no_fs = report(Err("Landlock is off".into()), Ok(()));
-        let e = no_fs.can_confine(SandboxMode::ReadOnly, true).unwrap_err();
+        let e = no_fs.can_confine(SandboxMode::ReadOnly, true).unwrap_err().to_string();
         assert!(e.contains("read-only sandbox") && e.contains("Landlock is off") && e.contains("danger-full-access"));
         assert!(!e.contains('\n'), "one line");
         assert!(no_fs.can_confine(SandboxMode::DangerFullAccess, false).is_ok());
         let no_filter = report(Ok(()), Err("no filter".into()));
         assert!(no_filter.can_confine(SandboxMode::WorkspaceWrite, true).is_ok(), "network on needs no filter");
-        let e = no_filter.can_confine(SandboxMode::WorkspaceWrite, false).unwrap_err();
+        let e = no_filter.can_confine(SandboxMode::WorkspaceWrite, false).unwrap_err().to_string();
         assert!(e.contains("network cannot be turned off") && e.contains("no filter"), "{e}");
     }
 

@@ -35,7 +35,9 @@ async fn results_errors_and_structured_content() {
     let r = h.call("Read", json!({"file_path": "a.txt"})).await.unwrap();
     assert!(!is_error(&r));
     assert_eq!(text(&r), "     1\talpha\n     2\tbeta");
-    assert!(r.structured_content.is_none(), "Read declares no output schema");
+    // Read's typed result arrives as structuredContent beside the text.
+    let structured = r.structured_content.as_ref().unwrap();
+    assert_eq!((structured["num_lines"].clone(), structured["total_lines"].clone()), (json!(2), json!(2)));
     // A typed result carries structuredContent.
     let r = h.call("Bash", json!({"command": "echo hi"})).await.unwrap();
     assert_eq!(r.structured_content.as_ref().unwrap()["exit_code"], 0);

@@ -257,7 +257,10 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
     };
     let context = input.context.unwrap_or(0) as usize;
     let plan = Plan {
-        matcher: matcher::regex(&input.pattern, input.case_insensitive.unwrap_or(false), multiline)?,
+        matcher: matcher::regex(
+            &input.pattern,
+            matcher::RegexFlags { case_insensitive: input.case_insensitive.unwrap_or(false), multiline },
+        )?,
         mode,
         line_numbers: input.line_numbers.unwrap_or(true),
         before: input.before.map_or(context, |n| n as usize),

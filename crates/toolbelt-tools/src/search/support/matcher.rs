@@ -5,10 +5,19 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use ignore::types::{Types, TypesBuilder};
 use toolbelt_core::ToolError;
 
+/// How a pattern is matched.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RegexFlags {
+    /// Letters match either case (`rg -i`).
+    pub case_insensitive: bool,
+    /// Matches may span lines and `.` matches a newline (`rg -U --multiline-dotall`).
+    pub multiline: bool,
+}
+
 /// Builds the matcher for `pattern`: ripgrep's regex syntax, `^`/`$` at line boundaries,
-/// case-insensitive with `-i`; with `multiline`, matches may span lines and `.` matches a
-/// newline (`rg -U --multiline-dotall`).
-pub fn regex(pattern: &str, case_insensitive: bool, multiline: bool) -> Result<RegexMatcher, ToolError> {
+/// with the given flags.
+pub fn regex(pattern: &str, flags: RegexFlags) -> Result<RegexMatcher, ToolError> {
+    let RegexFlags { case_insensitive, multiline } = flags;
     let mut builder = RegexMatcherBuilder::new();
     builder.multi_line(true).unicode(true).octal(false).case_insensitive(case_insensitive);
     if multiline {
@@ -107,13 +116,13 @@ mod tests {
 
     #[test]
     fn invalid_regex_shows_the_error_and_how_to_escape() {
-        let e = regex("foo(", false, false).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = regex("foo(", RegexFlags::default()).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.starts_with("invalid regex `foo(`:"), "{e}");
         assert!(e.contains("unclosed group"), "{e}");
         assert!(e.contains("escape special characters"), "{e}");
-        let e = regex(r"a\nb", false, false).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = regex(r"a\nb", RegexFlags::default()).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("multiline: true"), "{e}");
-        assert!(regex(r"a\nb", false, true).is_ok());
+        assert!(regex(r"a\nb", RegexFlags { multiline: true, ..RegexFlags::default() }).is_ok());
     }
 
     #[test]

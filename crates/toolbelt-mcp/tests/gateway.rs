@@ -105,6 +105,19 @@ async fn upstream_tools_join_the_registry_and_answer() {
     let spec = s.runtime.registry().lookup("mcp__up__Bash").unwrap().spec().clone();
     assert_eq!(spec.title.as_deref(), Some("Run a shell command"));
     assert!(spec.output_schema.is_some());
+    // The gateway's own tools declare their schemas like every built-in tool, and their
+    // structured results match them.
+    for name in ["ListMcpResources", "ReadMcpResource"] {
+        let spec = s.runtime.registry().lookup(name).unwrap().spec().clone();
+        insta::assert_json_snapshot!(format!("{name}_input"), spec.input_schema);
+        insta::assert_json_snapshot!(format!("{name}_output"), spec.output_schema.clone().unwrap());
+    }
+    let listed = s.call("ListMcpResources", json!({})).await;
+    assert!(!listed.is_error, "{}", listed.text());
+    let schema = s.runtime.registry().lookup("ListMcpResources").unwrap().spec().output_schema.clone().unwrap();
+    let structured = listed.structured.clone().unwrap();
+    assert!(jsonschema::draft202012::new(&schema).unwrap().is_valid(&structured), "{structured} against {schema}");
+    assert_eq!(structured, json!({"resources": []}));
 
     std::fs::write(s.root.join("a.txt"), "from upstream\n").unwrap();
     let r = s.call("mcp__up__Read", json!({"file_path": "a.txt"})).await;

@@ -202,7 +202,7 @@ pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder
         threads += 1;
         Box::new(move |entry| {
             entries = entries.wrapping_add(1);
-            if entries % CANCEL_EVERY == 0 && cancel.is_cancelled() {
+            if entries.is_multiple_of(CANCEL_EVERY) && cancel.is_cancelled() {
                 return WalkState::Quit;
             }
             let entry = match entry {
@@ -412,7 +412,7 @@ impl Sink for Collect<'_> {
             }
         }
         self.matched = self.matched.wrapping_add(1);
-        Ok(self.matched % CANCEL_EVERY != 0 || !self.cancel.is_cancelled())
+        Ok(!self.matched.is_multiple_of(CANCEL_EVERY) || !self.cancel.is_cancelled())
     }
 
     fn context(&mut self, _searcher: &Searcher, context: &SinkContext<'_>) -> Result<bool, io::Error> {

@@ -19,6 +19,7 @@ use crate::blocking::run_blocking;
 
 use crate::search::support::content::{self, FileHits, Found, LineKind, MAX_LINE_CHARS, Mode, Outcome, Plan};
 use crate::search::support::guard::Skipped;
+use crate::search::support::listing::{Listing, Piece};
 use crate::search::support::{
     Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, thousands, walker,
 };
@@ -140,7 +141,7 @@ pub struct GrepOutput {
     /// `--` breaks), for the text only: unlike the lists above it is not capped at
     /// [`STRUCTURED_LIMIT`] entries (the output budget cuts it).
     #[serde(skip)]
-    pub(crate) listing: String,
+    pub(crate) listing: Listing,
     /// The page asked for, for the notice in the text.
     #[serde(skip)]
     pub(crate) page: Page,
@@ -196,7 +197,9 @@ impl Render for GrepOutput {
                 "{path} is a binary file (it contains NUL bytes); Grep searches text files only."
             ))];
         }
-        let mut text = if self.total == 0 { self.searched.no_match() } else { self.listing.clone() };
+        // Room for the notice and the note, so the text is not moved to make it.
+        let spare = 512 + self.walk_errors.as_ref().map_or(0, String::len);
+        let mut text = if self.total == 0 { self.searched.no_match() } else { self.listing.render(spare) };
         // None when nothing matched: a page of nothing shows all there is.
         let notice = self.page.notice(self.total, entries(self.mode), " (in path order)", "narrow the search");
         if let Some(notice) = notice {
@@ -274,7 +277,7 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
     let page = Page::new(input.offset, input.head_limit, usize::MAX);
     // A single start file that is binary: nothing is searched, the text says why.
     let mut binary = None;
-    let found = if start.is_dir {
+    let mut found = if start.is_dir {
         let overrides = match input.glob.as_deref().map(str::trim).filter(|g| !g.is_empty()) {
             Some(glob) => Some(globs(&start.loc.abs, glob.split_whitespace().map(clean_glob), "glob")?),
             None => None,
@@ -303,10 +306,11 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
         return Err(ToolError::Cancelled);
     }
 
+    let walk_errors = std::mem::take(&mut found.errors).note();
     let mut out = match mode {
         Mode::Files => page_files(&found.files, page),
         Mode::Count => page_counts(&found.files, page),
-        Mode::Content => page_content(&found, page, plan.before > 0 || plan.after > 0),
+        Mode::Content => page_content(found, page, plan.before > 0 || plan.after > 0),
     };
     out.searched = Searched {
         pattern: input.pattern.clone(),
@@ -315,7 +319,7 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
         place: shown.place(&start.loc.abs),
         is_dir: start.is_dir,
     };
-    out.walk_errors = found.errors.note();
+    out.walk_errors = walk_errors;
     out.binary = binary;
     Ok(out)
 }
@@ -340,7 +344,7 @@ fn output(mode: OutputMode, total: usize, page: Page, returned: usize) -> GrepOu
         total,
         offset: page.offset,
         next_offset: (end < total && returned > 0).then_some(end),
-        listing: String::new(),
+        listing: Listing::default(),
         page,
         searched: Searched::default(),
         walk_errors: None,
@@ -362,7 +366,7 @@ fn page_files(hits: &[FileHits], page: Page) -> GrepOutput {
     text.pop();
     let mut out = output(OutputMode::FilesWithMatches, hits.len(), page, files.len());
     out.files = Some(files);
-    out.listing = text;
+    out.listing = Listing::whole(text);
     out
 }
 
@@ -378,17 +382,18 @@ fn page_counts(hits: &[FileHits], page: Page) -> GrepOutput {
     text.pop();
     let mut out = output(OutputMode::Count, hits.len(), page, counts.len());
     out.counts = Some(counts);
-    out.listing = text;
+    out.listing = Listing::whole(text);
     out
 }
 
 /// `path:line:text` for matches, `path-line-text` for context lines (without line numbers
 /// `path:text` / `path-text`), `--` between non-adjacent groups and, with context, between
-/// files: ripgrep's standard format. The lines were formatted while searching; here they
-/// are only put together, whole files at a time when the page allows.
-fn page_content(found: &Found, page: Page, context: bool) -> GrepOutput {
+/// files: ripgrep's standard format. The lines were formatted while searching; here the page
+/// only names them, whole files at a time when it can (the text is put together when
+/// rendered).
+fn page_content(found: Found, page: Page, context: bool) -> GrepOutput {
     let hits = &found.files;
-    let mut text = String::with_capacity(hits.iter().map(|h| found.text(h).len() + 3).sum::<usize>().min(1 << 30));
+    let mut pieces = Vec::new();
     let mut matches = Vec::new();
     let mut structured_end = None;
     let mut i = 0usize;
@@ -403,12 +408,12 @@ fn page_content(found: &Found, page: Page, context: bool) -> GrepOutput {
         let whole = page.contains(i) && page.contains(i + count - 1);
         if separated {
             if page.contains(i) {
-                text.push_str("--\n");
+                pieces.push(Piece::Break);
             }
             i += 1;
         }
         if whole {
-            text.push_str(found.text(hit));
+            pieces.push(Piece::File(n));
             if structured_end.is_some() {
                 i += lines.len();
                 continue;
@@ -417,7 +422,7 @@ fn page_content(found: &Found, page: Page, context: bool) -> GrepOutput {
         for (k, line) in lines.iter().enumerate() {
             if page.contains(i) {
                 if !whole {
-                    text.push_str(found.formatted(hit, k));
+                    pieces.push(Piece::Line(n, k));
                 }
                 if line.kind != LineKind::Break {
                     if matches.len() < STRUCTURED_LIMIT {
@@ -435,13 +440,12 @@ fn page_content(found: &Found, page: Page, context: bool) -> GrepOutput {
             i += 1;
         }
     }
-    text.pop();
     let total = i;
     let mut out = output(OutputMode::Content, total, page, 0);
     let end = page.range(total).end;
     out.next_offset = structured_end.or((end < total).then_some(end));
     out.matches = Some(matches);
-    out.listing = text;
+    out.listing = Listing::pieces(found, pieces);
     out
 }
 

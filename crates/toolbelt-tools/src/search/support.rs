@@ -20,7 +20,9 @@
 
 pub(crate) mod content;
 pub(crate) mod guard;
+pub(crate) mod listing;
 pub(crate) mod matcher;
+pub(crate) mod open;
 
 use std::path::{Path, PathBuf};
 

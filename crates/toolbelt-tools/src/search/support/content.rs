@@ -14,9 +14,14 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use ignore::{WalkBuilder, WalkState};
 use toolbelt_core::{CancellationToken, ToolError};
 
+use super::open::open_searched;
 use super::{Shown, Start, WalkErrors, path_order};
-use crate::files::support::regular::{NotRegular, open_regular};
+use crate::files::support::regular::NotRegular;
 use crate::files::support::roots::io_error;
+
+/// How often the cancellation token is looked at: every this many walk entries, and every this
+/// many matches of a file (each look takes a lock the threads share).
+const CANCEL_EVERY: u32 = 64;
 
 /// Characters of one line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 2_000;
@@ -166,13 +171,19 @@ struct Handed {
 /// One walker thread's state.
 struct Worker<'a> {
     searcher: Searcher,
+    /// The thread's own copy of the pattern: a copy has its own pool of search caches, which
+    /// its thread takes without contention.
+    matcher: RegexMatcher,
     mine: Handed,
     done: &'a Mutex<Vec<Handed>>,
 }
 
 impl Drop for Worker<'_> {
+    /// Hands over what the thread found, its files already in path order: the threads sort
+    /// in parallel, and what is left is merging their runs.
     fn drop(&mut self) {
-        let mine = std::mem::take(&mut self.mine);
+        let mut mine = std::mem::take(&mut self.mine);
+        mine.files.sort_unstable_by(|a, b| path_order(&a.path, &b.path));
         self.done.lock().unwrap_or_else(PoisonError::into_inner).push(mine);
     }
 }
@@ -185,10 +196,13 @@ pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder
     let mut threads = 0;
     walk.build_parallel().run(|| {
         let mine = Handed { index: threads, ..Handed::default() };
-        let mut worker = Worker { searcher: plan.searcher(), mine, done: &done };
+        let mut worker = Worker { searcher: plan.searcher(), matcher: plan.matcher.clone(), mine, done: &done };
+        // The token is checked every few entries: a check takes a lock every thread shares.
+        let mut entries = 0u32;
         threads += 1;
         Box::new(move |entry| {
-            if cancel.is_cancelled() {
+            entries = entries.wrapping_add(1);
+            if entries.is_multiple_of(CANCEL_EVERY) && cancel.is_cancelled() {
                 return WalkState::Quit;
             }
             let entry = match entry {
@@ -212,10 +226,11 @@ pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder
             let Some(rel) = start.rel_in_root(entry.path()) else { return WalkState::Continue };
             // Opened beneath the root's handle: confined at open time; without blocking, and
             // only if the handle is a regular file (the entry may have been swapped since).
-            let result = open_regular(dir, rel).map_err(|e| io::Error::other(e.to_string())).and_then(|file| {
-                // A second name of a file outside the roots, or of a hidden one, is skipped.
-                start.ws.check_links(&file, entry.path()).map_err(|e| io::Error::other(e.to_string()))?;
-                let sink = Collect::new(plan, shown, entry.path(), cancel, &mut worker.mine.arena, worker.mine.index);
+            // A second name of a file outside the roots, or of a hidden one, is skipped.
+            let result = open_searched(&start.ws, dir, rel, entry.path()).and_then(|file| {
+                let mine = &mut worker.mine;
+                let sink =
+                    Collect::new(plan, &worker.matcher, shown, entry.path(), cancel, &mut mine.arena, mine.index);
                 search_file(&mut worker.searcher, &file, sink)
             });
             match result {
@@ -238,7 +253,8 @@ pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder
         found.files.extend(h.files);
         found.errors.merge(h.errors);
     }
-    found.files.sort_unstable_by(|a, b| path_order(&a.path, &b.path));
+    // One sorted run per thread: the stable sort finds the runs and merges them.
+    found.files.sort_by(|a, b| path_order(&a.path, &b.path));
     found
 }
 
@@ -252,13 +268,13 @@ pub fn search_start_file(
     let abs = &start.loc.abs;
     let file = start.ws.open_file(&start.loc)?;
     let mut arena = Arena::default();
-    let sink = Collect::new(plan, shown, abs, cancel, &mut arena, 0);
+    let sink = Collect::new(plan, &plan.matcher, shown, abs, cancel, &mut arena, 0);
     let outcome = search_file(&mut plan.searcher(), &file, sink).map_err(|e| io_error(abs, &e))?;
     Ok((outcome, Found { files: Vec::new(), arenas: vec![arena], errors: WalkErrors::default() }))
 }
 
 fn search_file(searcher: &mut Searcher, file: &std::fs::File, mut sink: Collect<'_>) -> io::Result<Outcome> {
-    let result = searcher.search_file(&sink.plan.matcher, file, &mut sink);
+    let result = searcher.search_file(sink.matcher, file, &mut sink);
     if result.is_err() || sink.binary || sink.count == 0 {
         // Nothing of this file is kept: drop what it added to the arena.
         sink.arena.text.truncate(sink.text_start);
@@ -285,6 +301,7 @@ fn search_file(searcher: &mut Searcher, file: &std::fs::File, mut sink: Collect<
 /// The searcher's sink: records one file's results, formatted into the thread's arena.
 struct Collect<'a> {
     plan: &'a Plan,
+    matcher: &'a RegexMatcher,
     shown: &'a Shown,
     path: &'a Path,
     cancel: &'a CancellationToken,
@@ -294,12 +311,15 @@ struct Collect<'a> {
     lines_start: usize,
     path_shown: Option<String>,
     count: u64,
+    /// Calls of `matched` (for how often to look at the token).
+    matched: u32,
     binary: bool,
 }
 
 impl<'a> Collect<'a> {
     fn new(
         plan: &'a Plan,
+        matcher: &'a RegexMatcher,
         shown: &'a Shown,
         path: &'a Path,
         cancel: &'a CancellationToken,
@@ -309,6 +329,7 @@ impl<'a> Collect<'a> {
         let (text_start, lines_start) = (arena.text.len(), arena.lines.len());
         Self {
             plan,
+            matcher,
             shown,
             path,
             cancel,
@@ -318,6 +339,7 @@ impl<'a> Collect<'a> {
             lines_start,
             path_shown: None,
             count: 0,
+            matched: 0,
             binary: false,
         }
     }
@@ -380,8 +402,8 @@ impl Sink for Collect<'_> {
                 self.count = 1;
                 return Ok(false);
             }
-            Mode::Count if searcher.multi_line_with_matcher(&self.plan.matcher) => {
-                self.count += count_matches(&self.plan.matcher, mat);
+            Mode::Count if searcher.multi_line_with_matcher(self.matcher) => {
+                self.count += count_matches(self.matcher, mat);
             }
             Mode::Count => self.count += 1,
             Mode::Content => {
@@ -389,7 +411,8 @@ impl Sink for Collect<'_> {
                 self.push_lines(LineKind::Match, mat.line_number(), mat.bytes());
             }
         }
-        Ok(!self.cancel.is_cancelled())
+        self.matched = self.matched.wrapping_add(1);
+        Ok(!self.matched.is_multiple_of(CANCEL_EVERY) || !self.cancel.is_cancelled())
     }
 
     fn context(&mut self, _searcher: &Searcher, context: &SinkContext<'_>) -> Result<bool, io::Error> {

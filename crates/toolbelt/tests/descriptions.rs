@@ -2,24 +2,13 @@
 //! change a setting and the description changes with it.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
 use serde_json::Value;
 
 fn bash_description(dir: &std::path::Path, flags: &[&str]) -> String {
-    let home = dir.join(".test-home");
-    let out = Command::cargo_bin("toolbelt")
-        .unwrap()
-        .current_dir(dir)
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("CI", "true")
-        .env_remove("TOOLBELT_LOG")
-        .env_remove("TOOLBELT_MANAGED_CONFIG")
-        .args(flags)
-        .args(["tools", "--format", "json"])
-        .output()
-        .unwrap();
+    let out = hermetic::toolbelt(dir).args(flags).args(["tools", "--format", "json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     let bash = tools.iter().find(|t| t["name"] == "Bash").unwrap();

@@ -111,24 +111,7 @@ fn a_session_over_stdio() {
 fn mcp_servers_reports_each_upstream() {
     let (_dir, root) = project();
     let script = root.join("tiny.py");
-    std::fs::write(
-        &script,
-        r#"
-import json, sys
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg.get("method") == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "tiny", "version": "1"}}
-    elif msg.get("method") == "tools/list":
-        result = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}},
-                            {"name": "drop table", "inputSchema": {"type": "object"}}]}
-    else:
-        continue
-    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
-"#,
-    )
-    .unwrap();
+    std::fs::write(&script, tiny("drop table")).unwrap();
     std::fs::write(
         root.join(".mcp.json"),
         json!({"mcpServers": {"tiny": {"command": "python3", "args": [script]}, "gone": {"command": "/no/such/binary"}}})
@@ -161,26 +144,31 @@ for line in sys.stdin:
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool `mcp__tiny__nope`"));
 }
 
-/// A stdio MCP server in Python answering `initialize` and `tools/list` (two tools).
-const TINY: &str = r#"
+/// A stdio MCP server in Python answering `initialize` and `tools/list` with two tools:
+/// `ping` and `second`.
+fn tiny(second: &str) -> String {
+    format!(
+        r#"
 import json, sys
 for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("method") == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "tiny", "version": "1"}}
+        result = {{"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {{"tools": {{}}}},
+                  "serverInfo": {{"name": "tiny", "version": "1"}}}}
     elif msg.get("method") == "tools/list":
-        result = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}},
-                            {"name": "secret", "inputSchema": {"type": "object"}}]}
+        result = {{"tools": [{{"name": "ping", "inputSchema": {{"type": "object"}}}},
+                            {{"name": "{second}", "inputSchema": {{"type": "object"}}}}]}}
     else:
         continue
-    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
-"#;
+    print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}), flush=True)
+"#
+    )
+}
 
 #[test]
 fn mcp_servers_reports_a_silent_server_at_its_startup_timeout() {
     let (_dir, root) = project();
-    std::fs::write(root.join("tiny.py"), TINY).unwrap();
+    std::fs::write(root.join("tiny.py"), tiny("secret")).unwrap();
     std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
     std::fs::write(
         root.join(".toolbelt/config.toml"),
@@ -244,7 +232,8 @@ fn tools_that_join_late_are_announced() {
     let late = format!(
         "import os, sys, time\n\
          if not os.path.exists('started'):\n    open('started', 'w').close()\n    sys.exit(1)\n\
-         while not os.path.exists('go'):\n    time.sleep(0.05)\n{TINY}"
+         while not os.path.exists('go'):\n    time.sleep(0.05)\n{}",
+        tiny("secret")
     );
     std::fs::write(root.join("late.py"), late).unwrap();
     std::fs::create_dir_all(root.join(".toolbelt")).unwrap();

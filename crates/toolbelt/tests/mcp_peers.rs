@@ -236,6 +236,7 @@ fn reference_servers_as_upstreams_through_the_gateway() {
         ["mcp__everything__get-tiny-image", {}],
         ["ListMcpResources", {"server": "everything"}],
         ["mcp__files__read_text_file", {"wrong": 1}],
+        ["ReadMcpResource", {"server": "everything", "uri": "demo://resource/dynamic/text/1"}],
     ]);
     let mut cmd = Command::new(peers.python());
     cmd.arg(script("python_client.py")).arg("stdio").arg(toolbelt()).arg(&root);
@@ -254,6 +255,9 @@ fn reference_servers_as_upstreams_through_the_gateway() {
     assert!(result(5).1.contains("demo://resource"), "{:?}", result(5));
     // Validated against the upstream's own schema before anything is sent.
     assert!(result(6).0 && result(6).1.contains("invalid input for `mcp__files__read_text_file`"), "{:?}", result(6));
+    // A resource read through the gateway's own tool (the SDK client checks its structured
+    // result against the listed output schema).
+    assert!(!result(7).0 && result(7).1.contains("Resource 1"), "{:?}", result(7));
     // The bare deny hides the upstream tool from the listing.
     let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(tools.contains(&"mcp__files__read_text_file") && !tools.contains(&"mcp__files__write_file"));

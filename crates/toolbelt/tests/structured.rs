@@ -4,9 +4,12 @@
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{Value, json};
+
+#[path = "common/hermetic.rs"]
+mod hermetic;
 
 struct Server {
     child: Child,
@@ -17,14 +20,7 @@ struct Server {
 
 impl Server {
     fn start(root: &Path, args: &[&str]) -> Self {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"))
-            .current_dir(root)
-            .env("HOME", root.join("home"))
-            .env("XDG_CONFIG_HOME", root.join("home/.config"))
-            .env("XDG_STATE_HOME", root.join("home/.state"))
-            .env("CI", "true")
-            .env_remove("TOOLBELT_MANAGED_CONFIG")
-            .env_remove("TOOLBELT_LOG")
+        let mut child = hermetic::toolbelt(root)
             .args(args)
             .arg("mcp")
             .stdin(Stdio::piped())

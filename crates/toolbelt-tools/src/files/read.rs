@@ -88,7 +88,7 @@ pub struct ReadOutput {
     /// The image's type and size in pixels, for images.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<ImageInfo>,
-    /// What the model reads: numbered lines, rendered cells, or the image's caption.
+    /// What the model reads: numbered lines or rendered cells.
     #[serde(skip)]
     pub(crate) body: String,
     /// Base64 of the image, for images.
@@ -125,21 +125,45 @@ pub struct ImageInfo {
 }
 
 impl ReadOutput {
-    /// A window of lines of a text file: `lines` are the shown lines, already cut.
-    pub(crate) fn text(file_path: String, bytes: u64, start: usize, lines: &[&str], total: usize) -> Self {
-        let body = if lines.is_empty() { String::new() } else { numbered(lines.iter().copied(), start) };
+    /// A result of `kind` with nothing about lines, encoding or image yet.
+    fn of(file_path: String, kind: ReadKind, bytes: u64, body: String) -> Self {
         Self {
             file_path,
-            kind: ReadKind::Text,
+            kind,
             bytes,
-            start_line: (total > 0).then_some(start),
-            num_lines: Some(lines.len()),
-            total_lines: Some(total),
+            start_line: None,
+            num_lines: None,
+            total_lines: None,
             encoding: None,
             image: None,
             body,
             image_data: None,
             streamed: false,
+        }
+    }
+
+    /// A window of lines of a text file: `lines` are the shown lines, already cut.
+    pub(crate) fn text(file_path: String, bytes: u64, start: usize, lines: &[&str], total: usize) -> Self {
+        let body = if lines.is_empty() { String::new() } else { numbered(lines.iter().copied(), start) };
+        Self {
+            start_line: (total > 0).then_some(start),
+            num_lines: Some(lines.len()),
+            total_lines: Some(total),
+            ..Self::of(file_path, ReadKind::Text, bytes, body)
+        }
+    }
+
+    /// A notebook, rendered as cells.
+    fn notebook(file_path: String, bytes: u64, cells: String) -> Self {
+        Self::of(file_path, ReadKind::Notebook, bytes, cells)
+    }
+
+    /// An image and its base64 data.
+    fn image(file_path: String, bytes: u64, image: ImageInfo, data: String) -> Self {
+        Self {
+            image: Some(image),
+            image_data: Some(data),
+            ..Self::of(file_path, ReadKind::Image, bytes, String::new())
         }
     }
 }
@@ -167,11 +191,18 @@ impl Render for ReadOutput {
                 text.push_str(&format!("\n\n(Decoded as {encoding}; Edit and Write keep that encoding.)"));
             }
         }
-        let mut content = vec![Content::text(text)];
         if let (Some(data), Some(image)) = (&self.image_data, &self.image) {
-            content.push(Content::Image { data: data.clone(), mime_type: image.mime_type.clone() });
+            let dims = match (image.width, image.height) {
+                (Some(w), Some(h)) => format!(", {w}×{h}"),
+                _ => String::new(),
+            };
+            let caption = format!("Image {name} ({}{dims}, {})", image.mime_type, human_size(self.bytes));
+            return vec![
+                Content::text(caption),
+                Content::Image { data: data.clone(), mime_type: image.mime_type.clone() },
+            ];
         }
-        content
+        vec![Content::text(text)]
     }
 }
 
@@ -245,10 +276,7 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
         let text = String::from_utf8_lossy(&bytes);
         let body = crate::files::support::notebook::render_for_read(&text)
             .map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
-        let mut out = ReadOutput::text(name, size, 1, &[], 0);
-        (out.kind, out.body, out.start_line, out.num_lines, out.total_lines) =
-            (ReadKind::Notebook, body, None, None, None);
-        return Ok(out);
+        return Ok(ReadOutput::notebook(name, size, body));
     }
     let (text, format) = encoding::decode(&bytes).map_err(|b| binary(&name, b.kind, size))?;
     let mut out = window(&text, name, size, offset, limit)?;
@@ -319,15 +347,9 @@ fn image(
     let bytes = crate::files::support::change::read_bytes(ws, real)?;
     FileLedger::record(cx, &real.abs, FileState::of(&bytes, mtime));
     let dims = imagesize::blob_size(&bytes).ok();
-    let shown_dims = dims.map(|d| format!(", {}×{}", d.width, d.height)).unwrap_or_default();
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    let caption = format!("Image {name} ({mime}{shown_dims}, {})", human_size(size));
-    let mut out = ReadOutput::text(name, size, 1, &[], 0);
-    (out.kind, out.body, out.start_line, out.num_lines, out.total_lines) = (ReadKind::Image, caption, None, None, None);
-    out.image =
-        Some(ImageInfo { mime_type: mime.to_string(), width: dims.map(|d| d.width), height: dims.map(|d| d.height) });
-    out.image_data = Some(data);
-    Ok(out)
+    let info = ImageInfo { mime_type: mime.to_string(), width: dims.map(|d| d.width), height: dims.map(|d| d.height) };
+    Ok(ReadOutput::image(name, size, info, data))
 }
 
 #[cfg(test)]

@@ -1,0 +1,20 @@
+//! The `toolbelt` binary set up to run hermetically below a test's temporary directory.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// `toolbelt` run in `root`, with its home, settings and state directories inside `root`
+/// and nothing of the user's (log filter, managed settings) leaking in.
+pub fn toolbelt(root: &Path) -> Command {
+    let home = root.join(".test-home");
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+    cmd.current_dir(root)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("CI", "true")
+        .env_remove("TOOLBELT_MANAGED_CONFIG")
+        .env_remove("TOOLBELT_LOG");
+    cmd
+}

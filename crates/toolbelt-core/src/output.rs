@@ -65,12 +65,6 @@ impl ToolOutput {
         self
     }
 
-    /// Appends a content block.
-    pub fn with_content(mut self, content: Content) -> Self {
-        self.content.push(content);
-        self
-    }
-
     /// Marks the output as describing a failure.
     pub fn into_error(mut self) -> Self {
         self.is_error = true;

@@ -142,7 +142,8 @@ pub struct ToolSpec {
     pub default_timeout: Option<Duration>,
     /// JSON Schema (draft 2020-12) of the input.
     pub input_schema: Value,
-    /// JSON Schema (draft 2020-12) of the structured result, when the result is typed.
+    /// JSON Schema (draft 2020-12) of the structured result: always there for a typed tool,
+    /// present for a tool from elsewhere when it declares one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
 }
@@ -274,7 +275,8 @@ impl ToolSpec {
         self
     }
 
-    /// Sets the output schema directly; see [`crate::output_schema`] for typed results.
+    /// Sets the output schema directly (tools from elsewhere; a typed tool's is derived from
+    /// its [`crate::Tool::Output`] by [`crate::erase`]).
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.output_schema = Some(schema);
         self

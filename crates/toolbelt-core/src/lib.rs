@@ -20,6 +20,7 @@
 //!   cancellation, an event sink and typed session state — not the whole session.
 
 mod access;
+mod agents;
 mod context;
 mod error;
 mod event;
@@ -36,6 +37,7 @@ mod validate;
 pub mod vars;
 
 pub use access::{Access, Concurrency, PROTECTED_NAMES, Touch};
+pub use agents::{AgentReport, AgentRequest, AgentService, AgentStatus, Agents, TeamMember, TeamReport, is_agent_id};
 pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// One piece of model-facing content. Serializes in the MCP shape
 /// (`{"type":"text","text":…}`, `{"type":"image","data":…,"mimeType":…}`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     /// Plain text.

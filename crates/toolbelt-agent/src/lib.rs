@@ -1,0 +1,14 @@
+//! Agents on toolbelt: a model in a loop calling tools through the runtime.
+//!
+//! This crate sits above the runtime. Tools never see it: the agent tools (`Agent`,
+//! `SendMessage`, the team tools) reach it through [`toolbelt_core::AgentService`], which this
+//! crate implements, the same way shell tools reach their task registry.
+//!
+//! * [`provider`]: the [`Provider`] trait every model provider implements, and its errors.
+//! * [`message`]: the conversation as the loop keeps it, independent of any wire shape.
+
+pub mod message;
+pub mod provider;
+
+pub use message::{Message, Part, Reply, Request, Role, StopReason, StreamEvent, ToolChoice, ToolDef, Usage};
+pub use provider::{Provider, ProviderError, StreamSink};

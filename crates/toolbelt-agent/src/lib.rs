@@ -5,10 +5,13 @@
 //! crate implements, the same way shell tools reach their task registry.
 //!
 //! * [`provider`]: the [`Provider`] trait every model provider implements, and its errors.
+//! * [`config`]: providers and limits, as settings give them.
 //! * [`message`]: the conversation as the loop keeps it, independent of any wire shape.
 
+pub mod config;
 pub mod message;
 pub mod provider;
 
+pub use config::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
 pub use message::{Message, Part, Reply, Request, Role, StopReason, StreamEvent, ToolChoice, ToolDef, Usage};
 pub use provider::{Provider, ProviderError, StreamSink};

@@ -9,9 +9,14 @@
 //! * [`message`]: the conversation as the loop keeps it, independent of any wire shape.
 
 pub mod config;
+pub mod definitions;
+mod host;
 pub mod message;
 pub mod provider;
+pub mod run;
 
 pub use config::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
+pub use host::{AgentHost, SessionProvider};
 pub use message::{Message, Part, Reply, Request, Role, StopReason, StreamEvent, ToolChoice, ToolDef, Usage};
 pub use provider::{Provider, ProviderError, StreamSink};
+pub use run::{Conversation, Inbox, NoInbox, RunEvent, RunEvents, RunOutcome, RunSpec, run};

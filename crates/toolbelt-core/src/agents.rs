@@ -87,6 +87,11 @@ pub struct AgentReport {
     pub name: Option<String>,
     /// The definition it runs.
     pub agent_type: String,
+    /// What it was asked to do, in a few words.
+    pub description: String,
+    /// The team it belongs to, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_name: Option<String>,
     /// Where it stands.
     pub status: AgentStatus,
     /// Its final answer, or the last text it wrote (cut to the result cap).
@@ -165,6 +170,9 @@ pub trait AgentService: Send + Sync + std::fmt::Debug {
 /// The handle the runtime's services hold ([`crate::Extensions`] are keyed by type).
 #[derive(Debug, Clone)]
 pub struct Agents(pub Arc<dyn AgentService>);
+
+/// The agent tools: a sub-agent gets none of them unless it may start agents itself.
+pub const AGENT_TOOLS: [&str; 5] = ["Agent", "SendMessage", "TeamCreate", "TeamDelete", "TaskBroadcast"];
 
 /// Whether `id` names an agent rather than a shell task (agents' ids start with `agent_`).
 pub fn is_agent_id(id: &str) -> bool {

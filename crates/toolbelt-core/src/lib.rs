@@ -37,7 +37,9 @@ mod validate;
 pub mod vars;
 
 pub use access::{Access, Concurrency, PROTECTED_NAMES, Touch};
-pub use agents::{AgentReport, AgentRequest, AgentService, AgentStatus, Agents, TeamMember, TeamReport, is_agent_id};
+pub use agents::{
+    AGENT_TOOLS, AgentReport, AgentRequest, AgentService, AgentStatus, Agents, TeamMember, TeamReport, is_agent_id,
+};
 pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};

@@ -169,6 +169,13 @@ impl SessionState {
         f(&mut guard)
     }
 
+    /// Drops every slot, ending what they hold (a slot of background processes kills them
+    /// when dropped): for a session that is over, like a stopped sub-agent's.
+    pub fn clear_slots(&self) {
+        let slots = std::mem::take(&mut *lock(&self.slots));
+        drop(slots);
+    }
+
     /// Serializes the cwd and every slot (live or still raw) for saving.
     pub fn save(&self) -> Value {
         let mut out = BTreeMap::new();

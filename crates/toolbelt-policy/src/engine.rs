@@ -234,6 +234,10 @@ impl PermissionEngine {
 }
 
 impl Authorizer for PermissionEngine {
+    fn mode(&self, session: &SessionState) -> Option<PermissionMode> {
+        Some(SessionMode::of(session, self.rules.mode))
+    }
+
     fn authorize(&self, call: &CallInfo<'_>) -> Verdict {
         let parts = CallParts::of(call.access);
         if let Some(rule) = self.rules.deny.iter().find(|r| r.catches(call.tool, call.input, &parts)) {

@@ -180,6 +180,13 @@ pub trait Authorizer: Send + Sync {
         let _ = tool;
         None
     }
+
+    /// The permission mode in force for `session`, for a policy that has modes: a
+    /// sub-agent's session may be made stricter than it, never looser.
+    fn mode(&self, session: &SessionState) -> Option<PermissionMode> {
+        let _ = session;
+        None
+    }
 }
 
 /// Allows everything: for tests and embedders that decide elsewhere (never a default).

@@ -54,6 +54,24 @@ impl PermissionMode {
         PermissionMode::ALL.into_iter().find(|m| fold(m.as_str()) == wanted)
     }
 
+    /// How strict the mode is: `bypassPermissions` < `acceptEdits` < `default` < `plan` <
+    /// `dontAsk` (which denies everything `plan` would still ask about).
+    pub fn strictness(self) -> u8 {
+        match self {
+            PermissionMode::BypassPermissions => 0,
+            PermissionMode::AcceptEdits => 1,
+            PermissionMode::Default => 2,
+            PermissionMode::Plan => 3,
+            PermissionMode::DontAsk => 4,
+        }
+    }
+
+    /// The stricter of two modes: what a sub-agent gets when its definition asks for `other`
+    /// under a parent in `self` (a definition can tighten the parent's mode, never loosen it).
+    pub fn stricter(self, other: PermissionMode) -> PermissionMode {
+        if other.strictness() > self.strictness() { other } else { self }
+    }
+
     /// What the mode decides for a part no rule covers.
     pub(crate) fn baseline(self, kind: PartKind) -> Decision {
         use Decision::{Allow, Ask, Deny};
@@ -120,5 +138,14 @@ mod tests {
         assert_eq!(PermissionMode::parse("accept-edits"), Some(PermissionMode::AcceptEdits));
         assert_eq!(PermissionMode::parse("BYPASSPERMISSIONS"), Some(PermissionMode::BypassPermissions));
         assert_eq!(PermissionMode::parse("yolo"), None);
+    }
+
+    #[test]
+    fn a_definition_only_tightens() {
+        use PermissionMode::*;
+        assert_eq!(Default.stricter(BypassPermissions), Default);
+        assert_eq!(AcceptEdits.stricter(Plan), Plan);
+        assert_eq!(DontAsk.stricter(Plan), DontAsk);
+        assert_eq!(BypassPermissions.stricter(AcceptEdits), AcceptEdits);
     }
 }

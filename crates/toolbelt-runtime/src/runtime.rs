@@ -112,6 +112,16 @@ impl Runtime {
         &self.pipeline.config
     }
 
+    /// The permission mode in force for `session`, when the policy has modes.
+    pub fn permission_mode(&self, session: &toolbelt_core::SessionState) -> Option<toolbelt_policy::PermissionMode> {
+        self.pipeline.authorizer.mode(session)
+    }
+
+    /// The shared services tools can ask for.
+    pub fn services(&self) -> &Extensions {
+        &self.pipeline.services
+    }
+
     /// Runs one call through every stage. Never fails: every problem is an `is_error` result.
     pub async fn call(
         &self,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use toolbelt_core::{CallLimits, DynTool, Registry, RegistryError, erase};
 
+pub mod agents;
 mod blocking;
 pub mod files;
 pub mod planning;

@@ -9,6 +9,7 @@ use toolbelt_core::{
     ToolSpec, human_duration,
 };
 
+use crate::agents::support::{task_command, task_status};
 use crate::shell::support::background::{TaskStatus, Tasks, one_line};
 
 /// Input of `TaskList` (none).
@@ -74,7 +75,8 @@ impl Render for TaskListResult {
 pub struct TaskList;
 
 const DESCRIPTION: &str = "Lists this session's background tasks (started by Bash with run_in_background): id, \
-status (running, completed, failed, killed), run time and command. Read one with TaskOutput, stop one with TaskStop.";
+status (running, completed, failed, killed), run time and command, and its agents started with Agent in the \
+background. Read one with TaskOutput, stop one with TaskStop.";
 
 impl Tool for TaskList {
     type Input = TaskListInput;
@@ -114,6 +116,18 @@ impl Tool for TaskList {
                 }
             })
             .collect();
+        let mut entries = entries;
+        if let Some(agents) = cx.agents() {
+            entries.extend(agents.list(&cx).into_iter().map(|r| TaskEntry {
+                task_id: r.agent_id.clone(),
+                command: task_command(&r),
+                description: Some(r.description.clone()),
+                status: task_status(r.status),
+                exit_code: None,
+                run_time_ms: r.duration_ms,
+                log_file: r.full_text_path.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            }));
+        }
         let running = entries.iter().filter(|e| e.status == TaskStatus::Running).count();
         Ok(TaskListResult { tasks: entries, running })
     }

@@ -6,10 +6,12 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext, ToolError,
-    ToolSpec, human_duration,
+    Access, AgentReport, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext,
+    ToolError, ToolSpec, human_duration, is_agent_id,
 };
 
+use crate::agents::render_report;
+use crate::agents::support::task_status;
 use crate::shell::support::background::{TaskStatus, Tasks, unknown_task};
 use crate::shell::support::capture::thousands;
 use crate::shell::support::result::shown_path;
@@ -70,12 +72,38 @@ pub struct TaskOutputResult {
     /// The byte range of the log this read covers, for the text only.
     #[serde(skip)]
     pub(crate) range: (u64, u64),
+    /// When the task is an agent (started with Agent in the background): its report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentReport>,
+}
+
+impl TaskOutputResult {
+    /// The result for a background agent: its report, the task fields filled from it.
+    fn of_agent(report: AgentReport) -> Self {
+        let status = task_status(report.status);
+        let log = report.full_text_path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        Self {
+            task_id: report.agent_id.clone(),
+            status,
+            exit_code: None,
+            output: report.text.clone(),
+            truncated: report.full_text_path.is_some(),
+            log_file: log.clone(),
+            run_time_ms: report.duration_ms,
+            log_shown: log,
+            range: (0, 0),
+            agent: Some(report),
+        }
+    }
 }
 
 impl Render for TaskOutputResult {
     /// The status line (exit code, run time), then the new output or a note that there is
     /// none, and where the rest is when it was cut.
     fn render(&self) -> Vec<Content> {
+        if let Some(report) = &self.agent {
+            return vec![Content::text(render_report(report))];
+        }
         let run_time = human_duration(Duration::from_millis(self.run_time_ms));
         let mut header = format!("Task {} is {}", self.task_id, self.status.as_str());
         match (self.status, self.exit_code) {
@@ -111,7 +139,8 @@ fn description() -> String {
         "Reads a background task started by Bash with run_in_background: the output it wrote since the last read, \
          its status (running, completed, failed, killed) and its exit code. By default it waits for the task to \
          finish, up to `timeout` ms ({}); set `block: false` to look without waiting. The whole output stays in the \
-         task's log file.",
+         task's log file. A background agent's id (`agent_1`, from Agent) gives its report: its answer, or what it \
+         has done so far.",
         DEFAULT_WAIT.as_millis()
     )
 }
@@ -144,6 +173,18 @@ impl Tool for TaskOutput {
     }
 
     async fn call(&self, input: TaskOutputInput, cx: ToolContext) -> Result<TaskOutputResult, ToolError> {
+        if is_agent_id(&input.task_id)
+            && let Some(agents) = cx.agents()
+        {
+            let wait = if input.block.unwrap_or(true) {
+                wait_for(&input).min(cx.limits().timeout.saturating_sub(Duration::from_secs(1)))
+            } else {
+                Duration::ZERO
+            };
+            let report =
+                agents.wait(&cx, &input.task_id, wait).await.ok_or_else(|| unknown_task(&cx, &input.task_id))?;
+            return Ok(TaskOutputResult::of_agent(report));
+        }
         let task =
             cx.with_slot::<Tasks, _>(|t| t.get(&input.task_id)).ok_or_else(|| unknown_task(&cx, &input.task_id))?;
         if input.block.unwrap_or(true) && task.status().0 == TaskStatus::Running {
@@ -162,6 +203,7 @@ impl Tool for TaskOutput {
             run_time_ms: u64::try_from(task.run_time().as_millis()).unwrap_or(u64::MAX),
             log_shown: shown_path(&cx, &task.log),
             range: (from, to),
+            agent: None,
         })
     }
 }

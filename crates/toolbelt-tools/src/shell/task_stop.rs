@@ -5,10 +5,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext, ToolError,
-    ToolSpec, human_duration,
+    Access, AgentStatus, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext,
+    ToolError, ToolSpec, human_duration, is_agent_id,
 };
 
+use crate::agents::support::{task_command, task_status};
 use crate::shell::support::background::{TaskStatus, Tasks, one_line, unknown_task};
 use crate::shell::support::result::stopped_what;
 
@@ -72,7 +73,7 @@ pub struct TaskStop;
 
 const DESCRIPTION: &str = "Stops a background task started by Bash with run_in_background: kills its command \
 and every process it started (children, grandchildren, daemons it spawned). Its output so far stays readable with \
-TaskOutput.";
+TaskOutput. Given a background agent's id (`agent_1`), stops the agent and everything it started.";
 
 impl Tool for TaskStop {
     type Input = TaskStopInput;
@@ -97,6 +98,24 @@ impl Tool for TaskStop {
     }
 
     async fn call(&self, input: TaskStopInput, cx: ToolContext) -> Result<TaskStopResult, ToolError> {
+        if is_agent_id(&input.task_id)
+            && let Some(agents) = cx.agents()
+        {
+            let was_running = agents
+                .wait(&cx, &input.task_id, Duration::ZERO)
+                .await
+                .is_some_and(|r| r.status == AgentStatus::Running);
+            let report = agents.stop(&cx, &input.task_id).await.ok_or_else(|| unknown_task(&cx, &input.task_id))?;
+            return Ok(TaskStopResult {
+                task_id: report.agent_id.clone(),
+                stopped: was_running,
+                status: task_status(report.status),
+                exit_code: None,
+                command: task_command(&report),
+                run_time: Duration::from_millis(report.duration_ms),
+                held: true,
+            });
+        }
         let task =
             cx.with_slot::<Tasks, _>(|t| t.get(&input.task_id)).ok_or_else(|| unknown_task(&cx, &input.task_id))?;
         // The kill scans /proc and waits for the processes to die: a few milliseconds.

@@ -216,10 +216,14 @@ impl Tasks {
 
 /// The error for an id the session does not know, listing the ones it does.
 pub fn unknown_task(cx: &ToolContext, id: &str) -> ToolError {
-    let ids: Vec<String> = cx.with_slot::<Tasks, _>(|t| t.all().iter().map(|t| t.id.clone()).collect());
+    let mut ids: Vec<String> = cx.with_slot::<Tasks, _>(|t| t.all().iter().map(|t| t.id.clone()).collect());
+    if let Some(agents) = cx.agents() {
+        ids.extend(agents.list(cx).into_iter().map(|r| r.agent_id));
+    }
     if ids.is_empty() {
         ToolError::failed(format!(
-            "no background task `{id}`: this session has none; start one with Bash and run_in_background: true"
+            "no background task `{id}`: this session has none; start one with Bash and run_in_background: true{}",
+            if cx.agents().is_some() { " (or Agent with run_in_background: true)" } else { "" }
         ))
     } else {
         ToolError::failed(format!("no background task `{id}`; this session's tasks are {}", ids.join(", ")))

@@ -1,0 +1,268 @@
+//! Starting and continuing agents: the checks a start must pass, the agent's own session and
+//! tool set, and driving its runs in the foreground or the background.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolbelt_core::{AGENT_TOOLS, AgentReport, AgentRequest, AgentStatus, CancellationToken, ToolContext, ToolError};
+use toolbelt_policy::{PermissionMode, SessionMode};
+use toolbelt_runtime::{Runtime, Session};
+
+use crate::definitions::AgentDefinition;
+use crate::host::AgentHost;
+use crate::host::report::report;
+use crate::host::roster::{AgentDepth, AgentRecord, RosterSlot};
+use crate::message::ToolDef;
+use crate::run::{RunEvent, RunSpec, brief_call, brief_result, run};
+
+/// Model names that are another agent's aliases for its own models (`sonnet`, `inherit`…):
+/// a definition written for it runs on the provider's default model here.
+const MODEL_ALIASES: [&str; 5] = ["inherit", "sonnet", "opus", "haiku", "default"];
+
+/// How much of a foreground call's timeout a run leaves for reporting when its budget is cut
+/// to fit the call.
+const REPORT_MARGIN: Duration = Duration::from_secs(5);
+
+/// Checks a start and sets up the agent: its record in the session's roster, its session,
+/// its tools. Nothing runs yet.
+pub(crate) fn prepare(
+    host: &AgentHost,
+    runtime: &Runtime,
+    cx: &ToolContext,
+    request: AgentRequest,
+) -> Result<Arc<AgentRecord>, ToolError> {
+    let limits = host.limits();
+    let depth = cx.with_slot::<AgentDepth, _>(|d| d.depth);
+    if depth >= limits.max_depth {
+        return Err(ToolError::failed(format!(
+            "a sub-agent cannot start agents here: agents may nest {} level{} deep (agent.max_depth); do this work \
+             yourself and report back",
+            limits.max_depth,
+            if limits.max_depth == 1 { "" } else { "s" }
+        )));
+    }
+    let roster = cx.with_slot::<RosterSlot, _>(|slot| Arc::clone(&slot.roster));
+    let running = roster.running();
+    if running >= limits.max_concurrent {
+        return Err(ToolError::failed(format!(
+            "{running} agents are already running in this session, the most allowed at once (agent.max_concurrent); \
+             wait for one with TaskOutput or stop one with TaskStop, then start this one"
+        )));
+    }
+    let def = host.definition(request.agent_type.as_deref().unwrap_or("general-purpose"))?;
+    let provider = host.provider_for(cx.session()).ok_or_else(|| {
+        ToolError::failed(
+            "no model provider is configured for agents: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add \
+             [agent.providers.NAME] to the settings (`toolbelt config check` says what is in force)",
+        )
+    })?;
+    let mut background = request.background;
+    if let Some(team) = &request.team {
+        let Some(name) = &request.name else {
+            return Err(ToolError::failed(format!(
+                "a member of team `{team}` needs a `name`, by which messages reach it"
+            )));
+        };
+        let teams = crate::host::roster::lock(&roster.teams);
+        let Some(found) = teams.get(team) else {
+            return Err(ToolError::failed(format!("there is no team `{team}`; create it with TeamCreate first")));
+        };
+        if found.members.iter().any(|id| roster.find(id).is_some_and(|a| a.name.as_deref() == Some(name))) {
+            return Err(ToolError::failed(format!(
+                "team `{team}` already has a member named `{name}`; choose another name, or reach it with SendMessage"
+            )));
+        }
+        // Team members work side by side: they always run in the background.
+        background = true;
+    }
+    if let Some(name) = &request.name
+        && let Some(existing) = roster.find(name)
+        && existing.status() == AgentStatus::Running
+    {
+        return Err(ToolError::failed(format!(
+            "an agent named `{name}` ({}) is already running; send it a message with SendMessage or choose another name",
+            existing.id
+        )));
+    }
+    let model = request
+        .model
+        .clone()
+        .or_else(|| def.model.clone())
+        .filter(|m| !MODEL_ALIASES.contains(&m.to_ascii_lowercase().as_str()))
+        .unwrap_or_else(|| provider.default_model().to_string());
+    let may_spawn = depth + 1 < limits.max_depth;
+    let (tools, allowed) = tool_set(runtime, def, may_spawn, provider.supports_tools());
+    let spec = RunSpec {
+        provider,
+        model,
+        system: def.system_prompt.clone(),
+        tools,
+        allowed,
+        max_turns: def.max_turns.map_or(limits.max_turns, |t| t.min(limits.max_turns)),
+        budget: limits.time_budget,
+        max_tokens: limits.max_tokens,
+    };
+    let id = roster.next_id();
+    let parent_dir = cx.session().data_dir().unwrap_or_else(|| std::env::temp_dir().join("toolbelt-agents"));
+    let session = Session::new(
+        format!("{}-{id}", cx.session().id()),
+        cx.cwd(),
+        cx.session().roots(),
+        parent_dir.join("agents").join(&id),
+    );
+    let parent_mode = runtime.permission_mode(cx.session());
+    let mode = match (parent_mode, def.permission_mode) {
+        (Some(parent), Some(wanted)) => Some(parent.stricter(wanted)),
+        (parent, None) => parent,
+        // A policy without modes decides alone; a mode would change nothing.
+        (None, Some(_)) => None,
+    };
+    let record = Arc::new(AgentRecord::new(
+        id,
+        request.name.clone(),
+        def.name.clone(),
+        request.description.clone(),
+        request.team.clone(),
+        background,
+        session,
+        spec,
+        Some(parent_dir.join("agents")),
+        request.prompt,
+        depth + 1,
+        mode,
+    ));
+    if let Some(team) = &request.team
+        && let Some(found) = crate::host::roster::lock(&roster.teams).get_mut(team)
+    {
+        found.members.push(record.id.clone());
+    }
+    roster.add(Arc::clone(&record));
+    Ok(record)
+}
+
+/// The tools an agent of `def` is shown and may call: the definition's list (every tool
+/// when it has none) less its disallowed ones, less the agent tools unless it may start
+/// agents itself; none when the provider takes no tools.
+fn tool_set(
+    runtime: &Runtime,
+    def: &AgentDefinition,
+    may_spawn: bool,
+    takes_tools: bool,
+) -> (Vec<ToolDef>, HashSet<String>) {
+    let mut tools = Vec::new();
+    let mut allowed = HashSet::new();
+    if !takes_tools {
+        return (tools, allowed);
+    }
+    for entry in runtime.registry().entries() {
+        let spec = entry.spec();
+        if !entry.is_enabled() {
+            continue;
+        }
+        let listed = def.tools.as_ref().is_none_or(|list| list.iter().any(|n| n == "*" || spec.answers_to(n)));
+        let barred = def.disallowed_tools.iter().any(|n| spec.answers_to(n));
+        let agent_tool = AGENT_TOOLS.contains(&spec.name.as_str());
+        if !listed || barred || (agent_tool && !may_spawn) {
+            continue;
+        }
+        allowed.insert(spec.name.clone());
+        tools.push(ToolDef {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            input_schema: spec.input_schema.clone(),
+        });
+    }
+    (tools, allowed)
+}
+
+/// Runs `agent` (continuing with `message` when given): in the foreground until it stops,
+/// else in the background, answering at once.
+pub(crate) async fn go(
+    runtime: Arc<Runtime>,
+    agent: Arc<AgentRecord>,
+    message: Option<String>,
+    cx: &ToolContext,
+    cap: usize,
+) -> AgentReport {
+    if agent.background {
+        start_background(runtime, Arc::clone(&agent), message);
+        return report(&agent, cap);
+    }
+    // In the foreground the agent lives within the call: cancelling the call stops it, and
+    // its budget ends before the call's timeout so the result still comes back.
+    let cancel = cx.cancellation().child_token();
+    let budget = agent.spec.budget.min(cx.limits().timeout.saturating_sub(REPORT_MARGIN));
+    drive(runtime, Arc::clone(&agent), message, cancel, budget, Some(cx.clone())).await;
+    report(&agent, cap)
+}
+
+/// Continues `agent` in the background with `message`; a running agent gets it at its next
+/// turn instead.
+pub(crate) fn resume_in_background(runtime: Arc<Runtime>, agent: Arc<AgentRecord>, message: String) {
+    if agent.status() == AgentStatus::Running {
+        agent.post(message);
+    } else {
+        start_background(runtime, agent, Some(message));
+    }
+}
+
+fn start_background(runtime: Arc<Runtime>, agent: Arc<AgentRecord>, message: Option<String>) {
+    let cancel = CancellationToken::new();
+    let budget = agent.spec.budget;
+    tokio::spawn(drive(runtime, agent, message, cancel, budget, None));
+}
+
+/// One run of `agent`, to its end; a message that arrives as it finishes gets it going
+/// again, so none is left unread.
+async fn drive(
+    runtime: Arc<Runtime>,
+    agent: Arc<AgentRecord>,
+    message: Option<String>,
+    cancel: CancellationToken,
+    budget: Duration,
+    progress: Option<ToolContext>,
+) {
+    let Some(mut convo) = agent.begin(message.clone(), cancel.clone()) else {
+        // Another run holds the history: the message waits for its next turn.
+        if let Some(message) = message {
+            agent.post(message);
+        }
+        return;
+    };
+    agent.apply_session_limits();
+    let spec = RunSpec { budget, ..agent.spec.clone() };
+    let id = agent.id.clone();
+    let events = |event: RunEvent<'_>| {
+        agent.note(&event);
+        if let Some(cx) = &progress {
+            match event {
+                RunEvent::ToolCall(call) => cx.progress(format!("{id}: {}", brief_call(call)), None),
+                RunEvent::ToolResult(_, result) if result.is_error => {
+                    cx.progress(format!("{id}: {}", brief_result(result)), None)
+                }
+                _ => {}
+            }
+        }
+    };
+    let outcome = loop {
+        let outcome = run(&runtime, &agent.session, &spec, &mut convo, &*agent, &cancel, &events).await;
+        if outcome.status == AgentStatus::Completed && agent.has_mail() {
+            continue;
+        }
+        break outcome;
+    };
+    if outcome.status == AgentStatus::Stopped {
+        // A stopped agent's session is over: what it left running (background commands)
+        // is killed with it.
+        agent.session.state().clear_slots();
+    }
+    agent.end(convo, outcome);
+}
+
+/// Sets `mode` as the session's permission mode, when there is one.
+pub(crate) fn set_mode(session: &Session, mode: Option<PermissionMode>) {
+    if let Some(mode) = mode {
+        session.state().with_slot::<SessionMode, _>(|m| m.mode = Some(mode));
+    }
+}

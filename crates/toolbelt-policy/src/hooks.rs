@@ -4,7 +4,7 @@
 //! # The protocol
 //!
 //! Settings map an event (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `SessionStart`,
-//! `SessionEnd`) to groups of `{matcher, hooks}`. A matcher of `*` or nothing matches every
+//! `SessionEnd`, `SubagentStart`, `SubagentStop`) to groups of `{matcher, hooks}`. A matcher of `*` or nothing matches every
 //! tool; one made only of letters, digits, `_` and `|` lists exact names (a tool's aliases
 //! count); anything else is a regular expression that must match the whole name.
 //!
@@ -46,7 +46,7 @@ pub use runner::{InProcessHook, InProcessHookError};
 
 use crate::{
     CallInfo, Finished, HookEvent, HookRun, Hooks, PostToolOutcome, PostToolReport, PreToolOutcome, SessionInfo,
-    Verdict, VerdictSource,
+    SubagentInfo, Verdict, VerdictSource,
 };
 use config::RawHandler;
 use runner::{Handler, Response};
@@ -225,9 +225,41 @@ impl Hooks for HookSet {
             self.session_event(HookEvent::SessionEnd, session).await.into_iter().map(|(run, _)| run).collect()
         })
     }
+
+    fn subagent_start<'a>(&'a self, agent: &'a SubagentInfo<'a>) -> BoxFuture<'a, (Vec<String>, Vec<HookRun>)> {
+        Box::pin(async move {
+            let runs = self.subagent_event(HookEvent::SubagentStart, agent).await;
+            let context = runs.iter().filter_map(|(_, r)| protocol::session_context(r)).collect();
+            (context, runs.into_iter().map(|(run, _)| run).collect())
+        })
+    }
+
+    fn subagent_stop<'a>(&'a self, agent: &'a SubagentInfo<'a>) -> BoxFuture<'a, Vec<HookRun>> {
+        Box::pin(async move {
+            self.subagent_event(HookEvent::SubagentStop, agent).await.into_iter().map(|(run, _)| run).collect()
+        })
+    }
 }
 
 impl HookSet {
+    /// Runs the handlers of a SubagentStart or SubagentStop event matching the agent type.
+    async fn subagent_event(&self, event: HookEvent, agent: &SubagentInfo<'_>) -> Vec<(HookRun, Response)> {
+        let handlers = self.matching(event, &[agent.agent_type]);
+        if handlers.is_empty() {
+            return Vec::new();
+        }
+        let input = protocol::subagent_input(event, agent, &self.mode);
+        let answers = self.run_all(&handlers, &input, agent.cwd).await;
+        handlers
+            .iter()
+            .zip(answers)
+            .map(|(handler, (response, duration))| {
+                let outcome = protocol::session_outcome(&response);
+                (HookRun { event, handler: handler.describe(), outcome, duration }, response)
+            })
+            .collect()
+    }
+
     async fn session_event(&self, event: HookEvent, session: &SessionInfo<'_>) -> Vec<(HookRun, Response)> {
         let handlers = self.matching(event, &[session.reason]);
         if handlers.is_empty() {

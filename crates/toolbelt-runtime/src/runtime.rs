@@ -8,7 +8,7 @@ use toolbelt_core::{CancellationToken, EventSink, Extensions, Registry};
 use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{
     Approver, Authorizer, CallInfo, HookRun, Hooks, NoApprover, NoHooks, PermissionEngine, PermissionRules,
-    SessionInfo, Verdict,
+    SessionInfo, SubagentInfo, Verdict,
 };
 
 use crate::audit::AuditLog;
@@ -206,6 +206,27 @@ impl Runtime {
         let cwd = session.state().cwd();
         let info = SessionInfo { session_id: session.id(), cwd: &cwd, reason: reason.as_str() };
         log_runs(&hooks.session_end(&info).await);
+    }
+
+    /// Runs the SubagentStart hooks for a sub-agent that starts; returns the context they
+    /// added for it.
+    pub async fn subagent_start(&self, agent: &SubagentInfo<'_>) -> Vec<String> {
+        let hooks = &self.pipeline.hooks;
+        if hooks.is_empty() {
+            return Vec::new();
+        }
+        let (context, runs) = hooks.subagent_start(agent).await;
+        log_runs(&runs);
+        context
+    }
+
+    /// Runs the SubagentStop hooks for a sub-agent that stopped.
+    pub async fn subagent_stop(&self, agent: &SubagentInfo<'_>) {
+        let hooks = &self.pipeline.hooks;
+        if hooks.is_empty() {
+            return;
+        }
+        log_runs(&hooks.subagent_stop(agent).await);
     }
 
     /// Runs calls as a batch: consecutive shared calls together (at most

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolbelt_core::{AGENT_TOOLS, AgentReport, AgentRequest, AgentStatus, CancellationToken, ToolContext, ToolError};
-use toolbelt_policy::{PermissionMode, SessionMode};
+use toolbelt_policy::{PermissionMode, SessionMode, SubagentInfo};
 use toolbelt_runtime::{Runtime, Session};
 
 use crate::definitions::AgentDefinition;
@@ -129,6 +129,7 @@ pub(crate) fn prepare(
         spec,
         Some(parent_dir.join("agents")),
         request.prompt,
+        cx.session().id().to_string(),
         depth + 1,
         mode,
     ));
@@ -231,6 +232,22 @@ async fn drive(
         return;
     };
     agent.apply_session_limits();
+    let cwd = agent.session.state().cwd();
+    let parent = agent.parent_session.clone();
+    let start = SubagentInfo {
+        session_id: &parent,
+        agent_id: &agent.id,
+        agent_type: &agent.agent_type,
+        cwd: &cwd,
+        status: None,
+        last_message: None,
+    };
+    if message.is_none() {
+        // A fresh start: SubagentStart hooks may add context for the agent's first turn.
+        for context in runtime.subagent_start(&start).await {
+            convo.push_user(context);
+        }
+    }
     let spec = RunSpec { budget, ..agent.spec.clone() };
     let id = agent.id.clone();
     let events = |event: RunEvent<'_>| {
@@ -257,6 +274,8 @@ async fn drive(
         // is killed with it.
         agent.session.state().clear_slots();
     }
+    let stop = SubagentInfo { status: Some(outcome.status.as_str()), last_message: Some(&outcome.text), ..start };
+    runtime.subagent_stop(&stop).await;
     agent.end(convo, outcome);
 }
 

@@ -127,6 +127,8 @@ pub(crate) struct AgentRecord {
     pub spec: RunSpec,
     /// Where its whole text goes when a report cuts it.
     pub spill_dir: Option<PathBuf>,
+    /// The id of the session that started it.
+    pub parent_session: String,
     /// Its depth among agents (1 for the first level of sub-agents).
     pub depth: u32,
     /// The permission mode its session runs in, when the policy has modes.
@@ -149,6 +151,7 @@ impl AgentRecord {
         spec: RunSpec,
         spill_dir: Option<PathBuf>,
         first: String,
+        parent_session: String,
         depth: u32,
         mode: Option<toolbelt_policy::PermissionMode>,
     ) -> Self {
@@ -164,6 +167,7 @@ impl AgentRecord {
             session,
             spec,
             spill_dir,
+            parent_session,
             depth,
             mode,
             state: Mutex::new(State {

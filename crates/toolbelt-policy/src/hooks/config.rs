@@ -19,7 +19,7 @@ use crate::HookEvent;
 pub enum HookError {
     /// An event name toolbelt does not know.
     #[error(
-        "unknown hook event `{0}`; supported: PreToolUse, PostToolUse, PostToolUseFailure, SessionStart, SessionEnd"
+        "unknown hook event `{0}`; supported: PreToolUse, PostToolUse, PostToolUseFailure, SessionStart, SessionEnd, SubagentStart, SubagentStop"
     )]
     UnknownEvent(String),
     /// A matcher that is neither names nor a valid regular expression.

@@ -5,7 +5,7 @@ use toolbelt_core::{Content, ToolError, ToolOutput};
 
 use super::outcome::{HookFailure, HookOutcome};
 use super::runner::Response;
-use crate::{CallInfo, Decision, Finished, HookEvent, SessionInfo};
+use crate::{CallInfo, Decision, Finished, HookEvent, SessionInfo, SubagentInfo};
 
 /// The input of a PreToolUse hook.
 pub(super) fn pre_input(call: &CallInfo<'_>, mode: &str) -> Value {
@@ -63,6 +63,23 @@ pub(super) fn session_input(event: HookEvent, session: &SessionInfo<'_>, mode: &
     map.insert("permission_mode".into(), json!(mode));
     map.insert("hook_event_name".into(), json!(event.as_str()));
     map.insert(reason_key.into(), json!(session.reason));
+    Value::Object(map)
+}
+
+/// The input of a SubagentStart or SubagentStop hook.
+pub(super) fn subagent_input(event: HookEvent, agent: &SubagentInfo<'_>, mode: &str) -> Value {
+    let mut map = Map::new();
+    map.insert("session_id".into(), json!(agent.session_id));
+    map.insert("cwd".into(), json!(agent.cwd));
+    map.insert("permission_mode".into(), json!(mode));
+    map.insert("hook_event_name".into(), json!(event.as_str()));
+    map.insert("agent_id".into(), json!(agent.agent_id));
+    map.insert("agent_type".into(), json!(agent.agent_type));
+    if event == HookEvent::SubagentStop {
+        map.insert("stop_hook_active".into(), json!(false));
+        map.insert("status".into(), json!(agent.status));
+        map.insert("last_assistant_message".into(), json!(agent.last_message.unwrap_or("")));
+    }
     Value::Object(map)
 }
 

@@ -14,9 +14,11 @@ mod host;
 pub mod message;
 pub mod provider;
 pub mod run;
+pub mod spec;
 
 pub use config::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
 pub use host::{AgentHost, SessionProvider};
 pub use message::{Message, Part, Reply, Request, Role, StopReason, StreamEvent, ToolChoice, ToolDef, Usage};
 pub use provider::{Provider, ProviderError, StreamSink};
 pub use run::{Conversation, Inbox, NoInbox, RunEvent, RunEvents, RunOutcome, RunSpec, run};
+pub use spec::{apply_mode, run_spec};

@@ -1,24 +1,18 @@
 //! Starting and continuing agents: the checks a start must pass, the agent's own session and
 //! tool set, and driving its runs in the foreground or the background.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolbelt_core::{AGENT_TOOLS, AgentReport, AgentRequest, AgentStatus, CancellationToken, ToolContext, ToolError};
+use toolbelt_core::{AgentReport, AgentRequest, AgentStatus, CancellationToken, ToolContext, ToolError};
 use toolbelt_policy::{PermissionMode, SessionMode, SubagentInfo};
 use toolbelt_runtime::{Runtime, Session};
 
-use crate::definitions::AgentDefinition;
 use crate::host::AgentHost;
 use crate::host::report::report;
 use crate::host::roster::{AgentDepth, AgentRecord, RosterSlot};
-use crate::message::ToolDef;
 use crate::run::{RunEvent, RunSpec, brief_call, brief_result, run};
-
-/// Model names that are another agent's aliases for its own models (`sonnet`, `inherit`…):
-/// a definition written for it runs on the provider's default model here.
-const MODEL_ALIASES: [&str; 5] = ["inherit", "sonnet", "opus", "haiku", "default"];
+use crate::spec::run_spec;
 
 /// How much of a foreground call's timeout a run leaves for reporting when its budget is cut
 /// to fit the call.
@@ -85,24 +79,8 @@ pub(crate) fn prepare(
             existing.id
         )));
     }
-    let model = request
-        .model
-        .clone()
-        .or_else(|| def.model.clone())
-        .filter(|m| !MODEL_ALIASES.contains(&m.to_ascii_lowercase().as_str()))
-        .unwrap_or_else(|| provider.default_model().to_string());
     let may_spawn = depth + 1 < limits.max_depth;
-    let (tools, allowed) = tool_set(runtime, def, may_spawn, provider.supports_tools());
-    let spec = RunSpec {
-        provider,
-        model,
-        system: def.system_prompt.clone(),
-        tools,
-        allowed,
-        max_turns: def.max_turns.map_or(limits.max_turns, |t| t.min(limits.max_turns)),
-        budget: limits.time_budget,
-        max_tokens: limits.max_tokens,
-    };
+    let spec = run_spec(runtime, provider, request.model.as_deref(), def, &limits, may_spawn);
     let id = roster.next_id();
     let parent_dir = cx.session().data_dir().unwrap_or_else(|| std::env::temp_dir().join("toolbelt-agents"));
     let session = Session::new(
@@ -140,41 +118,6 @@ pub(crate) fn prepare(
     }
     roster.add(Arc::clone(&record));
     Ok(record)
-}
-
-/// The tools an agent of `def` is shown and may call: the definition's list (every tool
-/// when it has none) less its disallowed ones, less the agent tools unless it may start
-/// agents itself; none when the provider takes no tools.
-fn tool_set(
-    runtime: &Runtime,
-    def: &AgentDefinition,
-    may_spawn: bool,
-    takes_tools: bool,
-) -> (Vec<ToolDef>, HashSet<String>) {
-    let mut tools = Vec::new();
-    let mut allowed = HashSet::new();
-    if !takes_tools {
-        return (tools, allowed);
-    }
-    for entry in runtime.registry().entries() {
-        let spec = entry.spec();
-        if !entry.is_enabled() {
-            continue;
-        }
-        let listed = def.tools.as_ref().is_none_or(|list| list.iter().any(|n| n == "*" || spec.answers_to(n)));
-        let barred = def.disallowed_tools.iter().any(|n| spec.answers_to(n));
-        let agent_tool = AGENT_TOOLS.contains(&spec.name.as_str());
-        if !listed || barred || (agent_tool && !may_spawn) {
-            continue;
-        }
-        allowed.insert(spec.name.clone());
-        tools.push(ToolDef {
-            name: spec.name.clone(),
-            description: spec.description.clone(),
-            input_schema: spec.input_schema.clone(),
-        });
-    }
-    (tools, allowed)
 }
 
 /// Runs `agent` (continuing with `message` when given): in the foreground until it stops,

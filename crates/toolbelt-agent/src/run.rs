@@ -60,10 +60,37 @@ pub struct Conversation {
 impl Conversation {
     /// Adds text from the person or the parent agent. Text arriving right after tool
     /// results joins their message, so user and assistant messages keep alternating.
+    ///
+    /// When the conversation ends with tool calls that never ran (the run stopped first),
+    /// each is answered with an error saying so before the text: every provider wants each
+    /// tool call answered in the message that follows it.
     pub fn push_user(&mut self, text: impl Into<String>) {
+        self.answer_dangling();
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User => last.parts.push(Part::text(text)),
             _ => self.messages.push(Message::user(text)),
+        }
+    }
+}
+
+impl Conversation {
+    fn answer_dangling(&mut self) {
+        let Some(last) = self.messages.last() else { return };
+        if last.role != Role::Assistant {
+            return;
+        }
+        let parts: Vec<Part> = last
+            .tool_uses()
+            .map(|(id, _, _)| Part::ToolResult {
+                id: id.to_string(),
+                content: vec![toolbelt_core::Content::text(
+                    "This call was not run: the agent was stopped (a limit, an error or a stop) before it ran.",
+                )],
+                is_error: true,
+            })
+            .collect();
+        if !parts.is_empty() {
+            self.messages.push(Message { role: Role::User, parts });
         }
     }
 }

@@ -91,4 +91,3 @@ fn tool_set(
     }
     (tools, allowed)
 }
-

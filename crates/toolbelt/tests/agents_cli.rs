@@ -33,7 +33,8 @@ fn setup() -> (tempfile::TempDir, PathBuf) {
     );
     write(
         &home.join(".claude/agents/docs/writer.md"),
-        "---\ndescription: Writes the docs for a change.\ntools: [Read, Write, WebFetch]\n---\nWrite docs.\n",
+        "---\ndescription: \"Writes the docs\\e]0;pwned\\a for a change.\"\ntools: [Read, Write, WebFetch]\n---\nWrite \
+         docs.\n",
     );
     write(&root.join(".toolbelt/agents/broken.md"), "---\nname: broken\ndescription: d\nmaxTurns: lots\n---\n");
     (dir, root)
@@ -68,6 +69,11 @@ fn lists_project_and_user_agents_the_shadowed_one_and_the_bad_file() {
     );
     let writer = at("writer  ");
     assert_eq!(lines[writer], "writer  .test-home/.claude/agents/docs/writer.md (user)");
+    assert_eq!(
+        lines[writer + 1],
+        "    Writes the docs\u{fffd}]0;pwned\u{fffd} for a change.",
+        "no escape reaches the terminal"
+    );
     assert_eq!(lines[writer + 2], "    tools: Read, Write, WebFetch");
     let gp = at("general-purpose  built-in");
     assert_eq!(lines[gp + 2], "    tools: all except Agent, SendMessage, TeamCreate, TeamDelete, TaskBroadcast");

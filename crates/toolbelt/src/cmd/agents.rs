@@ -13,7 +13,7 @@ use toolbelt_agent::definitions::{
 };
 
 use crate::cli::{AgentsArgs, Global};
-use crate::output::line;
+use crate::output;
 use crate::project::WorkDirs;
 
 /// How many characters of a description's first line the listing shows.
@@ -65,24 +65,24 @@ pub fn run(global: &Global, args: &AgentsArgs) -> anyhow::Result<ExitCode> {
         let searched: Vec<Value> =
             dirs.directories().into_iter().map(|(scope, path)| json!({"scope": scope, "path": path})).collect();
         let out = json!({"agents": agents, "problems": problems, "directories": searched});
-        line(&serde_json::to_string_pretty(&out)?)?;
+        output::line(&serde_json::to_string_pretty(&out)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     for row in &rows {
         print_row(row, &ws.cwd)?;
     }
     if catalog.definitions.iter().chain(catalog.shadowed.iter().map(|s| &s.definition)).all(|d| d.is_builtin()) {
-        line("")?;
-        line(
+        show("")?;
+        show(
             "No agent files: add Markdown files with YAML frontmatter to .toolbelt/agents/ or .claude/agents/ in the \
              project, or to ~/.config/toolbelt/agents/ or ~/.claude/agents/ for every project.",
         )?;
     }
     if !problems.is_empty() {
-        line("")?;
+        show("")?;
         for problem in &problems {
             let shown = Problem { path: relative(&problem.path, &ws.cwd).into(), ..problem.clone() };
-            line(&shown.to_string())?;
+            show(&shown.to_string())?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -94,9 +94,9 @@ fn print_row(row: &Row<'_>, cwd: &Path) -> std::io::Result<()> {
     if let Some(by) = row.shadowed_by {
         head.push_str(&format!("  [shadowed by {}]", source(by, cwd)));
     }
-    line(&head)?;
+    show(&head)?;
     let summary = def.summary(SUMMARY_CHARS);
-    line(&format!("    {}", if summary.is_empty() { "(no description)" } else { &summary }))?;
+    show(&format!("    {}", if summary.is_empty() { "(no description)" } else { &summary }))?;
     let mut facts = vec![format!("tools: {}", tools(def))];
     if let Some(model) = &def.model {
         facts.push(format!("model: {model}"));
@@ -107,7 +107,7 @@ fn print_row(row: &Row<'_>, cwd: &Path) -> std::io::Result<()> {
     if let Some(turns) = def.max_turns {
         facts.push(format!("max turns: {turns}"));
     }
-    line(&format!("    {}", facts.join(" · ")))
+    show(&format!("    {}", facts.join(" · ")))
 }
 
 /// The tools as the definition writes them: `all`, a list, or `none`, and what it takes away.
@@ -134,6 +134,14 @@ fn source(source: &DefinitionSource, cwd: &Path) -> String {
 /// `path` relative to `cwd` when it is below it, else as it is.
 fn relative(path: &Path, cwd: &Path) -> String {
     path.strip_prefix(cwd).unwrap_or(path).display().to_string()
+}
+
+/// Prints one line of the listing with every control character replaced: names, descriptions
+/// and file names come from files a repository may hold, and an escape sequence in them must
+/// not reach the terminal.
+fn show(text: &str) -> std::io::Result<()> {
+    let shown: String = text.chars().map(|c| if c.is_control() { '\u{fffd}' } else { c }).collect();
+    output::line(&shown)
 }
 
 fn row_json(row: &Row<'_>) -> Value {

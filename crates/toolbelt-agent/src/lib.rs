@@ -6,6 +6,8 @@
 //!
 //! * [`provider`]: the [`Provider`] trait every model provider implements, and its errors.
 //! * [`config`]: providers and limits, as settings give them.
+//! * [`definitions`]: agent definitions (Markdown files with YAML frontmatter, and the
+//!   built-ins), found in the project's and the user's agent directories.
 //! * [`message`]: the conversation as the loop keeps it, independent of any wire shape.
 
 pub mod config;
@@ -17,6 +19,7 @@ pub mod run;
 pub mod spec;
 
 pub use config::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
+pub use definitions::{AgentDefinition, Catalog, SearchDirs, discover};
 pub use host::{AgentHost, SessionProvider};
 pub use message::{Message, Part, Reply, Request, Role, StopReason, StreamEvent, ToolChoice, ToolDef, Usage};
 pub use provider::{Provider, ProviderError, StreamSink};

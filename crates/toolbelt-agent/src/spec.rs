@@ -3,12 +3,11 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use toolbelt_core::AGENT_TOOLS;
 use toolbelt_policy::{PermissionMode, SessionMode};
 use toolbelt_runtime::{Runtime, Session};
 
 use crate::config::AgentLimits;
-use crate::definitions::AgentDefinition;
+use crate::definitions::{AgentDefinition, AgentTools};
 use crate::message::ToolDef;
 use crate::provider::Provider;
 use crate::run::RunSpec;
@@ -57,37 +56,31 @@ pub fn apply_mode(runtime: &Runtime, session: &Session, wanted: Option<Permissio
     }
 }
 
-/// The tools an agent of `def` is shown and may call: the definition's list (every tool
-/// when it has none) less its disallowed ones, less the agent tools unless it may start
-/// agents itself; none when the provider takes no tools.
+/// The tools an agent of `def` is shown and may call, out of `runtime`'s enabled tools
+/// ([`AgentDefinition::tool_set`]); none when the provider takes no tools.
 fn tool_set(
     runtime: &Runtime,
     def: &AgentDefinition,
     may_spawn: bool,
     takes_tools: bool,
 ) -> (Vec<ToolDef>, HashSet<String>) {
-    let mut tools = Vec::new();
-    let mut allowed = HashSet::new();
     if !takes_tools {
-        return (tools, allowed);
+        return (Vec::new(), HashSet::new());
     }
-    for entry in runtime.registry().entries() {
-        let spec = entry.spec();
-        if !entry.is_enabled() {
-            continue;
-        }
-        let listed = def.tools.as_ref().is_none_or(|list| list.iter().any(|n| n == "*" || spec.answers_to(n)));
-        let barred = def.disallowed_tools.iter().any(|n| spec.answers_to(n));
-        let agent_tool = AGENT_TOOLS.contains(&spec.name.as_str());
-        if !listed || barred || (agent_tool && !may_spawn) {
-            continue;
-        }
-        allowed.insert(spec.name.clone());
-        tools.push(ToolDef {
-            name: spec.name.clone(),
-            description: spec.description.clone(),
-            input_schema: spec.input_schema.clone(),
-        });
-    }
-    (tools, allowed)
+    let registry = runtime.registry();
+    let entries: Vec<_> = registry.entries().into_iter().filter(|e| e.is_enabled()).collect();
+    let names: Vec<&str> = entries.iter().map(|e| e.spec().name.as_str()).collect();
+    let resolve = |name: &str| registry.entry(name).map(|e| e.spec().name.clone());
+    let agent_tools = if may_spawn { AgentTools::AsListed } else { AgentTools::Withheld };
+    let set = def.tool_set(&names, resolve, agent_tools);
+    let tools = entries
+        .iter()
+        .filter(|e| set.contains(&e.spec().name))
+        .map(|e| ToolDef {
+            name: e.spec().name.clone(),
+            description: e.spec().description.clone(),
+            input_schema: e.spec().input_schema.clone(),
+        })
+        .collect();
+    (tools, set.tools.into_iter().collect())
 }

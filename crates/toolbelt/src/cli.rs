@@ -128,6 +128,8 @@ pub enum UnsandboxedArg {
 pub enum Command {
     /// List the tools and export their schemas.
     Tools(ToolsArgs),
+    /// List the agent definitions: where each comes from, what it may use, and bad files.
+    Agents(AgentsArgs),
     /// Run one call through the full pipeline and print its result.
     Call(CallArgs),
     /// Run JSON Lines of calls as one session; print one result line per call, in order.
@@ -217,6 +219,13 @@ pub struct McpArgs {
     /// default only the server's own origin, besides clients that send none).
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub allow_origin: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    /// Print JSON: every definition (shadowed ones too, with their prompts) and every problem.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

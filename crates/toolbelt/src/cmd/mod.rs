@@ -1,6 +1,7 @@
 //! One module per subcommand, and the set-up they share: the workspace, the settings, and
 //! the runtime built from them.
 
+pub mod agents;
 pub mod audit;
 pub mod batch;
 pub mod call;

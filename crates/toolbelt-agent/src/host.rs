@@ -82,6 +82,11 @@ impl AgentHost {
         session.with_slot::<SessionProvider, _>(|p| p.provider.clone()).or_else(|| self.providers.first().cloned())
     }
 
+    /// Whether agents can run in `session`: it has a provider of its own, or the host has one.
+    pub fn available_for(&self, session: &SessionState) -> bool {
+        self.provider_for(session).is_some()
+    }
+
     /// The configured provider named `name`.
     pub fn provider_named(&self, name: &str) -> Option<Arc<dyn Provider>> {
         self.providers.iter().find(|p| p.name() == name).cloned()
@@ -176,6 +181,10 @@ impl AgentService for AgentHost {
 
     fn list(&self, cx: &ToolContext) -> Vec<AgentReport> {
         roster(cx).all().iter().map(|a| report::report(a, self.limits.result_cap)).collect()
+    }
+
+    fn available(&self, session: &SessionState) -> bool {
+        self.available_for(session)
     }
 }
 

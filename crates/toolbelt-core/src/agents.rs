@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::session::SessionState;
 use crate::tool::BoxFuture;
 
 /// What the `Agent` tool asks for.
@@ -165,6 +166,13 @@ pub trait AgentService: Send + Sync + std::fmt::Debug {
 
     /// Every agent of this session, oldest first.
     fn list(&self, cx: &ToolContext) -> Vec<AgentReport>;
+
+    /// Whether agents can run in `session` (a model is there for them): a front end offers
+    /// the agent tools only where they can.
+    fn available(&self, session: &SessionState) -> bool {
+        let _ = session;
+        true
+    }
 }
 
 /// The handle the runtime's services hold ([`crate::Extensions`] are keyed by type).

@@ -21,6 +21,11 @@
 //! * Roots the client offers become the session's workspace roots, and follow
 //!   `notifications/roots/list_changed`; a call waits (briefly) for the client's answer to
 //!   `roots/list`, so the first one already works in them.
+//! * A client that declares `sampling` lends its model to the session's agents
+//!   ([`SamplingProvider`]): with `sampling.tools` they get their tools, without it they answer
+//!   in text. The agent tools (`Agent`, `SendMessage`, the team tools) are listed and callable
+//!   only in sessions where agents can run — the client offers sampling, or the agent host has
+//!   a provider; elsewhere a call to one is refused, saying what to configure.
 //! * When the tool list changes after `initialize` (an upstream server's tools joining late
 //!   or leaving), the client gets `notifications/tools/list_changed`.
 //!
@@ -31,7 +36,7 @@
 //!
 //! # Transports
 //!
-//! stdio ([`serve_stdio`]) keeps stdout for the protocol; logs go to stderr. Streamable HTTP
+//! stdio ([`serve_stdio`], or [`serve_lines`] over any reader and writer) keeps stdout for the protocol; logs go to stderr. Streamable HTTP
 //! ([`http::serve`]) binds loopback by default, checks `Host` and `Origin` (DNS-rebinding
 //! protection) and, when configured, a bearer token.
 
@@ -40,4 +45,4 @@ pub mod client;
 pub mod http;
 mod server;
 
-pub use server::{McpServer, ServerOptions, serve_stdio};
+pub use server::{McpServer, SamplingProvider, ServerOptions, serve_lines, serve_stdio};

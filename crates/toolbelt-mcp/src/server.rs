@@ -4,8 +4,11 @@ mod params;
 mod progress;
 mod result;
 mod roots;
+mod sampling;
 mod stdio;
 mod tools;
+
+pub use sampling::SamplingProvider;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -21,6 +24,7 @@ use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt as
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use toolbelt_agent::{Provider as _, SessionProvider};
 use toolbelt_runtime::{ClientInfo, EndReason, Outcome, Runtime, Session, StartSource, ToolCall, Transport};
 
 use crate::approve::{Elicitor, SessionApprovers};
@@ -130,6 +134,23 @@ impl McpServer {
         });
     }
 
+    /// Lets the session's agents use the client's model (its `sampling`), unless the session
+    /// already has a provider of its own.
+    fn adopt_sampling(&self, peer: &Peer<RoleServer>) {
+        let Some(provider) = SamplingProvider::offered_by(peer) else { return };
+        let tools = provider.supports_tools();
+        let adopted = self.session().state().with_slot::<SessionProvider, _>(|slot| {
+            if slot.provider.is_some() {
+                return false;
+            }
+            slot.provider = Some(Arc::new(provider));
+            true
+        });
+        if adopted {
+            tracing::info!(tools, "agents in this session use the client's model (MCP sampling)");
+        }
+    }
+
     /// Names the session's client for the audit log: what it said in `initialize`, and over
     /// HTTP where the request came from and with which token.
     fn identify(&self, name: &str, version: &str, http: Option<&HttpClient>) {
@@ -188,6 +209,9 @@ impl ServerHandler for McpServer {
             let elicitor = Arc::new(Elicitor::new(context.peer.clone()));
             self.inner.options.approvers.register(self.session().id(), elicitor);
         }
+        if request.capabilities.sampling.is_some() {
+            self.adopt_sampling(&context.peer);
+        }
         if request.capabilities.roots.is_some() {
             // Asked for once the client says it is initialized; calls wait for the answer.
             self.inner.roots.expect();
@@ -216,7 +240,16 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self.runtime().registry().specs().iter().map(tools::to_mcp).collect::<Result<_, _>>()?;
+        // The agent tools only where agents can run (a provider, or the client's sampling).
+        let agents = tools::agents_run_in(self.runtime(), self.session());
+        let tools = self
+            .runtime()
+            .registry()
+            .specs()
+            .iter()
+            .filter(|spec| agents || !tools::is_agent_tool(&spec.name))
+            .map(tools::to_mcp)
+            .collect::<Result<_, _>>()?;
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -226,6 +259,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        if let Some(refusal) = tools::refuse_agent_tool(self.runtime(), self.session(), &name) {
+            return Err(refusal);
+        }
         if !self.inner.roots.wait(roots::ROOTS_WAIT).await {
             tracing::warn!(
                 "the client declared roots but did not list them within {} s; this call uses the session's roots \
@@ -280,12 +316,21 @@ impl ServerHandler for McpServer {
 /// event loop directly; tokio's own stdin/stdout go through its blocking thread pool, which
 /// costs two thread hand-offs per message (a third of a small call's latency).
 pub async fn serve_stdio(server: McpServer) -> std::io::Result<()> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| std::io::Error::other(format!("the MCP {what} failed: {e}"));
-    let running = match pipes() {
-        Some((stdin, stdout)) => server.serve(stdio::Lines::new(stdin, stdout)).await,
-        None => server.serve(stdio::Lines::new(tokio::io::stdin(), tokio::io::stdout())).await,
+    match pipes() {
+        Some((stdin, stdout)) => serve_lines(server, stdin, stdout).await,
+        None => serve_lines(server, tokio::io::stdin(), tokio::io::stdout()).await,
     }
-    .map_err(|e| fail("handshake", &e))?;
+}
+
+/// Serves one connection as [`serve_stdio`] does, over any reader and writer (a child
+/// process's pipes, a socket) until the client disconnects.
+pub async fn serve_lines<R, W>(server: McpServer, read: R, write: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let fail = |what: &str, e: &dyn std::fmt::Display| std::io::Error::other(format!("the MCP {what} failed: {e}"));
+    let running = server.serve(stdio::Lines::new(read, write)).await.map_err(|e| fail("handshake", &e))?;
     running.waiting().await.map_err(|e| fail("connection", &e))?;
     Ok(())
 }

@@ -8,9 +8,9 @@ use toolbelt_core::{AgentReport, AgentRequest, AgentStatus, CancellationToken, T
 use toolbelt_policy::{PermissionMode, SessionMode, SubagentInfo};
 use toolbelt_runtime::{Runtime, Session};
 
-use crate::host::AgentHost;
 use crate::host::report::report;
 use crate::host::roster::{AgentDepth, AgentRecord, RosterSlot};
+use crate::host::{AgentHost, SessionProvider};
 use crate::run::{RunEvent, RunSpec, brief_call, brief_result, run};
 use crate::spec::run_spec;
 
@@ -89,6 +89,11 @@ pub(crate) fn prepare(
         cx.session().roots(),
         parent_dir.join("agents").join(&id),
     );
+    // The session's own provider (an MCP host's sampling) is its agents' too, for the agents
+    // they start in turn.
+    if let Some(own) = cx.session().with_slot::<SessionProvider, _>(|p| p.provider.clone()) {
+        session.state().with_slot::<SessionProvider, _>(|p| p.provider = Some(own));
+    }
     let parent_mode = runtime.permission_mode(cx.session());
     let mode = match (parent_mode, def.permission_mode) {
         (Some(parent), Some(wanted)) => Some(parent.stricter(wanted)),

@@ -1,11 +1,44 @@
-//! The registry's tools as MCP `Tool`s, for `tools/list`.
+//! The registry's tools as MCP `Tool`s, for `tools/list`, and which of them a session gets:
+//! the agent tools only where agents can run.
 
 use std::sync::Arc;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
-use toolbelt_core::ToolSpec;
+use toolbelt_core::{AGENT_TOOLS, Agents, ToolSpec};
+use toolbelt_runtime::{Runtime, Session};
+
+/// Whether `name` (a canonical name) is one of the agent tools.
+pub(super) fn is_agent_tool(name: &str) -> bool {
+    AGENT_TOOLS.contains(&name)
+}
+
+/// Whether agents can run in `session`: the runtime has an agent host, and it has a model for
+/// this session (a provider of its own, or the session's client offers sampling).
+pub(super) fn agents_run_in(runtime: &Runtime, session: &Session) -> bool {
+    runtime.services().get::<Agents>().is_some_and(|agents| agents.0.available(session.state()))
+}
+
+/// The refusal of a call to an agent tool in a session where agents cannot run (the tool is
+/// not listed there): what is missing and what to configure. `None` for any other call.
+pub(super) fn refuse_agent_tool(runtime: &Runtime, session: &Session, name: &str) -> Option<McpError> {
+    let entry = runtime.registry().entry(name)?;
+    let canonical = &entry.spec().name;
+    if !is_agent_tool(canonical) || agents_run_in(runtime, session) {
+        return None;
+    }
+    Some(McpError::invalid_params(
+        format!(
+            "`{canonical}` is not available in this session: agents need a model, and there is none here — this \
+             client does not offer MCP sampling and no model provider is configured for agents. Declare the \
+             `sampling` capability in the client (with `sampling.tools` so agents can use tools), or configure a \
+             provider where the server runs (set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add [agent.providers.NAME] \
+             to the settings; `toolbelt config check` says what is in force)"
+        ),
+        None,
+    ))
+}
 
 /// A tool as `tools/list` shows it: its name, title, description, input and output schemas,
 /// and its behaviour hints (with the title again, for clients that read it there).

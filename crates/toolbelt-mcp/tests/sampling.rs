@@ -48,6 +48,8 @@ fn general_purpose() -> AgentDefinition {
         permission_mode: None,
         max_turns: None,
         system_prompt: "You are an agent working in the user's project. Answer briefly.".into(),
+        source: toolbelt_agent::definitions::DefinitionSource::BuiltIn,
+        lines: Default::default(),
     }
 }
 

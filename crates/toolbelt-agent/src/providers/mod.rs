@@ -123,6 +123,7 @@ pub fn build_with(
     env: &dyn Fn(&str) -> Option<String>,
     options: &ProviderOptions,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
+    check_config(config)?;
     let key = match &config.api_key_env {
         None => None,
         Some(var) => match env(var).filter(|v| !v.trim().is_empty()) {
@@ -144,6 +145,34 @@ pub fn build_with(
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config, key, options.timeouts)?),
     };
     Ok(Arc::new(Retrying::new(inner, options.retry)))
+}
+
+/// Checks what can be checked of `config` without its key: its base URL is an http(s) URL,
+/// its `api_key_env` a variable's name (never the key itself, which the message leaves out).
+pub fn check_config(config: &ProviderConfig) -> Result<(), ProviderError> {
+    base_url(config)?;
+    match config.api_key_env.as_deref() {
+        Some(var) if !is_variable_name(var) => Err(ProviderError::Config {
+            provider: config.name.clone(),
+            message: format!(
+                "api_key_env must name the environment variable that holds the key ({}), never the key itself; \
+                 the value given is no variable name",
+                match config.kind {
+                    ProviderKind::OpenAi => "OPENAI_API_KEY",
+                    ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+                }
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `name` can be an environment variable's name: letters, digits and `_`, not
+/// starting with a digit.
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The base URL of `config` without its trailing `/`, checked to be an http(s) URL.
@@ -311,6 +340,10 @@ mod tests {
         let p = build(&config, &env(&[("WORK_LLM_KEY", "k")])).unwrap();
         assert_eq!((p.name(), p.default_model()), ("work", ANTHROPIC_DEFAULT_MODEL));
         assert!(!format!("{p:?}").contains("\"k\""), "the key stays out of Debug: {p:?}");
+        let leaked = ProviderConfig { api_key_env: Some("sk-ant-secret".into()), ..config.clone() };
+        let e = check_config(&leaked).unwrap_err().to_string();
+        assert!(e.contains("never the key itself") && !e.contains("sk-ant"), "{e}");
+        assert!(check_config(&config).is_ok());
         for bad in ["ftp://x", "localhost:8080", "not a url"] {
             let config = ProviderConfig { base_url: Some(bad.into()), api_key_env: None, ..config.clone() };
             let e = build(&config, &env(&[])).unwrap_err().to_string();

@@ -9,6 +9,9 @@
 //! * [`definitions`]: agent definitions (Markdown files with YAML frontmatter, and the
 //!   built-ins), found in the project's and the user's agent directories.
 //! * [`message`]: the conversation as the loop keeps it, independent of any wire shape.
+//! * [`providers`]: OpenAI-compatible Chat Completions and Anthropic Messages over HTTP,
+//!   retried; built from a [`ProviderConfig`].
+//! * `testing` (feature `testing`): scripted loopback model servers and an instant provider.
 
 pub mod config;
 pub mod definitions;
@@ -17,6 +20,9 @@ pub mod message;
 pub mod provider;
 pub mod run;
 pub mod spec;
+pub mod providers;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use config::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
 pub use definitions::{AgentDefinition, Catalog, SearchDirs, discover};

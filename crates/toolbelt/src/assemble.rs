@@ -133,6 +133,7 @@ impl Assembly {
             .mcp_servers
             .iter()
             .filter_map(|(_, c)| c.transport.bearer_token_env().map(str::to_string))
+            .chain(settings.agent.providers.iter().filter_map(|p| p.api_key_env.clone()))
             .collect();
         let home = home.map(Path::to_path_buf);
         Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, flags, claude, home }

@@ -30,6 +30,7 @@
 //! check` reports every mistake at once with its file and line, and an unknown key names the
 //! key that was probably meant.
 
+pub mod agent;
 mod claude;
 mod env;
 mod resolve;
@@ -372,6 +373,7 @@ pub fn load(
     }
     loaded.claude_note = claude_note(&loaded, wants_claude);
     trust::keep_user_floor(&mut loaded.entries, &mut loaded.notices);
+    agent::keep_user_providers(&mut loaded.entries, &mut loaded.notices);
     // The audit log is the user's evidence: a project's files cannot switch it off, move it
     // or make it rotate away.
     loaded.entries.retain(|e| {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use toolbelt::settings::agent::{self, AgentsStatus};
 use toolbelt::settings::{Origin, Problem};
 use toolbelt_policy::rules::{Rule, RuleOrigin};
 
@@ -79,6 +80,8 @@ impl Message {
 pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
     let mut messages: Vec<Message> = setup.problems.iter().map(|p| Message::of(Severity::Error, p)).collect();
     messages.extend(unknown_tool_warnings(setup));
+    let (agents, agents_ready) = agents_message(setup);
+    let agents_json = json!({"available": agents_ready, "message": agents.message});
     messages.extend(setup.loaded.ignored_problems.iter().map(|p| {
         let mut m = Message::of(Severity::Note, p);
         m.message.push_str(" (not applied: the project is not trusted)");
@@ -97,12 +100,21 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
         key: String::new(),
         message,
     }));
+    // Which provider agents use (or why none), last: it is about the whole, not a place.
+    match agents.origin {
+        Some(_) => {
+            let at = messages.iter().position(|m| m.origin.is_none()).unwrap_or(messages.len());
+            messages.insert(at, agents);
+        }
+        None => messages.push(agents),
+    }
     let errors = messages.iter().filter(|m| m.severity == Severity::Error).count();
     let files = &setup.loaded.files_read;
     if json {
         let out = json!({
             "ok": errors == 0,
             "errors": errors,
+            "agents": agents_json,
             "files": files.iter().map(|(l, f)| json!({"layer": l.as_str(), "path": f.display().to_string()})).collect::<Vec<_>>(),
             "messages": messages.iter().map(Message::json).collect::<Vec<_>>(),
         });
@@ -157,4 +169,27 @@ fn unknown_tool_warnings(setup: &Setup) -> Vec<Message> {
         });
     }
     out
+}
+
+/// Which model provider agents use, or why they are unavailable and what to set; whether
+/// they are available.
+fn agents_message(setup: &Setup) -> (Message, bool) {
+    let env = |name: &str| std::env::var(name).ok();
+    let note = |severity, message| Message { severity, origin: None, key: String::new(), message };
+    let message = match agent::status(&setup.settings, &env) {
+        AgentsStatus::Ready(text) => return (note(Severity::Note, text), true),
+        AgentsStatus::NoProvider(text) => note(Severity::Note, text),
+        AgentsStatus::Unusable(text) => note(Severity::Warning, text),
+        AgentsStatus::UnknownProvider(text) => {
+            // The highest layer's value is the one that counts: the last of them.
+            let entry = setup.loaded.entries.iter().rev().find(|e| e.key == "agent.provider");
+            Message {
+                severity: Severity::Error,
+                origin: entry.map(|e| e.origin.clone()),
+                key: "agent.provider".into(),
+                message: format!("{text}; agents are unavailable until it names one"),
+            }
+        }
+    };
+    (message, false)
 }

@@ -53,6 +53,9 @@ pub struct Settings {
     pub mcp_servers: Vec<(String, UpstreamConfig)>,
     /// How `toolbelt mcp --http` serves.
     pub mcp_http: McpHttpSettings,
+    /// The `[agent]` settings: the providers the files configure (the environment's join
+    /// them in [`super::agent::agent_settings`]), the default's name, the limits.
+    pub agent: toolbelt_agent::AgentSettings,
 }
 
 /// The settings of `toolbelt mcp --http`.
@@ -145,7 +148,9 @@ impl Settings {
             limits.idle_timeout = idle;
         }
         let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts("mcp.allowed_origins") };
+        let agent = super::agent::resolve(loaded.entries.as_slice(), &mut r.problems);
         let settings = Settings {
+            agent,
             mcp_servers,
             mcp_http,
             permissions,
@@ -168,7 +173,7 @@ pub(super) fn last_bool(entries: &[Entry], key: &str) -> Option<bool> {
 }
 
 /// The entry of the highest layer setting `key` (the last one on a tie), whose value is valid.
-fn winner<'e>(entries: &'e [Entry], key: &str) -> Option<&'e Entry> {
+pub(super) fn winner<'e>(entries: &'e [Entry], key: &str) -> Option<&'e Entry> {
     let def = schema::find(key)?;
     entries.iter().filter(|e| e.key == key && schema::check(def, &e.value).is_ok()).fold(
         None,

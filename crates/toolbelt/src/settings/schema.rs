@@ -2,6 +2,7 @@
 //! validator (`config check`), `config show` and the unknown-key suggestions all read.
 
 use serde_json::Value;
+use toolbelt_agent::AgentLimits;
 use toolbelt_core::CallLimits;
 
 /// The type of a key's value.
@@ -74,7 +75,8 @@ const fn key(path: &'static str, kind: Kind, default: &'static str, doc: &'stati
     KeyDef { path, kind, default: DefaultText::Literal(default), doc }
 }
 
-/// A key whose default is one of the runtime's limits ([`CallLimits::DEFAULT`]).
+/// A key whose default is one of the runtime's limits ([`CallLimits::DEFAULT`]) or agents'
+/// ([`AgentLimits::DEFAULT`]).
 const fn limit(path: &'static str, kind: Kind, default: fn() -> String, doc: &'static str) -> KeyDef {
     KeyDef { path, kind, default: DefaultText::From(default), doc }
 }
@@ -174,6 +176,54 @@ pub const KEYS: &[KeyDef] = &[
         Kind::Table,
         "{}",
         "an upstream MCP server: command, args, env, cwd (stdio) or url, headers, bearer_token_env (HTTP); enabled_tools, disabled_tools, timeout, startup_timeout, enabled",
+    ),
+    key(
+        "agent.provider",
+        Kind::Text,
+        "\"(the first of agent.providers, else openai or anthropic from the environment)\"",
+        "the model provider agents use unless one is asked for",
+    ),
+    limit(
+        "agent.max_concurrent",
+        Kind::Int { min: 1, max: 64 },
+        || AgentLimits::DEFAULT.max_concurrent.to_string(),
+        "sub-agents running at once in one session",
+    ),
+    limit(
+        "agent.max_depth",
+        Kind::Int { min: 0, max: 8 },
+        || AgentLimits::DEFAULT.max_depth.to_string(),
+        "how deep agents nest: 0 allows no sub-agents; 1 lets the top level start sub-agents, which start none",
+    ),
+    limit(
+        "agent.max_turns",
+        Kind::Int { min: 1, max: 10_000 },
+        || AgentLimits::DEFAULT.max_turns.to_string(),
+        "model turns per run, unless the agent's definition says fewer",
+    ),
+    limit(
+        "agent.time_budget",
+        Kind::Int { min: 1, max: 604_800 },
+        || AgentLimits::DEFAULT.time_budget.as_secs().to_string(),
+        "seconds of wall time per run",
+    ),
+    limit(
+        "agent.result_cap",
+        Kind::Int { min: 1_000, max: 1 << 30 },
+        || AgentLimits::DEFAULT.result_cap.to_string(),
+        "characters of an agent's final text its result carries (the rest is written to a file)",
+    ),
+    limit(
+        "agent.max_tokens",
+        Kind::Int { min: 1, max: 1_000_000 },
+        || AgentLimits::DEFAULT.max_tokens.to_string(),
+        "the most tokens one model reply may have",
+    ),
+    key(
+        "agent.providers.*",
+        Kind::Table,
+        "{}",
+        "a model provider: kind = \"openai\" (OpenAI-compatible: OpenAI, Ollama, vLLM…) or \"anthropic\"; base_url, api_key_env (the variable holding the key), model",
     ),
 ];
 
@@ -376,5 +426,8 @@ mod tests {
         assert!(find("mcp.servers").is_none() && find("mcp.servers.a.b").is_none() && is_table("mcp.servers"));
         assert_eq!(find("mcp.max_sessions").map(|k| k.path), Some("mcp.max_sessions"));
         assert!(is_table("mcp") && find("mcp.allowed_origins").is_some_and(|k| k.kind == Kind::List));
+        assert_eq!(find("agent.providers.local").map(|k| k.path), Some("agent.providers.*"));
+        assert!(is_table("agent") && is_table("agent.providers") && find("agent.max_depth").is_some());
+        assert_eq!(suggest("agent.max_turn"), Some("agent.max_turns"));
     }
 }

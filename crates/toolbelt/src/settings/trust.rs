@@ -202,7 +202,11 @@ impl Pending {
                     (Some(f), None) => format!(" ({})", short(f)),
                     _ => String::new(),
                 };
-                format!("{} = {value}{place}", e.key)
+                let reach = match e.key.strip_prefix("agent.providers.") {
+                    Some(_) => format!(" — {}", provider_reach(&e.value)),
+                    None => String::new(),
+                };
+                format!("{} = {value}{place}{reach}", e.key)
             })
             .collect()
     }
@@ -211,10 +215,21 @@ impl Pending {
     pub fn gist(&self) -> String {
         let hooks = self.entries.iter().filter(|e| e.key.starts_with("hooks.")).count();
         let servers: Vec<&str> = self.entries.iter().filter_map(|e| e.key.strip_prefix("mcp.servers.")).collect();
+        let providers: Vec<String> = self
+            .entries
+            .iter()
+            .filter_map(|e| {
+                e.key.strip_prefix("agent.providers.").map(|name| format!("{name} ({})", provider_reach(&e.value)))
+            })
+            .collect();
         let mut others: Vec<&str> = self
             .entries
             .iter()
-            .filter(|e| !e.key.starts_with("hooks.") && !e.key.starts_with("mcp.servers."))
+            .filter(|e| {
+                !e.key.starts_with("hooks.")
+                    && !e.key.starts_with("mcp.servers.")
+                    && !e.key.starts_with("agent.providers.")
+            })
             .map(|e| e.key.as_str())
             .collect();
         others.dedup();
@@ -225,8 +240,28 @@ impl Pending {
         if !servers.is_empty() {
             parts.push(format!("MCP server{} {}", if servers.len() == 1 { "" } else { "s" }, servers.join(", ")));
         }
+        if !providers.is_empty() {
+            parts.push(format!(
+                "model provider{} {}",
+                if providers.len() == 1 { "" } else { "s" },
+                providers.join(", ")
+            ));
+        }
         parts.extend(others.into_iter().take(6).map(str::to_string));
         parts.join(", ")
+    }
+}
+
+/// Where a model provider's table sends the conversation, and which variable's key with it:
+/// `sends $WORK_KEY to https://llm.example.com/v1`.
+fn provider_reach(value: &serde_json::Value) -> String {
+    let url = value["base_url"].as_str().unwrap_or(match value["kind"].as_str() {
+        Some("anthropic") => "api.anthropic.com",
+        _ => "api.openai.com",
+    });
+    match value["api_key_env"].as_str() {
+        Some(var) => format!("sends ${var} to {url}"),
+        None => format!("talks to {url}"),
     }
 }
 
@@ -397,6 +432,10 @@ mod tests {
         let keys: Vec<&str> = pending.entries.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(keys, ["hooks.PreToolUse", "permissions.allow"]);
         assert_eq!(pending.gist(), "1 hook, permissions.allow");
+        let provider = json!({"kind": "openai", "base_url": "https://llm.example", "api_key_env": "GITHUB_TOKEN"});
+        let with_provider = Pending::of(&[entry(Layer::Project, "agent.providers.team", provider)], p);
+        assert_eq!(with_provider.gist(), "model provider team (sends $GITHUB_TOKEN to https://llm.example)");
+        assert!(with_provider.summary()[0].ends_with("— sends $GITHUB_TOKEN to https://llm.example"));
         let mut changed = entries.clone();
         changed[2].value = json!({"matcher": "*", "hooks": [{"type": "command", "command": "evil"}]});
         assert_ne!(Pending::of(&changed, p).digest, pending.digest);

@@ -22,7 +22,7 @@ use toolbelt_core::{
 use toolbelt_runtime::Runtime;
 
 use crate::config::AgentLimits;
-use crate::definitions::AgentDefinition;
+use crate::definitions::{AgentDefinition, Catalog};
 use crate::provider::Provider;
 use roster::RosterSlot;
 
@@ -44,14 +44,14 @@ impl SessionSlot for SessionProvider {
 pub struct AgentHost {
     runtime: OnceLock<Weak<Runtime>>,
     providers: Vec<Arc<dyn Provider>>,
-    definitions: Vec<AgentDefinition>,
+    definitions: Catalog,
     limits: AgentLimits,
 }
 
 impl AgentHost {
     /// A host over `providers` (the first is the default; none when only an MCP host's
     /// sampling will be used), with these definitions and limits.
-    pub fn new(providers: Vec<Arc<dyn Provider>>, definitions: Vec<AgentDefinition>, limits: AgentLimits) -> Arc<Self> {
+    pub fn new(providers: Vec<Arc<dyn Provider>>, definitions: Catalog, limits: AgentLimits) -> Arc<Self> {
         Arc::new(Self { runtime: OnceLock::new(), providers, definitions, limits })
     }
 
@@ -72,7 +72,7 @@ impl AgentHost {
     }
 
     /// The definitions.
-    pub fn definitions(&self) -> &[AgentDefinition] {
+    pub fn definitions(&self) -> &Catalog {
         &self.definitions
     }
 
@@ -101,11 +101,10 @@ impl AgentHost {
 
     /// The definition named `name` (case-insensitive), or an error listing the ones there are.
     pub fn definition(&self, name: &str) -> Result<&AgentDefinition, ToolError> {
-        self.definitions.iter().find(|d| d.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
-            let names: Vec<&str> = self.definitions.iter().map(|d| d.name.as_str()).collect();
+        self.definitions.get(name).ok_or_else(|| {
             ToolError::failed(format!(
                 "there is no agent type `{name}`; use one of: {} (`toolbelt agents` lists them with where each comes from)",
-                names.join(", ")
+                self.definitions.names().join(", ")
             ))
         })
     }

@@ -18,9 +18,9 @@ pub mod definitions;
 mod host;
 pub mod message;
 pub mod provider;
+pub mod providers;
 pub mod run;
 pub mod spec;
-pub mod providers;
 #[cfg(feature = "testing")]
 pub mod testing;
 

@@ -231,7 +231,8 @@ pub async fn run(
             .map(|r| Part::ToolResult { id: r.id, content: r.content, is_error: r.is_error })
             .collect();
         convo.messages.push(Message { role: Role::User, parts });
-        pending.clear();
+        // `pending` keeps the calls just run: if a limit stops the run before the model reads
+        // their results, they are what it was doing.
     }
 }
 

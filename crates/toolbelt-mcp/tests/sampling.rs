@@ -75,7 +75,9 @@ impl Setup {
         for tool in toolbelt_tools::builtin().into_iter().chain(toolbelt_tools::agents::tools(&types)) {
             registry.register(tool).unwrap();
         }
-        let host = AgentHost::new(vec![], vec![definition], AgentLimits::DEFAULT);
+        let mut catalog = toolbelt_agent::Catalog::default();
+        catalog.add(definition);
+        let host = AgentHost::new(vec![], catalog, AgentLimits::DEFAULT);
         let mut services = toolbelt_core::Extensions::default();
         services.insert(host.handle());
         let approvers = Arc::new(SessionApprovers::default());

@@ -19,6 +19,9 @@ use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::SandboxConfig;
 
+use toolbelt_agent::SearchDirs;
+
+use crate::agents::AgentSetup;
 use crate::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
 
 /// Why a runtime could not be put together.
@@ -206,10 +209,23 @@ impl Assembly {
         ProtectedPaths::default().with_paths(paths)
     }
 
-    /// The built-in tools, described with the limits in force, without those a bare deny
-    /// rule removes.
+    /// The built-in tools, described with the limits in force, and the agent tools when a
+    /// model provider is configured; without those a bare deny rule removes.
     pub fn registry(&self, engine: &PermissionEngine) -> Registry {
+        self.registry_for(engine, &self.agents(), false)
+    }
+
+    /// [`Assembly::registry`] with `agents`' tools when agents can run (or, with `sampling`,
+    /// may run on a client's model).
+    fn registry_for(&self, engine: &PermissionEngine, agents: &AgentSetup, sampling: bool) -> Registry {
         let registry = crate::builtin_registry_with(&self.settings.runtime.limits());
+        if agents.available() || sampling {
+            for tool in toolbelt_tools::agents::tools(&agents.agent_types()) {
+                if let Err(e) = registry.register(tool) {
+                    tracing::error!("agent tools clash: {e}");
+                }
+            }
+        }
         engine.hide_denied(&registry);
         registry
     }
@@ -234,13 +250,36 @@ impl Assembly {
         sandbox
     }
 
+    /// Agents as these settings define them: the providers (the settings' and the
+    /// environment's), the definitions of the project, the user and the built-ins, the limits.
+    pub fn agents(&self) -> AgentSetup {
+        let catalog = toolbelt_agent::discover(&agent_search_dirs(&self.loc));
+        let env = |name: &str| std::env::var(name).ok();
+        AgentSetup::new(&settings::agent::agent_settings(&self.settings, &env), catalog, &env)
+    }
+
     /// The runtime: the tools behind the permission engine, the hooks and the audit log of
-    /// the settings, `approver` answering what asks. `concurrency` overrides the settings'.
+    /// the settings, `approver` answering what asks; with the agent tools and the host that
+    /// runs sub-agents when a model provider is configured. `concurrency` overrides the
+    /// settings'.
     pub fn runtime_with(
         &self,
         concurrency: Option<usize>,
         approver: Arc<dyn Approver>,
-    ) -> Result<Runtime, AssembleError> {
+    ) -> Result<Arc<Runtime>, AssembleError> {
+        self.runtime_serving(concurrency, approver, false)
+    }
+
+    /// [`Assembly::runtime_with`] for a server whose clients may offer their own model
+    /// (MCP sampling): with `sampling`, the agent host and tools are there even without a
+    /// configured provider, and the server shows the tools only to sessions that can run
+    /// agents.
+    pub fn runtime_serving(
+        &self,
+        concurrency: Option<usize>,
+        approver: Arc<dyn Approver>,
+        sampling: bool,
+    ) -> Result<Arc<Runtime>, AssembleError> {
         self.require_valid()?;
         let mut config: RuntimeConfig = self.settings.runtime.clone();
         if let Some(n) = concurrency {
@@ -258,7 +297,12 @@ impl Assembly {
         // sandboxed command can plant a journal for toolbelt to act on.
         services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
         let engine = self.engine();
-        let registry = self.registry(&engine);
+        let agents = self.agents();
+        let registry = self.registry_for(&engine, &agents, sampling);
+        let host = (agents.available() || sampling).then(|| agents.host());
+        if let Some(host) = &host {
+            services.insert(host.handle());
+        }
         let hooks = HookSet::from_json(&self.settings.hooks)
             .map_err(|e| AssembleError::Hooks(e.to_string()))?
             .with_permission_mode(engine.mode().as_str())
@@ -272,6 +316,19 @@ impl Assembly {
         if self.settings.audit_enabled {
             builder = builder.audit(AuditLog::new(self.settings.audit.clone()));
         }
-        Ok(builder.build())
+        let runtime = Arc::new(builder.build());
+        if let Some(host) = host {
+            host.attach(&runtime);
+        }
+        Ok(runtime)
     }
+}
+
+/// The directories agent definitions are looked for in, for the project and the user of
+/// `loc` (the settings' own locations, so `HOME` and `XDG_CONFIG_HOME` count the same way).
+pub fn agent_search_dirs(loc: &Locations) -> SearchDirs {
+    // The user's settings file is `<config home>/toolbelt/config.toml`.
+    let config_home =
+        loc.user_file.parent().and_then(Path::parent).map_or_else(|| loc.home.join(".config"), Path::to_path_buf);
+    SearchDirs::new(&loc.project, &loc.home, config_home)
 }

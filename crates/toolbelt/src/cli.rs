@@ -128,6 +128,9 @@ pub enum UnsandboxedArg {
 pub enum Command {
     /// List the tools and export their schemas.
     Tools(ToolsArgs),
+    /// Run an agent on a task: a model working with every tool, under the same settings,
+    /// permissions, hooks, sandbox and audit; the final answer on stdout.
+    Agent(AgentArgs),
     /// List the agent definitions: where each comes from, what it may use, and bad files.
     Agents(AgentsArgs),
     /// Run one call through the full pipeline and print its result.
@@ -219,6 +222,36 @@ pub struct McpArgs {
     /// default only the server's own origin, besides clients that send none).
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub allow_origin: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// The task; `-` reads it from stdin (as does no argument with input piped in).
+    pub prompt: Option<String>,
+
+    /// The model [default: the agent definition's, else the provider's].
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// The model provider, by name: `[agent.providers.NAME]`, or `openai`/`anthropic` from
+    /// the environment [default: `agent.provider`, else the first].
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// Run this agent definition (`toolbelt agents` lists them) instead of the main agent.
+    #[arg(long = "agent", value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// Model turns at most [default: agent.max_turns, 100].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+
+    /// Print one JSON object: status, final text, turns, tool calls, usage and the messages.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 #[derive(Debug, Args)]

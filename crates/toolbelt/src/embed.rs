@@ -143,7 +143,7 @@ impl ToolbeltBuilder {
         }
         let env: Vec<(String, String)> = if self.environment { std::env::vars().collect() } else { Vec::new() };
         let asm = Assembly::load(cwd, roots, self.entries, env, self.claude, self.home.as_deref());
-        let runtime = Arc::new(asm.runtime_with(self.concurrency, self.approver)?);
+        let runtime = asm.runtime_with(self.concurrency, self.approver)?;
         let gateway = if self.gateway { asm.gateway(runtime.registry()).await } else { None };
         Ok(Toolbelt { asm, runtime, gateway })
     }

@@ -23,6 +23,7 @@
 //! * [`runtime`] — the call pipeline, batches, sessions, and calls and results in the model
 //!   APIs' shapes ([`runtime::wire`]);
 //! * [`tools`] — the built-in tools;
+//! * [`agent`] — model providers, the agent loop and sub-agents;
 //! * [`mcp`] — the MCP server and the gateway to upstream MCP servers;
 //! * [`settings`] — layered settings files (user, project, project-local, environment, flags,
 //!   managed) and Claude Code's settings, merged and checked; [`assemble`] builds a runtime
@@ -32,12 +33,14 @@
 //! given an authorizer: reads inside the session's roots and read-only commands run, the rest
 //! is refused with the rule that would allow it.
 
+pub use toolbelt_agent as agent;
 pub use toolbelt_core as core;
 pub use toolbelt_mcp as mcp;
 pub use toolbelt_policy as policy;
 pub use toolbelt_runtime as runtime;
 pub use toolbelt_tools as tools;
 
+pub mod agents;
 pub mod assemble;
 mod embed;
 pub mod sessions;

@@ -11,7 +11,7 @@ use toolbelt_runtime::{Runtime, Session};
 use crate::host::report::report;
 use crate::host::roster::{AgentDepth, AgentRecord, RosterSlot};
 use crate::host::{AgentHost, SessionProvider};
-use crate::run::{RunEvent, RunSpec, brief_call, brief_result, run};
+use crate::run::{Conversation, RunEvent, RunSpec, brief_call, brief_result, run};
 use crate::spec::run_spec;
 
 /// How much of a foreground call's timeout a run leaves for reporting when its budget is cut
@@ -142,7 +142,16 @@ pub(crate) async fn go(
     // its budget ends before the call's timeout so the result still comes back.
     let cancel = cx.cancellation().child_token();
     let budget = agent.spec.budget.min(cx.limits().timeout.saturating_sub(REPORT_MARGIN));
-    drive(runtime, Arc::clone(&agent), message, cancel, budget, Some(cx.clone())).await;
+    let fresh = message.is_none();
+    match agent.begin(message.clone(), cancel.clone()) {
+        Some(convo) => drive(runtime, Arc::clone(&agent), convo, fresh, cancel, budget, Some(cx.clone())).await,
+        // Another run holds the history: the message waits for its next turn.
+        None => {
+            if let Some(message) = message {
+                agent.post(message);
+            }
+        }
+    }
     report(&agent, cap)
 }
 
@@ -159,26 +168,32 @@ pub(crate) fn resume_in_background(runtime: Arc<Runtime>, agent: Arc<AgentRecord
 fn start_background(runtime: Arc<Runtime>, agent: Arc<AgentRecord>, message: Option<String>) {
     let cancel = CancellationToken::new();
     let budget = agent.spec.budget;
-    tokio::spawn(drive(runtime, agent, message, cancel, budget, None));
+    // Taken here, not in the task: from this moment the agent is running, so a TaskOutput
+    // that follows waits for this run rather than reading the last one's result.
+    let fresh = message.is_none();
+    match agent.begin(message.clone(), cancel.clone()) {
+        Some(convo) => {
+            tokio::spawn(drive(runtime, agent, convo, fresh, cancel, budget, None));
+        }
+        None => {
+            if let Some(message) = message {
+                agent.post(message);
+            }
+        }
+    }
 }
 
-/// One run of `agent`, to its end; a message that arrives as it finishes gets it going
+/// One run of `agent` on `convo` (taken with [`AgentRecord::begin`]), to its end; a message that arrives as it finishes gets it going
 /// again, so none is left unread.
 async fn drive(
     runtime: Arc<Runtime>,
     agent: Arc<AgentRecord>,
-    message: Option<String>,
+    mut convo: Conversation,
+    fresh: bool,
     cancel: CancellationToken,
     budget: Duration,
     progress: Option<ToolContext>,
 ) {
-    let Some(mut convo) = agent.begin(message.clone(), cancel.clone()) else {
-        // Another run holds the history: the message waits for its next turn.
-        if let Some(message) = message {
-            agent.post(message);
-        }
-        return;
-    };
     agent.apply_session_limits();
     let cwd = agent.session.state().cwd();
     let parent = agent.parent_session.clone();
@@ -190,7 +205,7 @@ async fn drive(
         status: None,
         last_message: None,
     };
-    if message.is_none() {
+    if fresh {
         // A fresh start: SubagentStart hooks may add context for the agent's first turn.
         for context in runtime.subagent_start(&start).await {
             convo.push_user(context);

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::json;
-use toolbelt_agent::{Conversation, NoInbox, RunEvent, run};
 use toolbelt_agent::run::{brief_call, brief_result};
+use toolbelt_agent::{Conversation, NoInbox, RunEvent, run};
 use toolbelt_core::AgentStatus;
 
 use crate::Usage;
@@ -39,10 +39,7 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
         limits.max_turns = turns;
     }
     let may_spawn = limits.max_depth > 0;
-    let mut spec = toolbelt_agent::run_spec(&runtime, provider, args.model.as_deref(), &def, &limits, may_spawn);
-    if let Some(turns) = args.max_turns {
-        spec.max_turns = turns;
-    }
+    let spec = toolbelt_agent::run_spec(&runtime, provider, args.model.as_deref(), &def, &limits, may_spawn);
     toolbelt_agent::apply_mode(&runtime, &open.session, def.permission_mode);
     tracing::info!(provider = spec.provider.name(), model = %spec.model, tools = spec.tools.len(), "agent starting");
     open.start(&runtime).await;

@@ -8,9 +8,7 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use toolbelt::settings::Locations;
-use toolbelt_agent::definitions::{
-    AgentDefinition, AgentTools, DefinitionSource, Problem, SearchDirs, ToolSet, discover,
-};
+use toolbelt_agent::definitions::{AgentDefinition, AgentTools, DefinitionSource, Problem, ToolSet, discover};
 
 use crate::cli::{AgentsArgs, Global};
 use crate::output;
@@ -18,15 +16,6 @@ use crate::project::WorkDirs;
 
 /// How many characters of a description's first line the listing shows.
 const SUMMARY_CHARS: usize = 100;
-
-/// The directories agent definitions are looked for in, for the project and the user of
-/// `loc` (the settings' own locations, so `HOME` and `XDG_CONFIG_HOME` count the same way).
-pub fn search_dirs(loc: &Locations) -> SearchDirs {
-    // The user's settings file is `<config home>/toolbelt/config.toml`.
-    let config_home =
-        loc.user_file.parent().and_then(Path::parent).map_or_else(|| loc.home.join(".config"), Path::to_path_buf);
-    SearchDirs::new(&loc.project, &loc.home, config_home)
-}
 
 /// One definition as listed: shadowed or not, and the tools it gets here.
 struct Row<'a> {
@@ -38,7 +27,7 @@ struct Row<'a> {
 pub fn run(global: &Global, args: &AgentsArgs) -> anyhow::Result<ExitCode> {
     let ws = WorkDirs::from_flags(global)?;
     let project = toolbelt::assemble::project_root(&ws.cwd);
-    let dirs = search_dirs(&Locations::discover(&ws.cwd, &project));
+    let dirs = toolbelt::assemble::agent_search_dirs(&Locations::discover(&ws.cwd, &project));
     let catalog = discover(&dirs);
 
     // Names are checked against the built-in tools; an MCP tool (`mcp__server__tool`) cannot

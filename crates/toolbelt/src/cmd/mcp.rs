@@ -21,7 +21,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     // The server's own token never reaches a shell command's environment.
     setup.asm.secret_vars.extend(args.token_env.iter().cloned());
     let approvers = Arc::new(SessionApprovers::default());
-    let runtime = Arc::new(setup.runtime_with(None, approvers.clone())?);
+    let runtime = setup.runtime_serving(None, approvers.clone())?;
     super::sandbox::probe_in_background(&setup.sandbox());
     // Upstream servers join the registry first, so the first tools/list has their tools.
     let gateway = setup.gateway(runtime.registry()).await;

@@ -1,6 +1,7 @@
 //! One module per subcommand, and the set-up they share: the workspace, the settings, and
 //! the runtime built from them.
 
+pub mod agent;
 pub mod agents;
 pub mod audit;
 pub mod batch;
@@ -95,7 +96,7 @@ impl Setup {
     /// The runtime every calling command uses: the tools behind the permission engine, the
     /// hooks and the audit log of the settings, a terminal (when there is one) answering
     /// what asks. `concurrency` overrides the settings' value.
-    pub fn runtime(&self, concurrency: Option<usize>) -> anyhow::Result<Runtime> {
+    pub fn runtime(&self, concurrency: Option<usize>) -> anyhow::Result<Arc<Runtime>> {
         let approver: Arc<dyn Approver> = match TerminalApprover::open() {
             Some(terminal) => Arc::new(terminal),
             None => Arc::new(NoApprover),
@@ -104,8 +105,22 @@ impl Setup {
     }
 
     /// [`Setup::runtime`] with the given approver (MCP elicitations instead of a terminal).
-    pub fn runtime_with(&self, concurrency: Option<usize>, approver: Arc<dyn Approver>) -> anyhow::Result<Runtime> {
+    pub fn runtime_with(
+        &self,
+        concurrency: Option<usize>,
+        approver: Arc<dyn Approver>,
+    ) -> anyhow::Result<Arc<Runtime>> {
         self.asm.runtime_with(concurrency, approver).map_err(|e| Usage(e.to_string()).into())
+    }
+
+    /// The runtime `toolbelt mcp` serves: agents there even without a configured provider,
+    /// for clients that offer sampling.
+    pub fn runtime_serving(
+        &self,
+        concurrency: Option<usize>,
+        approver: Arc<dyn Approver>,
+    ) -> anyhow::Result<Arc<Runtime>> {
+        self.asm.runtime_serving(concurrency, approver, true).map_err(|e| Usage(e.to_string()).into())
     }
 }
 

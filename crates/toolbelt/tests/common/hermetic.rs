@@ -16,5 +16,17 @@ pub fn toolbelt(root: &Path) -> Command {
         .env("CI", "true")
         .env_remove("TOOLBELT_MANAGED_CONFIG")
         .env_remove("TOOLBELT_LOG");
+    // No model provider of the machine's: a test that wants one points these at a loopback
+    // server.
+    for name in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+    ] {
+        cmd.env_remove(name);
+    }
     cmd
 }

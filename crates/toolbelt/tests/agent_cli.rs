@@ -1,0 +1,186 @@
+//! `toolbelt agent` and the `Agent` tool through the real binary, the model a loopback server
+//! speaking the real OpenAI Chat Completions or Anthropic Messages streaming protocol,
+//! scripted turn by turn; each request the loop sent is checked.
+
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+use toolbelt_agent::testing::{ScriptedServer, Turn};
+
+fn workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join("notes.md"), "status: draft\n").unwrap();
+    (dir, root)
+}
+
+fn run(root: &Path, server: Option<&ScriptedServer>, args: &[&str]) -> Output {
+    let mut cmd = hermetic::toolbelt(root);
+    if let Some(server) = server {
+        cmd.envs(server.env());
+    }
+    cmd.args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn an_agent_reads_edits_runs_and_answers_over_openai() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::openai([
+        Turn::tool_call("r1", "Read", json!({"file_path": "notes.md"})).with_text("Reading the notes."),
+        Turn::tool_call("e1", "Edit", json!({"file_path": "notes.md", "old_string": "draft", "new_string": "final"})),
+        Turn::tool_call("b1", "Bash", json!({"command": "echo edited"})),
+        Turn::text("The notes now say final."),
+    ])
+    .unwrap();
+    let out = run(
+        &root,
+        Some(&server),
+        &["agent", "Mark the notes final.", "--mode", "acceptEdits", "--allow", "Bash(echo *)"],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(stdout.trim(), "The notes now say final.");
+    assert!(stderr.contains("● Read(notes.md)") && stderr.contains("● Bash(echo edited)"), "{stderr}");
+    assert!(stderr.contains("Reading the notes."), "{stderr}");
+    assert_eq!(std::fs::read_to_string(root.join("notes.md")).unwrap(), "status: final\n");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[0].header("authorization"), Some("Bearer scripted-key"));
+    let first = &requests[0].body;
+    assert_eq!(first["stream"], true);
+    assert_eq!(first["messages"][0]["role"], "system");
+    assert_eq!(first["messages"][1], json!({"role": "user", "content": "Mark the notes final."}));
+    let tools: Vec<&str> =
+        first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(tools.contains(&"Read") && tools.contains(&"Agent"), "{tools:?}");
+    // The Read result went back as a tool message answering r1.
+    let second = requests[1].messages();
+    let answer = second.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(answer["tool_call_id"], "r1");
+    assert!(answer["content"].as_str().unwrap().contains("status: draft"), "{answer}");
+    let assistant = second.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "Read");
+    let ran = requests[3].messages().iter().rev().find(|m| m["role"] == "tool").unwrap().clone();
+    assert!(ran["content"].as_str().unwrap().contains("edited"), "{ran}");
+}
+
+#[test]
+fn json_transcript_over_anthropic() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::anthropic([
+        Turn::tool_calls([
+            ("g1".to_string(), "Grep".to_string(), json!({"pattern": "status"})),
+            ("l1".to_string(), "ListDir".to_string(), json!({})),
+        ]),
+        Turn::text("One file mentions status."),
+    ])
+    .unwrap();
+    let out = run(&root, Some(&server), &["agent", "--json", "Which files mention status?"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let transcript: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(transcript["status"], "completed");
+    assert_eq!(transcript["text"], "One file mentions status.");
+    assert_eq!(transcript["tool_calls"], 2);
+    assert_eq!(transcript["provider"], "anthropic");
+    let requests = server.requests();
+    assert_eq!(requests[0].header("x-api-key"), Some("scripted-key"));
+    assert!(requests[0].body["system"].as_str().unwrap().contains("coding agent"));
+    // Both results in the next user message, in call order, as tool_result blocks.
+    let last = requests[1].messages().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    let ids: Vec<&str> = last["content"].as_array().unwrap().iter().filter_map(|b| b["tool_use_id"].as_str()).collect();
+    assert_eq!(ids, ["g1", "l1"]);
+}
+
+#[test]
+fn a_run_cut_by_its_turn_limit_exits_1_with_its_last_text() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::openai([
+        Turn::tool_call("g1", "Grep", json!({"pattern": "needle"})).with_text("Searching for the needle."),
+        Turn::tool_call("g2", "Grep", json!({"pattern": "haystack"})).with_text("Trying the haystack."),
+    ])
+    .unwrap();
+    let out = run(&root, Some(&server), &["agent", "--max-turns", "2", "Find the needle."]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stderr.contains("stopped before finishing (max_turns)"), "{stderr}");
+    assert!(stderr.contains("it was doing: Grep(haystack)"), "{stderr}");
+    assert_eq!(stdout.trim(), "Trying the haystack.");
+}
+
+#[test]
+fn provider_errors_are_retried_then_reported_clearly() {
+    let (_dir, root) = workspace();
+    // A rate limit with retry-after, then an answer: the run succeeds.
+    let server =
+        ScriptedServer::openai([Turn::http_error(429, "slow down").retry_after("1"), Turn::text("done")]).unwrap();
+    let started = std::time::Instant::now();
+    let out = run(&root, Some(&server), &["agent", "Say done."]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "done");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+    assert_eq!(server.requests().len(), 2);
+
+    // A key the server refuses: not retried, and the message says where the key comes from.
+    let server = ScriptedServer::openai([Turn::http_error(401, "invalid api key")]).unwrap();
+    let out = run(&root, Some(&server), &["agent", "Say done."]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("`openai`") && stderr.contains("401") && stderr.contains("OPENAI_API_KEY"), "{stderr}");
+
+    // A stream that is not the protocol.
+    let server = ScriptedServer::openai([Turn::malformed()]).unwrap();
+    let out = run(&root, Some(&server), &["agent", "Say done."]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("could not be read"), "{stderr}");
+}
+
+#[test]
+fn the_agent_tool_runs_a_sub_agent_from_toolbelt_call() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::openai([
+        Turn::tool_call("r1", "Read", json!({"file_path": "notes.md"})),
+        Turn::text("The notes are a draft."),
+    ])
+    .unwrap();
+    let out = run(
+        &root,
+        Some(&server),
+        &["call", "Agent", r#"{"prompt":"What state are the notes in?","subagent_type":"Explore"}"#, "--json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["structured"]["status"], "completed");
+    assert_eq!(result["structured"]["agent_type"], "Explore");
+    assert!(result["content"][0]["text"].as_str().unwrap().starts_with("The notes are a draft."));
+    // Explore's prompt and tools only.
+    let first = &server.requests()[0].body;
+    let tools: Vec<&str> =
+        first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(tools.len(), 5, "{tools:?}");
+    assert!(!tools.contains(&"Edit"), "{tools:?}");
+}
+
+#[test]
+fn without_a_provider_agents_are_absent_and_the_command_says_what_to_set() {
+    let (_dir, root) = workspace();
+    let out = run(&root, None, &["tools", "--format", "names"]);
+    assert!(out.status.success());
+    let names = text(&out.stdout);
+    assert!(!names.lines().any(|l| l.trim() == "Agent"), "{names}");
+    let out = run(&root, None, &["agent", "anything"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no model provider is configured") && stderr.contains("OPENAI_API_KEY"), "{stderr}");
+}

@@ -20,7 +20,12 @@ struct Server {
 
 impl Server {
     fn start(root: &Path, args: &[&str]) -> Self {
+        Self::start_with(root, args, Vec::new())
+    }
+
+    fn start_with(root: &Path, args: &[&str], env: Vec<(String, String)>) -> Self {
         let mut child = hermetic::toolbelt(root)
+            .envs(env)
             .args(args)
             .arg("mcp")
             .stdin(Stdio::piped())
@@ -129,4 +134,45 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     // Every built-in tool was exercised (tools from upstream servers are not built in).
     let builtin: std::collections::BTreeSet<String> = schemas.keys().cloned().collect();
     assert_eq!(seen, builtin, "a built-in tool without a round trip here");
+}
+
+#[test]
+fn every_agent_tool_returns_structured_content_matching_its_schema() {
+    use toolbelt_agent::testing::{ScriptedServer, Turn};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let model = ScriptedServer::openai((1..=8).map(|n| Turn::text(format!("answer {n}")))).unwrap();
+    let mut server = Server::start_with(&root, &[], model.env());
+    let listed = server.request("tools/list", json!({}));
+    let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone()))
+        .collect();
+    let mut check = |server: &mut Server, tool: &str, arguments: Value| -> Value {
+        let result = server.call(tool, arguments.clone());
+        assert_eq!(result["isError"], json!(false), "{tool} {arguments}: {result}");
+        let structured = result["structuredContent"].clone();
+        let validator = jsonschema::draft202012::new(&schemas[tool]).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&structured).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{tool}: {structured} does not match its schema: {errors:?}");
+        structured
+    };
+    check(&mut server, "TeamCreate", json!({"team_name": "t", "description": "a team"}));
+    let done = check(&mut server, "Agent", json!({"description": "one", "prompt": "Answer."}));
+    assert_eq!(done["status"], "completed");
+    let member = check(&mut server, "Agent", json!({"prompt": "Answer too.", "team_name": "t", "name": "alice"}));
+    let id = member["agent_id"].as_str().unwrap().to_string();
+    assert_eq!(check(&mut server, "TaskOutput", json!({"task_id": id}))["status"], "completed");
+    check(&mut server, "SendMessage", json!({"to": "alice", "message": "More."}));
+    check(&mut server, "TaskOutput", json!({"task_id": id}));
+    check(&mut server, "TaskBroadcast", json!({"team_name": "t", "message": "All of you."}));
+    let read = check(&mut server, "TaskOutput", json!({"task_id": id}));
+    assert_eq!(read["agent"]["name"], "alice");
+    check(&mut server, "TaskStop", json!({"task_id": id}));
+    check(&mut server, "TeamDelete", json!({"team_name": "t"}));
+    check(&mut server, "TaskList", json!({}));
+    assert!(model.requests().len() >= 4, "{:?}", model.requests().len());
 }

@@ -25,7 +25,7 @@ struct World {
 /// A workspace with `src/lib.rs`, a runtime over the built-in and agent tools judged by the
 /// permission engine in `mode` with `allow` rules, agents on `provider` within `limits`.
 fn world_with(provider: Arc<dyn Provider>, mode: PermissionMode, allow: &[&str], limits: AgentLimits) -> World {
-    world_full(provider, mode, allow, limits, Catalog::builtin())
+    world_full(provider, mode, allow, limits, Catalog::builtin(), None)
 }
 
 fn world_full(
@@ -34,6 +34,7 @@ fn world_full(
     allow: &[&str],
     limits: AgentLimits,
     catalog: Catalog,
+    hooks: Option<Arc<dyn toolbelt_policy::Hooks>>,
 ) -> World {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join("project");
@@ -55,8 +56,11 @@ fn world_full(
     let host = AgentHost::new(vec![provider], catalog, limits);
     let mut services = toolbelt_core::Extensions::default();
     services.insert(host.handle());
-    let runtime =
-        Arc::new(Runtime::builder(Arc::new(registry)).authorizer(Arc::new(engine)).services(services).build());
+    let mut builder = Runtime::builder(Arc::new(registry)).authorizer(Arc::new(engine)).services(services);
+    if let Some(hooks) = hooks {
+        builder = builder.hooks(hooks);
+    }
+    let runtime = Arc::new(builder.build());
     host.attach(&runtime);
     let session = Session::new("parent", root.clone(), vec![root.clone()], dir.path().join("sessions/parent"));
     World { _dir: dir, root, runtime, session }
@@ -235,7 +239,7 @@ async fn a_definition_cannot_loosen_the_parents_mode() {
         tool_reply([("w", "Bash", json!({"command": "touch made-by-agent"}))]),
         text_reply("could not"),
     ]));
-    let w = world_full(provider.clone(), PermissionMode::Default, &[], AgentLimits::DEFAULT, catalog);
+    let w = world_full(provider.clone(), PermissionMode::Default, &[], AgentLimits::DEFAULT, catalog, None);
     let result = w.call("Agent", json!({"prompt": "Make a file.", "subagent_type": "yolo"})).await;
     assert_eq!(structured(&result)["status"], "completed", "{}", result.text());
     let back = results_of(&provider.requests()[1]);
@@ -336,4 +340,35 @@ async fn limits_are_refused_with_what_to_do() {
     assert!(unknown.is_error && unknown.text().contains(&id), "{}", unknown.text());
     let bad_type = w.call("Agent", json!({"prompt": "x", "subagent_type": "wizard"})).await;
     assert!(bad_type.is_error && bad_type.text().contains("Explore"), "{}", bad_type.text());
+}
+
+#[tokio::test]
+async fn subagent_hooks_add_context_and_hear_how_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let stop_log = dir.path().join("stop.json");
+    let start = dir.path().join("start.sh");
+    std::fs::write(&start, "#!/bin/sh\necho 'the staging database is read-only'\n").unwrap();
+    let hooks = toolbelt_policy::hooks::HookSet::from_json(&json!({
+        "SubagentStart": [{"matcher": "general-purpose", "hooks": [{"type": "command", "command": format!("sh {}", start.display())}]}],
+        "SubagentStop": [{"hooks": [{"type": "command", "command": format!("cat > {}", stop_log.display())}]}],
+    }))
+    .unwrap();
+    let provider = Arc::new(InstantProvider::new([text_reply("all checked")]));
+    let w = world_full(
+        provider.clone(),
+        PermissionMode::AcceptEdits,
+        &[],
+        AgentLimits::DEFAULT,
+        Catalog::builtin(),
+        Some(Arc::new(hooks)),
+    );
+    let result = w.call("Agent", json!({"prompt": "Check the database."})).await;
+    assert_eq!(structured(&result)["status"], "completed", "{}", result.text());
+    let first = &provider.requests()[0];
+    assert_eq!(first.messages[0].text(), "Check the database.\nthe staging database is read-only");
+    let stop: Value = serde_json::from_str(&std::fs::read_to_string(&stop_log).unwrap()).unwrap();
+    assert_eq!(stop["hook_event_name"], "SubagentStop");
+    assert_eq!(stop["agent_type"], "general-purpose");
+    assert_eq!(stop["status"], "completed");
+    assert_eq!(stop["last_assistant_message"], "all checked");
 }

@@ -244,29 +244,29 @@ impl Hooks for HookSet {
 impl HookSet {
     /// Runs the handlers of a SubagentStart or SubagentStop event matching the agent type.
     async fn subagent_event(&self, event: HookEvent, agent: &SubagentInfo<'_>) -> Vec<(HookRun, Response)> {
-        let handlers = self.matching(event, &[agent.agent_type]);
-        if handlers.is_empty() {
-            return Vec::new();
-        }
-        let input = protocol::subagent_input(event, agent, &self.mode);
-        let answers = self.run_all(&handlers, &input, agent.cwd).await;
-        handlers
-            .iter()
-            .zip(answers)
-            .map(|(handler, (response, duration))| {
-                let outcome = protocol::session_outcome(&response);
-                (HookRun { event, handler: handler.describe(), outcome, duration }, response)
-            })
-            .collect()
+        let input = || protocol::subagent_input(event, agent, &self.mode);
+        self.lifecycle_event(event, agent.agent_type, input, agent.cwd).await
     }
 
     async fn session_event(&self, event: HookEvent, session: &SessionInfo<'_>) -> Vec<(HookRun, Response)> {
-        let handlers = self.matching(event, &[session.reason]);
+        let input = || protocol::session_input(event, session, &self.mode);
+        self.lifecycle_event(event, session.reason, input, session.cwd).await
+    }
+
+    /// Runs the handlers of an event that is not about a call (a session's, a sub-agent's)
+    /// whose matchers match `key`, each given `input()`.
+    async fn lifecycle_event(
+        &self,
+        event: HookEvent,
+        key: &str,
+        input: impl FnOnce() -> Value,
+        cwd: &Path,
+    ) -> Vec<(HookRun, Response)> {
+        let handlers = self.matching(event, &[key]);
         if handlers.is_empty() {
             return Vec::new();
         }
-        let input = protocol::session_input(event, session, &self.mode);
-        let answers = self.run_all(&handlers, &input, session.cwd).await;
+        let answers = self.run_all(&handlers, &input(), cwd).await;
         handlers
             .iter()
             .zip(answers)

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use toolbelt_core::{Access, BoxFuture, SessionState, ToolError, ToolOutput, ToolSpec};
 use toolbelt_policy::hooks::{HookSet, InProcessHook};
-use toolbelt_policy::{CallInfo, Decision, Finished, HookEvent, Hooks, PostToolOutcome, SessionInfo};
+use toolbelt_policy::{CallInfo, Decision, Finished, HookEvent, Hooks, PostToolOutcome, SessionInfo, SubagentInfo};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -398,4 +398,41 @@ async fn session_start_adds_context() {
     let (context, runs) = hooks.session_start(&SessionInfo { session_id: "s", cwd, reason: "startup" }).await;
     assert_eq!(context, ["branch: main", "open issues: 3"]);
     assert_eq!(runs.len(), 2);
+}
+
+#[tokio::test]
+async fn subagent_hooks_match_the_agent_type_and_see_how_it_stopped() {
+    let f = Fixture::new();
+    let log = f.path("stop.json");
+    let start = f.script(
+        "start.sh",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "use the staging db"}}'"#,
+    );
+    let stop = f.script("stop.sh", &format!("cat > {}", log.display()));
+    let hooks = f.hooks(json!({
+        "SubagentStart": [{"matcher": "Explore", "hooks": [{"type": "command", "command": start}]}],
+        "SubagentStop": [{"hooks": [{"type": "command", "command": stop}]}],
+    }));
+    let cwd: &Path = f.dir.path();
+    let info = SubagentInfo {
+        session_id: "s",
+        agent_id: "agent_1",
+        agent_type: "Explore",
+        cwd,
+        status: None,
+        last_message: None,
+    };
+    let (context, runs) = hooks.subagent_start(&info).await;
+    assert_eq!(context, ["use the staging db"]);
+    assert_eq!(runs.len(), 1);
+    let other = SubagentInfo { agent_type: "general-purpose", ..info };
+    assert!(hooks.subagent_start(&other).await.0.is_empty(), "the matcher names Explore only");
+    let stopped = SubagentInfo { status: Some("max_turns"), last_message: Some("halfway there"), ..info };
+    assert_eq!(hooks.subagent_stop(&stopped).await.len(), 1);
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "SubagentStop");
+    assert_eq!(input["agent_id"], "agent_1");
+    assert_eq!(input["agent_type"], "Explore");
+    assert_eq!(input["status"], "max_turns");
+    assert_eq!(input["last_assistant_message"], "halfway there");
 }

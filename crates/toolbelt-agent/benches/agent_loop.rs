@@ -9,6 +9,8 @@
 //! * **Memory.** The resident set before and while four sub-agents run at once in the
 //!   background (each in a `sleep` command), and per agent.
 
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -80,9 +80,6 @@ pub use parse::{DefinitionError, Parsed, Warning};
 pub use read::MAX_FILE_BYTES;
 pub use tools::{AgentTools, ToolKey, ToolSet, ToolWarning};
 
-/// The agent tools (starting, messaging and grouping agents): an agent has them only when its
-/// definition names them and it may start agents of its own.
-
 /// What kind of agent to run: its prompt, the tools it may use, its model and limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentDefinition {

@@ -1,6 +1,7 @@
 //! Sub-agents end to end, in process: the agent tools called through a real runtime (the
 //! built-in tools, the permission engine, real files and processes), the model an instant
 //! scripted provider whose requests are checked turn by turn.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

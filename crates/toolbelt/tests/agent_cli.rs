@@ -1,6 +1,7 @@
 //! `toolbelt agent` and the `Agent` tool through the real binary, the model a loopback server
 //! speaking the real OpenAI Chat Completions or Anthropic Messages streaming protocol,
 //! scripted turn by turn; each request the loop sent is checked.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "common/hermetic.rs"]
 mod hermetic;

@@ -151,7 +151,7 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
         .iter()
         .map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone()))
         .collect();
-    let mut check = |server: &mut Server, tool: &str, arguments: Value| -> Value {
+    let check = |server: &mut Server, tool: &str, arguments: Value| -> Value {
         let result = server.call(tool, arguments.clone());
         assert_eq!(result["isError"], json!(false), "{tool} {arguments}: {result}");
         let structured = result["structuredContent"].clone();

@@ -373,3 +373,48 @@ async fn subagent_hooks_add_context_and_hear_how_it_ended() {
     assert_eq!(stop["status"], "completed");
     assert_eq!(stop["last_assistant_message"], "all checked");
 }
+
+#[tokio::test]
+async fn a_team_is_not_deleted_while_a_member_runs() {
+    let provider = Arc::new(InstantProvider::from_fn(|request| {
+        if request.messages.len() > 1 {
+            Ok(text_reply("done"))
+        } else {
+            Ok(tool_reply([("s".to_string(), "Bash".to_string(), json!({"command": "sleep 20"}))]))
+        }
+    }));
+    let w = world_with(provider, PermissionMode::BypassPermissions, &[], AgentLimits::DEFAULT);
+    w.call("TeamCreate", json!({"team_name": "crew"})).await;
+    let member = w.call("Agent", json!({"prompt": "Wait.", "team_name": "crew", "name": "sleeper"})).await;
+    let id = structured(&member)["agent_id"].as_str().unwrap().to_string();
+    let refused = w.call("TeamDelete", json!({"team_name": "crew"})).await;
+    assert!(refused.is_error, "{}", refused.text());
+    assert!(refused.text().contains("sleeper") && refused.text().contains("TaskStop"), "{}", refused.text());
+    let stopped = w.call("TaskStop", json!({"task_id": id})).await;
+    assert!(stopped.text().contains("Stopped"), "{}", stopped.text());
+    let deleted = w.call("TeamDelete", json!({"team_name": "crew"})).await;
+    assert!(!deleted.is_error, "{}", deleted.text());
+}
+
+#[tokio::test]
+async fn a_sub_agent_cannot_start_agents_at_the_depth_limit() {
+    // A definition that asks for the Agent tool, run as a sub-agent with max_depth 1: it is
+    // not shown the tool, and a call to it anyway is refused by the loop.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lead.md");
+    std::fs::write(&file, "---\nname: lead\ndescription: leads\ntools: Agent, Read\n---\nLead.\n").unwrap();
+    let parsed = toolbelt_agent::AgentDefinition::read(&file, toolbelt_agent::definitions::Scope::Project).unwrap();
+    let mut catalog = Catalog::builtin();
+    catalog.add(parsed.definition);
+    let provider = Arc::new(InstantProvider::new([
+        tool_reply([("a", "Agent", json!({"prompt": "help me"}))]),
+        text_reply("did it alone"),
+    ]));
+    let w = world_full(provider.clone(), PermissionMode::AcceptEdits, &[], AgentLimits::DEFAULT, catalog, None);
+    let result = w.call("Agent", json!({"prompt": "Lead.", "subagent_type": "lead"})).await;
+    assert_eq!(structured(&result)["status"], "completed", "{}", result.text());
+    let names: Vec<String> = provider.requests()[0].tools.iter().map(|t| t.name.clone()).collect();
+    assert_eq!(names, ["Read"]);
+    let back = results_of(&provider.requests()[1]);
+    assert!(back[0].2 && back[0].1.contains("not one of this agent's tools"), "{back:?}");
+}

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolbelt_agent::providers::{self, ProviderOptions, RetryPolicy, Timeouts};
-use toolbelt_agent::testing::{Protocol, ScriptedServer, Turn};
+use toolbelt_agent::testing::{Protocol, ScriptedServer, Turn, http_date};
 use toolbelt_agent::{
     Message, Part, Provider, ProviderError, Reply, Request, Role, StopReason, StreamEvent, ToolChoice, ToolDef, Usage,
 };
@@ -250,6 +250,31 @@ async fn a_rate_limit_s_retry_after_is_honoured() {
 }
 
 #[tokio::test]
+async fn a_retry_after_may_name_a_time() {
+    let at = std::time::SystemTime::now() + Duration::from_secs(2);
+    let server =
+        start(Protocol::Anthropic, [Turn::http_error(529, "Overloaded").retry_after(http_date(at)), Turn::text("ok")]);
+    let p = provider(&server, options(2));
+    let (reply, _) = complete(&*p, &request(vec![Message::user("hi")])).await;
+    assert_eq!(reply.unwrap().parts, vec![Part::text("ok")]);
+    let sent = server.requests();
+    // HTTP dates count whole seconds: two seconds from now is at least one away.
+    let waited = sent[1].received - sent[0].received;
+    assert!(waited >= Duration::from_millis(900), "waited only {waited:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_ignores_streaming_is_told_apart() {
+    let body = json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"message": {"content": "hi"}}]});
+    let server = start(Protocol::OpenAi, [Turn::http_error_body(200, body)]);
+    let p = provider(&server, options(1));
+    let (reply, _) = complete(&*p, &request(vec![Message::user("hi")])).await;
+    let e = reply.unwrap_err();
+    assert!(matches!(e, ProviderError::Stream { .. }), "{e:?}");
+    assert!(e.to_string().contains("it answered JSON instead of an event stream"), "{e}");
+}
+
+#[tokio::test]
 async fn a_retry_after_longer_than_the_cap_fails_at_once_saying_how_long() {
     let server = start(Protocol::OpenAi, [Turn::http_error(429, "Slow down").retry_after("120"), Turn::text("never")]);
     let p = provider(&server, options(3));
@@ -378,24 +403,24 @@ async fn timeouts_before_the_reply_are_retried_and_mid_reply_are_not() {
     let quick = |attempts| ProviderOptions {
         timeouts: Timeouts {
             connect: Duration::from_secs(5),
-            response: Duration::from_millis(200),
-            idle: Duration::from_millis(200),
+            response: Duration::from_millis(500),
+            idle: Duration::from_millis(500),
         },
         ..options(attempts)
     };
-    let server = start(Protocol::OpenAi, [Turn::text("late").delay(Duration::from_secs(2)), Turn::text("on time")]);
+    let server = start(Protocol::OpenAi, [Turn::text("late").delay(Duration::from_secs(3)), Turn::text("on time")]);
     let p = provider(&server, quick(2));
     let (reply, _) = complete(&*p, &request(vec![Message::user("hi")])).await;
     assert_eq!(reply.unwrap().parts, vec![Part::text("on time")]);
 
     let server = start(
         Protocol::Anthropic,
-        [Turn::text("a pause in the middle").stall(Duration::from_secs(2)), Turn::text("never")],
+        [Turn::text("a pause in the middle").stall(Duration::from_secs(3)), Turn::text("never")],
     );
     let p = provider(&server, quick(3));
     let (reply, events) = complete(&*p, &request(vec![Message::user("hi")])).await;
     let e = reply.unwrap_err();
-    assert_eq!(e, ProviderError::Timeout { provider: "test".into(), after: Duration::from_millis(200) });
+    assert_eq!(e, ProviderError::Timeout { provider: "test".into(), after: Duration::from_millis(500) });
     assert!(!events.is_empty());
     assert_eq!(server.requests().len(), 1, "a reply that began is not sent again");
 }

@@ -77,7 +77,7 @@ pub enum ProviderError {
         message: String,
     },
     /// No reply within the request timeout.
-    #[error("model provider `{provider}` did not answer within {}s; raise the timeout or try again", after.as_secs())]
+    #[error("model provider `{provider}` did not answer within {}s; check that the server is up and not overloaded, then try again", after.as_secs())]
     Timeout {
         /// The provider's name.
         provider: String,

@@ -72,6 +72,7 @@ async fn per_turn(turns: u32) {
         max_turns: turns + 1,
         budget: Duration::from_secs(600),
         max_tokens: 1024,
+        tool_events: EventSink::none(),
     };
     let cancel = CancellationToken::new();
     // Warm up, then measure the loop.

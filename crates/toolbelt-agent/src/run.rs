@@ -39,6 +39,9 @@ pub struct RunSpec {
     pub budget: Duration,
     /// The most tokens one reply may have.
     pub max_tokens: u32,
+    /// Where the events of its tool calls go (a sub-agent's progress, a command's output):
+    /// a terminal, the parent call's progress, or nowhere.
+    pub tool_events: EventSink,
 }
 
 /// The conversation a run continues, and what it has cost so far. It outlives a run, so a
@@ -281,7 +284,7 @@ async fn run_tools(
             _ => results[i] = Some(ToolResult::rejected(&call.id, unavailable(&call.name, spec))),
         }
     }
-    let ran = runtime.batch(session, batch, &EventSink::none(), cancel).await;
+    let ran = runtime.batch(session, batch, &spec.tool_events, cancel).await;
     for (i, result) in slots.into_iter().zip(ran) {
         events(RunEvent::ToolResult(&calls[i], &result));
         results[i] = Some(result);

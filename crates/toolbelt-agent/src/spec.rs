@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use toolbelt_core::EventSink;
 use toolbelt_policy::{PermissionMode, SessionMode};
 use toolbelt_runtime::{Runtime, Session};
 
@@ -42,6 +43,7 @@ pub fn run_spec(
         max_turns: def.max_turns.map_or(limits.max_turns, |t| t.min(limits.max_turns)),
         budget: limits.time_budget,
         max_tokens: limits.max_tokens,
+        tool_events: EventSink::none(),
     }
 }
 

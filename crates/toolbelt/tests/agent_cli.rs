@@ -185,3 +185,33 @@ fn without_a_provider_agents_are_absent_and_the_command_says_what_to_set() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("no model provider is configured") && stderr.contains("OPENAI_API_KEY"), "{stderr}");
 }
+
+#[test]
+fn the_agent_delegates_to_a_sub_agent_and_shows_what_it_does() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::openai([
+        Turn::tool_call(
+            "a1",
+            "Agent",
+            json!({"description": "read notes", "prompt": "What do the notes say?", "subagent_type": "Explore"}),
+        ),
+        Turn::tool_call("r1", "Read", json!({"file_path": "notes.md"})),
+        Turn::text("They say: status draft."),
+        Turn::text("The notes are still a draft."),
+    ])
+    .unwrap();
+    let out = run(&root, Some(&server), &["agent", "Are the notes final?"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(stdout.trim(), "The notes are still a draft.");
+    assert!(stderr.contains("● Agent(read notes)"), "{stderr}");
+    assert!(stderr.contains("· agent_1: Read(notes.md)"), "the sub-agent's calls show: {stderr}");
+    // The sub-agent's request: Explore's prompt and tools, the task as its first message.
+    let sub = &server.requests()[1].body;
+    assert_eq!(sub["messages"][1]["content"], "What do the notes say?");
+    assert!(sub["messages"][0]["content"].as_str().unwrap().contains("read-only"), "{sub}");
+    // Its answer came back to the main agent as the Agent call's result.
+    let back = server.requests()[3].messages().iter().rev().find(|m| m["role"] == "tool").unwrap().clone();
+    assert_eq!(back["tool_call_id"], "a1");
+    assert!(back["content"].as_str().unwrap().starts_with("They say: status draft."), "{back}");
+}

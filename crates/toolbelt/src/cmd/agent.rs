@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use serde_json::json;
 use toolbelt_agent::run::{brief_call, brief_result};
 use toolbelt_agent::{Conversation, NoInbox, RunEvent, run};
-use toolbelt_core::AgentStatus;
+use toolbelt_core::{AgentStatus, EventSink, ToolEvent};
 
 use crate::Usage;
 use crate::cli::{AgentArgs, Global};
@@ -39,7 +39,13 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
         limits.max_turns = turns;
     }
     let may_spawn = limits.max_depth > 0;
-    let spec = toolbelt_agent::run_spec(&runtime, provider, args.model.as_deref(), &def, &limits, may_spawn);
+    let mut spec = toolbelt_agent::run_spec(&runtime, provider, args.model.as_deref(), &def, &limits, may_spawn);
+    // What sub-agents do shows under the Agent call that started them.
+    spec.tool_events = EventSink::new(|event| {
+        if let ToolEvent::Progress { message, .. } = event {
+            eprintln!("  · {message}");
+        }
+    });
     toolbelt_agent::apply_mode(&runtime, &open.session, def.permission_mode);
     tracing::info!(provider = spec.provider.name(), model = %spec.model, tools = spec.tools.len(), "agent starting");
     open.start(&runtime).await;

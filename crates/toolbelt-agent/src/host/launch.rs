@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolbelt_core::{AgentReport, AgentRequest, AgentStatus, CancellationToken, ToolContext, ToolError};
-use toolbelt_policy::{PermissionMode, SessionMode, SubagentInfo};
+use toolbelt_policy::SubagentInfo;
 use toolbelt_runtime::{Runtime, Session};
 
 use crate::host::report::report;
@@ -240,11 +240,4 @@ async fn drive(
     let stop = SubagentInfo { status: Some(outcome.status.as_str()), last_message: Some(&outcome.text), ..start };
     runtime.subagent_stop(&stop).await;
     agent.end(convo, outcome);
-}
-
-/// Sets `mode` as the session's permission mode, when there is one.
-pub(crate) fn set_mode(session: &Session, mode: Option<PermissionMode>) {
-    if let Some(mode) = mode {
-        session.state().with_slot::<SessionMode, _>(|m| m.mode = Some(mode));
-    }
 }

@@ -246,7 +246,9 @@ impl AgentRecord {
     pub fn apply_session_limits(&self) {
         let depth = self.depth;
         self.session.state().with_slot::<AgentDepth, _>(|d| d.depth = depth);
-        crate::host::launch::set_mode(&self.session, self.mode);
+        if let Some(mode) = self.mode {
+            self.session.state().with_slot::<toolbelt_policy::SessionMode, _>(|m| m.mode = Some(mode));
+        }
     }
 
     /// Whether messages wait to be read.

@@ -208,6 +208,19 @@ fn describe(config: &ProviderConfig, settings: &Settings) -> String {
     format!("`{}` ({kind} at {url}, model {model}, {key}; from {source})", config.name)
 }
 
+/// Where a model provider's table sends the conversation, and which variable's key with it:
+/// `sends $WORK_KEY to https://llm.example.com/v1`.
+pub(crate) fn provider_reach(value: &serde_json::Value) -> String {
+    let url = value["base_url"].as_str().unwrap_or(match value["kind"].as_str() {
+        Some("anthropic") => "api.anthropic.com",
+        _ => "api.openai.com",
+    });
+    match value["api_key_env"].as_str() {
+        Some(var) => format!("sends ${var} to {url}"),
+        None => format!("talks to {url}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -203,7 +203,7 @@ impl Pending {
                     _ => String::new(),
                 };
                 let reach = match e.key.strip_prefix("agent.providers.") {
-                    Some(_) => format!(" — {}", provider_reach(&e.value)),
+                    Some(_) => format!(" — {}", super::agent::provider_reach(&e.value)),
                     None => String::new(),
                 };
                 format!("{} = {value}{place}{reach}", e.key)
@@ -219,7 +219,9 @@ impl Pending {
             .entries
             .iter()
             .filter_map(|e| {
-                e.key.strip_prefix("agent.providers.").map(|name| format!("{name} ({})", provider_reach(&e.value)))
+                e.key
+                    .strip_prefix("agent.providers.")
+                    .map(|name| format!("{name} ({})", super::agent::provider_reach(&e.value)))
             })
             .collect();
         let mut others: Vec<&str> = self
@@ -249,19 +251,6 @@ impl Pending {
         }
         parts.extend(others.into_iter().take(6).map(str::to_string));
         parts.join(", ")
-    }
-}
-
-/// Where a model provider's table sends the conversation, and which variable's key with it:
-/// `sends $WORK_KEY to https://llm.example.com/v1`.
-fn provider_reach(value: &serde_json::Value) -> String {
-    let url = value["base_url"].as_str().unwrap_or(match value["kind"].as_str() {
-        Some("anthropic") => "api.anthropic.com",
-        _ => "api.openai.com",
-    });
-    match value["api_key_env"].as_str() {
-        Some(var) => format!("sends ${var} to {url}"),
-        None => format!("talks to {url}"),
     }
 }
 

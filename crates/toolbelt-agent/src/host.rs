@@ -133,12 +133,8 @@ impl AgentService for AgentHost {
         let cx = cx.clone();
         let message = message.to_string();
         Box::pin(async move {
-            let agent = found?;
-            if agent.status() == toolbelt_core::AgentStatus::Running {
-                agent.post(message);
-                return Ok(report::report(&agent, cap));
-            }
-            Ok(launch::go(runtime?, agent, Some(message), &cx, cap).await)
+            // A running agent reads the message at its next turn; an idle one continues.
+            Ok(launch::go(runtime?, found?, Some(message), &cx, cap).await)
         })
     }
 

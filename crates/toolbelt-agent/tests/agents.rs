@@ -418,3 +418,131 @@ async fn a_sub_agent_cannot_start_agents_at_the_depth_limit() {
     let back = results_of(&provider.requests()[1]);
     assert!(back[0].2 && back[0].1.contains("not one of this agent's tools"), "{back:?}");
 }
+
+/// Waits up to 10 s for `file` to hold a pid.
+async fn pid_in(file: &Path) -> i32 {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(file)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no pid in {}", file.display());
+}
+
+async fn dies(pid: i32) -> bool {
+    for _ in 0..40 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_message_sent_as_a_run_ends_is_read() {
+    // The SubagentStop hook runs after the loop has taken its last look at the inbox and
+    // before the run is marked over: a message sent then must still be read.
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("stopping");
+    let hooks = toolbelt_policy::hooks::HookSet::from_json(&json!({
+        "SubagentStop": [{"hooks": [{"type": "command", "command": format!("touch {}; sleep 1", marker.display())}]}],
+    }))
+    .unwrap();
+    let provider = Arc::new(InstantProvider::from_fn(|request| {
+        let last = request.messages.last().map(|m| m.text()).unwrap_or_default();
+        Ok(text_reply(if last.contains("late news") { "read the late news" } else { "first" }))
+    }));
+    let w = world_full(
+        provider,
+        PermissionMode::AcceptEdits,
+        &[],
+        AgentLimits::DEFAULT,
+        Catalog::builtin(),
+        Some(Arc::new(hooks)),
+    );
+    let started = w.call("Agent", json!({"prompt": "Go.", "run_in_background": true})).await;
+    let id = structured(&started)["agent_id"].as_str().unwrap().to_string();
+    for _ in 0..100 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(marker.exists());
+    let sent = w.call("SendMessage", json!({"to": id, "message": "late news"})).await;
+    assert!(!sent.is_error, "{}", sent.text());
+    let read = w.call("TaskOutput", json!({"task_id": id})).await;
+    assert!(read.text().starts_with("read the late news"), "{}", read.text());
+}
+
+#[tokio::test]
+async fn stopping_a_finished_agent_kills_its_background_commands() {
+    let provider = Arc::new(InstantProvider::new([
+        tool_reply([("b", "Bash", json!({"command": "echo $$ > bgpid; exec sleep 30", "run_in_background": true}))]),
+        text_reply("started it"),
+    ]));
+    let w = world_with(provider, PermissionMode::BypassPermissions, &[], AgentLimits::DEFAULT);
+    let started = w.call("Agent", json!({"prompt": "Start the server.", "run_in_background": true})).await;
+    let id = structured(&started)["agent_id"].as_str().unwrap().to_string();
+    let read = w.call("TaskOutput", json!({"task_id": id})).await;
+    assert_eq!(structured(&read)["status"], "completed", "{}", read.text());
+    let pid = pid_in(&w.root.join("bgpid")).await;
+    assert!(alive(pid));
+    let stopped = w.call("TaskStop", json!({"task_id": id})).await;
+    assert!(!stopped.is_error, "{}", stopped.text());
+    assert!(dies(pid).await, "the agent's background command {pid} outlived TaskStop");
+}
+
+#[tokio::test]
+async fn a_foreground_child_cut_off_by_its_parents_budget_is_stopped_with_its_commands() {
+    // The parent runs out of time while its foreground child runs: the child must not stay
+    // `running` with its background command alive.
+    let provider = Arc::new(InstantProvider::from_fn(|request| {
+        let first = request.messages[0].text();
+        let n = request.messages.len();
+        Ok(match (first.starts_with("Lead."), n) {
+            (true, 1) => tool_reply([("a", "Agent", json!({"prompt": "child"}))]),
+            (false, 1) => tool_reply([(
+                "b",
+                "Bash",
+                json!({"command": "echo $$ > bgpid; exec sleep 30", "run_in_background": true}),
+            )]),
+            (false, 3) => tool_reply([("s", "Bash", json!({"command": "sleep 30"}))]),
+            _ => text_reply("done"),
+        })
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lead.md");
+    std::fs::write(&file, "---\nname: lead\ndescription: leads\ntools: Agent, Bash\n---\nLead.\n").unwrap();
+    let parsed = toolbelt_agent::AgentDefinition::read(&file, toolbelt_agent::definitions::Scope::Project).unwrap();
+    let mut catalog = Catalog::builtin();
+    catalog.add(parsed.definition);
+    let limits = AgentLimits { max_depth: 2, time_budget: Duration::from_secs(2), ..AgentLimits::DEFAULT };
+    let w = world_full(provider, PermissionMode::BypassPermissions, &[], limits, catalog, None);
+    let started = w.call("Agent", json!({"prompt": "Lead.", "subagent_type": "lead", "run_in_background": true})).await;
+    let id = structured(&started)["agent_id"].as_str().unwrap().to_string();
+    let pid = pid_in(&w.root.join("bgpid")).await;
+    let read = w.call("TaskOutput", json!({"task_id": id})).await;
+    assert_eq!(structured(&read)["agent"]["status"], "time_budget", "{}", read.text());
+    assert!(dies(pid).await, "the child's background command {pid} outlived it");
+}
+
+#[tokio::test]
+async fn the_roster_forgets_the_oldest_finished_agents() {
+    let provider = Arc::new(InstantProvider::from_fn(|_| Ok(text_reply("ok"))));
+    let w = world(provider);
+    for i in 0..105 {
+        let r = w.call("Agent", json!({"prompt": format!("task {i}")})).await;
+        assert_eq!(structured(&r)["status"], "completed", "{}", r.text());
+    }
+    let first = w.call("TaskOutput", json!({"task_id": "agent_1"})).await;
+    assert!(first.is_error, "{}", first.text());
+    let last = w.call("TaskOutput", json!({"task_id": "agent_105"})).await;
+    assert!(!last.is_error, "{}", last.text());
+    let listed = w.call("TaskList", json!({})).await;
+    assert!(listed.text().matches("agent_").count() <= 110, "{}", listed.text().len());
+}

@@ -143,14 +143,15 @@ pub(crate) async fn go(
     let cancel = cx.cancellation().child_token();
     let budget = agent.spec.budget.min(cx.limits().timeout.saturating_sub(REPORT_MARGIN));
     let fresh = message.is_none();
-    match agent.begin(message.clone(), cancel.clone()) {
-        Some(convo) => drive(runtime, Arc::clone(&agent), convo, fresh, cancel, budget, Some(cx.clone())).await,
-        // Another run holds the history: the message waits for its next turn.
-        None => {
-            if let Some(message) = message {
-                agent.post(message);
-            }
-        }
+    // When another run holds the history, the message waits for its next turn.
+    if let Some(convo) = agent.begin(message, cancel.clone()) {
+        // The run is a task of its own, stopped rather than dropped when this call goes away
+        // (its parent's run cut off by a limit or a stop): it always ends, its report says
+        // how, and its session is cleared.
+        let guard = cancel.clone().drop_guard();
+        let run = tokio::spawn(drive(runtime, Arc::clone(&agent), convo, fresh, cancel, budget, Some(cx.clone())));
+        let _ = run.await;
+        guard.disarm();
     }
     report(&agent, cap)
 }
@@ -158,11 +159,7 @@ pub(crate) async fn go(
 /// Continues `agent` in the background with `message`; a running agent gets it at its next
 /// turn instead.
 pub(crate) fn resume_in_background(runtime: Arc<Runtime>, agent: Arc<AgentRecord>, message: String) {
-    if agent.status() == AgentStatus::Running {
-        agent.post(message);
-    } else {
-        start_background(runtime, agent, Some(message));
-    }
+    start_background(runtime, agent, Some(message));
 }
 
 fn start_background(runtime: Arc<Runtime>, agent: Arc<AgentRecord>, message: Option<String>) {
@@ -170,16 +167,10 @@ fn start_background(runtime: Arc<Runtime>, agent: Arc<AgentRecord>, message: Opt
     let budget = agent.spec.budget;
     // Taken here, not in the task: from this moment the agent is running, so a TaskOutput
     // that follows waits for this run rather than reading the last one's result.
+    // When another run holds the history, the message waits for its next turn.
     let fresh = message.is_none();
-    match agent.begin(message.clone(), cancel.clone()) {
-        Some(convo) => {
-            tokio::spawn(drive(runtime, agent, convo, fresh, cancel, budget, None));
-        }
-        None => {
-            if let Some(message) = message {
-                agent.post(message);
-            }
-        }
+    if let Some(convo) = agent.begin(message, cancel.clone()) {
+        tokio::spawn(drive(runtime, agent, convo, fresh, cancel, budget, None));
     }
 }
 
@@ -225,19 +216,25 @@ async fn drive(
             }
         }
     };
-    let outcome = loop {
-        let outcome = run(&runtime, &agent.session, &spec, &mut convo, &*agent, &cancel, &events).await;
-        if outcome.status == AgentStatus::Completed && agent.has_mail() {
-            continue;
+    loop {
+        let outcome = loop {
+            let outcome = run(&runtime, &agent.session, &spec, &mut convo, &*agent, &cancel, &events).await;
+            if outcome.status == AgentStatus::Completed && agent.has_mail() {
+                continue;
+            }
+            break outcome;
+        };
+        if outcome.status == AgentStatus::Stopped || cancel.is_cancelled() {
+            // A stopped agent's session is over: what it left running (background commands,
+            // its own agents) is killed with it.
+            agent.session.state().clear_slots();
         }
-        break outcome;
-    };
-    if outcome.status == AgentStatus::Stopped {
-        // A stopped agent's session is over: what it left running (background commands)
-        // is killed with it.
-        agent.session.state().clear_slots();
+        let stop = SubagentInfo { status: Some(outcome.status.as_str()), last_message: Some(&outcome.text), ..start };
+        runtime.subagent_stop(&stop).await;
+        // A message that came while it finished (the hook ran, say) keeps it going.
+        match agent.end(convo, outcome) {
+            Some(back) => convo = back,
+            None => break,
+        }
     }
-    let stop = SubagentInfo { status: Some(outcome.status.as_str()), last_message: Some(&outcome.text), ..start };
-    runtime.subagent_stop(&stop).await;
-    agent.end(convo, outcome);
 }

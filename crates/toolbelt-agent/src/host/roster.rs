@@ -13,6 +13,10 @@ use toolbelt_runtime::Session;
 
 use crate::run::{Conversation, Inbox, RunEvent, RunOutcome, RunSpec, brief_call};
 
+/// How many finished agents a roster keeps (running ones are always kept); the oldest
+/// finished are forgotten first.
+const KEEP_FINISHED: usize = 100;
+
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -70,7 +74,13 @@ impl Roster {
     }
 
     pub fn add(&self, agent: Arc<AgentRecord>) {
-        lock(&self.agents).push(agent);
+        let forgotten = {
+            let mut agents = lock(&self.agents);
+            agents.push(agent);
+            forget_old(&mut agents)
+        };
+        // Dropped outside the lock: a forgotten agent's session ends with it.
+        drop(forgotten);
     }
 
     pub fn all(&self) -> Vec<Arc<AgentRecord>> {
@@ -90,6 +100,18 @@ impl Roster {
     pub fn running(&self) -> usize {
         lock(&self.agents).iter().filter(|a| a.status() == AgentStatus::Running).count()
     }
+}
+
+/// Takes the oldest finished agents out of `agents` until at most [`KEEP_FINISHED`] remain.
+fn forget_old(agents: &mut Vec<Arc<AgentRecord>>) -> Vec<Arc<AgentRecord>> {
+    let mut forgotten = Vec::new();
+    while agents.iter().filter(|a| a.status() != AgentStatus::Running).count() > KEEP_FINISHED {
+        match agents.iter().position(|a| a.status() != AgentStatus::Running) {
+            Some(i) => forgotten.push(agents.remove(i)),
+            None => break,
+        }
+    }
+    forgotten
 }
 
 /// Where an agent stands between and during runs.
@@ -191,10 +213,17 @@ impl AgentRecord {
     }
 
     /// Takes the history for a run (adding `message` to it, if any) and marks the agent
-    /// running under `cancel`; `None` when a run already holds it.
+    /// running under `cancel`; `None` when a run already holds it, and then `message` waits
+    /// in the inbox for that run's next turn (left there under the same lock [`Self::end`]
+    /// takes, so the run cannot end between the look and the post without reading it).
     pub fn begin(&self, message: Option<String>, cancel: CancellationToken) -> Option<Conversation> {
         let mut state = lock(&self.state);
-        let mut convo = state.convo.take()?;
+        let Some(mut convo) = state.convo.take() else {
+            if let Some(message) = message {
+                lock(&self.inbox).push(message);
+            }
+            return None;
+        };
         if let Some(message) = message {
             convo.push_user(message);
         }
@@ -207,11 +236,16 @@ impl AgentRecord {
         Some(convo)
     }
 
-    /// Puts the history back with how the run ended.
-    pub fn end(&self, convo: Conversation, outcome: RunOutcome) {
+    /// Puts the history back with how the run ended; or, when it completed but a message
+    /// arrived meanwhile (and it was not stopped), hands the history back for the run to go
+    /// on reading it, the agent still running.
+    pub fn end(&self, convo: Conversation, outcome: RunOutcome) -> Option<Conversation> {
         let mut state = lock(&self.state);
         state.turns = convo.turns;
         state.tool_calls = convo.tool_calls;
+        if outcome.status == AgentStatus::Completed && !state.cancel.is_cancelled() && !lock(&self.inbox).is_empty() {
+            return Some(convo);
+        }
         state.status = outcome.status;
         state.doing = outcome.doing.clone();
         state.outcome = Some(outcome);
@@ -221,6 +255,7 @@ impl AgentRecord {
         }
         drop(state);
         self.changed.send_modify(|n| *n += 1);
+        None
     }
 
     /// Records what a run does as it goes, for reports while it runs.
@@ -234,11 +269,6 @@ impl AgentRecord {
             }
             _ => {}
         }
-    }
-
-    /// Leaves a message for the agent's next turn.
-    pub fn post(&self, message: String) {
-        lock(&self.inbox).push(message);
     }
 
     /// Sets the agent's depth and permission mode in its session, before each run (so
@@ -256,9 +286,15 @@ impl AgentRecord {
         !lock(&self.inbox).is_empty()
     }
 
-    /// Stops the current run, and everything it started.
+    /// Stops the current run, and everything it started. An agent between runs has no run
+    /// to clear its session on the way out, so it is cleared here: what the agent left
+    /// running (background commands, its own agents) ends now.
     pub fn stop(&self) {
-        lock(&self.state).cancel.cancel();
+        let state = lock(&self.state);
+        state.cancel.cancel();
+        if state.convo.is_some() {
+            self.session.state().clear_slots();
+        }
     }
 
     /// Waits until the agent is not running, or `wait` passes.

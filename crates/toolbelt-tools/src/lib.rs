@@ -14,6 +14,7 @@ pub mod files;
 pub mod planning;
 pub mod search;
 pub mod shell;
+pub mod web;
 
 /// Every built-in tool, erased, in no particular order (the registry sorts by name), described
 /// with the default limits.
@@ -28,6 +29,7 @@ pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     tools.extend(files::tools());
     tools.extend(search::tools());
     tools.extend(shell::tools(limits));
+    tools.extend(web::tools());
     tools
 }
 

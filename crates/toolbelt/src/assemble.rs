@@ -18,6 +18,7 @@ use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::SandboxConfig;
+use toolbelt_tools::web::Web;
 
 use toolbelt_agent::SearchDirs;
 
@@ -137,6 +138,7 @@ impl Assembly {
             .iter()
             .filter_map(|(_, c)| c.transport.bearer_token_env().map(str::to_string))
             .chain(settings.agent.providers.iter().filter_map(|p| p.api_key_env.clone()))
+            .chain(settings.web.search.key_vars())
             .collect();
         let home = home.map(Path::to_path_buf);
         Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, flags, claude, home }
@@ -296,6 +298,7 @@ impl Assembly {
         // Multi-file commits journal here: outside the project, where no project file and no
         // sandboxed command can plant a journal for toolbelt to act on.
         services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
+        services.insert(Web::new(self.settings.web.clone()));
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

@@ -19,10 +19,6 @@ struct Server {
 }
 
 impl Server {
-    fn start(root: &Path, args: &[&str]) -> Self {
-        Self::start_with(root, args, Vec::new())
-    }
-
     fn start_with(root: &Path, args: &[&str], env: Vec<(String, String)>) -> Self {
         let mut child = hermetic::toolbelt(root)
             .envs(env)
@@ -83,7 +79,19 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         "outputs": [], "execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
     std::fs::write(root.join("nb.ipynb"), notebook.to_string()).unwrap();
 
-    let mut server = Server::start(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"]);
+    // A page for WebFetch, on loopback (which the web tools reach only when allowed).
+    let web = tokio::runtime::Runtime::new().unwrap();
+    let site = web
+        .block_on(toolbelt_tools::web::testing::Server::start(|_| {
+            toolbelt_tools::web::testing::Reply::ok(
+                "text/html",
+                "<html><head><title>T</title></head><body><p>hello web</p></body></html>",
+            )
+        }))
+        .unwrap();
+    let open = vec![("TOOLBELT_WEB__ALLOW_PRIVATE_NETWORK".to_string(), "true".to_string())];
+    let mut server =
+        Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -116,6 +124,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("TaskOutput", json!({"task_id": task, "block": false})),
         ("TaskStop", json!({"task_id": task})),
         ("TodoWrite", json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]})),
+        ("WebFetch", json!({"url": site.url("/page")})),
+        ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"})),
     ];
     let mut seen = std::collections::BTreeSet::from(["Bash".to_string()]);
     for (tool, arguments) in calls {

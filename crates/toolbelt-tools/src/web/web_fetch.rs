@@ -135,7 +135,7 @@ pub struct WebFetchOutput {
     /// Whether the page came from the last minutes' cache.
     pub cached: bool,
     /// What the reader should know (cut, flattened, decoded…).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
     /// The text shown.
     #[serde(skip)]
@@ -361,7 +361,10 @@ fn shape(
         None => {
             let start = offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX));
             if start > total_chars && total_chars > 0 {
-                out.notices.push(format!("offset {start} is past the end of the page ({} characters)", thousands(total_chars)));
+                out.notices.push(format!(
+                    "offset {start} is past the end of the page ({} characters)",
+                    thousands(total_chars)
+                ));
             }
             let w = window(&content.text, start, max_chars);
             out.body = w.text;

@@ -167,10 +167,7 @@ pub async fn run(
             convo.push_user(message);
         }
         if convo.turns - turns_at_start >= spec.max_turns {
-            let error = format!(
-                "it reached its limit of {} model turns before finishing",
-                spec.max_turns
-            );
+            let error = format!("it reached its limit of {} model turns before finishing", spec.max_turns);
             return short(convo, AgentStatus::MaxTurns, error, &pending);
         }
         convo.turns += 1;

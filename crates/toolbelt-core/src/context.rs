@@ -190,7 +190,10 @@ impl ToolContext {
             None => {
                 let what: Vec<String> = access.touches.iter().map(ToString::to_string).collect();
                 Err(ToolError::Denied {
-                    reason: format!("{} was not declared before the call and nothing here can allow it", what.join(", ")),
+                    reason: format!(
+                        "{} was not declared before the call and nothing here can allow it",
+                        what.join(", ")
+                    ),
                 })
             }
         }

@@ -15,9 +15,9 @@ use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolEr
 use crate::blocking::run_blocking;
 
 use crate::files::support::change::{numbered, shown};
-use crate::files::support::{encoding, pdf, read_media};
 use crate::files::support::ledger::{FileLedger, FileState};
 use crate::files::support::roots::{OpenRoots, absolute, io_error};
+use crate::files::support::{encoding, pdf, read_media};
 
 /// Lines shown when no limit is given.
 pub const DEFAULT_LIMIT: usize = 2_000;
@@ -305,7 +305,9 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
         return read_media::pdf(&ws, cx, &real, name, input.pages.as_deref(), size, mtime);
     }
     if input.pages.is_some() {
-        return Err(ToolError::failed(format!("{name} is not a PDF; `pages` is for PDFs (use offset and limit for lines)")));
+        return Err(ToolError::failed(format!(
+            "{name} is not a PDF; `pages` is for PDFs (use offset and limit for lines)"
+        )));
     }
     if size > WHOLE_FILE_LIMIT {
         drop(file);

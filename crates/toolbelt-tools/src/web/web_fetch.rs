@@ -361,7 +361,10 @@ fn shape(
         None => {
             let start = offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX));
             if start > total_chars && total_chars > 0 {
-                out.notices.push(format!("offset {start} is past the end of the page ({} characters)", thousands(total_chars)));
+                out.notices.push(format!(
+                    "offset {start} is past the end of the page ({} characters)",
+                    thousands(total_chars)
+                ));
             }
             let w = window(&content.text, start, max_chars);
             out.body = w.text;

@@ -39,7 +39,9 @@ pub enum PdfError {
         asked: usize,
     },
     /// A document too long to read whole, read without a selection.
-    #[error("it has {total} pages, more than the {WHOLE_MAX_PAGES} read without `pages`: read it in parts, e.g. pages: \"1-{MAX_PAGES_PER_CALL}\" (at most {MAX_PAGES_PER_CALL} per call)")]
+    #[error(
+        "it has {total} pages, more than the {WHOLE_MAX_PAGES} read without `pages`: read it in parts, e.g. pages: \"1-{MAX_PAGES_PER_CALL}\" (at most {MAX_PAGES_PER_CALL} per call)"
+    )]
     NeedsPages {
         /// Pages the document has.
         total: usize,
@@ -84,7 +86,9 @@ pub fn selection(pages: Option<&str>) -> Result<Option<BTreeSet<usize>>, PdfErro
     let mut chosen = BTreeSet::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (first, last) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?),
+            Some((a, b)) => {
+                (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?)
+            }
             None => {
                 let n = part.parse::<usize>().map_err(|_| bad())?;
                 (n, n)
@@ -122,9 +126,10 @@ pub enum Pages {
 /// [`DEADLINE`]. Blocks the calling thread: call it from blocking work.
 pub fn text(bytes: Vec<u8>, wanted: Pages) -> Result<PdfText, PdfError> {
     let (tx, rx) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new().name("toolbelt-pdf".into()).stack_size(64 * 1024 * 1024).spawn(move || {
-        let _ = tx.send(read(&bytes, &wanted));
-    });
+    let spawned =
+        std::thread::Builder::new().name("toolbelt-pdf".into()).stack_size(64 * 1024 * 1024).spawn(move || {
+            let _ = tx.send(read(&bytes, &wanted));
+        });
     if spawned.is_err() {
         return Err(PdfError::Unreadable("no thread could be started to read it".into()));
     }

@@ -119,7 +119,9 @@ fn build_client(config: &Arc<WebConfig>) -> Result<reqwest::Client, String> {
     let mut exempt: Vec<String> = proxies.as_ref().map(Proxies::hosts).unwrap_or_default();
     // The search endpoints the settings name are the user's choice, private or not.
     for kind in super::config::SearchProviderKind::ALL {
-        if let Some(host) = config.search.of(kind).base_url.and_then(|u| Url::parse(&u).ok()?.host_str().map(str::to_string)) {
+        if let Some(host) =
+            config.search.of(kind).base_url.and_then(|u| Url::parse(&u).ok()?.host_str().map(str::to_string))
+        {
             exempt.push(host);
         }
     }
@@ -133,10 +135,12 @@ fn build_client(config: &Arc<WebConfig>) -> Result<reqwest::Client, String> {
     if let Some(p) = proxies {
         let no_proxy = || p.no_proxy.as_deref().and_then(reqwest::NoProxy::from_string);
         if let Some(https) = &p.https {
-            builder = builder.proxy(reqwest::Proxy::https(https).map_err(|e| format!("proxy `{https}`: {e}"))?.no_proxy(no_proxy()));
+            builder = builder
+                .proxy(reqwest::Proxy::https(https).map_err(|e| format!("proxy `{https}`: {e}"))?.no_proxy(no_proxy()));
         }
         if let Some(http) = &p.http {
-            builder = builder.proxy(reqwest::Proxy::http(http).map_err(|e| format!("proxy `{http}`: {e}"))?.no_proxy(no_proxy()));
+            builder = builder
+                .proxy(reqwest::Proxy::http(http).map_err(|e| format!("proxy `{http}`: {e}"))?.no_proxy(no_proxy()));
         }
     }
     builder.build().map_err(|e| e.to_string())
@@ -200,7 +204,13 @@ pub enum Fetched {
 /// Fetches `url` (already checked): same-site redirects followed (up to [`MAX_REDIRECTS`],
 /// a `www.` variant of the host judged by the runtime first), others returned; the body
 /// read up to `max_body`; all within the settings' timeout.
-pub(crate) async fn fetch(web: &Web, cx: &ToolContext, url: Url, accept: &str, max_body: usize) -> Result<Fetched, ToolError> {
+pub(crate) async fn fetch(
+    web: &Web,
+    cx: &ToolContext,
+    url: Url,
+    accept: &str,
+    max_body: usize,
+) -> Result<Fetched, ToolError> {
     let limit = web.config().timeout;
     match tokio::time::timeout(limit, follow(web, cx, url.clone(), accept, max_body)).await {
         Ok(fetched) => fetched,
@@ -232,9 +242,8 @@ async fn follow(web: &Web, cx: &ToolContext, url: Url, accept: &str, max_body: u
             let next = current.join(location).map_err(|e| {
                 ToolError::failed(format!("{current} redirected to `{location}`, which is not a URL ({e})"))
             })?;
-            check_parsed(&next, web.config()).map_err(|e| {
-                ToolError::failed(format!("{current} redirected to {next}, which is not fetched: {e}"))
-            })?;
+            check_parsed(&next, web.config())
+                .map_err(|e| ToolError::failed(format!("{current} redirected to {next}, which is not fetched: {e}")))?;
             let (from_host, to_host) = (current.host_str().unwrap_or_default(), next.host_str().unwrap_or_default());
             if next.scheme() != current.scheme() || !same_site(from_host, to_host) {
                 return Ok(Fetched::Redirect { status: status.as_u16(), from: current, to: next });
@@ -282,7 +291,12 @@ async fn precheck(config: &WebConfig, url: &Url) -> Result<(), ToolError> {
 }
 
 /// The body of `response`, read up to `max_body` bytes.
-async fn read(mut response: reqwest::Response, url: Url, max_body: usize, other_hosts: Vec<String>) -> Result<Page, ToolError> {
+async fn read(
+    mut response: reqwest::Response,
+    url: Url,
+    max_body: usize,
+    other_hosts: Vec<String>,
+) -> Result<Page, ToolError> {
     let header = |name| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let content_type = header(CONTENT_TYPE);
     let retry_after = header(RETRY_AFTER);
@@ -361,7 +375,9 @@ pub(crate) fn explain(e: &reqwest::Error, url: &Url) -> ToolError {
         source = err.source();
     }
     if e.is_timeout() {
-        return ToolError::failed(format!("{host} did not answer in time; the site may be slow or down: try again later"));
+        return ToolError::failed(format!(
+            "{host} did not answer in time; the site may be slow or down: try again later"
+        ));
     }
     if e.is_connect() {
         return ToolError::failed(format!("could not connect to {host}: {e}"));

@@ -174,7 +174,8 @@ pub async fn readable(cx: &ToolContext, page: &Page, format: Format) -> Result<R
             }
             let bytes = page.body.clone();
             let text = crate::blocking::run_blocking(cx, move |_| {
-                pdf::text(bytes, pdf::Pages::All).map_err(|e| ToolError::failed(format!("the PDF's text cannot be read: {e}")))
+                pdf::text(bytes, pdf::Pages::All)
+                    .map_err(|e| ToolError::failed(format!("the PDF's text cannot be read: {e}")))
             })
             .await
             .map_err(|e| ToolError::failed(format!("{}: {e}", page.url)))?;
@@ -195,7 +196,11 @@ pub async fn readable(cx: &ToolContext, page: &Page, format: Format) -> Result<R
             }
             let path = save(cx, page)?;
             let mut out = Readable::of(BodyKind::File, String::new());
-            out.notices.push(format!("{} ({}) was saved to {path}", sniff(&page.body), human_size(page.body.len() as u64)));
+            out.notices.push(format!(
+                "{} ({}) was saved to {path}",
+                sniff(&page.body),
+                human_size(page.body.len() as u64)
+            ));
             out.saved_to = Some(path);
             out
         }

@@ -114,10 +114,8 @@ pub fn check_url(raw: &str, config: &WebConfig) -> Result<Url, UrlError> {
     if chars > MAX_URL_CHARS {
         return Err(UrlError::TooLong { chars, max: MAX_URL_CHARS });
     }
-    let mut url = Url::parse(raw).map_err(|e| UrlError::Invalid {
-        url: raw.chars().take(200).collect(),
-        reason: e.to_string(),
-    })?;
+    let mut url = Url::parse(raw)
+        .map_err(|e| UrlError::Invalid { url: raw.chars().take(200).collect(), reason: e.to_string() })?;
     check_parsed(&url, config)?;
     if url.scheme() == "http" && !stays_plain(&url, config) {
         // Infallible for an http URL with a host; kept as is otherwise.

@@ -37,8 +37,24 @@ const BOILERPLATE: &str = "script, style, noscript, template, iframe, object, em
 
 /// Class and id fragments of boilerplate blocks.
 const BOILERPLATE_NAMES: [&str; 18] = [
-    "cookie", "consent", "banner", "sidebar", "breadcrumb", "share", "social", "newsletter", "subscribe", "popup",
-    "modal", "advert", "sponsor", "promo", "related", "comments", "menu", "skip-link",
+    "cookie",
+    "consent",
+    "banner",
+    "sidebar",
+    "breadcrumb",
+    "share",
+    "social",
+    "newsletter",
+    "subscribe",
+    "popup",
+    "modal",
+    "advert",
+    "sponsor",
+    "promo",
+    "related",
+    "comments",
+    "menu",
+    "skip-link",
 ];
 
 /// What a page is shown as.
@@ -87,7 +103,10 @@ pub async fn convert(html: String, url: Url, shape: Shape) -> Converted {
             cut -= 1;
         }
         html.truncate(cut);
-        notices.push(format!("the page's HTML was cut at {} before conversion", toolbelt_core::human_size(MAX_HTML as u64)));
+        notices.push(format!(
+            "the page's HTML was cut at {} before conversion",
+            toolbelt_core::human_size(MAX_HTML as u64)
+        ));
     }
     let depth = nesting_depth(&html);
     if depth > MAX_DEPTH {
@@ -126,7 +145,9 @@ fn tree_convert(html: &str, url: &Url, shape: Shape) -> Converted {
     let title = title_of(&doc);
     doc.select(BOILERPLATE).remove();
     for name in BOILERPLATE_NAMES {
-        doc.select(&format!("[class*={name}], [id*={name}]")).filter(":not(body):not(html):not(main):not(article)").remove();
+        doc.select(&format!("[class*={name}], [id*={name}]"))
+            .filter(":not(body):not(html):not(main):not(article)")
+            .remove();
     }
     absolutize(&doc, url);
     let render = |node: &dom_query::NodeRef<'_>| match shape {
@@ -152,7 +173,12 @@ fn tree_convert(html: &str, url: &Url, shape: Shape) -> Converted {
     match readable {
         Ok(article) if article.text_content.trim().chars().count() >= MIN_MAIN_CHARS => {
             let title = title.or_else(|| Some(article.title.clone()).filter(|t| !t.trim().is_empty()));
-            Converted { title, text: tidy(&article.text_content), extraction: Extraction::Readable, notices: Vec::new() }
+            Converted {
+                title,
+                text: tidy(&article.text_content),
+                extraction: Extraction::Readable,
+                notices: Vec::new(),
+            }
         }
         _ => Converted { title, text: tidy(&whole), extraction: Extraction::Page, notices: Vec::new() },
     }
@@ -265,11 +291,31 @@ pub fn flatten(html: &str) -> Converted {
             i = end;
             continue;
         }
-        if matches!(name, "p" | "div" | "br" | "li" | "tr" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "section" | "article" | "pre" | "blockquote" | "table" | "ul" | "ol") {
+        if matches!(
+            name,
+            "p" | "div"
+                | "br"
+                | "li"
+                | "tr"
+                | "h1"
+                | "h2"
+                | "h3"
+                | "h4"
+                | "h5"
+                | "h6"
+                | "section"
+                | "article"
+                | "pre"
+                | "blockquote"
+                | "table"
+                | "ul"
+                | "ol"
+        ) {
             out.push('\n');
         }
     }
-    let text = tidy(&out.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n"));
+    let text =
+        tidy(&out.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n"));
     Converted { title: title.filter(|t| !t.is_empty()), text, extraction: Extraction::Flattened, notices: Vec::new() }
 }
 
@@ -411,7 +457,9 @@ mod tests {
 
     #[test]
     fn flattening_keeps_the_text_and_its_lines() {
-        let flat = flatten("<html><head><title>T &amp; U</title><style>p{}</style></head><body><h1>Head</h1><p>One &lt;two&gt; &#x263A;</p><div>Three<br>Four</div></body></html>");
+        let flat = flatten(
+            "<html><head><title>T &amp; U</title><style>p{}</style></head><body><h1>Head</h1><p>One &lt;two&gt; &#x263A;</p><div>Three<br>Four</div></body></html>",
+        );
         assert_eq!(flat.title.as_deref(), Some("T & U"));
         assert_eq!(flat.text, "Head\n\nOne <two> ☺\n\nThree\nFour");
     }

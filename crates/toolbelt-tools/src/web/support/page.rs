@@ -242,7 +242,11 @@ mod tests {
         let para = "word ".repeat(200);
         let page = format!("## Big\n{para}\n\n{para}\n\n{para}\n\nneedle here\n");
         let s = sections(&page);
-        assert!(s.len() >= 2 && s[0].heading == "## Big (part 1)", "{:?}", s.iter().map(|s| &s.heading).collect::<Vec<_>>());
+        assert!(
+            s.len() >= 2 && s[0].heading == "## Big (part 1)",
+            "{:?}",
+            s.iter().map(|s| &s.heading).collect::<Vec<_>>()
+        );
         let ranked = rank(&page, "needle", 1_500).unwrap();
         assert!(ranked.text.contains("needle here"));
     }

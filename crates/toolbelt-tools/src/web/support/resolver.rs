@@ -41,13 +41,20 @@ impl Resolve for GuardedResolver {
 }
 
 /// The addresses of `host`, all of them public unless `open`.
-pub(crate) async fn resolve(host: &str, open: bool) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
+pub(crate) async fn resolve(
+    host: &str,
+    open: bool,
+) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
     checked(host, addrs, open)
 }
 
 /// `addrs` of `host`, when all of them are public or `open`.
-fn checked(host: &str, addrs: Vec<SocketAddr>, open: bool) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
+fn checked(
+    host: &str,
+    addrs: Vec<SocketAddr>,
+    open: bool,
+) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
     if addrs.is_empty() {
         return Err(format!("{host} has no address").into());
     }

@@ -135,7 +135,7 @@ pub struct WebFetchOutput {
     /// Whether the page came from the last minutes' cache.
     pub cached: bool,
     /// What the reader should know (cut, flattened, decoded…).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
     /// The text shown.
     #[serde(skip)]

@@ -9,3 +9,4 @@ pub(crate) mod guard;
 pub(crate) mod html;
 pub(crate) mod page;
 pub(crate) mod resolver;
+pub(crate) mod search;

@@ -140,7 +140,12 @@ pub(super) fn keep_user_network(entries: &mut Vec<Entry>, notices: &mut Vec<Stri
 /// Brave Search at https://…, key from $BRAVE_API_KEY`.
 pub fn search_status(config: &WebConfig, env: &dyn Fn(&str) -> Option<String>) -> String {
     let kind = config.search.provider;
-    let url = config.search.base_url(kind).unwrap_or_else(|| "(no base_url set)".into());
+    let Some(url) = config.search.base_url(kind) else {
+        return format!(
+            "web searches fail: {} is chosen but has no address; set base_url under [web.search.{kind}]",
+            kind.title()
+        );
+    };
     match config.search.key_env(kind) {
         Some(var) if env(&var).is_some_and(|v| !v.is_empty()) => {
             format!("web searches go to {} at {url}, key from ${var}", kind.title())
@@ -230,5 +235,7 @@ mod tests {
         assert!(s.contains("$BRAVE_API_KEY is not set"), "{s}");
         let set = |n: &str| (n == "BRAVE_API_KEY").then(|| "k".to_string());
         assert!(search_status(&config, &set).contains("Brave Search at https://api.search.brave.com"));
+        config.search.provider = SearchProviderKind::SearXng;
+        assert!(search_status(&config, &none).contains("set base_url under [web.search.searxng]"));
     }
 }

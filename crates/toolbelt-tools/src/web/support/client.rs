@@ -22,27 +22,57 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How toolbelt introduces itself.
 const USER_AGENT: &str = concat!("Mozilla/5.0 (compatible; toolbelt/", env!("CARGO_PKG_VERSION"), ")");
 
-/// The web tools' shared state: the settings, the HTTP client (made on first use) and the
-/// cache of recent pages. Whoever builds the runtime puts one among its services; without
-/// one the tools use a process-wide one with the default settings.
+/// Reads an environment variable by name: `None` when it is unset.
+pub(crate) type Vars = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+/// The web tools' shared state: the settings, the variables they read, the HTTP client (made
+/// on first use) and the cache of recent pages. Whoever builds the runtime puts one among its
+/// services; without one the tools use a process-wide one with the default settings.
 pub struct Web {
     config: Arc<WebConfig>,
+    vars: Arc<Vars>,
     client: OnceLock<Result<reqwest::Client, String>>,
     cache: Cache,
 }
 
 impl std::fmt::Debug for Web {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Web").field("config", &self.config).field("cache", &self.cache).finish()
+        // The variables are never shown: they hold the search providers' keys.
+        f.debug_struct("Web").field("config", &self.config).field("cache", &self.cache).finish_non_exhaustive()
     }
 }
 
 static DEFAULT: LazyLock<Arc<Web>> = LazyLock::new(|| Arc::new(Web::new(WebConfig::default())));
 
 impl Web {
-    /// The web tools' state under `config`.
+    /// The web tools' state under `config`, reading variables (search keys, proxies) from the
+    /// process environment.
     pub fn new(config: WebConfig) -> Self {
-        Self { config: Arc::new(config), client: OnceLock::new(), cache: Cache::default() }
+        Self {
+            config: Arc::new(config),
+            vars: Arc::new(|name: &str| std::env::var(name).ok()),
+            client: OnceLock::new(),
+            cache: Cache::default(),
+        }
+    }
+
+    /// The same state reading variables through `vars` instead of the process environment:
+    /// the search providers' keys (the variables `api_key_env` names) and the proxy
+    /// variables (`HTTPS_PROXY`, `NO_PROXY`…).
+    ///
+    /// Keys are named by variable in the settings so that they never sit in a settings file;
+    /// where the variables come from is the embedder's choice. A host with its own secret
+    /// store hands them over here, and a test gives each case its own variables without
+    /// touching the process environment, which cannot be changed safely while other threads
+    /// read it (`std::env::set_var` is `unsafe`, and this workspace denies `unsafe`).
+    pub fn with_vars(mut self, vars: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
+        self.vars = Arc::new(vars);
+        self
+    }
+
+    /// The value of variable `name`, when it is set and not blank.
+    pub(crate) fn var(&self, name: &str) -> Option<String> {
+        (self.vars)(name).filter(|v| !v.trim().is_empty())
     }
 
     /// The settings.
@@ -63,14 +93,14 @@ impl Web {
     /// The HTTP client, made on first use.
     pub(crate) fn client(&self) -> Result<&reqwest::Client, ToolError> {
         self.client
-            .get_or_init(|| build_client(&self.config))
+            .get_or_init(|| build_client(&self.config, &*self.vars))
             .as_ref()
             .map_err(|e| ToolError::failed(format!("cannot make an HTTP client: {e}")))
     }
 
     /// The proxy in force, as configured or from the environment.
     pub(crate) fn proxy(&self) -> Option<Proxies> {
-        Proxies::of(&self.config, &|name| std::env::var(name).ok())
+        Proxies::of(&self.config, &*self.vars)
     }
 }
 
@@ -109,13 +139,13 @@ impl Proxies {
     }
 }
 
-fn build_client(config: &Arc<WebConfig>) -> Result<reqwest::Client, String> {
+fn build_client(config: &Arc<WebConfig>, vars: &Vars) -> Result<reqwest::Client, String> {
     // rustls needs a process-wide crypto provider; the binary installs one, an embedder may
     // not have.
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         let _ = rustls::crypto::ring::default_provider().install_default();
     }
-    let proxies = Proxies::of(config, &|name| std::env::var(name).ok());
+    let proxies = Proxies::of(config, vars);
     let mut exempt: Vec<String> = proxies.as_ref().map(Proxies::hosts).unwrap_or_default();
     // The search endpoints the settings name are the user's choice, private or not.
     for kind in super::config::SearchProviderKind::ALL {
@@ -291,7 +321,7 @@ async fn precheck(config: &WebConfig, url: &Url) -> Result<(), ToolError> {
 }
 
 /// The body of `response`, read up to `max_body` bytes.
-async fn read(
+pub(crate) async fn read(
     mut response: reqwest::Response,
     url: Url,
     max_body: usize,

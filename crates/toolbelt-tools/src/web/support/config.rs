@@ -68,7 +68,8 @@ pub struct SearchProviderConfig {
 }
 
 /// A search provider, each speaking its own documented API.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum SearchProviderKind {
     /// DuckDuckGo's HTML endpoint: no key.
     #[default]

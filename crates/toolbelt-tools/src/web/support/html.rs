@@ -166,7 +166,7 @@ fn tree_convert(html: &str, url: &Url, shape: Shape) -> Converted {
         return Converted { title, text: tidy(&render(node)), extraction: Extraction::Main, notices: Vec::new() };
     }
     let body = doc.select("body");
-    let whole = body.nodes().first().map(|n| render(n)).unwrap_or_else(|| doc.md(None).to_string());
+    let whole = body.nodes().first().map(render).unwrap_or_else(|| doc.md(None).to_string());
     let mode = match shape {
         Shape::Markdown => TextMode::Markdown,
         Shape::Text => TextMode::Formatted,

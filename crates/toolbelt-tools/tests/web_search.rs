@@ -398,9 +398,7 @@ async fn searxng_without_json_or_an_address_says_what_to_set() {
     let nowhere = World::new(Kind::SearXng, &[], &[]);
     let e = nowhere.err(json!({"query": "anything"})).await;
     assert!(
-        e.starts_with(
-            "SearXNG has no public endpoint to default to: set `base_url` under [web.search.searxng]"
-        ),
+        e.starts_with("SearXNG has no public endpoint to default to: set `base_url` under [web.search.searxng]"),
         "{e}"
     );
 }

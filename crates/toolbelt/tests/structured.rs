@@ -82,14 +82,34 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     // A page for WebFetch, on loopback (which the web tools reach only when allowed).
     let web = tokio::runtime::Runtime::new().unwrap();
     let site = web
-        .block_on(toolbelt_tools::web::testing::Server::start(|_| {
-            toolbelt_tools::web::testing::Reply::ok(
+        .block_on(toolbelt_tools::web::testing::Server::start(|req| match req.path() {
+            // A search provider (Brave's API shape) for WebSearch.
+            "/res/v1/web/search" => toolbelt_tools::web::testing::Reply::ok(
+                "application/json",
+                json!({"web": {"results": [{"title": "Hello", "url": "https://example.com/hello",
+                    "description": "A page about hello."}]}})
+                .to_string(),
+            ),
+            _ => toolbelt_tools::web::testing::Reply::ok(
                 "text/html",
                 "<html><head><title>T</title></head><body><p>hello web</p></body></html>",
-            )
+            ),
         }))
         .unwrap();
-    let open = vec![("TOOLBELT_WEB__ALLOW_PRIVATE_NETWORK".to_string(), "true".to_string())];
+    let settings = root.join(".test-home/.config/toolbelt");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("config.toml"),
+        format!(
+            "[web.search]\nprovider = \"brave\"\n[web.search.brave]\nbase_url = \"{}\"\napi_key_env = \"TB_TEST_SEARCH_KEY\"\n",
+            site.url("/res/v1/web/search")
+        ),
+    )
+    .unwrap();
+    let open = vec![
+        ("TOOLBELT_WEB__ALLOW_PRIVATE_NETWORK".to_string(), "true".to_string()),
+        ("TB_TEST_SEARCH_KEY".to_string(), "test-key".to_string()),
+    ];
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     let listed = server.request("tools/list", json!({}));
@@ -126,6 +146,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("TodoWrite", json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]})),
         ("WebFetch", json!({"url": site.url("/page")})),
         ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"})),
+        ("WebSearch", json!({"query": "hello world"})),
     ];
     let mut seen = std::collections::BTreeSet::from(["Bash".to_string()]);
     for (tool, arguments) in calls {

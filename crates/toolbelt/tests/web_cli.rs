@@ -133,3 +133,47 @@ fn config_check_says_where_searches_go_and_read_shows_a_pdf() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("--- Page 4 ---\nChapter 4"), "{out}");
 }
+
+/// A DuckDuckGo results page with one result.
+fn ddg_results() -> String {
+    let url = "https://docs.example.org/tokio/select";
+    let encoded: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
+    format!(
+        "<!DOCTYPE html><html><body><div id=\"links\" class=\"results\"><div class=\"result results_links \
+         web-result\"><div class=\"links_main result__body\"><h2 class=\"result__title\"><a class=\"result__a\" \
+         href=\"//duckduckgo.com/l/?uddg={encoded}&amp;rut=x\">select! and cancellation</a></h2><a \
+         class=\"result__snippet\" href=\"//duckduckgo.com/l/?uddg={encoded}\">Which branches are cancelled, and \
+         when.</a></div></div></div></body></html>"
+    )
+}
+
+#[test]
+fn a_search_goes_where_the_users_settings_say_and_falls_back_without_a_key() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(Server::start(|_| Reply::ok("text/html", ddg_results()))).unwrap();
+    let (_dir, root) = project();
+    let config = root.join(".test-home/.config/toolbelt");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[web.search]\nprovider = \"brave\"\n\n[web.search.duckduckgo]\nbase_url = \"{}\"\n",
+            server.url("/html/")
+        ),
+    )
+    .unwrap();
+    let input = r#"{"query": "tokio select cancellation"}"#;
+    // Nobody to ask: refused, naming the rule.
+    let (code, out, err) = run(&root, &[], &["call", "WebSearch", input]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(format!("{out}{err}").contains("--allow") && format!("{out}{err}").contains("WebSearch"), "{out}{err}");
+    assert!(server.requests().is_empty());
+    // Allowed: Brave has no key here, so DuckDuckGo (at the configured address) answers.
+    let (code, out, err) = run(&root, &[], &["call", "WebSearch", input, "--allow", "WebSearch"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("select! and cancellation") && out.contains("https://docs.example.org/tokio/select"), "{out}");
+    assert!(out.contains("Sources:") && out.contains("$BRAVE_API_KEY"), "{out}");
+    let request = &server.requests()[0];
+    assert_eq!(request.path(), "/html/");
+    assert!(String::from_utf8_lossy(&request.body).contains("q=tokio+select+cancellation"), "{request:?}");
+}

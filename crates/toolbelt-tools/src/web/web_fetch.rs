@@ -197,7 +197,8 @@ impl Render for WebFetchOutput {
             head.push_str(&format!(" (redirected from {})", self.url));
         }
         let ct = self.content_type.as_deref().unwrap_or("no content type");
-        head.push_str(&format!("\nStatus: {} · {ct} · {}", self.status, human_size(self.bytes)));
+        let reason = reqwest::StatusCode::from_u16(self.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+        head.push_str(&format!("\nStatus: {} {reason} · {ct} · {}", self.status, human_size(self.bytes)));
         if let Some(pages) = self.pages {
             head.push_str(&format!(" · {pages} page{}", if pages == 1 { "" } else { "s" }));
         }

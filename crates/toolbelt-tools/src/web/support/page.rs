@@ -188,8 +188,12 @@ fn sections(text: &str) -> Vec<Section> {
         for para in body.split("\n\n") {
             if !part.is_empty() && part.chars().count() + para.chars().count() > PART_CHARS {
                 k += 1;
-                let heading = if heading.is_empty() { label(&part) } else { format!("{heading} (part {k})") };
-                out.push(Section { heading, body: std::mem::take(&mut part), order: out.len() });
+                let label = if heading.is_empty() { label(&part) } else { format!("{heading} (part {k})") };
+                out.push(Section { heading: label, body: std::mem::take(&mut part), order: out.len() });
+                // A later part shown on its own still says which section it belongs to.
+                if !heading.is_empty() {
+                    part.push_str(&format!("{heading} (continued)\n\n"));
+                }
             }
             part.push_str(para);
             part.push_str("\n\n");

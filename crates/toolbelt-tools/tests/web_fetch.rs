@@ -80,25 +80,15 @@ impl Ctx {
     }
 
     async fn call(&self, input: Value) -> Result<ToolOutput, ToolError> {
-        let entry = common::registry().lookup("WebFetch")?;
-        let prepared = entry.prepare(input)?;
-        let cx = self.cx();
-        entry.tool().access(&prepared, &cx)?;
-        entry.tool().call(prepared, cx).await
+        common::call_in(self.cx(), "WebFetch", input).await
     }
 
     async fn ok(&self, input: Value) -> (String, Value) {
-        match self.call(input).await {
-            Ok(out) => (out.joined_text(), out.structured.clone().unwrap_or(Value::Null)),
-            Err(e) => panic!("WebFetch failed: {e}"),
-        }
+        common::ok_in(self.cx(), "WebFetch", input).await
     }
 
     async fn err(&self, input: Value) -> String {
-        match self.call(input).await {
-            Ok(out) => panic!("WebFetch succeeded unexpectedly: {}", out.joined_text()),
-            Err(e) => e.to_string(),
-        }
+        common::err_in(self.cx(), "WebFetch", input).await
     }
 }
 

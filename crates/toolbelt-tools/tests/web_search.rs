@@ -15,9 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolbelt_core::{
-    CancellationToken, EventSink, Extensions, Limits, SessionState, ToolContext, ToolError, ToolOutput, Touch,
-};
+use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, SessionState, ToolContext, ToolError, Touch};
 use toolbelt_tools::web::testing::{Reply, Request, Server};
 use toolbelt_tools::web::{SearchConfig, SearchProviderConfig, SearchProviderKind as Kind, Web, WebConfig};
 
@@ -91,26 +89,12 @@ impl World {
             .collect())
     }
 
-    async fn call(&self, input: Value) -> Result<ToolOutput, ToolError> {
-        let entry = common::registry().lookup("WebSearch")?;
-        let prepared = entry.prepare(input)?;
-        let cx = self.cx();
-        entry.tool().access(&prepared, &cx)?;
-        entry.tool().call(prepared, cx).await
-    }
-
     async fn ok(&self, input: Value) -> (String, Value) {
-        match self.call(input).await {
-            Ok(out) => (out.joined_text(), out.structured.clone().unwrap_or(Value::Null)),
-            Err(e) => panic!("WebSearch failed: {e}"),
-        }
+        common::ok_in(self.cx(), "WebSearch", input).await
     }
 
     async fn err(&self, input: Value) -> String {
-        match self.call(input).await {
-            Ok(out) => panic!("WebSearch succeeded unexpectedly: {}", out.joined_text()),
-            Err(e) => e.to_string(),
-        }
+        common::err_in(self.cx(), "WebSearch", input).await
     }
 }
 

@@ -19,8 +19,9 @@ use toolbelt_core::{
 };
 
 use super::support::cache::TTL;
-use super::support::client::{Fetched, MAX_BODY, MAX_REDIRECTS, Page, Web, fetch};
+use super::support::client::{MAX_BODY, MAX_REDIRECTS, Web, fetch};
 use super::support::content::{BodyKind, Format, Readable, readable};
+use super::support::fetched::{Fetched, Page};
 use super::support::guard::check_url;
 use super::support::html::Extraction;
 use super::support::page::{rank, window};

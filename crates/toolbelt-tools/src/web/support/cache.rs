@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::client::Page;
+use super::fetched::Page;
 
 /// How long a page is kept.
 pub const TTL: Duration = Duration::from_secs(15 * 60);

@@ -7,8 +7,9 @@ use std::io::Write as _;
 use base64::Engine as _;
 use toolbelt_core::{ToolContext, ToolError, human_size};
 
-use super::client::{MAX_BODY, Page};
+use super::client::MAX_BODY;
 use super::decode::decode;
+use super::fetched::Page;
 use super::html::{self, Extraction, Shape};
 use crate::files::read::MAX_IMAGE_BYTES;
 use crate::files::support::encoding::{image_mime, sniff};

@@ -10,8 +10,9 @@ use url::Url;
 
 use super::error::SearchError;
 use super::filters::clean;
-use crate::web::support::client::{Page, Web, explain, read};
+use crate::web::support::client::{Web, explain, read};
 use crate::web::support::config::SearchProviderKind;
+use crate::web::support::fetched::Page;
 
 /// Bytes of a provider's answer read at most.
 pub const MAX_ANSWER: usize = 4 * 1024 * 1024;

@@ -31,11 +31,15 @@ const STACK: usize = 256 * 1024 * 1024;
 const MIN_MAIN_CHARS: usize = 200;
 
 /// Elements that are never the content.
-const BOILERPLATE: &str = "script, style, noscript, template, iframe, object, embed, svg, canvas, form, button, \
-    input, select, textarea, nav, header, footer, aside, dialog, [hidden], [aria-hidden=true], [role=navigation], \
-    [role=banner], [role=contentinfo], [role=complementary], [role=search], [role=dialog]";
+const BOILERPLATE_TAGS: [&str; 19] = [
+    "script", "style", "noscript", "template", "iframe", "object", "embed", "svg", "canvas", "form", "button", "input",
+    "select", "textarea", "nav", "header", "footer", "aside", "dialog",
+];
 
-/// Class and id fragments of boilerplate blocks.
+/// `role` values of elements that are never the content.
+const BOILERPLATE_ROLES: [&str; 6] = ["navigation", "banner", "contentinfo", "complementary", "search", "dialog"];
+
+/// Class and id fragments of boilerplate blocks (never on `html`, `body`, `main` or `article`).
 const BOILERPLATE_NAMES: [&str; 18] = [
     "cookie",
     "consent",
@@ -144,29 +148,23 @@ pub async fn convert(html: String, url: Url, shape: Shape) -> Converted {
 
 /// The conversion proper, on the converter thread.
 fn tree_convert(html: &str, url: &Url, shape: Shape) -> Converted {
-    let doc = Document::from(html);
-    let title = title_of(&doc);
-    doc.select(BOILERPLATE).remove();
-    for name in BOILERPLATE_NAMES {
-        doc.select(&format!("[class*={name}], [id*={name}]"))
-            .filter(":not(body):not(html):not(main):not(article)")
-            .remove();
-    }
-    absolutize(&doc, url);
-    let render = |node: &dom_query::NodeRef<'_>| match shape {
-        Shape::Markdown => node.md(None).to_string(),
-        Shape::Text => node.formatted_text().to_string(),
+    let (doc, title) = cleaned(html, url);
+    let render = |node: &dom_query::NodeRef<'_>| {
+        tidy(&match shape {
+            Shape::Markdown => node.md(None),
+            Shape::Text => node.formatted_text(),
+        })
     };
     let main = doc.select("main, [role=main]");
     let main = if main.length() == 1 { main } else { doc.select("article") };
     if main.length() == 1
         && let Some(node) = main.nodes().first()
-        && node.text().trim().chars().count() >= MIN_MAIN_CHARS
     {
-        return Converted { title, text: tidy(&render(node)), extraction: Extraction::Main, notices: Vec::new() };
+        let text = render(node);
+        if text.chars().nth(MIN_MAIN_CHARS).is_some() {
+            return Converted { title, text, extraction: Extraction::Main, notices: Vec::new() };
+        }
     }
-    let body = doc.select("body");
-    let whole = body.nodes().first().map(render).unwrap_or_else(|| doc.md(None).to_string());
     let mode = match shape {
         Shape::Markdown => TextMode::Markdown,
         Shape::Text => TextMode::Formatted,
@@ -174,7 +172,7 @@ fn tree_convert(html: &str, url: &Url, shape: Shape) -> Converted {
     let config = Config { text_mode: mode, ..Config::default() };
     let readable = Readability::with_document(doc, Some(url.as_str()), Some(config)).and_then(|mut r| r.parse());
     match readable {
-        Ok(article) if article.text_content.trim().chars().count() >= MIN_MAIN_CHARS => {
+        Ok(article) if article.text_content.trim().chars().nth(MIN_MAIN_CHARS).is_some() => {
             let title = title.or_else(|| Some(article.title.clone()).filter(|t| !t.trim().is_empty()));
             Converted {
                 title,
@@ -183,8 +181,52 @@ fn tree_convert(html: &str, url: &Url, shape: Shape) -> Converted {
                 notices: Vec::new(),
             }
         }
-        _ => Converted { title, text: tidy(&whole), extraction: Extraction::Page, notices: Vec::new() },
+        _ => {
+            // Readability took the document; the whole page is rare enough to parse again.
+            let (doc, _) = cleaned(html, url);
+            let body = doc.select("body");
+            let text = body.nodes().first().map(render).unwrap_or_else(|| tidy(&doc.md(None)));
+            Converted { title, text, extraction: Extraction::Page, notices: Vec::new() }
+        }
     }
+}
+
+/// `html` parsed, its boilerplate removed and its links made absolute against `url`; and
+/// its title.
+fn cleaned(html: &str, url: &Url) -> (Document, Option<String>) {
+    let doc = Document::from(html);
+    let title = title_of(&doc);
+    // One walk over the elements, judging each by its name and attributes (selectors over a
+    // large page cost a walk each).
+    let doomed: Vec<dom_query::NodeRef<'_>> = doc.root().descendants_it().filter(is_boilerplate).collect();
+    for node in doomed {
+        node.remove_from_parent();
+    }
+    absolutize(&doc, url);
+    (doc, title)
+}
+
+/// Whether `node` is an element that is never the content.
+fn is_boilerplate(node: &dom_query::NodeRef<'_>) -> bool {
+    let Some(el) = node.element_ref() else { return false };
+    let tag: &str = &el.name.local;
+    if BOILERPLATE_TAGS.contains(&tag) {
+        return true;
+    }
+    let keeps_names = matches!(tag, "html" | "body" | "main" | "article");
+    el.attrs.iter().any(|attr| {
+        let value: &str = &attr.value;
+        match &*attr.name.local {
+            "hidden" => true,
+            "aria-hidden" => value.eq_ignore_ascii_case("true"),
+            "role" => BOILERPLATE_ROLES.iter().any(|r| value.eq_ignore_ascii_case(r)),
+            "class" | "id" if !keeps_names => {
+                let value = value.to_ascii_lowercase();
+                BOILERPLATE_NAMES.iter().any(|n| value.contains(n))
+            }
+            _ => false,
+        }
+    })
 }
 
 /// The page's `<title>`, else its first `<h1>`.

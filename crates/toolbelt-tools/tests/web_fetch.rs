@@ -448,3 +448,28 @@ async fn bad_urls_are_refused_before_anything_is_sent() {
     let long = format!("https://example.com/{}", "a".repeat(2_100));
     assert!(ctx.err(json!({"url": long})).await.contains("over the 2000 allowed"));
 }
+
+#[tokio::test]
+async fn a_large_page_without_marked_content_gives_its_body_not_its_link_lists() {
+    let mut page = String::from("<html><head><title>Long read</title></head><body><div class=\"l\">");
+    for i in 0..400 {
+        page.push_str(&format!("<p><a href=\"/other/{i}\">Another story you might like, number {i}</a></p>"));
+    }
+    page.push_str("</div><div class=\"s\">");
+    let mut i = 0;
+    while page.len() < 400_000 {
+        page.push_str(&format!(
+            "<p>Chapter text {i}: the expedition reached the northern ridge, rested, and went on at dawn.</p>"
+        ));
+        i += 1;
+    }
+    page.push_str("</div></body></html>");
+    let server = Server::start(move |_| Reply::ok("text/html", page.clone())).await.unwrap();
+    let ctx = Ctx::new(config());
+    let started = Instant::now();
+    let (text, s) = ctx.ok(json!({"url": server.url_at("site.test", "/long"), "max_chars": 2000})).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(s["extraction"], "readable");
+    assert!(text.contains("Chapter text 0: the expedition reached the northern ridge"), "{text}");
+    assert!(!text.contains("Another story you might like"), "{text}");
+}

@@ -5,6 +5,7 @@ pub(crate) mod client;
 pub(crate) mod config;
 pub(crate) mod content;
 pub(crate) mod decode;
+pub(crate) mod dense;
 pub(crate) mod fetched;
 pub(crate) mod guard;
 pub(crate) mod html;

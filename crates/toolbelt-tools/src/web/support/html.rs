@@ -5,7 +5,8 @@
 //! buttons, "related" boxes) are dropped; links and images are made absolute. Then the
 //! readable part is taken: the page's own `<main>` (or `[role=main]`, or its one `<article>`)
 //! when it has one with enough text, else the part Mozilla's Readability algorithm picks
-//! (`dom_smoothie`), else the cleaned body. That part becomes Markdown with headings, links,
+//! (`dom_smoothie`; on a page over [`DENSE_ABOVE`] bytes, its scoring in one pass,
+//! [`super::dense`]), else the cleaned body. That part becomes Markdown with headings, links,
 //! lists, tables and code blocks kept.
 //!
 //! A hostile page can make tree code slow or deep: the conversion runs on a thread of its
@@ -27,6 +28,9 @@ pub const MAX_DEPTH: usize = 512;
 pub const DEADLINE: Duration = Duration::from_secs(10);
 /// The converter thread's stack.
 const STACK: usize = 256 * 1024 * 1024;
+/// Pages with more HTML than this are read with one pass of Readability's scoring
+/// ([`super::dense`]) instead of the whole algorithm, which is quadratic in places.
+const DENSE_ABOVE: usize = 256 * 1024;
 /// Less text than this in `<main>` means the page's own marking is not to be trusted.
 const MIN_MAIN_CHARS: usize = 200;
 
@@ -76,7 +80,8 @@ pub enum Shape {
 pub enum Extraction {
     /// The page's own main content element.
     Main,
-    /// The part the readability algorithm picked.
+    /// The part that reads as the page's body (Mozilla's Readability algorithm; on pages over
+    /// 256 KiB, its scoring in one pass).
     Readable,
     /// The whole page, boilerplate removed.
     Page,
@@ -165,6 +170,16 @@ fn tree_convert(html: &str, url: &Url, shape: Shape) -> Converted {
             return Converted { title, text, extraction: Extraction::Main, notices: Vec::new() };
         }
     }
+    if html.len() > DENSE_ABOVE {
+        // The full algorithm matches selectors over and over: on a large page, its scoring
+        // in one pass instead.
+        let body = super::dense::body(&doc);
+        let text = body.iter().map(render).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n\n");
+        if text.chars().nth(MIN_MAIN_CHARS).is_some() {
+            return Converted { title, text, extraction: Extraction::Readable, notices: Vec::new() };
+        }
+        return whole_page(html, url, title, &render);
+    }
     let mode = match shape {
         Shape::Markdown => TextMode::Markdown,
         Shape::Text => TextMode::Formatted,
@@ -181,14 +196,22 @@ fn tree_convert(html: &str, url: &Url, shape: Shape) -> Converted {
                 notices: Vec::new(),
             }
         }
-        _ => {
-            // Readability took the document; the whole page is rare enough to parse again.
-            let (doc, _) = cleaned(html, url);
-            let body = doc.select("body");
-            let text = body.nodes().first().map(render).unwrap_or_else(|| tidy(&doc.md(None)));
-            Converted { title, text, extraction: Extraction::Page, notices: Vec::new() }
-        }
+        // Readability took the document; the whole page is rare enough to parse again.
+        _ => whole_page(html, url, title, &render),
     }
+}
+
+/// The whole page, boilerplate removed.
+fn whole_page(
+    html: &str,
+    url: &Url,
+    title: Option<String>,
+    render: &dyn Fn(&dom_query::NodeRef<'_>) -> String,
+) -> Converted {
+    let (doc, _) = cleaned(html, url);
+    let body = doc.select("body");
+    let text = body.nodes().first().map(render).unwrap_or_else(|| tidy(&doc.md(None)));
+    Converted { title, text, extraction: Extraction::Page, notices: Vec::new() }
 }
 
 /// `html` parsed, its boilerplate removed and its links made absolute against `url`; and

@@ -4,8 +4,7 @@
 //!   cache, so what is timed is the conversion (decode, parse, boilerplate out, readable
 //!   part, Markdown) and the window of it returned. Two pages: one that marks its content
 //!   (`<article>`), and "div soup" where its scoring has to find it (one pass, on a page
-//!   this large). Median
-//!   and best of 15 calls each.
+//!   this large). Median and best of 15 calls each.
 //! * **Peak memory** while fetching a 10 MiB body from a loopback server (goal ≤ 3× the
 //!   body): the growth of the process's peak resident set (`VmHWM`, reset before each case
 //!   through `/proc/self/clear_refs`) over one uncached `WebFetch`, for a text body and for

@@ -473,3 +473,45 @@ async fn a_large_page_without_marked_content_gives_its_body_not_its_link_lists()
     assert!(text.contains("Chapter text 0: the expedition reached the northern ridge"), "{text}");
     assert!(!text.contains("Another story you might like"), "{text}");
 }
+
+/// `openssl`, or `None` (with a note) where it is not installed; CI installs it.
+fn openssl() -> Option<&'static str> {
+    let found = std::process::Command::new("openssl").arg("version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "openssl is needed for the TLS test (CI installs it)");
+        eprintln!("openssl not found: the TLS test is skipped");
+    }
+    found.then_some("openssl")
+}
+
+#[tokio::test]
+async fn a_certificate_that_is_not_trusted_is_a_clear_error() {
+    let Some(openssl) = openssl() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new(openssl)
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem", "-out", "cert.pem"])
+        .args(["-days", "1", "-subj", "/CN=site.test"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = std::process::Command::new(openssl)
+        .args(["s_server", "-quiet", "-www", "-cert", "cert.pem", "-key", "key.pem"])
+        .args(["-accept", &format!("127.0.0.1:{port}")])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && started.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ctx = Ctx::new(config());
+    let e = ctx.err(json!({"url": format!("https://site.test:{port}/")})).await;
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(e.contains("the secure connection to site.test failed") && e.contains("nothing was fetched"), "{e}");
+}

@@ -323,12 +323,13 @@ pub(crate) fn explain(e: &reqwest::Error, url: &Url) -> ToolError {
             return ToolError::failed(private.to_string());
         }
         if let Some(tls) = err.downcast_ref::<rustls::Error>() {
-            return ToolError::failed(format!(
-                "the secure connection to {host} failed: {tls}. The site's certificate is not valid for it (or not \
-                 trusted here); nothing was fetched"
-            ));
+            return tls_failed(host, tls);
         }
         if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            // TLS failures come wrapped in I/O errors, whose `source` skips what they wrap.
+            if let Some(tls) = wrapped_tls(io) {
+                return tls_failed(host, tls);
+            }
             match io.kind() {
                 std::io::ErrorKind::ConnectionRefused => {
                     return ToolError::failed(format!(
@@ -359,4 +360,28 @@ pub(crate) fn explain(e: &reqwest::Error, url: &Url) -> ToolError {
         return ToolError::failed(format!("could not connect to {host}: {e}"));
     }
     ToolError::failed(format!("fetching {url} failed: {e}"))
+}
+
+/// The TLS error inside (I/O errors inside) `io`.
+fn wrapped_tls(io: &std::io::Error) -> Option<&rustls::Error> {
+    let inner = io.get_ref()?;
+    match inner.downcast_ref::<rustls::Error>() {
+        Some(tls) => Some(tls),
+        None => inner.downcast_ref::<std::io::Error>().and_then(wrapped_tls),
+    }
+}
+
+/// The error for a TLS handshake with `host` that failed.
+fn tls_failed(host: &str, tls: &rustls::Error) -> ToolError {
+    let why = match tls {
+        rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer) => {
+            "its certificate is not signed by an authority trusted here (if every site fails this way, this machine \
+             lacks its CA certificates: install the ca-certificates package)"
+        }
+        rustls::Error::InvalidCertificate(_) => {
+            "its certificate is not valid for it or not trusted here (self-signed, expired, or for another name)"
+        }
+        _ => "the handshake failed",
+    };
+    ToolError::failed(format!("the secure connection to {host} failed: {why} ({tls}); nothing was fetched"))
 }

@@ -32,13 +32,13 @@ pub fn body(doc: &Document) -> Vec<NodeRef<'_>> {
         }
         let score = 1.0 + text.matches(',').count() as f64 + (chars as f64 / 100.0).min(3.0);
         if let Some(parent) = node.parent() {
-            scores.entry(parent.id).or_insert((parent.clone(), 0.0)).1 += score;
+            scores.entry(parent.id).or_insert((parent, 0.0)).1 += score;
             if let Some(grand) = parent.parent() {
                 scores.entry(grand.id).or_insert((grand, 0.0)).1 += score / 2.0;
             }
         }
     }
-    let mut ranked: Vec<(NodeRef<'_>, f64)> = scores.values().map(|(n, s)| (n.clone(), *s)).collect();
+    let mut ranked: Vec<(NodeRef<'_>, f64)> = scores.values().map(|(n, s)| (*n, *s)).collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
     let Some((best, best_score)) = ranked
         .into_iter()

@@ -364,6 +364,23 @@ impl Authorizer for PermissionEngine {
         }
     }
 
+    fn switch_mode(&self, session: &SessionState, mode: PermissionMode) -> Result<(), String> {
+        session.with_slot::<SessionMode, _>(|m| m.mode = Some(mode));
+        Ok(())
+    }
+
+    fn grant(&self, session: &SessionState, rule: &str) -> Result<(), String> {
+        let env = self.session_env(session);
+        Rule::parse(rule, Arc::new(RuleOrigin::new("session grant", env.cwd.clone())), &env)
+            .map_err(|e| format!("`{rule}` is not a permission rule: {e}"))?;
+        session.with_slot::<Grants, _>(|g| {
+            if !g.rules.iter().any(|r| r == rule) {
+                g.rules.push(rule.to_string());
+            }
+        });
+        Ok(())
+    }
+
     fn hidden(&self, tool: &ToolSpec) -> Option<Verdict> {
         let rule = self.hiding_rule(tool)?;
         let reason = format!(

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolbelt_core::{Extensions, Registry};
+use toolbelt_core::{Asker, Extensions, People, Registry};
 use toolbelt_mcp::client::Gateway;
 use toolbelt_policy::hooks::HookSet;
 use toolbelt_policy::protected::ProtectedPaths;
@@ -261,15 +261,17 @@ impl Assembly {
     }
 
     /// The runtime: the tools behind the permission engine, the hooks and the audit log of
-    /// the settings, `approver` answering what asks; with the agent tools and the host that
+    /// the settings, `approver` answering what the policy asks, `asker` what tools ask the
+    /// user (`AskUserQuestion`, plans) and where they tell it things; with the agent tools and the host that
     /// runs sub-agents when a model provider is configured. `concurrency` overrides the
     /// settings'.
     pub fn runtime_with(
         &self,
         concurrency: Option<usize>,
         approver: Arc<dyn Approver>,
+        asker: Arc<dyn Asker>,
     ) -> Result<Arc<Runtime>, AssembleError> {
-        self.runtime_serving(concurrency, approver, false)
+        self.runtime_serving(concurrency, approver, asker, false)
     }
 
     /// [`Assembly::runtime_with`] for a server whose clients may offer their own model
@@ -280,6 +282,7 @@ impl Assembly {
         &self,
         concurrency: Option<usize>,
         approver: Arc<dyn Approver>,
+        asker: Arc<dyn Asker>,
         sampling: bool,
     ) -> Result<Arc<Runtime>, AssembleError> {
         self.require_valid()?;
@@ -299,6 +302,7 @@ impl Assembly {
         // sandboxed command can plant a journal for toolbelt to act on.
         services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
         services.insert(Web::new(self.settings.web.clone()));
+        services.insert(People(asker));
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

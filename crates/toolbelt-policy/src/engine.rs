@@ -364,7 +364,23 @@ impl Authorizer for PermissionEngine {
         }
     }
 
+    /// Tightening to plan mode is always possible. Otherwise a session only moves between
+    /// the settings' own mode and, when that is `default` or `acceptEdits`, those two: a
+    /// session the settings put in plan or dontAsk mode stays there, and nothing but the
+    /// settings turns permission checks off.
     fn switch_mode(&self, session: &SessionState, mode: PermissionMode) -> Result<(), String> {
+        use PermissionMode::{AcceptEdits, Default as Normal, Plan};
+        let base = self.rules.mode;
+        let allowed = mode == Plan
+            || mode == base
+            || (matches!(base, Normal | AcceptEdits) && matches!(mode, Normal | AcceptEdits));
+        if !allowed {
+            return Err(format!(
+                "the settings put this session in {} mode, and only the user can change that (to {})",
+                base.as_str(),
+                mode.as_str()
+            ));
+        }
         session.with_slot::<SessionMode, _>(|m| m.mode = Some(mode));
         Ok(())
     }

@@ -14,6 +14,7 @@ pub mod files;
 pub mod interaction;
 pub mod planning;
 pub mod search;
+pub mod settings;
 pub mod shell;
 pub mod web;
 

@@ -181,6 +181,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
             json!({"questions": [{"question": "Which format?", "header": "Format", "multiSelect": false,
                 "options": [{"label": "Markdown", "description": "notes.md"}, {"label": "Text", "description": "as is"}]}]}),
         ),
+        ("Config", json!({"setting": "runtime.output_budget"})),
         ("EnterPlanMode", json!({})),
         ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),
     ];

@@ -133,7 +133,9 @@ impl Tool for ExitPlanMode {
         let answer = match asked {
             Ok(mut answers) if !answers.is_empty() => answers.swap_remove(0),
             Ok(_) => {
-                return Err(ToolError::failed("the user gave no answer about the plan; the session stays in plan mode"));
+                return Err(ToolError::failed(
+                    "the user gave no answer about the plan; the session stays in plan mode",
+                ));
             }
             Err(e @ AskError::Nobody(_)) => {
                 return Err(ToolError::failed(format!(

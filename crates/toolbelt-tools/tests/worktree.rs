@@ -138,7 +138,11 @@ async fn work_merged_elsewhere_is_removed_without_discarding() {
     git(&wt, &["commit", "-qm", "x"]);
     git(&w.repo, &["merge", "-q", "--ff-only", "merged"]);
     let (text, out) = w.ok("ExitWorktree", json!({"action": "remove"})).await;
-    assert!(out.get("discarded_commits").is_none() && text.starts_with("Removed the worktree"), "{text}");
+    assert_eq!(
+        (out["discarded_commits"].as_u64(), out["discarded_changes"].as_array().map(Vec::len)),
+        (Some(0), Some(0))
+    );
+    assert!(text.starts_with("Removed the worktree") && !text.contains("discarding"), "{text}");
     assert!(!wt.exists() && !w.branches().contains("merged"));
     assert!(w.repo.join("x.txt").is_file(), "the merged work stays on main");
 }
@@ -150,7 +154,7 @@ async fn kept_worktrees_stay_and_can_be_entered_again_by_path() {
     let wt = w.session.cwd();
     let (text, out) = w.ok("ExitWorktree", json!({"action": "keep"})).await;
     assert_eq!(out["outcome"], "kept", "{text}");
-    assert!(text.contains("stays on disk and its branch `kept`"), "{text}");
+    assert!(text.contains("stays on disk with its branch `kept`"), "{text}");
     assert!(wt.join("src/a.txt").is_file() && w.branches().contains("kept"));
     assert_eq!((w.session.cwd(), w.session.roots()), (w.repo.clone(), vec![w.repo.clone()]));
 

@@ -31,12 +31,10 @@ pub(crate) const SESSION_STATE: &str = "the session's working directory and work
 pub struct EnterWorktreeInput {
     /// Name of the new worktree, which is also the name of its new branch: letters, digits,
     /// `.`, `_` and `-`. One is made up when omitted.
-    #[serde(default)]
     #[schemars(length(min = 1, max = 64), regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"))]
     pub name: Option<String>,
     /// An existing worktree of this repository to move into instead of creating one: its top
     /// directory, absolute or relative to the working directory. Not with `name`.
-    #[serde(default)]
     #[schemars(length(min = 1))]
     pub path: Option<String>,
 }
@@ -45,9 +43,9 @@ pub struct EnterWorktreeInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WorktreeOrigin {
-    /// Created by this call, on a new branch; `ExitWorktree` may remove it.
+    /// Created by this call, on a new branch.
     Created,
-    /// An existing worktree, entered by `path`; `ExitWorktree` only leaves it.
+    /// An existing worktree, entered by `path`.
     Existing,
 }
 

@@ -62,10 +62,8 @@ pub struct ExitWorktreeOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// Uncommitted changes deleted with it, as `git status --porcelain` lists them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub discarded_changes: Vec<String>,
     /// How many commits no other branch held were deleted with it.
-    #[serde(skip_serializing_if = "is_zero")]
     pub discarded_commits: usize,
     /// The working directory now (the one before EnterWorktree).
     pub working_directory: String,
@@ -73,24 +71,22 @@ pub struct ExitWorktreeOutput {
     pub roots: Vec<String>,
 }
 
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
 impl Render for ExitWorktreeOutput {
     fn render(&self) -> Vec<Content> {
-        let branch = self.branch.as_deref().map(|b| format!(" and its branch `{b}`")).unwrap_or_default();
+        let branch =
+            |with: &str| self.branch.as_deref().map(|b| format!(" {with} its branch `{b}`")).unwrap_or_default();
         let first = match self.outcome {
             ExitOutcome::Kept => format!(
-                "Left the worktree {}; it stays on disk{branch} (EnterWorktree with this `path` goes back to it).",
-                self.worktree_path
+                "Left the worktree {}; it stays on disk{} (EnterWorktree with this `path` goes back to it).",
+                self.worktree_path,
+                branch("with")
             ),
             ExitOutcome::Removed => {
                 let lost =
                     AtRisk { changes: self.discarded_changes.clone(), commits: self.discarded_commits, listed: vec![] };
                 let discarded =
                     if lost.is_empty() { String::new() } else { format!(", discarding {}", lost.describe(None)) };
-                format!("Removed the worktree {}{branch}{discarded}.", self.worktree_path)
+                format!("Removed the worktree {}{}{discarded}.", self.worktree_path, branch("and"))
             }
         };
         let text = format!(

@@ -171,6 +171,7 @@ pub async fn work_tree_top(git: &Git, dir: &Path) -> Result<PathBuf, ToolError> 
 /// is not a directory there); any other path as it is.
 pub fn moved(path: &Path, from: &Path, to: &Path) -> PathBuf {
     match path.strip_prefix(from) {
+        Ok(rel) if rel.as_os_str().is_empty() => to.to_path_buf(),
         Ok(rel) => {
             let there = to.join(rel);
             if there.is_dir() { there } else { to.to_path_buf() }
@@ -358,6 +359,7 @@ mod tests {
         assert_eq!(moved_roots(&[t.join("sub")], &t, &w), [w.join("sub")]);
         // A place the worktree does not have: the worktree itself.
         assert_eq!(moved(&t.join("gone"), &t, &w), w);
+        assert_eq!(moved(&t, &t, &w).as_os_str(), w.as_os_str(), "no trailing `/`");
         // No root inside the work tree: the worktree comes first.
         assert_eq!(moved_roots(std::slice::from_ref(&other), &t, &w), [w.clone(), other]);
     }

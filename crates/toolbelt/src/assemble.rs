@@ -16,6 +16,7 @@ use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::files::JournalDir;
+use toolbelt_tools::planning::WorktreeDir;
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::SandboxConfig;
 use toolbelt_tools::web::Web;
@@ -238,7 +239,8 @@ impl Assembly {
 
     /// What no tool writes without an explicit approval: the entries of every project
     /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
-    /// (the trust store, audit logs), the managed settings and the user's git configuration.
+    /// (the trust store, audit logs; not the worktrees made there), the managed settings and
+    /// the user's git configuration.
     pub fn protected_paths(&self) -> ProtectedPaths {
         let mut paths = vec![self.loc.state_dir.clone()];
         if let Some(dir) = self.loc.user_file.parent() {
@@ -247,7 +249,14 @@ impl Assembly {
         paths.extend(self.loc.managed_files.iter().cloned());
         paths.push(self.loc.home.join(".gitconfig"));
         paths.push(self.loc.git_config.clone());
-        ProtectedPaths::default().with_paths(paths)
+        // The worktrees EnterWorktree makes are where the model works once it entered one.
+        ProtectedPaths::default().with_paths(paths).except([self.worktree_dir()])
+    }
+
+    /// Where EnterWorktree makes worktrees: in this project's state directory, outside the
+    /// repository (see `docs/design.md`, "Worktrees: in the state directory").
+    pub fn worktree_dir(&self) -> PathBuf {
+        self.loc.project_state_dir().join("worktrees")
     }
 
     /// The built-in tools, described with the limits in force, and the agent tools when a
@@ -340,6 +349,7 @@ impl Assembly {
         // Multi-file commits journal here: outside the project, where no project file and no
         // sandboxed command can plant a journal for toolbelt to act on.
         services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
+        services.insert(WorktreeDir(self.worktree_dir()));
         services.insert(Web::new(self.settings.web.clone()));
         services.insert(People(asker));
         services.insert(self.model_settings());

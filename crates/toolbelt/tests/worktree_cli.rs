@@ -255,3 +255,33 @@ fn bad_input_and_no_repository_are_errors_that_change_nothing() {
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("is not inside a git repository"), "{said}");
 }
+
+#[test]
+fn with_git_writes_a_worktree_commits_to_its_repository_whose_config_stays_read_only() {
+    let w = world();
+    let commit = "echo two > b.txt && git add b.txt && git commit -qm two && echo committed; \
+                  git config core.fsmonitor x || echo config-refused; \
+                  touch \"$(git rev-parse --git-common-dir)/hooks/pre-commit\" || echo hooks-refused";
+    let input: String = [
+        json!({"id": "0", "name": "EnterWorktree", "input": {"name": "commits"}}),
+        json!({"id": "1", "name": "Bash", "input": {"command": commit}}),
+        json!({"id": "2", "name": "ExitWorktree", "input": {"action": "keep"}}),
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect();
+    let mut cmd = hermetic::toolbelt(&w.base);
+    cmd.current_dir(&w.repo).envs(GIT_ENV.iter().copied()).env("TOOLBELT_SANDBOX__GIT_WRITES", "true");
+    cmd.args(["batch", "--allow", "EnterWorktree", "--allow", "ExitWorktree", "--allow", "Bash"]);
+    let out = run_with_stdin(cmd, &input);
+    let results: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(results.len(), 3, "{}", String::from_utf8_lossy(&out.stderr));
+    let said = text(&results[1]);
+    assert!(said.contains("committed"), "the commit lands: {said}");
+    assert!(said.contains("config-refused") && said.contains("hooks-refused"), "{said}");
+    assert_eq!(git(&w.repo, &["log", "-1", "--format=%s", "commits"]).trim(), "two");
+    let config = std::fs::read_to_string(w.repo.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+    assert!(!w.repo.join(".git/hooks/pre-commit").exists());
+}

@@ -30,6 +30,7 @@ pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     tools.extend(search::tools());
     tools.extend(shell::tools(limits));
     tools.extend(web::tools());
+    tools.extend(planning::task_tools());
     tools
 }
 

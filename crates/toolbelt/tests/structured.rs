@@ -140,7 +140,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Grep", json!({"pattern": "BETA"})),
         ("Grep", json!({"pattern": "a", "output_mode": "content"})),
         ("Bash", json!({"command": "echo hello"})),
-        ("TaskList", json!({})),
+        ("BackgroundTasks", json!({})),
         ("TaskOutput", json!({"task_id": task, "block": false})),
         ("TaskStop", json!({"task_id": task})),
         ("TodoWrite", json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]})),
@@ -204,6 +204,6 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
     assert_eq!(read["agent"]["name"], "alice");
     check(&mut server, "TaskStop", json!({"task_id": id}));
     check(&mut server, "TeamDelete", json!({"team_name": "t"}));
-    check(&mut server, "TaskList", json!({}));
+    check(&mut server, "BackgroundTasks", json!({}));
     assert!(model.requests().len() >= 4, "{:?}", model.requests().len());
 }

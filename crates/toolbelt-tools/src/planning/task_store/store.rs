@@ -116,9 +116,11 @@ pub enum TaskListError {
         /// Its schema version.
         found: i64,
     },
-    /// Another process held the list for longer than [`BUSY_TIMEOUT`].
+    /// Another process held the list locked (for longer than [`BUSY_TIMEOUT`], or in a way
+    /// that waiting cannot resolve).
     #[error(
-        "the task list {} is busy: another process kept it locked for over {} s; try again",
+        "the task list {} is busy: another process is changing it (this call waits up to {} s for that); try \
+         again",
         .path.display(),
         BUSY_TIMEOUT.as_secs()
     )]

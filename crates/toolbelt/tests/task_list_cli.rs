@@ -1,7 +1,7 @@
 //! The task list through the real `toolbelt` binary: the tools' round trip with `call`,
 //! metadata merged and a cycle refused, `toolbelt tasks` for a person, one list per project
-//! unless `--task-list` / `TOOLBELT_TASK_LIST` names a shared one, and separate processes
-//! writing one list at once without losing an update.
+//! unless `--task-list` / `TOOLBELT_TASK_LIST` names a shared one, a sub-agent working on its
+//! parent's list, and separate processes writing one list at once without losing an update.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write as _;
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
 use serde_json::{Value, json};
+use toolbelt_agent::testing::{ScriptedServer, Turn};
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
@@ -178,6 +179,53 @@ fn each_project_has_its_own_list_and_a_named_list_is_shared() {
         assert!(stderr.contains("--task-list / TOOLBELT_TASK_LIST: invalid task list name"), "{stderr}");
         assert!(stderr.contains("use 1 to 64 letters, digits"), "{stderr}");
     }
+}
+
+#[test]
+fn a_sub_agent_works_on_its_parents_list() {
+    let (dir, root) = project();
+    let home = dir.path();
+    ok(home, &root, &[], "TaskCreate", json!({"subject": "Review the parser", "description": "for bugs"}));
+    let model = ScriptedServer::openai([
+        Turn::tool_call("l1", "TaskList", json!({})),
+        Turn::tool_calls([
+            (
+                "u1".to_string(),
+                "TaskUpdate".to_string(),
+                json!({"taskId": "1", "status": "completed",
+                "owner": "reviewer", "metadata": {"found": 2}}),
+            ),
+            (
+                "c1".to_string(),
+                "TaskCreate".to_string(),
+                json!({"subject": "Fix the two bugs", "description": "see #1"}),
+            ),
+        ]),
+        Turn::text("Reviewed; two bugs filed as #2."),
+    ])
+    .unwrap();
+    let out = toolbelt(home, &root)
+        .envs(model.env())
+        .args([
+            "call",
+            "--json",
+            "Agent",
+            r#"{"description": "review", "prompt": "Review task #1.", "subagent_type": "general-purpose"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["structured"]["status"], "completed", "{result}");
+    // The sub-agent saw the parent's task, and what it did is in the parent's list.
+    let requests = model.requests();
+    let listed = requests[1].messages().iter().find(|m| m["role"] == "tool").unwrap().clone();
+    assert_eq!(listed["content"], "#1 [pending] Review the parser", "{listed}");
+    let out = toolbelt(home, &root).arg("tasks").output().unwrap();
+    let table = text(&out);
+    assert!(table.contains("#1  completed  reviewer  -           Review the parser\n"), "{table}");
+    assert!(table.contains("#2  pending    -         -           Fix the two bugs\n"), "{table}");
+    assert_eq!(ok(home, &root, &[], "TaskGet", json!({"taskId": "1"}))["task"]["metadata"], json!({"found": 2}));
 }
 
 /// Runs `toolbelt batch` over `lines` in `root`; returns each result line.

@@ -37,6 +37,7 @@ async fn upstream(root: &Path, shutdown: CancellationToken) -> String {
         roots: vec![root.to_path_buf()],
         sessions_dir: root.join(".sessions"),
         approvers,
+        askers: Default::default(),
         instructions: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

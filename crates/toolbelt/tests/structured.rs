@@ -34,7 +34,8 @@ impl Server {
         let mut server = Server { child, stdin, stdout, next: 1 };
         server.request(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "t", "version": "1"}}),
         );
         writeln!(server.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
         server
@@ -50,6 +51,13 @@ impl Server {
             let mut line = String::new();
             assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
             let message: Value = serde_json::from_str(&line).unwrap();
+            if message["method"] == "elicitation/create" {
+                let answer =
+                    json!({"action": "accept", "content": first_choices(&message["params"]["requestedSchema"])});
+                writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": message["id"], "result": answer})).unwrap();
+                self.stdin.flush().unwrap();
+                continue;
+            }
             if message["id"] == json!(id) {
                 assert!(message["error"].is_null(), "{method}: {message}");
                 return message["result"].clone();
@@ -60,6 +68,25 @@ impl Server {
     fn call(&mut self, tool: &str, arguments: Value) -> Value {
         self.request("tools/call", json!({"name": tool, "arguments": arguments}))
     }
+}
+
+/// The answer a person picking the first choice of every question would give: each choice
+/// field's first value (a list of it for a multiple choice); free-text fields left out.
+fn first_choices(schema: &Value) -> Value {
+    let mut answer = serde_json::Map::new();
+    for (name, field) in schema["properties"].as_object().into_iter().flatten() {
+        let first = |options: &Value| options[0]["const"].clone();
+        if field["type"] == "array" {
+            answer.insert(name.clone(), json!([first(&field["items"]["anyOf"])]));
+        } else if field["oneOf"].is_array() {
+            answer.insert(name.clone(), first(&field["oneOf"]));
+        } else if field["enum"].is_array() {
+            answer.insert(name.clone(), field["enum"][0].clone());
+        } else if field["type"] == "boolean" {
+            answer.insert(name.clone(), json!(true));
+        }
+    }
+    Value::Object(answer)
 }
 
 impl Drop for Server {
@@ -153,6 +180,16 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("WebFetch", json!({"url": site.url("/page")})),
         ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"})),
         ("WebSearch", json!({"query": "hello world"})),
+        ("Think", json!({"thought": "The notes are edited; next, the plan."})),
+        ("Brief", json!({"message": "Notes edited.", "attachments": ["notes.txt"], "status": "normal"})),
+        (
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which format?", "header": "Format", "multiSelect": false,
+                "options": [{"label": "Markdown", "description": "notes.md"}, {"label": "Text", "description": "as is"}]}]}),
+        ),
+        ("Config", json!({"setting": "runtime.output_budget"})),
+        ("EnterPlanMode", json!({})),
+        ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),
     ];
     let mut seen = std::collections::BTreeSet::from(["Bash".to_string()]);
     for (tool, arguments) in calls {

@@ -158,6 +158,12 @@ pub const KEYS: &[KeyDef] = &[
     key("audit.keep", Kind::Int { min: 0, max: 1_000 }, "5", "rotated audit files kept (0 is read as 1)"),
     key("compat.claude", Kind::Bool, "false", "also read Claude Code's settings files"),
     key(
+        "config.model_may_set_mode",
+        Kind::Bool,
+        "false",
+        "let the Config tool change permissions.mode (never to bypassPermissions) (user settings only)",
+    ),
+    key(
         "mcp.max_sessions",
         Kind::Int { min: 1, max: 100_000 },
         "64",

@@ -45,6 +45,7 @@ pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     tools.extend(shell::tools(limits));
     tools.extend(web::tools());
     tools.extend(planning::worktree_tools());
+    tools.extend(planning::task_tools());
     tools
 }
 

@@ -177,10 +177,16 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Grep", json!({"pattern": "BETA"})),
         ("Grep", json!({"pattern": "a", "output_mode": "content"})),
         ("Bash", json!({"command": "echo hello"})),
-        ("TaskList", json!({})),
+        ("BackgroundTasks", json!({})),
         ("TaskOutput", json!({"task_id": task, "block": false})),
         ("TaskStop", json!({"task_id": task})),
         ("TodoWrite", json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]})),
+        ("TaskCreate", json!({"subject": "Check", "description": "check it", "activeForm": "Checking"})),
+        ("TaskCreate", json!({"subject": "Ship", "description": "ship it", "metadata": {"k": 1}})),
+        ("TaskUpdate", json!({"taskId": "2", "status": "in_progress", "owner": "a", "addBlockedBy": ["1"]})),
+        ("TaskGet", json!({"taskId": "2"})),
+        ("TaskList", json!({})),
+        ("TaskUpdate", json!({"taskId": "1", "status": "deleted"})),
         ("WebFetch", json!({"url": site.url("/page")})),
         ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"})),
         ("WebSearch", json!({"query": "hello world"})),
@@ -254,6 +260,6 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
     assert_eq!(read["agent"]["name"], "alice");
     check(&mut server, "TaskStop", json!({"task_id": id}));
     check(&mut server, "TeamDelete", json!({"team_name": "t"}));
-    check(&mut server, "TaskList", json!({}));
+    check(&mut server, "BackgroundTasks", json!({}));
     assert!(model.requests().len() >= 4, "{:?}", model.requests().len());
 }

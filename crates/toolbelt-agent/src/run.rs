@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use toolbelt_core::{AgentStatus, CancellationToken, EventSink};
+use toolbelt_core::{AgentStatus, CancellationToken, EventSink, ToolError};
 use toolbelt_runtime::{Runtime, Session, ToolCall, ToolResult};
 
 use crate::message::{Message, Part, Reply, Request, Role, StopReason, StreamEvent, ToolChoice, ToolDef, Usage};
@@ -259,7 +259,7 @@ async fn ask(
 }
 
 /// Runs one reply's tool calls as a batch; a call to a tool the agent does not have is
-/// answered with an error without reaching the runtime.
+/// refused (and recorded) without running.
 async fn run_tools(
     runtime: &Runtime,
     session: &Session,
@@ -279,7 +279,10 @@ async fn run_tools(
                 slots.push(i);
             }
             _ => {
-                let refused = ToolResult::rejected(&call.id, unavailable(&call.name, spec));
+                // Through the runtime, so the refusal is in the audit log like any other.
+                let error = ToolError::Denied { reason: unavailable(&call.name, spec) };
+                let plan = runtime.refuse(call.clone(), error);
+                let refused = runtime.run(session, plan, &spec.tool_events, cancel).await;
                 events(RunEvent::ToolResult(call, &refused));
                 results[i] = Some(refused);
             }

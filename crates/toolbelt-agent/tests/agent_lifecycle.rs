@@ -144,6 +144,14 @@ async fn a_sub_agent_cannot_start_agents_at_the_depth_limit() {
     assert_eq!(names, ["Read"]);
     let back = results_of(&provider.requests()[1]);
     assert!(back[0].2 && back[0].1.contains("not one of this agent's tools"), "{back:?}");
+    // The refusal is in the audit log, under the sub-agent's session, with its input.
+    let log = w.audit_log();
+    let refused = log.iter().find(|r| r["tool"] == "Agent" && r["outcome"] == "denied").unwrap_or_else(|| {
+        panic!("no refused sub-agent call in {log:?}");
+    });
+    assert!(refused["session"].as_str().unwrap().starts_with("parent-"), "{refused}");
+    assert_eq!(refused["input"]["prompt"], "help me", "{refused}");
+    assert!(refused["reason"].as_str().unwrap().contains("not one of this agent's tools"), "{refused}");
 }
 
 /// Waits up to 10 s for `file` to hold a pid.

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolbelt_core::Access;
-use toolbelt_core::{CancellationToken, EventSink, Extensions, Registry};
+use toolbelt_core::{CancellationToken, EventSink, Extensions, Registry, ToolError};
 use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{
     Approver, Authorizer, CallInfo, HookRun, Hooks, NoApprover, NoHooks, PermissionEngine, PermissionRules,
@@ -144,6 +144,13 @@ impl Runtime {
     /// the plan; [`Runtime::call`] is both at once.
     pub fn plan(&self, session: &Session, call: ToolCall) -> Plan {
         stages::plan(&self.pipeline, session, call)
+    }
+
+    /// A call the caller refuses before planning it, for `error`'s reason (a sub-agent
+    /// calling a tool it was not given): [`Runtime::run`] then emits its finished event and
+    /// records it in the audit log like any refused call.
+    pub fn refuse(&self, call: ToolCall, error: ToolError) -> Plan {
+        stages::refuse(&self.pipeline, call, error)
     }
 
     /// Runs the rest of a planned call (hooks, authorization, the tool, rendering, the audit

@@ -54,7 +54,9 @@ pub fn world_full(
     let host = AgentHost::new(vec![provider], catalog, limits);
     let mut services = toolbelt_core::Extensions::default();
     services.insert(host.handle());
-    let mut builder = Runtime::builder(Arc::new(registry)).authorizer(Arc::new(engine)).services(services);
+    // Every call is audited, a sub-agent's refused ones included (`audit_log` reads it).
+    let audit = toolbelt_runtime::AuditLog::new(toolbelt_runtime::AuditConfig::at(dir.path().join("audit.jsonl")));
+    let mut builder = Runtime::builder(Arc::new(registry)).authorizer(Arc::new(engine)).services(services).audit(audit);
     if let Some(hooks) = hooks {
         builder = builder.hooks(hooks);
     }
@@ -62,6 +64,14 @@ pub fn world_full(
     host.attach(&runtime);
     let session = Session::new("parent", root.clone(), vec![root.clone()], dir.path().join("sessions/parent"));
     World { _dir: dir, root, runtime, session }
+}
+
+impl World {
+    /// The audit log's records, in order.
+    pub fn audit_log(&self) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(self._dir.path().join("audit.jsonl")).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
 }
 
 pub fn world(provider: Arc<dyn Provider>) -> World {

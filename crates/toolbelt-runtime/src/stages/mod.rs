@@ -27,7 +27,7 @@ use crate::pipeline::Pipeline;
 use crate::session::Session;
 
 pub use plan::Plan;
-pub(crate) use plan::{Early, plan};
+pub(crate) use plan::{Early, plan, refuse};
 pub use render::truncate_text;
 
 use plan::{Checked, Planned};

@@ -116,6 +116,19 @@ pub(crate) fn plan(pipeline: &Pipeline, session: &Session, call: ToolCall) -> Pl
     }
 }
 
+/// A call refused for a reason of the caller's before it is planned (a sub-agent calling a
+/// tool it was not given): it then runs like any call refused while planned — its finished
+/// event, its audit record with the input as it came.
+pub(crate) fn refuse(pipeline: &Pipeline, call: ToolCall, error: ToolError) -> Plan {
+    let ToolCall { id, name, input } = call;
+    let entry = pipeline.registry.entry(&name);
+    let tool = entry.as_ref().map(|t| t.spec().name.clone());
+    let writes = entry.as_ref().is_some_and(|t| may_write(t.spec(), Declared::Nothing));
+    let raw = pipeline.audit.is_some().then_some(input);
+    let result = Box::new(refused(&id, tool, &error, Duration::ZERO));
+    Plan(Checked::Refused(Early { result, name, raw, writes, verdict: None }))
+}
+
 fn check(
     pipeline: &Pipeline,
     session: &Session,

@@ -266,10 +266,20 @@ fn reference_servers_as_upstreams_through_the_gateway() {
 #[test]
 fn the_python_client_answers_questions_and_plans_through_elicitation() {
     let Some(peers) = Peers::find() else { return };
-    let (_dir, root) = project();
-    let mut cmd = Command::new(peers.python());
-    cmd.arg(script("ask_client.py")).arg(toolbelt()).arg(&root);
-    let seen = run(cmd, &root, "");
+    for http in [false, true] {
+        let (_dir, root) = project();
+        let server = http.then(|| HttpServer::start(&root));
+        let mut cmd = Command::new(peers.python());
+        match &server {
+            Some(server) => cmd.arg(script("ask_client.py")).arg("http").arg(&server.url).arg(&root),
+            None => cmd.arg(script("ask_client.py")).arg("stdio").arg(toolbelt()).arg(&root),
+        };
+        asked_and_planned(&run(cmd, &root, ""), &root);
+    }
+}
+
+/// What the Python client saw answering and declining questions and approving a plan.
+fn asked_and_planned(seen: &Value, root: &Path) {
     // Declined: said so, nothing invented.
     assert_eq!(seen["declined"][0], true, "{seen}");
     assert!(seen["declined"][1].as_str().unwrap().contains("declined"), "{seen}");

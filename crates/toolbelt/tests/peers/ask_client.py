@@ -2,7 +2,7 @@
 (AskUserQuestion, a plan to approve) through elicitation, and declining one; Brief's message
 arrives as a log notification.
 
-Usage: ask_client.py TOOLBELT ROOT
+Usage: ask_client.py stdio TOOLBELT ROOT | ask_client.py http URL ROOT
 Prints one JSON object with what it saw.
 """
 
@@ -56,7 +56,8 @@ QUESTION = {
 
 
 async def main():
-    server = StdioServerParameters(command=sys.argv[1], args=["mcp"])
+    kind, target = sys.argv[1], sys.argv[2]
+    server = StdioServerParameters(command=target, args=["mcp"]) if kind == "stdio" else target
     async with Client(
         server, elicitation_callback=elicit, logging_callback=log, list_roots_callback=roots
     ) as client:
@@ -77,6 +78,6 @@ async def main():
 
 
 seen = {"forms": [], "logs": [], "declines": 0}
-root = sys.argv[2]
+root = sys.argv[3]
 anyio.run(main)
 print(json.dumps(seen))

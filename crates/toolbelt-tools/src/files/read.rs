@@ -9,24 +9,24 @@
 use std::io::Read as _;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, human_size, thousands};
+use serde::Deserialize;
+use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolSpec, thousands};
 
 use crate::blocking::run_blocking;
 
-use crate::files::support::change::{numbered, shown};
+use crate::files::support::change::shown;
 use crate::files::support::ledger::{FileLedger, FileState};
 use crate::files::support::roots::{OpenRoots, absolute, io_error};
 use crate::files::support::{encoding, pdf, read_media};
 
+pub use crate::files::support::read_output::{
+    ImageInfo, MAX_IMAGE_BYTES, MAX_LINE_CHARS, PdfInfo, ReadKind, ReadOutput, binary, cut_line,
+};
+
 /// Lines shown when no limit is given.
 pub const DEFAULT_LIMIT: usize = 2_000;
-/// Characters of one line shown before it is cut.
-pub const MAX_LINE_CHARS: usize = 2_000;
 /// Files up to this size are decoded whole (every encoding); larger ones are streamed.
 pub const WHOLE_FILE_LIMIT: u64 = 32 * 1024 * 1024;
-/// Largest image returned as image content (5 MB once base64-encoded).
-pub const MAX_IMAGE_BYTES: u64 = 3_750_000;
 
 /// Input of `Read`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -65,181 +65,6 @@ fn description() -> String {
         pdf_whole = pdf::WHOLE_MAX_PAGES,
         pdf_max = pdf::MAX_PAGES_PER_CALL,
     )
-}
-
-/// What `Read` returns. The numbered lines (or cells, or the image) go to the model as
-/// content; the structured result says what was shown of what.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ReadOutput {
-    /// The file, as results name it (relative to the working directory when inside it).
-    pub file_path: String,
-    /// What the file was read as.
-    #[serde(rename = "type")]
-    pub kind: ReadKind,
-    /// The file's size in bytes.
-    pub bytes: u64,
-    /// The first line shown (1-based), for text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub start_line: Option<usize>,
-    /// How many lines were shown, for text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub num_lines: Option<usize>,
-    /// How many lines the file has, for text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub total_lines: Option<usize>,
-    /// The encoding the text was decoded from, when it is not UTF-8.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub encoding: Option<String>,
-    /// The image's type and size in pixels, for images.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub image: Option<ImageInfo>,
-    /// The pages read and how many there are, for PDFs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pdf: Option<PdfInfo>,
-    /// What the model reads: numbered lines or rendered cells.
-    #[serde(skip)]
-    pub(crate) body: String,
-    /// Base64 of the image, for images.
-    #[serde(skip)]
-    pub(crate) image_data: Option<String>,
-    /// Whether the file was streamed (too large to decode whole), which Edit cannot take.
-    #[serde(skip)]
-    pub(crate) streamed: bool,
-}
-
-/// What a file was read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ReadKind {
-    /// Lines of text.
-    Text,
-    /// A Jupyter notebook, shown as cells.
-    Notebook,
-    /// An image, returned as an image.
-    Image,
-    /// A PDF, shown as its text.
-    Pdf,
-}
-
-/// Which pages of a PDF were read.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PdfInfo {
-    /// Pages the document has.
-    pub total_pages: usize,
-    /// The pages read (1-based), in order.
-    pub pages: Vec<usize>,
-}
-
-/// An image's type and dimensions.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ImageInfo {
-    /// `image/png`, `image/jpeg`, …
-    pub mime_type: String,
-    /// Width in pixels, when the header says.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub width: Option<usize>,
-    /// Height in pixels, when the header says.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub height: Option<usize>,
-}
-
-impl ReadOutput {
-    /// A result of `kind` with nothing about lines, encoding or image yet.
-    fn of(file_path: String, kind: ReadKind, bytes: u64, body: String) -> Self {
-        Self {
-            file_path,
-            kind,
-            bytes,
-            start_line: None,
-            num_lines: None,
-            total_lines: None,
-            encoding: None,
-            image: None,
-            pdf: None,
-            body,
-            image_data: None,
-            streamed: false,
-        }
-    }
-
-    /// A window of lines of a text file: `lines` are the shown lines, already cut.
-    pub(crate) fn text(file_path: String, bytes: u64, start: usize, lines: &[&str], total: usize) -> Self {
-        let body = if lines.is_empty() { String::new() } else { numbered(lines.iter().copied(), start) };
-        Self {
-            start_line: (total > 0).then_some(start),
-            num_lines: Some(lines.len()),
-            total_lines: Some(total),
-            ..Self::of(file_path, ReadKind::Text, bytes, body)
-        }
-    }
-
-    /// A notebook, rendered as cells.
-    fn notebook(file_path: String, bytes: u64, cells: String) -> Self {
-        Self::of(file_path, ReadKind::Notebook, bytes, cells)
-    }
-
-    /// A PDF's text, with the pages read.
-    pub(crate) fn pdf(file_path: String, bytes: u64, info: PdfInfo, text: String) -> Self {
-        Self { pdf: Some(info), ..Self::of(file_path, ReadKind::Pdf, bytes, text) }
-    }
-
-    /// An image and its base64 data.
-    pub(crate) fn image(file_path: String, bytes: u64, image: ImageInfo, data: String) -> Self {
-        Self {
-            image: Some(image),
-            image_data: Some(data),
-            ..Self::of(file_path, ReadKind::Image, bytes, String::new())
-        }
-    }
-}
-
-impl Render for ReadOutput {
-    fn render(&self) -> Vec<Content> {
-        let name = &self.file_path;
-        let mut text = match (self.kind, self.total_lines) {
-            (ReadKind::Text, Some(0)) => return vec![Content::text(format!("({name} exists but is empty.)"))],
-            _ => self.body.clone(),
-        };
-        if let (Some(start), Some(shown), Some(total)) = (self.start_line, self.num_lines, self.total_lines) {
-            let shown_to = start - 1 + shown;
-            if shown_to < total {
-                text.push_str(&format!(
-                    "\n\n(Showing lines {start}-{shown_to} of {total}. Continue with offset={} to read more.)",
-                    shown_to + 1
-                ));
-            }
-        }
-        if let Some(pdf) = &self.pdf {
-            let (first, last) = (pdf.pages.first().copied().unwrap_or(0), pdf.pages.last().copied().unwrap_or(0));
-            if last < pdf.total_pages || first > 1 {
-                text.push_str(&format!(
-                    "\n\n(Pages {first}-{last} of {}. Read others with pages, e.g. pages: \"{}-{}\".)",
-                    pdf.total_pages,
-                    last + 1,
-                    (last + pdf::MAX_PAGES_PER_CALL).min(pdf.total_pages).max(last + 1)
-                ));
-            }
-        }
-        if let Some(encoding) = &self.encoding {
-            if self.streamed {
-                text.push_str(&format!("\n\n(Decoded as {encoding}.)"));
-            } else {
-                text.push_str(&format!("\n\n(Decoded as {encoding}; Edit and Write keep that encoding.)"));
-            }
-        }
-        if let (Some(data), Some(image)) = (&self.image_data, &self.image) {
-            let dims = match (image.width, image.height) {
-                (Some(w), Some(h)) => format!(", {w}×{h}"),
-                _ => String::new(),
-            };
-            let caption = format!("Image {name} ({}{dims}, {})", image.mime_type, human_size(self.bytes));
-            return vec![
-                Content::text(caption),
-                Content::Image { data: data.clone(), mime_type: image.mime_type.clone() },
-            ];
-        }
-        vec![Content::text(text)]
-    }
 }
 
 impl Tool for Read {
@@ -348,32 +173,10 @@ fn window(text: &str, name: String, size: u64, offset: usize, limit: usize) -> R
     Ok(ReadOutput::text(name, size, offset, &lines, total))
 }
 
-/// A line cut to [`MAX_LINE_CHARS`] with a marker saying how much is left out.
-pub fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
-    let line = line.strip_suffix('\r').unwrap_or(line);
-    if line.len() <= MAX_LINE_CHARS {
-        return line.into();
-    }
-    match line.char_indices().nth(MAX_LINE_CHARS) {
-        None => line.into(),
-        Some((at, _)) => {
-            let rest = line[at..].chars().count();
-            format!("{}… [line cut: {rest} more characters]", &line[..at]).into()
-        }
-    }
-}
-
-/// The refusal for a binary file.
-pub fn binary(name: &str, kind: &str, size: u64) -> ToolError {
-    ToolError::failed(format!(
-        "{name} is a binary file ({kind}, {}); Read shows text, images and notebooks only. Inspect it with a shell \
-         command (`file`, `xxd | head`) instead.",
-        human_size(size)
-    ))
-}
-
 #[cfg(test)]
 mod tests {
+    use toolbelt_core::Render as _;
+
     use super::*;
 
     fn render_lines(text: &str, name: &str, offset: usize, limit: usize) -> Result<String, ToolError> {

@@ -10,6 +10,7 @@ pub(crate) mod notebook;
 pub(crate) mod patch;
 pub(crate) mod pdf;
 pub(crate) mod read_media;
+pub(crate) mod read_output;
 pub(crate) mod read_stream;
 pub(crate) mod regular;
 pub(crate) mod replace;

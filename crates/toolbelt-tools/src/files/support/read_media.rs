@@ -6,10 +6,10 @@ use std::time::SystemTime;
 use base64::Engine as _;
 use toolbelt_core::{ToolContext, ToolError, human_size};
 
-use crate::files::read::{ImageInfo, MAX_IMAGE_BYTES, PdfInfo, ReadOutput};
 use crate::files::support::change::read_bytes;
 use crate::files::support::ledger::{FileLedger, FileState};
 use crate::files::support::pdf::{self, Pages, PdfError};
+use crate::files::support::read_output::{ImageInfo, MAX_IMAGE_BYTES, PdfInfo, ReadOutput};
 use crate::files::support::roots::{Located, OpenRoots};
 
 /// The largest PDF read, in bytes (the whole file is parsed).

@@ -11,8 +11,8 @@ use std::io::Read as _;
 use toolbelt_core::{ToolContext, ToolError};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::files::read::{MAX_LINE_CHARS, ReadOutput, binary};
 use crate::files::support::ledger::{FileLedger, FileState, hash_hex, mtime_ms};
+use crate::files::support::read_output::{MAX_LINE_CHARS, ReadOutput, binary, cut_line};
 use crate::files::support::roots::{Located, OpenRoots, io_error};
 
 const CHUNK: usize = 256 * 1024;
@@ -109,7 +109,7 @@ fn detect(chunk: &[u8], name: &str, size: u64) -> Result<&'static encoding_rs::E
 fn decode_line(bytes: &[u8], dropped: usize, encoding: &'static encoding_rs::Encoding) -> String {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
     let (text, _) = encoding.decode_without_bom_handling(bytes);
-    let cut = crate::files::read::cut_line(&text).into_owned();
+    let cut = cut_line(&text).into_owned();
     if dropped > 0 {
         // The line was already cut while scanning; say how much more there was.
         let kept: String = text.chars().take(MAX_LINE_CHARS).collect();

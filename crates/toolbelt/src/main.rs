@@ -37,6 +37,11 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // Commands that check calls against schemas: what compiling the first schema waits for is
+    // built beside the set-up.
+    if matches!(&cli.command, Command::Call(_) | Command::Batch(_) | Command::Mcp(_) | Command::Agent(_)) {
+        toolbelt_core::compile_meta_schema_in_background();
+    }
     init_logging(cli.global.verbose, no_color);
     // reqwest is built without a TLS provider of its own (no C build): ring is the process's
     // provider, installed before any HTTP client (MCP upstreams, HTTP hooks) is made.

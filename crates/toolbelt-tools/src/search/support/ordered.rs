@@ -5,6 +5,7 @@
 //! search's text as soon as the runs before it are in: the output is written once, straight
 //! in order, beside the searching, with no per-thread buffer to keep and reorder afterwards.
 
+use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::ops::Range;
 use std::os::unix::ffi::OsStrExt as _;
@@ -113,9 +114,9 @@ pub fn search(
         keys: &listed.keys,
         files: &listed.files,
         next: AtomicUsize::new(0),
-        joined: Mutex::new(Joined { found, waiting: Vec::new(), next: 0, spare: Vec::new() }),
+        joined: Mutex::new(Joined { found, waiting: VecDeque::new(), next: 0, spare: Vec::new() }),
     };
-    // This thread searches too, beside one more per processor.
+    // As many threads as the walk had (one per processor), this one among them.
     let runs = listed.files.len().div_ceil(RUN);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 12).min(runs);
     std::thread::scope(|scope| {
@@ -147,7 +148,8 @@ struct Work<'a> {
 /// others waiting for the runs before them.
 struct Joined<'a> {
     found: &'a mut Found,
-    waiting: Vec<Option<Run>>,
+    /// The runs from the first not joined yet on (`None` for those not done yet).
+    waiting: VecDeque<Option<Run>>,
     /// The first run not joined yet.
     next: usize,
     /// Buffers of runs already joined, for the next runs: their pages are the same few,
@@ -159,13 +161,15 @@ impl Joined<'_> {
     /// Takes in what run `run` found, and joins every run it completes the sequence of;
     /// returns a buffer for the next run.
     fn add(&mut self, run: usize, done: Run) -> Option<Output> {
-        if self.waiting.len() <= run {
-            self.waiting.resize_with(run + 1, || None);
+        let at = run.saturating_sub(self.next);
+        if self.waiting.len() <= at {
+            self.waiting.resize_with(at + 1, || None);
         }
-        if let Some(slot) = self.waiting.get_mut(run) {
+        if let Some(slot) = self.waiting.get_mut(at) {
             *slot = Some(done);
         }
-        while let Some(done) = self.waiting.get_mut(self.next).and_then(Option::take) {
+        while let Some(Some(done)) = self.waiting.front_mut().map(Option::take) {
+            self.waiting.pop_front();
             let out = done.append_to(self.found);
             self.spare.push(out);
             self.next += 1;
@@ -360,6 +364,31 @@ impl<'a> Searcher<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::support::content::LineKind;
+
+    /// A run of one file, `name`, with one matching line.
+    fn run_of(name: &str) -> Run {
+        let mut out = Output::default();
+        out.names.push_str(name);
+        out.text.push_str(&format!("{name}:1:x\n"));
+        out.kinds.push(LineKind::Match);
+        let file = RunFile { shown: 0..name.len(), count: 1, lines: 0..1, text: 0..out.text.len() };
+        Run { out, files: vec![file], errors: WalkErrors::default() }
+    }
+
+    #[test]
+    fn runs_are_joined_in_order_whatever_order_they_come_in() {
+        let mut found = Found::default();
+        let mut joined = Joined { found: &mut found, waiting: VecDeque::new(), next: 0, spare: Vec::new() };
+        assert!(joined.add(2, run_of("c")).is_none(), "nothing joined yet, no buffer to reuse");
+        assert!(joined.add(0, run_of("a")).is_some(), "run 0 joined: its buffer comes back");
+        assert!(joined.add(3, run_of("d")).is_none(), "run 1 missing: nothing joined");
+        assert!(joined.add(1, run_of("b")).is_some());
+        assert_eq!((joined.next, joined.waiting.len()), (4, 0));
+        assert_eq!(found.text(), "a:1:x\nb:1:x\nc:1:x\nd:1:x\n");
+        let names: Vec<&str> = found.files.iter().map(|hit| found.shown(hit)).collect();
+        assert_eq!(names, ["a", "b", "c", "d"]);
+    }
 
     #[test]
     fn keys_sort_in_path_order() {

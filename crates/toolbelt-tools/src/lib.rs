@@ -6,14 +6,17 @@
 
 use std::sync::Arc;
 
-use toolbelt_core::{CallLimits, DynTool, Registry, RegistryError, erase};
+use toolbelt_core::{CallLimits, DynTool, Registry, RegistryError};
 
 pub mod agents;
 mod blocking;
 pub mod files;
+pub mod interaction;
 pub mod planning;
 pub mod search;
+pub mod settings;
 pub mod shell;
+pub mod web;
 
 /// Every built-in tool, erased, in no particular order (the registry sorts by name), described
 /// with the default limits.
@@ -24,10 +27,12 @@ pub fn builtin() -> Vec<Arc<dyn DynTool>> {
 /// Every built-in tool, described with the limits the runtime will enforce (a description
 /// that states a timeout or an output budget states these).
 pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
-    let mut tools = vec![erase(planning::TodoWrite)];
+    let mut tools = planning::tools();
+    tools.extend(interaction::tools());
     tools.extend(files::tools());
     tools.extend(search::tools());
     tools.extend(shell::tools(limits));
+    tools.extend(web::tools());
     tools
 }
 

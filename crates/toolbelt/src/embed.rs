@@ -19,12 +19,14 @@
 //!
 //! With nobody set to approve ([`ToolbeltBuilder::approver`]), what the policy would ask
 //! about is refused, naming the rule that would allow it: the model reads that and can say so.
+//! With nobody set to answer ([`ToolbeltBuilder::asker`]), `AskUserQuestion` and
+//! `ExitPlanMode` fail saying so, and `Brief` messages reach only the call's events.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolbelt_core::{CancellationToken, EventSink, ExportFormat};
+use toolbelt_core::{Asker, CancellationToken, EventSink, ExportFormat, Nobody};
 use toolbelt_mcp::client::Gateway;
 use toolbelt_policy::{Approver, NoApprover, PermissionMode};
 use toolbelt_runtime::{Runtime, Session, ToolCall, ToolResult};
@@ -40,6 +42,7 @@ pub struct ToolbeltBuilder {
     environment: bool,
     claude: bool,
     approver: Arc<dyn Approver>,
+    asker: Arc<dyn Asker>,
     concurrency: Option<usize>,
     gateway: bool,
     home: Option<PathBuf>,
@@ -88,6 +91,14 @@ impl ToolbeltBuilder {
     /// default is nobody: such calls are refused with the rule that would allow them.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
+        self
+    }
+
+    /// Who answers the questions tools put to the user (`AskUserQuestion`, a plan to approve)
+    /// and sees the messages they send (`Brief`): the embedding application's UI. The default
+    /// is nobody: questions fail, saying so, and are never answered for the user.
+    pub fn asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.asker = asker;
         self
     }
 
@@ -143,7 +154,7 @@ impl ToolbeltBuilder {
         }
         let env: Vec<(String, String)> = if self.environment { std::env::vars().collect() } else { Vec::new() };
         let asm = Assembly::load(cwd, roots, self.entries, env, self.claude, self.home.as_deref());
-        let runtime = asm.runtime_with(self.concurrency, self.approver)?;
+        let runtime = asm.runtime_with(self.concurrency, self.approver, self.asker)?;
         let gateway = if self.gateway { asm.gateway(runtime.registry()).await } else { None };
         Ok(Toolbelt { asm, runtime, gateway })
     }
@@ -168,6 +179,7 @@ impl Toolbelt {
             environment: true,
             claude: false,
             approver: Arc::new(NoApprover),
+            asker: Arc::new(Nobody("no asker was given to Toolbelt::builder (see `.asker(…)`)".into())),
             concurrency: None,
             gateway: true,
             home: None,

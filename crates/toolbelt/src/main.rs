@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::FromArgMatches as _;
 
 mod approve;
+mod ask;
 mod cli;
 mod cmd;
 mod output;

@@ -69,3 +69,28 @@ pub async fn err(session: &Arc<SessionState>, tool: &str, input: Value) -> Strin
         Err(e) => e.to_string(),
     }
 }
+
+/// Runs `tool` with `input` in the context `cx` (validated and described as the runtime
+/// would, minus policy): the output or the error.
+pub async fn call_in(cx: ToolContext, tool: &str, input: Value) -> Result<ToolOutput, ToolError> {
+    let entry = registry().lookup(tool)?;
+    let prepared = entry.prepare(input)?;
+    entry.tool().access(&prepared, &cx)?;
+    entry.tool().call(prepared, cx).await
+}
+
+/// The text and structured result of a successful [`call_in`]; panics with the error otherwise.
+pub async fn ok_in(cx: ToolContext, tool: &str, input: Value) -> (String, Value) {
+    match call_in(cx, tool, input).await {
+        Ok(out) => (out.joined_text(), out.structured.clone().unwrap_or(Value::Null)),
+        Err(e) => panic!("{tool} failed: {e}"),
+    }
+}
+
+/// The message of a failed [`call_in`]; panics if it succeeded.
+pub async fn err_in(cx: ToolContext, tool: &str, input: Value) -> String {
+    match call_in(cx, tool, input).await {
+        Ok(out) => panic!("{tool} succeeded unexpectedly: {}", out.joined_text()),
+        Err(e) => e.to_string(),
+    }
+}

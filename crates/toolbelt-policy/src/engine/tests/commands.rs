@@ -103,7 +103,8 @@ fn read_only_scripts_run_without_asking_and_reasons_are_sentences() {
     let e = engine(&w, PermissionMode::Plan, &[], &[], &[]);
     assert_eq!(
         bash(&e, &w, "touch x").reason,
-        "plan mode is read-only, and `touch x` is not read-only because `touch` is not a read-only command"
+        "plan mode is read-only, and `touch x` is not read-only because `touch` is not a read-only command; \
+         present the plan with ExitPlanMode to leave it"
     );
 }
 

@@ -1,8 +1,8 @@
 //! What the agent loop costs beyond the model and the tools: `cargo bench -p toolbelt-agent
 //! --bench agent_loop -- [TURNS]`.
 //!
-//! * **Per turn.** An instant in-process provider answers each turn with one `TaskList` call
-//!   (a tool that does almost nothing) until the last turn answers in text; each request
+//! * **Per turn.** An instant in-process provider answers each turn with one `BackgroundTasks`
+//!   call (a tool that does almost nothing) until the last turn answers in text; each request
 //!   carries the general-purpose agent's tool definitions, as a real run's do. The same calls
 //!   run directly through `Runtime::batch` give the tools' own cost; the difference, per
 //!   turn, is the loop's: building the request from the history, the reply into the
@@ -59,7 +59,7 @@ async fn per_turn(turns: u32) {
         if turn + 1 >= turns as usize {
             Ok(text_reply("done"))
         } else {
-            Ok(tool_reply([(format!("c{turn}"), "TaskList".to_string(), json!({}))]))
+            Ok(tool_reply([(format!("c{turn}"), "BackgroundTasks".to_string(), json!({}))]))
         }
     }));
     let (runtime, _host) = runtime_with(Arc::clone(&provider));
@@ -85,12 +85,12 @@ async fn per_turn(turns: u32) {
     // The same tool calls, straight through the runtime.
     let start = Instant::now();
     for i in 0..turns.saturating_sub(1) {
-        let call = ToolCall::new(format!("c{i}"), "TaskList", json!({}));
+        let call = ToolCall::new(format!("c{i}"), "BackgroundTasks", json!({}));
         runtime.batch(&session, vec![call], &EventSink::none(), &cancel).await;
     }
     let direct = start.elapsed();
     let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(turns);
-    println!("{turns} turns, one TaskList call each, {} tool definitions sent each turn", spec.tools.len());
+    println!("{turns} turns, one BackgroundTasks call each, {} tool definitions sent each turn", spec.tools.len());
     println!("  {:<34} {:>9.1} µs/turn", "agent loop (tools included)", per(looped));
     println!("  {:<34} {:>9.1} µs/turn", "the same calls through the runtime", per(direct));
     println!("  {:<34} {:>9.1} µs/turn   (goal ≤ 1000)", "the loop's own cost", per(looped) - per(direct));

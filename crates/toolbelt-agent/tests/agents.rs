@@ -101,7 +101,7 @@ async fn a_background_agent_is_read_with_task_output_and_continued_with_send_mes
     let texts: Vec<String> = second.messages.iter().map(|m| m.text()).collect();
     assert_eq!(texts, ["Look around.", "first answer", "Now the tests."]);
 
-    let listed = w.call("TaskList", json!({})).await;
+    let listed = w.call("BackgroundTasks", json!({})).await;
     assert!(listed.text().contains(&id), "{}", listed.text());
 }
 

@@ -212,7 +212,11 @@ impl PermissionEngine {
             if given == real { vec![given.clone()] } else { vec![given.clone(), real.clone()] }
         };
         let rule = match part {
-            Part::Command(command) => suggest::command_rule(command).map(|r| format!("{}({r})", tool.name)),
+            Part::Command(command) if rules::takes_command_rules(&tool.name) => {
+                suggest::command_rule(command).map(|r| format!("{}({r})", tool.name))
+            }
+            // Another tool that runs a command (EnterWorktree runs git): its rules name the tool.
+            Part::Command(_) => Some(tool.name.clone()),
             Part::Read { given, real } => {
                 let rules = views(given, real).into_iter().map(|path| {
                     let dir = if path.is_dir() { path.as_path() } else { path.parent().unwrap_or(&path) };

@@ -18,6 +18,17 @@ pub mod settings;
 pub mod shell;
 pub mod web;
 
+/// `$XDG_STATE_HOME/toolbelt` (`~/.local/state/toolbelt`; a per-user folder of the temp
+/// directory when neither variable is set): where tools keep what they make outside the
+/// project when the front end named no place for it.
+pub(crate) fn default_state_dir() -> std::path::PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    let state = var("XDG_STATE_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".local/state")))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("toolbelt-{}", nix::unistd::geteuid())));
+    state.join("toolbelt")
+}
+
 /// Every built-in tool, erased, in no particular order (the registry sorts by name), described
 /// with the default limits.
 pub fn builtin() -> Vec<Arc<dyn DynTool>> {
@@ -33,6 +44,8 @@ pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     tools.extend(search::tools());
     tools.extend(shell::tools(limits));
     tools.extend(web::tools());
+    tools.extend(planning::worktree_tools());
+    tools.extend(planning::task_tools());
     tools
 }
 

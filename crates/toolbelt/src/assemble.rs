@@ -16,6 +16,7 @@ use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::files::JournalDir;
+use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::SandboxConfig;
 use toolbelt_tools::web::Web;
@@ -49,6 +50,9 @@ pub enum AssembleError {
     /// The hooks settings cannot be applied.
     #[error("the hooks settings are invalid: {0}")]
     Hooks(String),
+    /// The task list named by `--task-list` or `TOOLBELT_TASK_LIST` cannot be one.
+    #[error("--task-list / {TASK_LIST_VAR}: {0}")]
+    TaskList(#[from] TaskListError),
 }
 
 fn list(problems: &[Problem]) -> String {
@@ -88,6 +92,9 @@ pub struct Assembly {
     /// Variables toolbelt reads secrets from (besides the settings' own): kept out of shell
     /// commands' environment.
     pub secret_vars: Vec<String>,
+    /// The task list shared by name (`--task-list`, else `TOOLBELT_TASK_LIST`); `None` for
+    /// the project's own. See [`Assembly::task_store`].
+    pub task_list: Option<String>,
     /// What the settings were read from, to read them again after toolbelt wrote to them.
     reread: Reread,
 }
@@ -161,6 +168,7 @@ impl Assembly {
         let loc = locations(&cwd, &project, home);
         // Only `TOOLBELT_…` variables are settings; they are kept to read the settings again.
         let env: Vec<(String, String)> = env.into_iter().filter(|(k, _)| k.starts_with("TOOLBELT_")).collect();
+        let task_list = env.iter().find(|(k, v)| k == TASK_LIST_VAR && !v.is_empty()).map(|(_, v)| v.clone());
         let loaded = settings::load(&loc, flags.clone(), env.clone(), claude);
         let rule_env = RuleEnv { home: loc.home.clone(), cwd: cwd.clone() };
         let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);
@@ -180,7 +188,7 @@ impl Assembly {
             .collect();
         let home = home.map(Path::to_path_buf);
         let reread = Reread { flags, env, claude, home };
-        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, reread }
+        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, task_list, reread }
     }
 
     /// The project root.
@@ -192,6 +200,18 @@ impl Assembly {
     /// logs): in the user's state directory, never in the project.
     pub fn sessions_dir(&self) -> PathBuf {
         self.loc.project_state_dir().join("sessions")
+    }
+
+    /// The task list the tools work on: the one named by [`Assembly::task_list`]
+    /// (`$XDG_STATE_HOME/toolbelt/task-lists/NAME.db`, shared by every session, sub-agent and
+    /// process that names it), else this project's own (`tasks.db` in the project's state
+    /// directory, shared by the sessions working in the project). Kept outside the project,
+    /// in the state directory no tool and no sandboxed command may write.
+    pub fn task_store(&self) -> Result<TaskListStore, AssembleError> {
+        Ok(match &self.task_list {
+            Some(name) => TaskListStore::named(&TaskListStore::lists_dir(&self.loc.state_dir), name)?,
+            None => TaskListStore::project(self.loc.project_state_dir().join("tasks.db")),
+        })
     }
 
     /// What to tell the user about these settings: a project waiting for trust, a project
@@ -238,7 +258,8 @@ impl Assembly {
 
     /// What no tool writes without an explicit approval: the entries of every project
     /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
-    /// (the trust store, audit logs), the managed settings and the user's git configuration.
+    /// (the trust store, audit logs; not the worktrees made there), the managed settings and
+    /// the user's git configuration.
     pub fn protected_paths(&self) -> ProtectedPaths {
         let mut paths = vec![self.loc.state_dir.clone()];
         if let Some(dir) = self.loc.user_file.parent() {
@@ -247,7 +268,14 @@ impl Assembly {
         paths.extend(self.loc.managed_files.iter().cloned());
         paths.push(self.loc.home.join(".gitconfig"));
         paths.push(self.loc.git_config.clone());
-        ProtectedPaths::default().with_paths(paths)
+        // The worktrees EnterWorktree makes are where the model works once it entered one.
+        ProtectedPaths::default().with_paths(paths).except([self.worktree_dir()])
+    }
+
+    /// Where EnterWorktree makes worktrees: in this project's state directory, outside the
+    /// repository (see `docs/design.md`, "Worktrees: in the state directory").
+    pub fn worktree_dir(&self) -> PathBuf {
+        self.loc.project_state_dir().join("worktrees")
     }
 
     /// The built-in tools, described with the limits in force, and the agent tools when a
@@ -340,9 +368,11 @@ impl Assembly {
         // Multi-file commits journal here: outside the project, where no project file and no
         // sandboxed command can plant a journal for toolbelt to act on.
         services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
+        services.insert(WorktreeDir(self.worktree_dir()));
         services.insert(Web::new(self.settings.web.clone()));
         services.insert(People(asker));
         services.insert(self.model_settings());
+        services.insert(self.task_store()?);
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

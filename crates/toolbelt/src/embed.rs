@@ -46,6 +46,7 @@ pub struct ToolbeltBuilder {
     concurrency: Option<usize>,
     gateway: bool,
     home: Option<PathBuf>,
+    task_list: Option<String>,
 }
 
 impl ToolbeltBuilder {
@@ -130,6 +131,13 @@ impl ToolbeltBuilder {
         self
     }
 
+    /// Works on the task list named `name`, shared with every session, agent and process that
+    /// names it (as `--task-list` does; the default is the project's own list).
+    pub fn task_list(mut self, name: impl Into<String>) -> Self {
+        self.task_list = Some(name.into());
+        self
+    }
+
     /// Leaves the configured upstream MCP servers unconnected.
     pub fn without_gateway(mut self) -> Self {
         self.gateway = false;
@@ -153,7 +161,10 @@ impl ToolbeltBuilder {
             }
         }
         let env: Vec<(String, String)> = if self.environment { std::env::vars().collect() } else { Vec::new() };
-        let asm = Assembly::load(cwd, roots, self.entries, env, self.claude, self.home.as_deref());
+        let mut asm = Assembly::load(cwd, roots, self.entries, env, self.claude, self.home.as_deref());
+        if self.task_list.is_some() {
+            asm.task_list = self.task_list;
+        }
         let runtime = asm.runtime_with(self.concurrency, self.approver, self.asker)?;
         let gateway = if self.gateway { asm.gateway(runtime.registry()).await } else { None };
         Ok(Toolbelt { asm, runtime, gateway })
@@ -183,6 +194,7 @@ impl Toolbelt {
             concurrency: None,
             gateway: true,
             home: None,
+            task_list: None,
         }
     }
 

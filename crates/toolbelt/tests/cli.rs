@@ -83,7 +83,14 @@ fn tools_lists_and_filters() {
     assert!(!planning.iter().any(|n| n == "Read"), "{planning:?}");
     let out = toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "files"]).output().unwrap();
     assert!(stdout(&out).lines().any(|n| n == "Read") && !stdout(&out).contains("TodoWrite"));
-    toolbelt(dir.path()).args(["tools", "--format", "names", "--tag", "planning"]).assert().stdout("TodoWrite\n");
+    toolbelt(dir.path())
+        .args(["tools", "--format", "names", "--tag", "planning", "--tag", "session"])
+        .assert()
+        .stdout("TodoWrite\n");
+    toolbelt(dir.path())
+        .args(["tools", "--format", "names", "--tag", "tasks"])
+        .assert()
+        .stdout("TaskCreate\nTaskGet\nTaskList\nTaskUpdate\n");
     toolbelt(dir.path()).args(["tools", "--format", "names", "--tag", "nope"]).assert().stdout("");
     toolbelt(dir.path())
         .args(["tools", "--category", "filez"])

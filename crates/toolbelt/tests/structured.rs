@@ -100,11 +100,20 @@ impl Drop for Server {
 fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(root.join(".git")).unwrap();
     std::fs::write(root.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
     let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": "x = 1",
         "outputs": [], "execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
     std::fs::write(root.join("nb.ipynb"), notebook.to_string()).unwrap();
+    // A real repository with a commit, for EnterWorktree; git without the machine's configuration.
+    let git_env = [("GIT_CONFIG_GLOBAL", "/dev/null"), ("GIT_CONFIG_NOSYSTEM", "1")];
+    for args in [
+        &["init", "-q"][..],
+        &["add", "."],
+        &["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"],
+    ] {
+        let out = std::process::Command::new("git").args(args).current_dir(&root).envs(git_env).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 
     // A page for WebFetch, on loopback (which the web tools reach only when allowed).
     let web = tokio::runtime::Runtime::new().unwrap();
@@ -133,10 +142,11 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ),
     )
     .unwrap();
-    let open = vec![
+    let mut open = vec![
         ("TOOLBELT_WEB__ALLOW_PRIVATE_NETWORK".to_string(), "true".to_string()),
         ("TB_TEST_SEARCH_KEY".to_string(), "test-key".to_string()),
     ];
+    open.extend(git_env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     let listed = server.request("tools/list", json!({}));
@@ -167,10 +177,16 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Grep", json!({"pattern": "BETA"})),
         ("Grep", json!({"pattern": "a", "output_mode": "content"})),
         ("Bash", json!({"command": "echo hello"})),
-        ("TaskList", json!({})),
+        ("BackgroundTasks", json!({})),
         ("TaskOutput", json!({"task_id": task, "block": false})),
         ("TaskStop", json!({"task_id": task})),
         ("TodoWrite", json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]})),
+        ("TaskCreate", json!({"subject": "Check", "description": "check it", "activeForm": "Checking"})),
+        ("TaskCreate", json!({"subject": "Ship", "description": "ship it", "metadata": {"k": 1}})),
+        ("TaskUpdate", json!({"taskId": "2", "status": "in_progress", "owner": "a", "addBlockedBy": ["1"]})),
+        ("TaskGet", json!({"taskId": "2"})),
+        ("TaskList", json!({})),
+        ("TaskUpdate", json!({"taskId": "1", "status": "deleted"})),
         ("WebFetch", json!({"url": site.url("/page")})),
         ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"})),
         ("WebSearch", json!({"query": "hello world"})),
@@ -184,6 +200,9 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Config", json!({"setting": "runtime.output_budget"})),
         ("EnterPlanMode", json!({})),
         ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),
+        // Last: they move the session's working directory and back.
+        ("EnterWorktree", json!({"name": "structured"})),
+        ("ExitWorktree", json!({"action": "remove"})),
     ];
     let mut seen = std::collections::BTreeSet::from(["Bash".to_string()]);
     for (tool, arguments) in calls {
@@ -241,6 +260,6 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
     assert_eq!(read["agent"]["name"], "alice");
     check(&mut server, "TaskStop", json!({"task_id": id}));
     check(&mut server, "TeamDelete", json!({"team_name": "t"}));
-    check(&mut server, "TaskList", json!({}));
+    check(&mut server, "BackgroundTasks", json!({}));
     assert!(model.requests().len() >= 4, "{:?}", model.requests().len());
 }

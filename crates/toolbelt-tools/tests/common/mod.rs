@@ -10,6 +10,7 @@ use toolbelt_core::{
     CancellationToken, EventSink, Extensions, Limits, Registry, SessionState, ToolContext, ToolError, ToolOutput,
 };
 use toolbelt_tools::files::JournalDir;
+use toolbelt_tools::planning::TaskListStore;
 
 /// A session whose cwd is `cwd` and whose roots are `roots` (the cwd when empty).
 pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
@@ -18,10 +19,12 @@ pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
 }
 
 /// A call context over `session`. Multi-file commits journal under the system's temp
-/// directory, not the user's state directory.
+/// directory, and the task list is a file in the session's working directory (a test's temp
+/// directory), never in the user's state directory.
 pub fn cx(session: &Arc<SessionState>) -> ToolContext {
     let mut services = Extensions::default();
     services.insert(JournalDir(journal_dir()));
+    services.insert(TaskListStore::project(session.cwd().join(".test-tasks.db")));
     ToolContext::new(
         "call",
         Arc::clone(session),

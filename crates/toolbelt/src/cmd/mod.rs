@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod mcp_servers;
 pub mod permissions;
 pub mod sandbox;
+pub mod tasks;
 pub mod tools;
 pub mod trust;
 
@@ -51,7 +52,7 @@ impl Setup {
     /// reports them; other commands call [`Setup::require_valid`].
     pub fn load(global: &Global) -> anyhow::Result<Setup> {
         let mut ws = WorkDirs::from_flags(global)?;
-        let asm = Assembly::load(
+        let mut asm = Assembly::load(
             ws.cwd.clone(),
             ws.roots.clone(),
             flag_entries(global),
@@ -59,6 +60,9 @@ impl Setup {
             global.claude_settings,
             None,
         );
+        if global.task_list.is_some() {
+            asm.task_list.clone_from(&global.task_list);
+        }
         if let Some(notice) = asm.loaded.trust.notice(&asm.loc.project) {
             tracing::warn!("{notice}");
         }

@@ -2,14 +2,15 @@
 //! redirects followed), the answer read up to [`MAX_ANSWER`], a failing status turned into
 //! the error it means with the provider's own message quoted.
 
-use reqwest::header::LOCATION;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, LOCATION};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use toolbelt_core::human_size;
 use url::Url;
 
 use super::error::SearchError;
-use super::filters::clean;
+use super::filters::{Hit, clean};
 use crate::web::support::client::{Web, explain, read};
 use crate::web::support::config::SearchProviderKind;
 use crate::web::support::fetched::Page;
@@ -24,6 +25,38 @@ const MESSAGE_CHARS: usize = 300;
 /// The web tools' HTTP client, for a search.
 pub fn client(web: &Web) -> Result<&reqwest::Client, SearchError> {
     web.client().map_err(|e| SearchError::Client(e.to_string()))
+}
+
+/// A JSON `body` POSTed to `endpoint`, authenticated by the header `auth`.
+pub fn post_json(
+    web: &Web,
+    endpoint: &Url,
+    auth: (HeaderName, String),
+    body: &Value,
+) -> Result<reqwest::RequestBuilder, SearchError> {
+    Ok(client(web)?
+        .post(endpoint.clone())
+        .header(ACCEPT, "application/json")
+        .header(CONTENT_TYPE, "application/json")
+        .header(auth.0, auth.1)
+        .body(body.to_string()))
+}
+
+/// A result as most providers give it: a title, a URL and a text (`content`, Brave's
+/// `description`).
+#[derive(Debug, Deserialize)]
+pub struct Item {
+    title: Option<String>,
+    url: Option<String>,
+    #[serde(alias = "description")]
+    content: Option<String>,
+}
+
+impl Item {
+    /// The hit, when the item has a URL.
+    pub fn hit(self) -> Option<Hit> {
+        Some(Hit { url: self.url?, title: self.title.unwrap_or_default(), snippet: self.content.unwrap_or_default() })
+    }
 }
 
 /// Sends `request` (to `url`, an endpoint of `provider`) and reads the answer, all within

@@ -8,9 +8,8 @@ use reqwest::header::ACCEPT;
 use serde::Deserialize;
 use url::Url;
 
-use super::answer::{client, failure, json, malformed, said, send, succeeded};
+use super::answer::{Item, client, failure, json, malformed, said, send, succeeded};
 use super::error::SearchError;
-use super::filters::Hit;
 use super::{Found, Key, Query};
 use crate::web::support::client::Web;
 use crate::web::support::config::SearchProviderKind;
@@ -29,13 +28,6 @@ struct Answer {
 struct WebResults {
     #[serde(default)]
     results: Vec<Item>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Item {
-    title: Option<String>,
-    url: Option<String>,
-    description: Option<String>,
 }
 
 /// Searches Brave at `endpoint` with `key`.
@@ -60,18 +52,6 @@ pub async fn search(web: &Web, endpoint: &Url, key: &Key, query: &Query<'_>) -> 
     if answer.web.is_none() && answer.kind.as_deref() != Some("search") {
         return Err(malformed(PROVIDER, &page, "JSON without `web.results`".into()));
     }
-    let hits = answer
-        .web
-        .map(|w| w.results)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|item| {
-            Some(Hit {
-                url: item.url?,
-                title: item.title.unwrap_or_default(),
-                snippet: item.description.unwrap_or_default(),
-            })
-        })
-        .collect();
+    let hits = answer.web.map(|w| w.results).unwrap_or_default().into_iter().filter_map(Item::hit).collect();
     Ok(Found { hits, notices: Vec::new() })
 }

@@ -4,12 +4,11 @@
 //! to serve as its snippet; highlights or a summary, when Exa sends them, are preferred.
 //! Errors come as `{"error": "…", "tag": "…"}`.
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::json;
 use url::Url;
 
-use super::answer::{client, failure, json, said, send, succeeded};
+use super::answer::{failure, json, post_json, said, send, succeeded};
 use super::error::SearchError;
 use super::filters::{Hit, MAX_SNIPPET_CHARS};
 use super::{Found, Key, Query};
@@ -45,12 +44,8 @@ pub async fn search(web: &Web, endpoint: &Url, key: &Key, query: &Query<'_>) -> 
     if !query.filters.blocked.is_empty() {
         body["excludeDomains"] = json!(query.filters.blocked);
     }
-    let request = client(web)?
-        .post(endpoint.clone())
-        .header(ACCEPT, "application/json")
-        .header(CONTENT_TYPE, "application/json")
-        .header("x-api-key", key.value())
-        .body(body.to_string());
+    let auth = (reqwest::header::HeaderName::from_static("x-api-key"), key.value().to_string());
+    let request = post_json(web, endpoint, auth, &body)?;
     let page = send(web, PROVIDER, request, endpoint).await?;
     if !succeeded(&page) {
         let message = said(&page.body, &[&["error"], &["message"], &["error", "message"]]);

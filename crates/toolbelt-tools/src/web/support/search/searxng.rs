@@ -10,9 +10,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
-use super::answer::{client, failure, json, said, send, status, succeeded};
+use super::answer::{Item, client, failure, json, said, send, status, succeeded};
 use super::error::SearchError;
-use super::filters::Hit;
 use super::{Found, Query};
 use crate::web::support::client::Web;
 use crate::web::support::config::SearchProviderKind;
@@ -26,13 +25,6 @@ struct Answer {
     results: Vec<Item>,
     #[serde(default)]
     unresponsive_engines: Vec<Value>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Item {
-    title: Option<String>,
-    url: Option<String>,
-    content: Option<String>,
 }
 
 /// The instance's search endpoint: `base` itself when it already ends in `/search`, else
@@ -66,17 +58,7 @@ pub async fn search(web: &Web, endpoint: &Url, query: &Query<'_>) -> Result<Foun
         return Err(disabled("it answered an HTML page".into()));
     }
     let answer: Answer = json(PROVIDER, &page, "a SearXNG search answer (`results`)")?;
-    let hits = answer
-        .results
-        .into_iter()
-        .filter_map(|item| {
-            Some(Hit {
-                url: item.url?,
-                title: item.title.unwrap_or_default(),
-                snippet: item.content.unwrap_or_default(),
-            })
-        })
-        .collect();
+    let hits = answer.results.into_iter().filter_map(Item::hit).collect();
     let mut notices = Vec::new();
     if let Some(notice) = unresponsive(&answer.unresponsive_engines) {
         notices.push(notice);

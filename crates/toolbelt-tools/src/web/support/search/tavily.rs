@@ -2,14 +2,13 @@
 //! `Authorization: Bearer <key>`, answered with `{"results": [{title, url, content}]}`.
 //! Errors come as `{"detail": {"error": "…"}}`.
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::AUTHORIZATION;
 use serde::Deserialize;
 use serde_json::json;
 use url::Url;
 
-use super::answer::{client, failure, json, said, send, succeeded};
+use super::answer::{Item, failure, json, post_json, said, send, succeeded};
 use super::error::SearchError;
-use super::filters::Hit;
 use super::{Found, Key, Query};
 use crate::web::support::client::Web;
 use crate::web::support::config::SearchProviderKind;
@@ -21,13 +20,6 @@ struct Answer {
     results: Vec<Item>,
 }
 
-#[derive(Debug, Deserialize)]
-struct Item {
-    title: Option<String>,
-    url: Option<String>,
-    content: Option<String>,
-}
-
 /// Searches Tavily at `endpoint` with `key`.
 pub async fn search(web: &Web, endpoint: &Url, key: &Key, query: &Query<'_>) -> Result<Found, SearchError> {
     let mut body = json!({"query": query.text.trim(), "max_results": query.count});
@@ -37,28 +29,13 @@ pub async fn search(web: &Web, endpoint: &Url, key: &Key, query: &Query<'_>) -> 
     if !query.filters.blocked.is_empty() {
         body["exclude_domains"] = json!(query.filters.blocked);
     }
-    let request = client(web)?
-        .post(endpoint.clone())
-        .header(ACCEPT, "application/json")
-        .header(CONTENT_TYPE, "application/json")
-        .header(AUTHORIZATION, format!("Bearer {}", key.value()))
-        .body(body.to_string());
+    let request = post_json(web, endpoint, (AUTHORIZATION, format!("Bearer {}", key.value())), &body)?;
     let page = send(web, PROVIDER, request, endpoint).await?;
     if !succeeded(&page) {
         let message = said(&page.body, &[&["detail", "error"], &["detail"], &["error"], &["message"]]);
         return Err(failure(PROVIDER, &page, Some(&key.var), message));
     }
     let answer: Answer = json(PROVIDER, &page, "a Tavily search answer (`results`)")?;
-    let hits = answer
-        .results
-        .into_iter()
-        .filter_map(|item| {
-            Some(Hit {
-                url: item.url?,
-                title: item.title.unwrap_or_default(),
-                snippet: item.content.unwrap_or_default(),
-            })
-        })
-        .collect();
+    let hits = answer.results.into_iter().filter_map(Item::hit).collect();
     Ok(Found { hits, notices: Vec::new() })
 }

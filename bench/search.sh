@@ -41,14 +41,15 @@ r = json.load(open(sys.argv[1]))["results"][0]
 print("%.4f %.4f" % (r["mean"], r["stddev"] or 0))
 EOF
     else
-        "$@" >/dev/null 2>&1 || true
+        "$@" </dev/null >/dev/null 2>&1 || true
         python3 - "$runs" "$@" <<'EOF'
 import statistics, subprocess, sys, time
 runs, cmd = int(sys.argv[1]), sys.argv[2:]
 samples = []
 for _ in range(runs):
     t = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # stdin is this script: rg would search it instead of the tree.
+    subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     samples.append(time.perf_counter() - t)
 print(f"{statistics.mean(samples):.4f} {statistics.pstdev(samples):.4f}")
 EOF
@@ -62,9 +63,9 @@ case_() {
     local tb=("$bin" --cwd . "${budget[@]}" call "$tool" "$json")
     local rgc=(rg --no-config --no-require-git "$@")
     # Same results? (toolbelt adds nothing when the output is whole; drop blank lines.)
-    "${tb[@]}" | grep -v '^$' | LC_ALL=C sort >"$results.tb" || true
+    "${tb[@]}" </dev/null | grep -v '^$' | LC_ALL=C sort >"$results.tb" || true
     # Grep drops the `\r` of CRLF line endings; rg prints it.
-    "${rgc[@]}" | sed 's/\r$//' | LC_ALL=C sort >"$results.rg" || true
+    "${rgc[@]}" </dev/null | sed 's/\r$//' | LC_ALL=C sort >"$results.rg" || true
     local lines same
     lines=$(wc -l <"$results.rg")
     if [[ $name == *"first 100"* ]]; then

@@ -59,7 +59,7 @@ pub use session::{SessionSlot, SessionState};
 pub use settings::{SetOutcome, SettingValue, SettingsAccess, SettingsError, SettingsService};
 pub use spec::{Annotations, Category, PermissionClass, SideEffects, ToolSpec};
 pub use tool::{BoxFuture, DynTool, Prepared, Tool, erase};
-pub use validate::{InputValidator, SchemaError};
+pub use validate::{InputValidator, SchemaError, compile_meta_schema_in_background};
 
 /// Re-exported so tool crates and tests use the same cancellation type as the runtime.
 pub use tokio_util::sync::CancellationToken;

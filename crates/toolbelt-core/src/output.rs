@@ -85,6 +85,16 @@ pub trait Render {
     /// The model-facing content, in order.
     fn render(&self) -> Vec<Content>;
 
+    /// [`Render::render`], consuming the result: what the runtime calls, once the structured
+    /// result is taken. A result holding a large text hands it over instead of copying it;
+    /// whatever it returns is what `render` returns.
+    fn into_content(self) -> Vec<Content>
+    where
+        Self: Sized,
+    {
+        self.render()
+    }
+
     /// Whether the result describes a failure the tool reports with content (a command that
     /// timed out, with what it printed before). Most results never do.
     fn is_error(&self) -> bool {

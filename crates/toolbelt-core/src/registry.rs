@@ -1,7 +1,7 @@
 //! The set of tools a runtime offers, looked up by name or alias.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use serde_json::Value;
 
@@ -9,7 +9,7 @@ use crate::error::ToolError;
 use crate::export::ExportFormat;
 use crate::spec::ToolSpec;
 use crate::tool::{DynTool, Prepared};
-use crate::validate::InputValidator;
+use crate::validate::{InputValidator, SchemaError};
 
 /// Why a tool could not be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,11 +34,15 @@ pub enum RegistryError {
     },
 }
 
-/// One registered tool with its compiled validator. Cheap to clone.
+/// A tool's input validator: compiled when the tool was registered, or at its first use
+/// (shared by every clone of the entry).
+type Validator = Arc<OnceLock<Result<InputValidator, SchemaError>>>;
+
+/// One registered tool with its validator. Cheap to clone.
 #[derive(Clone)]
 pub struct ToolEntry {
     tool: Arc<dyn DynTool>,
-    validator: Arc<InputValidator>,
+    validator: Validator,
     enabled: bool,
 }
 
@@ -64,9 +68,17 @@ impl ToolEntry {
         self.enabled
     }
 
-    /// Validates a raw input against the compiled schema and decodes it.
+    /// Validates a raw input against the compiled schema and decodes it. A schema
+    /// registered with [`Registry::register_lazy`] is compiled now if it was not yet; one
+    /// that does not compile fails the call as an internal fault.
     pub fn prepare(&self, input: Value) -> Result<Prepared, ToolError> {
-        let normalized = self.validator.check(input)?;
+        let spec = self.spec();
+        let validator = self
+            .validator
+            .get_or_init(|| InputValidator::compile(&spec.name, &spec.input_schema, &spec.param_aliases))
+            .as_ref()
+            .map_err(|e| ToolError::internal(format!("the input schema of `{}` is invalid: {e}", spec.name)))?;
+        let normalized = validator.check(input)?;
         self.tool.prepare(normalized)
     }
 }
@@ -119,11 +131,25 @@ impl Registry {
         self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Adds a tool. Its name and every alias must be free; its schema is compiled now.
+    /// Adds a tool. Its name and every alias must be free; its schema is compiled now, and
+    /// refused when it does not compile.
     pub fn register(&self, tool: Arc<dyn DynTool>) -> Result<(), RegistryError> {
         let spec = tool.spec();
         let validator = InputValidator::compile(&spec.name, &spec.input_schema, &spec.param_aliases)
             .map_err(|e| RegistryError::InvalidSchema { tool: spec.name.clone(), reason: e.message })?;
+        self.insert(tool, Arc::new(OnceLock::from(Ok(validator))))
+    }
+
+    /// Adds a tool whose schema is known to compile (one derived from its Rust types, as the
+    /// built-in tools' are, with a test compiling it): its name and every alias must be
+    /// free; its schema is compiled at its first call. A process that registers many tools
+    /// and calls one (`toolbelt call`) then compiles one schema, not all of them.
+    pub fn register_lazy(&self, tool: Arc<dyn DynTool>) -> Result<(), RegistryError> {
+        self.insert(tool, Arc::default())
+    }
+
+    fn insert(&self, tool: Arc<dyn DynTool>, validator: Validator) -> Result<(), RegistryError> {
+        let spec = tool.spec();
         let mut inner = self.write();
         let mut names: Vec<&String> = std::iter::once(&spec.name).chain(&spec.aliases).collect();
         names.dedup();
@@ -140,7 +166,7 @@ impl Registry {
             inner.names.insert(name.clone(), spec.name.clone());
         }
         let enabled = !inner.hide.as_ref().is_some_and(|hide| hide(spec));
-        let entry = ToolEntry { validator: Arc::new(validator), enabled, tool: Arc::clone(&tool) };
+        let entry = ToolEntry { validator, enabled, tool: Arc::clone(&tool) };
         inner.tools.insert(spec.name.clone(), entry);
         drop(inner);
         if enabled {

@@ -236,7 +236,7 @@ impl<T: Tool> DynTool for Erased<T> {
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let name = &self.spec.name;
         match input.into_typed::<T::Input>() {
-            Some(typed) => Box::pin(async move { typed_output(name, &self.tool.call(typed, cx).await?) }),
+            Some(typed) => Box::pin(async move { typed_output(name, self.tool.call(typed, cx).await?) }),
             None => Box::pin(std::future::ready(Err(ToolError::internal(format!(
                 "input prepared for another tool reached `{name}`"
             ))))),
@@ -246,8 +246,9 @@ impl<T: Tool> DynTool for Erased<T> {
 
 /// The one place a typed result becomes what the runtime carries: the content its [`Render`]
 /// gives, and the structured result its serialization gives.
-fn typed_output<O: Serialize + Render>(tool: &str, output: &O) -> Result<ToolOutput, ToolError> {
-    let structured = serde_json::to_value(output)
+fn typed_output<O: Serialize + Render>(tool: &str, output: O) -> Result<ToolOutput, ToolError> {
+    let structured = serde_json::to_value(&output)
         .map_err(|e| ToolError::internal(format!("the result of `{tool}` cannot be serialized: {e}")))?;
-    Ok(ToolOutput { content: output.render(), structured: Some(structured), is_error: output.is_error() })
+    let is_error = output.is_error();
+    Ok(ToolOutput { content: output.into_content(), structured: Some(structured), is_error })
 }

@@ -22,6 +22,17 @@ pub struct SchemaError {
     pub message: String,
 }
 
+/// Starts building, on a thread of its own, what compiling a process's first schema waits
+/// for: the validator of JSON Schema's own meta-schema, which every schema is checked against
+/// when it is compiled, built once per process (most of what compiling a tool's schema
+/// costs). A command that will check a call starts it first, and finds it built, or nearly,
+/// when the call comes. Nothing happens when the thread cannot be started.
+pub fn compile_meta_schema_in_background() {
+    let _ = std::thread::Builder::new().name("meta-schema".into()).spawn(|| {
+        let _ = jsonschema::draft202012::new(&serde_json::json!({"type": "object"}));
+    });
+}
+
 /// A compiled input schema plus the parameter spellings it accepts.
 pub struct InputValidator {
     tool: String,

@@ -126,9 +126,9 @@ impl PermissionEngine {
     /// Disables every tool of `registry` a bare deny rule names, so it leaves every listing
     /// and export (a call to it is denied, naming the rule: [`Authorizer::hidden`]).
     pub fn hide_denied(&self, registry: &Registry) {
-        for spec in registry.specs() {
-            if self.hiding_rule(&spec).is_some() {
-                registry.set_enabled(&spec.name, false);
+        for entry in registry.entries() {
+            if entry.is_enabled() && self.hiding_rule(entry.spec()).is_some() {
+                registry.set_enabled(&entry.spec().name, false);
             }
         }
     }

@@ -54,7 +54,8 @@ pub fn register_builtin(registry: &Registry) -> Result<(), RegistryError> {
     register_builtin_with(registry, &CallLimits::DEFAULT)
 }
 
-/// Registers every built-in tool, described with `limits`.
+/// Registers every built-in tool, described with `limits`. Their schemas, derived from their
+/// types (and compiled by this crate's schema tests), are compiled at each tool's first call.
 pub fn register_builtin_with(registry: &Registry, limits: &CallLimits) -> Result<(), RegistryError> {
-    builtin_with(limits).into_iter().try_for_each(|tool| registry.register(tool))
+    builtin_with(limits).into_iter().try_for_each(|tool| registry.register_lazy(tool))
 }

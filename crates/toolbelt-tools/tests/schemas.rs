@@ -21,3 +21,19 @@ fn every_tool_declares_input_and_output_schemas() {
         insta::assert_json_snapshot!(format!("{name}_output"), output);
     }
 }
+
+/// The built-in, settings and agent tools are registered without compiling their schemas
+/// (each is compiled at the tool's first call): here every one is compiled, and so checked
+/// against JSON Schema's meta-schema, as registering a tool from elsewhere does.
+#[test]
+fn every_tool_schema_compiles() {
+    let tools = toolbelt_tools::builtin()
+        .into_iter()
+        .chain(toolbelt_tools::settings::tools())
+        .chain(toolbelt_tools::agents::tools(&[]));
+    for tool in tools {
+        let spec = tool.spec();
+        let compiled = toolbelt_core::InputValidator::compile(&spec.name, &spec.input_schema, &spec.param_aliases);
+        assert!(compiled.is_ok(), "{}: {:?}", spec.name, compiled.err());
+    }
+}

@@ -290,7 +290,7 @@ impl Assembly {
         let registry = crate::builtin_registry_with(&self.settings.runtime.limits());
         if agents.available() || sampling {
             for tool in toolbelt_tools::agents::tools(&agents.agent_types()) {
-                if let Err(e) = registry.register(tool) {
+                if let Err(e) = registry.register_lazy(tool) {
                     tracing::error!("agent tools clash: {e}");
                 }
             }

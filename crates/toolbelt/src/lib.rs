@@ -62,9 +62,9 @@ pub fn builtin_registry_with(limits: &toolbelt_core::CallLimits) -> toolbelt_cor
         tracing::error!("built-in tools clash: {e}");
     }
     // The settings tools work on the settings this crate reads (every runtime it builds has
-    // them: [`assemble::Assembly::model_settings`]).
+    // them: [`assemble::Assembly::model_settings`]). Compiled at first use, as the others.
     for tool in toolbelt_tools::settings::tools() {
-        if let Err(e) = registry.register(tool) {
+        if let Err(e) = registry.register_lazy(tool) {
             tracing::error!("built-in tools clash: {e}");
         }
     }

@@ -26,6 +26,13 @@ impl std::fmt::Display for Usage {
 impl std::error::Error for Usage {}
 
 fn main() -> ExitCode {
+    // Commands that check calls against schemas: what compiling the first schema waits for is
+    // built beside the set-up, from the start. Told from the raw arguments, before they are
+    // parsed: a wrong guess only costs or spares a little work.
+    let checks_calls = ["call", "batch", "mcp", "agent"];
+    if std::env::args_os().skip(1).any(|a| a.to_str().is_some_and(|a| checks_calls.contains(&a))) {
+        toolbelt_core::compile_meta_schema_in_background();
+    }
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut command = Cli::command_line();
     if no_color {

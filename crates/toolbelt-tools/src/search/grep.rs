@@ -17,9 +17,9 @@ use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolEr
 
 use crate::blocking::run_blocking;
 
-use crate::search::support::content::{self, FileHits, Found, LineKind, MAX_LINE_CHARS, Mode, Outcome, Plan};
+use crate::search::support::content::{self, Found, LineKind, MAX_LINE_CHARS, Mode, Outcome, Plan};
 use crate::search::support::guard::Skipped;
-use crate::search::support::listing::{Listing, Piece};
+use crate::search::support::listing::Listing;
 use crate::search::support::{
     Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, thousands, walker,
 };
@@ -192,14 +192,37 @@ impl Render for GrepOutput {
     /// and a note when some paths could not be read; or what was searched when nothing
     /// matched; or that the file is binary.
     fn render(&self) -> Vec<Content> {
+        let text = self.listed().then(|| self.listing.render(self.spare()));
+        self.content(text)
+    }
+
+    /// As `render`, handing over the search's text when the page is all of it.
+    fn into_content(mut self) -> Vec<Content> {
+        let listing = std::mem::take(&mut self.listing);
+        let text = self.listed().then(|| listing.into_text(self.spare()));
+        self.content(text)
+    }
+}
+
+impl GrepOutput {
+    /// Whether the text shows the listing (else why there is none).
+    fn listed(&self) -> bool {
+        self.binary.is_none() && self.total > 0
+    }
+
+    /// Room for the notice and the note after the listing, so the text is not moved to make it.
+    fn spare(&self) -> usize {
+        512 + self.walk_errors.as_ref().map_or(0, String::len)
+    }
+
+    /// The content, from the listing's text when [`GrepOutput::listed`].
+    fn content(&self, listing: Option<String>) -> Vec<Content> {
         if let Some(path) = &self.binary {
             return vec![Content::text(format!(
                 "{path} is a binary file (it contains NUL bytes); Grep searches text files only."
             ))];
         }
-        // Room for the notice and the note, so the text is not moved to make it.
-        let spare = 512 + self.walk_errors.as_ref().map_or(0, String::len);
-        let mut text = if self.total == 0 { self.searched.no_match() } else { self.listing.render(spare) };
+        let mut text = listing.unwrap_or_else(|| self.searched.no_match());
         // None when nothing matched: a page of nothing shows all there is.
         let notice = self.page.notice(self.total, entries(self.mode), " (in path order)", "narrow the search");
         if let Some(notice) = notice {
@@ -289,18 +312,11 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
         found.errors.merge(skipped.take());
         found
     } else {
-        match content::search_start_file(&plan, &start, &shown, cancel) {
-            Ok((Outcome::Hits(hits), mut found)) => {
-                found.files.push(hits);
-                found
-            }
-            Ok((Outcome::NoMatch, found)) => found,
-            Ok((Outcome::Binary, found)) => {
-                binary = Some(shown.show(&start.loc.abs));
-                found
-            }
-            Err(e) => return Err(e),
+        let (outcome, found) = content::search_start_file(&plan, &start, &shown, cancel)?;
+        if let Outcome::Binary = outcome {
+            binary = Some(shown.show(&start.loc.abs));
         }
+        found
     };
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
@@ -308,9 +324,9 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
 
     let walk_errors = std::mem::take(&mut found.errors).note();
     let mut out = match mode {
-        Mode::Files => page_files(&found.files, page),
-        Mode::Count => page_counts(&found.files, page),
-        Mode::Content => page_content(found, page, plan.before > 0 || plan.after > 0),
+        Mode::Files => page_files(&found, page),
+        Mode::Count => page_counts(&found, page),
+        Mode::Content => page_content(found, page),
     };
     out.searched = Searched {
         pattern: input.pattern.clone(),
@@ -352,15 +368,16 @@ fn output(mode: OutputMode, total: usize, page: Page, returned: usize) -> GrepOu
     }
 }
 
-fn page_files(hits: &[FileHits], page: Page) -> GrepOutput {
+fn page_files(found: &Found, page: Page) -> GrepOutput {
+    let hits = &found.files;
     let on_page = &hits[page.range(hits.len())];
-    let mut text = String::with_capacity(on_page.iter().map(|h| h.shown.len() + 1).sum());
+    let mut text = String::with_capacity(on_page.iter().map(|h| found.shown(h).len() + 1).sum());
     let mut files = Vec::new();
     for hit in on_page {
-        text.push_str(&hit.shown);
+        text.push_str(found.shown(hit));
         text.push('\n');
         if files.len() < STRUCTURED_LIMIT {
-            files.push(hit.shown.clone());
+            files.push(found.shown(hit).to_string());
         }
     }
     text.pop();
@@ -370,13 +387,15 @@ fn page_files(hits: &[FileHits], page: Page) -> GrepOutput {
     out
 }
 
-fn page_counts(hits: &[FileHits], page: Page) -> GrepOutput {
+fn page_counts(found: &Found, page: Page) -> GrepOutput {
+    let hits = &found.files;
     let mut text = String::new();
     let mut counts = Vec::new();
     for hit in &hits[page.range(hits.len())] {
-        text.push_str(&format!("{}:{}\n", hit.shown, hit.count));
+        let shown = found.shown(hit);
+        text.push_str(&format!("{shown}:{}\n", hit.count));
         if counts.len() < STRUCTURED_LIMIT {
-            counts.push(GrepCount { path: hit.shown.clone(), count: hit.count });
+            counts.push(GrepCount { path: shown.to_string(), count: hit.count });
         }
     }
     text.pop();
@@ -388,64 +407,41 @@ fn page_counts(hits: &[FileHits], page: Page) -> GrepOutput {
 
 /// `path:line:text` for matches, `path-line-text` for context lines (without line numbers
 /// `path:text` / `path-text`), `--` between non-adjacent groups and, with context, between
-/// files: ripgrep's standard format. The lines were formatted while searching; here the page
-/// only names them, whole files at a time when it can (the text is put together when
-/// rendered).
-fn page_content(found: Found, page: Page, context: bool) -> GrepOutput {
-    let hits = &found.files;
-    let mut pieces = Vec::new();
+/// files: ripgrep's standard format. The lines were formatted while searching, in order; the
+/// page is a range of them (handed over whole, or that range copied, when rendered).
+fn page_content(found: Found, page: Page) -> GrepOutput {
+    let total = found.line_count();
+    let lines = page.range(total);
     let mut matches = Vec::new();
     let mut structured_end = None;
-    let mut i = 0usize;
-    for (n, hit) in hits.iter().enumerate() {
-        let lines = found.lines(hit);
-        let separated = context && n > 0;
-        let count = lines.len() + usize::from(separated);
-        if i + count <= page.offset || !page.contains(i.max(page.offset)) {
-            i += count;
-            continue;
-        }
-        let whole = page.contains(i) && page.contains(i + count - 1);
-        if separated {
-            if page.contains(i) {
-                pieces.push(Piece::Break);
-            }
-            i += 1;
-        }
-        if whole {
-            pieces.push(Piece::File(n));
-            if structured_end.is_some() {
-                i += lines.len();
+    let first = found.files.partition_point(|hit| hit.lines.end <= lines.start);
+    'files: for (i, hit) in found.files.iter().enumerate().skip(first) {
+        for (k, (_, line)) in found.lines(i).enumerate() {
+            let n = hit.lines.start + k;
+            if n < lines.start || line.kind == LineKind::Break {
                 continue;
             }
-        }
-        for (k, line) in lines.iter().enumerate() {
-            if page.contains(i) {
-                if !whole {
-                    pieces.push(Piece::Line(n, k));
-                }
-                if line.kind != LineKind::Break {
-                    if matches.len() < STRUCTURED_LIMIT {
-                        matches.push(GrepLine {
-                            path: hit.shown.clone(),
-                            line: (line.number > 0).then_some(line.number),
-                            text: found.body(hit, k).to_string(),
-                            context: line.kind == LineKind::Context,
-                        });
-                    } else if structured_end.is_none() {
-                        structured_end = Some(i);
-                    }
-                }
+            if n >= lines.end {
+                break 'files;
             }
-            i += 1;
+            if matches.len() == STRUCTURED_LIMIT {
+                structured_end = Some(n);
+                break 'files;
+            }
+            let (number, body) = found.number_and_body(i, &line);
+            matches.push(GrepLine {
+                path: found.shown(hit).to_string(),
+                line: number,
+                text: body.to_string(),
+                context: line.kind == LineKind::Context,
+            });
         }
     }
-    let total = i;
     let mut out = output(OutputMode::Content, total, page, 0);
-    let end = page.range(total).end;
-    out.next_offset = structured_end.or((end < total).then_some(end));
+    out.next_offset = structured_end.or((lines.end < total).then_some(lines.end));
     out.matches = Some(matches);
-    out.listing = Listing::pieces(found, pieces);
+    let bytes = found.line_start(lines.start)..found.line_start(lines.end);
+    out.listing = Listing::lines(found, bytes);
     out
 }
 

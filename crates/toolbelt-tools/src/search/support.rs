@@ -18,11 +18,14 @@
 //! confined lookup — names, sizes and times from outside never reach a result. Ignore files in the
 //! start's parent directories are consulted as `rg` consults them (they only ever hide files).
 
+mod collect;
 pub(crate) mod content;
 pub(crate) mod guard;
 pub(crate) mod listing;
 pub(crate) mod matcher;
 pub(crate) mod open;
+mod ordered;
+mod pages;
 
 use std::path::{Path, PathBuf};
 
@@ -68,8 +71,27 @@ impl Start {
     /// A path under the start, relative to its root's directory handle (what a confined open
     /// takes).
     pub fn rel_in_root<'p>(&self, path: &'p Path) -> Option<&'p Path> {
-        path.strip_prefix(self.ws.root_path(&self.loc)).ok()
+        let root = self.ws.root_path(&self.loc);
+        below(path, root).or_else(|| path.strip_prefix(root).ok())
     }
+}
+
+/// `path` below `dir` when its bytes are `dir`'s, a `/` and a plain rest (no leading `/` or
+/// `./`, no trailing `/` or `/.`): then what `Path::strip_prefix` gives, without parsing both
+/// paths into components, which a walk of many files feels. `None` for anything else, which
+/// `strip_prefix` is left to judge.
+fn below<'p>(path: &'p Path, dir: &Path) -> Option<&'p Path> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = dir.as_os_str().as_bytes();
+    let rest = path.as_os_str().as_bytes().strip_prefix(dir)?;
+    let rest = if dir.ends_with(b"/") { rest } else { rest.strip_prefix(b"/")? };
+    let plain = !rest.is_empty()
+        && rest != b"."
+        && !rest.starts_with(b"/")
+        && !rest.starts_with(b"./")
+        && !rest.ends_with(b"/")
+        && !rest.ends_with(b"/.");
+    plain.then(|| Path::new(std::ffi::OsStr::from_bytes(rest)))
 }
 
 /// The absolute path a tool's optional `path` input names (the cwd when absent or empty).
@@ -104,6 +126,13 @@ impl Shown {
 
     /// The path as shown (`.` for the cwd itself).
     pub fn show(&self, path: &Path) -> String {
+        let mut shown = String::new();
+        self.show_into(path, &mut shown);
+        shown
+    }
+
+    /// [`Shown::show`], appended to `out`.
+    pub fn show_into(&self, path: &Path, out: &mut String) {
         let bytes = path.as_os_str().as_encoded_bytes();
         for base in &self.bases {
             let Some(rest) = bytes.strip_prefix(base.as_slice()) else { continue };
@@ -113,12 +142,12 @@ impl Shown {
                 rest.strip_prefix(b"/").or(Some(rest).filter(|r| r.is_empty()))
             };
             match rest {
-                Some([]) => return ".".to_string(),
-                Some(rest) => return String::from_utf8_lossy(rest).into_owned(),
+                Some([]) => return out.push('.'),
+                Some(rest) => return out.push_str(&String::from_utf8_lossy(rest)),
                 None => {}
             }
         }
-        path.to_string_lossy().into_owned()
+        out.push_str(&path.to_string_lossy());
     }
 
     /// The path for a sentence or a heading: as [`Shown::show`], except that the working
@@ -328,11 +357,6 @@ impl Page {
         Self { offset, limit }
     }
 
-    /// Whether item `i` (0-based) is on the page.
-    pub fn contains(&self, i: usize) -> bool {
-        i >= self.offset && i - self.offset < self.limit
-    }
-
     /// The range of `total` items on the page.
     pub fn range(&self, total: usize) -> std::ops::Range<usize> {
         let start = self.offset.min(total);
@@ -391,7 +415,7 @@ mod tests {
         assert_eq!(last.notice(2345, "files", "", "narrow").as_deref(), Some("[Showing files 2,301–2,345 of 2,345.]"));
         let past = Page::new(Some(3000), Some(0), 100);
         assert!(past.notice(2345, "files", "", "narrow").is_some_and(|n| n.starts_with("[No files at offset 3,000")));
-        assert!(Page::new(Some(1), Some(2), 100).contains(2) && !Page::new(Some(1), Some(2), 100).contains(3));
+        assert_eq!(Page::new(Some(1), Some(2), 100).range(100), 1..3);
     }
 
     #[test]
@@ -402,6 +426,26 @@ mod tests {
         by_components.sort();
         paths.sort_by(|a, b| path_order(a, b));
         assert_eq!(paths, by_components);
+    }
+
+    #[test]
+    fn below_is_strip_prefix_for_plain_paths() {
+        let dirs = ["/", "/w", "/w/", "/w/a", "/w/./a", "/w//a", "/w/a/."];
+        let rests = ["", "b", "b/c", "b/", "b/.", "./b", "/b", ".", "..", "b/./c", "b//c", ".b", "b.", "bc"];
+        for dir in dirs {
+            for rest in rests {
+                for glue in ["", "/", "//"] {
+                    let path = PathBuf::from(format!("{dir}{glue}{rest}"));
+                    if let Some(fast) = below(&path, Path::new(dir)) {
+                        let slow = path.strip_prefix(dir).ok();
+                        assert_eq!(Some(fast), slow, "{path:?} below {dir:?}");
+                        assert_eq!(fast.as_os_str(), slow.map(Path::as_os_str).unwrap_or_default(), "{path:?}");
+                    }
+                }
+            }
+        }
+        assert_eq!(below(Path::new("/w/a/b.rs"), Path::new("/w/a")), Some(Path::new("b.rs")));
+        assert_eq!(below(Path::new("/w/ab/c"), Path::new("/w/a")), None);
     }
 
     #[test]

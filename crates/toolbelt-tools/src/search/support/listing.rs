@@ -1,27 +1,19 @@
-//! The text of a page of content-mode output, kept as pieces of what the search formatted
-//! and put together only when the text is rendered: a search with hundreds of thousands of
-//! matching lines copies its output once, not once to assemble the page and again to render
-//! it.
+//! The text of a page of output, kept as what the search wrote and put together only when
+//! the result is rendered: a content search with hundreds of thousands of matching lines
+//! hands its text over whole when the page is all of it, and copies only the page's lines
+//! otherwise.
+
+use std::ops::Range;
 
 use super::content::Found;
+use super::pages;
 
-/// One piece of the text.
-#[derive(Debug, Clone, Copy)]
-pub enum Piece {
-    /// All output lines of file `i` of [`Found::files`].
-    File(usize),
-    /// Output line `k` of file `i`.
-    Line(usize, usize),
-    /// A `--` break line between files.
-    Break,
-}
-
-/// A page's text: either whole, or pieces of a search's output.
+/// A page's text: either whole, or a range of a content search's text.
 #[derive(Debug, Default)]
 pub struct Listing {
     text: String,
-    found: Found,
-    pieces: Vec<Piece>,
+    found: Option<Found>,
+    bytes: Range<usize>,
 }
 
 impl Listing {
@@ -30,33 +22,40 @@ impl Listing {
         Self { text, ..Self::default() }
     }
 
-    /// Pieces of `found`'s output, each ending with a newline.
-    pub fn pieces(found: Found, pieces: Vec<Piece>) -> Self {
-        Self { text: String::new(), found, pieces }
+    /// The lines at `bytes` of `found`'s text (each ending with a newline).
+    pub fn lines(found: Found, bytes: Range<usize>) -> Self {
+        Self { text: String::new(), found: Some(found), bytes }
     }
 
-    fn piece(&self, piece: Piece) -> &str {
-        let files = &self.found.files;
-        match piece {
-            Piece::File(i) => files.get(i).map_or("", |hit| self.found.text(hit)),
-            Piece::Line(i, k) => files.get(i).map_or("", |hit| self.found.formatted(hit, k)),
-            Piece::Break => "--\n",
+    fn as_str(&self) -> &str {
+        match &self.found {
+            None => &self.text,
+            Some(found) => found.text().get(self.bytes.clone()).unwrap_or_default(),
         }
     }
 
     /// The text, without the newline after its last line, with room for `spare` more bytes.
     pub fn render(&self, spare: usize) -> String {
-        if self.pieces.is_empty() {
-            let mut text = String::with_capacity(self.text.len() + spare);
-            text.push_str(&self.text);
-            return text;
+        let page = self.as_str();
+        let mut text = pages::with_capacity(page.len() + spare);
+        text.push_str(page);
+        if self.found.is_some() {
+            text.pop();
         }
-        let len: usize = self.pieces.iter().map(|&p| self.piece(p).len()).sum();
-        let mut text = String::with_capacity(len + spare);
-        for &piece in &self.pieces {
-            text.push_str(self.piece(piece));
-        }
-        text.pop();
         text
+    }
+
+    /// [`Listing::render`], handing over a search's text instead of copying it when the
+    /// page is all of it.
+    pub fn into_text(self, spare: usize) -> String {
+        match self.found {
+            Some(found) if self.bytes.start == 0 && self.bytes.end == found.text().len() => {
+                let mut text = found.into_text();
+                text.pop();
+                text.reserve(spare);
+                text
+            }
+            _ => self.render(spare),
+        }
     }
 }

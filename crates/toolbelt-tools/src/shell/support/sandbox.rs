@@ -39,6 +39,7 @@ use ::landlock::RulesetCreated;
 
 use crate::shell::support::cgroup::CommandCgroup;
 
+mod bpf;
 mod caps;
 mod landlock;
 mod probe;

@@ -31,14 +31,15 @@ pub const DEFAULT_ENV_REMOVE: &[&str] =
 /// Git configuration every command runs with.
 const GIT_CONFIG: &[(&str, &str)] = &[("core.fsmonitor", "false"), ("safe.bareRepository", "explicit")];
 
-/// Sets up a command's environment; see the module docs.
-pub fn apply(command: &mut tokio::process::Command, config: &BashConfig) {
-    for name in removed(std::env::vars_os().map(|(k, _)| k), config) {
-        command.env_remove(name);
-    }
+/// What a command's environment changes from toolbelt's, in order (a variable set, or
+/// removed when None); see the module docs.
+pub fn changes(config: &BashConfig) -> Vec<(OsString, Option<OsString>)> {
+    let mut changes: Vec<(OsString, Option<OsString>)> =
+        removed(std::env::vars_os().map(|(k, _)| k), config).into_iter().map(|name| (name, None)).collect();
     for (key, value) in git_config(std::env::var("GIT_CONFIG_COUNT").ok().as_deref()) {
-        command.env(key, value);
+        changes.push((key.into(), Some(value.into())));
     }
+    changes
 }
 
 /// The names among `names` a command must not get.
@@ -67,20 +68,28 @@ fn git_config(user_count: Option<&str>) -> Vec<(String, String)> {
     vars
 }
 
-/// `*` matches any run of characters; the rest compares without case.
+/// `*` matches any run of characters; the rest compares without (ASCII) case. Allocates
+/// nothing: every command checks every variable against every pattern.
 pub fn matches(pattern: &str, name: &str) -> bool {
-    let (pattern, name) = (pattern.to_ascii_uppercase(), name.to_ascii_uppercase());
-    let pieces: Vec<&str> = pattern.split('*').collect();
-    let Some((first, rest)) = pieces.split_first() else { return false };
-    let Some(mut remaining) = name.strip_prefix(first) else { return false };
-    let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
-    for piece in middle {
-        match remaining.find(piece) {
-            Some(at) => remaining = &remaining[at + piece.len()..],
-            None => return false,
-        }
+    let (pattern, name) = (pattern.as_bytes(), name.as_bytes());
+    let mut pieces = pattern.split(|&b| b == b'*');
+    let Some(first) = pieces.next() else { return false };
+    if name.len() < first.len() || !name[..first.len()].eq_ignore_ascii_case(first) {
+        return false;
     }
-    remaining.ends_with(last)
+    let mut remaining = &name[first.len()..];
+    let Some(mut last) = pieces.next() else { return remaining.is_empty() };
+    for piece in pieces {
+        // `last` is a middle piece: the first place it appears.
+        if !last.is_empty() {
+            match remaining.windows(last.len()).position(|w| w.eq_ignore_ascii_case(last)) {
+                Some(at) => remaining = &remaining[at + last.len()..],
+                None => return false,
+            }
+        }
+        last = piece;
+    }
+    remaining.len() >= last.len() && remaining[remaining.len() - last.len()..].eq_ignore_ascii_case(last)
 }
 
 #[cfg(test)]
@@ -139,5 +148,8 @@ mod tests {
     fn patterns() {
         assert!(matches("*TOKEN*", "gh_token_x") && matches("*_KEY", "API_KEY") && !matches("*_KEY", "KEYS"));
         assert!(matches("EXACT", "exact") && !matches("EXACT", "EXACTLY"));
+        assert!(matches("*", "") && matches("**", "x") && matches("A*B*C", "aXbYc") && !matches("A*B*C", "aXcYb"));
+        assert!(matches("*AB*AB", "ABAB") && !matches("*AB*AB", "AB") && matches("A*", "a") && !matches("A*", "b"));
+        assert!(!matches("ABC*", "AB") && matches("*é*", "xéx") && !matches("", "x") && matches("", ""));
     }
 }

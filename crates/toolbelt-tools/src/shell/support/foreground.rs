@@ -13,7 +13,7 @@ use toolbelt_core::{OutputStream, ToolContext, ToolError};
 
 use crate::shell::support::capture::Capture;
 use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::spawn::{Launch, Sink, Spawned, spawn};
+use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::shell::support::spill::SpillTarget;
 use crate::shell::support::tree::TreeGuard;
 
@@ -49,22 +49,20 @@ pub fn margin(limit: Duration) -> Duration {
     (limit / 10).clamp(Duration::from_millis(5), Duration::from_secs(1))
 }
 
-/// Runs `command` in `cwd` for at most `limit`, in `cgroup` when there is one. `configure`
-/// adds the confinement.
+/// Runs `command` in `cwd` for at most `limit`, in `cgroup` when there is one, set up as
+/// `setup` says (environment, sandbox).
 pub async fn run(
     cx: &ToolContext,
     command: &str,
     cwd: &Path,
     limit: Duration,
     cgroup: Option<Arc<CommandCgroup>>,
-    configure: impl FnOnce(&mut tokio::process::Command),
+    setup: Setup,
 ) -> Result<Outcome, ToolError> {
     let started = Instant::now();
-    let launch = Launch { command, cwd, sink: Sink::Pipes, report_cwd: true, cgroup };
-    let Spawned { mut child, tree, mut control } = spawn(launch, configure).map_err(spawn_error)?;
+    let launch = Launch { command, cwd, sink: Sink::Pipes, report_cwd: true, cgroup, setup };
+    let Spawned { mut child, mut stdout, mut stderr, tree, mut control } = spawn(launch).map_err(spawn_error)?;
     let mut guard = TreeGuard::new(tree.clone());
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
     let spill = SpillTarget::new(cx, "spill", &format!("bash-{}", tree.tag()));
     let mut capture = Capture::new(cx.limits().output_budget, spill);
     let (mut out_buf, mut err_buf) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
@@ -145,6 +143,8 @@ pub async fn run(
     let final_cwd = if stopped { None } else { control.final_cwd() };
     let held = tree.is_held();
     tree.retire();
+    drop(guard);
+    tree.recycle();
     Ok(Outcome { status, timed_out, interrupted, duration: started.elapsed(), capture, final_cwd, unread, held })
 }
 

@@ -9,7 +9,7 @@
 //! user) cannot change its bounding set or securebits, and has nothing to drop there: those
 //! steps are skipped for it, the rest still applies.
 
-/// What the child needs to drop everything, read before the fork.
+/// What the child needs to drop everything, read before it starts.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct CapDrop {
     /// The highest capability number this kernel knows.
@@ -35,18 +35,22 @@ const SECUREBITS: libc::c_ulong = {
 };
 
 impl CapDrop {
-    /// Reads the kernel's last capability number (63 when it cannot be read: dropping a
-    /// number the kernel does not know fails harmlessly and ends the loop).
+    /// Reads the kernel's last capability number, once per process (it is fixed when the
+    /// kernel is built; 63 when it cannot be read: dropping a number the kernel does not know
+    /// fails harmlessly and ends the loop).
     pub(super) fn plan() -> Self {
-        let last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(63);
+        static LAST_CAP: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+        let last_cap = *LAST_CAP.get_or_init(|| {
+            std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(63)
+        });
         Self { last_cap }
     }
 
     /// Drops every capability of the calling thread, which must be the single thread of a
-    /// forked child about to exec. Only system calls.
+    /// child about to exec. Only system calls.
     pub(super) fn apply(self) -> std::io::Result<()> {
         let privileged = sys::has_setpcap();
         if privileged {

@@ -15,7 +15,7 @@ const MAX_SOCKETS: usize = 256;
 
 /// The listening path sockets outside `dirs`.
 pub(super) fn outside(dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else { return Vec::new() };
+    let Some(table) = read_table() else { return Vec::new() };
     let mut out: Vec<PathBuf> = Vec::new();
     for path in listening_paths(&table) {
         if out.len() >= MAX_SOCKETS {
@@ -26,6 +26,17 @@ pub(super) fn outside(dirs: &[PathBuf]) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// `/proc/net/unix`, read in as few calls as it takes: the kernel walks its whole socket
+/// table for every `read`, so the small first reads of a plain `read_to_string` (32 bytes,
+/// then doubling) would cost a walk each. With room for 64 KiB from the start, a table of up to
+/// 8 KiB comes in one read (and one more that returns nothing).
+fn read_table() -> Option<String> {
+    use std::io::Read as _;
+    let mut table: Vec<u8> = Vec::with_capacity(64 * 1024);
+    std::fs::File::open("/proc/net/unix").ok()?.read_to_end(&mut table).ok()?;
+    String::from_utf8(table).ok()
 }
 
 /// The paths of the sockets `/proc/net/unix` lists (`@…` abstract names left out: Landlock

@@ -20,6 +20,7 @@
 //! sandbox keeps it read-only, and a clone never carries it.
 
 use std::ffi::OsString;
+use std::sync::{Mutex, PoisonError};
 
 use crate::shell::support::config::BashConfig;
 
@@ -42,18 +43,37 @@ pub fn changes(config: &BashConfig) -> Vec<(OsString, Option<OsString>)> {
     changes
 }
 
-/// The names among `names` a command must not get.
+/// The names among `names` a command must not get. Matching every variable against every
+/// pattern costs more than the rest of a command's set-up in the server, and the answer only
+/// changes with the names and the settings: the last answer is kept, with what it was for.
 fn removed(names: impl Iterator<Item = OsString>, config: &BashConfig) -> Vec<OsString> {
-    names
+    type Key = (Vec<OsString>, Vec<String>, Vec<String>, Vec<String>);
+    static LAST: Mutex<Option<(Key, Vec<OsString>)>> = Mutex::new(None);
+    let key: Key = (names.collect(), config.env_remove.clone(), config.env_keep.clone(), config.secret_vars.clone());
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((for_key, removed)) = last.as_ref()
+        && *for_key == key
+    {
+        return removed.clone();
+    }
+    let remove: Vec<Pattern> = config.env_remove.iter().map(|p| Pattern::new(p)).collect();
+    let keep: Vec<Pattern> = config.env_keep.iter().map(|p| Pattern::new(p)).collect();
+    let removed: Vec<OsString> = key
+        .0
+        .iter()
         .filter(|name| {
             let Some(text) = name.to_str() else { return false };
             if config.secret_vars.iter().any(|s| s == text) {
                 return true;
             }
-            let hit = |patterns: &[String]| patterns.iter().any(|p| matches(p, text));
-            hit(&config.env_remove) && !hit(&config.env_keep)
+            let upper = text.to_ascii_uppercase();
+            let hit = |patterns: &[Pattern]| patterns.iter().any(|p| p.matches_upper(&upper));
+            hit(&remove) && !hit(&keep)
         })
-        .collect()
+        .cloned()
+        .collect();
+    *last = Some((key, removed.clone()));
+    removed
 }
 
 /// The variables that append [`GIT_CONFIG`] to the user's own `GIT_CONFIG_COUNT` entries.
@@ -68,33 +88,41 @@ fn git_config(user_count: Option<&str>) -> Vec<(String, String)> {
     vars
 }
 
-/// `*` matches any run of characters; the rest compares without (ASCII) case. Allocates
-/// nothing: every command checks every variable against every pattern.
-pub fn matches(pattern: &str, name: &str) -> bool {
-    let (pattern, name) = (pattern.as_bytes(), name.as_bytes());
-    let mut pieces = pattern.split(|&b| b == b'*');
-    let Some(first) = pieces.next() else { return false };
-    if name.len() < first.len() || !name[..first.len()].eq_ignore_ascii_case(first) {
-        return false;
+/// A name pattern (`*` matches any run of characters; the rest compares without case), split
+/// at its `*`s, in upper case: every command checks every variable
+/// against every pattern, so each pattern and each name is put in upper case once.
+#[derive(Debug)]
+struct Pattern {
+    pieces: Vec<String>,
+}
+
+impl Pattern {
+    fn new(pattern: &str) -> Self {
+        Self { pieces: pattern.to_ascii_uppercase().split('*').map(str::to_string).collect() }
     }
-    let mut remaining = &name[first.len()..];
-    let Some(mut last) = pieces.next() else { return remaining.is_empty() };
-    for piece in pieces {
-        // `last` is a middle piece: the first place it appears.
-        if !last.is_empty() {
-            match remaining.windows(last.len()).position(|w| w.eq_ignore_ascii_case(last)) {
-                Some(at) => remaining = &remaining[at + last.len()..],
+
+    /// Whether `name`, in upper case, matches.
+    fn matches_upper(&self, name: &str) -> bool {
+        let Some((first, rest)) = self.pieces.split_first() else { return false };
+        let Some(mut remaining) = name.strip_prefix(first.as_str()) else { return false };
+        let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
+        for piece in middle {
+            match remaining.find(piece.as_str()) {
+                Some(at) => remaining = &remaining[at + piece.len()..],
                 None => return false,
             }
         }
-        last = piece;
+        remaining.ends_with(last.as_str())
     }
-    remaining.len() >= last.len() && remaining[remaining.len() - last.len()..].eq_ignore_ascii_case(last)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn matches(pattern: &str, name: &str) -> bool {
+        Pattern::new(pattern).matches_upper(&name.to_ascii_uppercase())
+    }
 
     #[test]
     fn secrets_are_removed_unless_kept() {

@@ -232,7 +232,10 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
                 let control = Control { read, data: Vec::new(), closed: false };
                 return Ok(Spawned { child: Leader::Cloned(process), stdout, stderr, tree, control });
             }
-            Err(e) => tracing::debug!(error = %e, "clone3 spawn failed; starting the command with fork"),
+            Err(fast::NotStarted::Before(e)) => {
+                tracing::debug!(error = %e, "clone3 spawn failed; starting the command with fork");
+            }
+            Err(fast::NotStarted::After(e)) => return Err(e),
         }
     }
 

@@ -2,7 +2,6 @@
 //! clone (the program's path, `argv`, `envp`, the descriptors), then the clone, then the
 //! parent's ends of the pipes.
 
-use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, FromRawFd as _, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt as _;
@@ -41,12 +40,31 @@ pub(super) struct Start<'a> {
 /// The started process and, with [`Sink::Pipes`], the read ends of its output.
 type Started = (Process, Option<ChildStdout>, Option<ChildStderr>);
 
-/// Starts `bash -c script` as [`Start`] says; an error when the clone is not available here
-/// or the child failed before exec (nothing of the command ran: the caller may try again
-/// another way).
-pub(super) fn spawn(start: &Start<'_>) -> std::io::Result<Started> {
+/// Why the command was not started.
+#[derive(Debug)]
+pub(super) enum NotStarted {
+    /// Nothing of it ran (the clone is not available here, or the child failed before exec):
+    /// it may be started another way.
+    Before(std::io::Error),
+    /// `bash` was started but could not be watched: it was killed, and must not be started
+    /// again.
+    After(std::io::Error),
+}
+
+/// Starts `bash -c script` as [`Start`] says.
+pub(super) fn spawn(start: &Start<'_>) -> Result<Started, NotStarted> {
+    let (pid, pidfd, read_ends) = start_child(start).map_err(NotStarted::Before)?;
+    watch(pid, pidfd, read_ends, start.confinement).map_err(NotStarted::After)
+}
+
+/// The parent's ends of the output pipes.
+type ReadEnds = Option<(OwnedFd, OwnedFd)>;
+
+/// Everything up to the child's exec: its pid, its pidfd and the parent's pipe ends.
+fn start_child(start: &Start<'_>) -> std::io::Result<(libc::pid_t, OwnedFd, ReadEnds)> {
     let env = environment(start.env);
-    let program = bash(env.get(OsStr::new("PATH")).map(OsString::as_os_str))?;
+    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
+    let program = bash(path)?;
     let env: Vec<CString> = env
         .into_iter()
         .map(|(key, value)| CString::new([key.as_bytes(), b"=", value.as_bytes()].concat()))
@@ -94,10 +112,35 @@ pub(super) fn spawn(start: &Start<'_>) -> std::io::Result<Started> {
             std::io::Error::from_raw_os_error(errno)
         }
     })?;
-    let mut process = Process::new(pid, pidfd)?;
-    if start.confinement.is_some_and(Confinement::has_namespace) {
+    Ok((pid, pidfd, read_ends))
+}
+
+/// The started child as a [`Process`] the reactor watches, with its output; on failure the
+/// child is killed and reaped.
+#[allow(unsafe_code)]
+fn watch(
+    pid: libc::pid_t,
+    pidfd: OwnedFd,
+    read_ends: ReadEnds,
+    confinement: Option<&Confinement>,
+) -> std::io::Result<Started> {
+    let mut process = match Process::new(pid, pidfd) {
+        Ok(process) => process,
+        Err(e) => {
+            // SAFETY: kill and waitpid on our own child, not waited for yet (its pid cannot
+            // have been reused); waitpid writes the status to `status`.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                let mut status = 0;
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return Err(e);
+        }
+    };
+    if confinement.is_some_and(Confinement::has_namespace) {
         process.hold_namespace();
     }
+    // From here on a failure drops `process`, which kills and reaps it.
     let Some((out_read, err_read)) = read_ends else { return Ok((process, None, None)) };
     let stdout = ChildStdout::from_std(std::process::ChildStdout::from(out_read))?;
     let stderr = ChildStderr::from_std(std::process::ChildStderr::from(err_read))?;
@@ -106,14 +149,20 @@ pub(super) fn spawn(start: &Start<'_>) -> std::io::Result<Started> {
 
 /// Toolbelt's environment with `changes` applied, sorted by name (as the standard library
 /// builds a child's).
-fn environment(changes: &EnvChanges) -> BTreeMap<OsString, OsString> {
-    let mut env: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+fn environment(changes: &EnvChanges) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     for (key, value) in changes {
-        match value {
-            Some(value) => env.insert(key.clone(), value.clone()),
-            None => env.remove(key),
-        };
+        let at = env.iter().position(|(k, _)| k == key);
+        match (at, value) {
+            (Some(at), Some(value)) => env[at].1.clone_from(value),
+            (None, Some(value)) => env.push((key.clone(), value.clone())),
+            (Some(at), None) => {
+                env.swap_remove(at);
+            }
+            (None, None) => {}
+        }
     }
+    env.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     env
 }
 

@@ -49,6 +49,7 @@ pub mod protect;
 mod seccomp;
 mod sockets;
 
+pub(crate) use caps::{Bounding, empty_bounding_set};
 pub use probe::SandboxReport;
 
 /// How far commands are confined.
@@ -195,6 +196,12 @@ impl Confinement {
         Ok(Some(Confinement { ruleset: Some(ruleset), filter, binds, caps: Some(caps::CapDrop::plan()) }))
     }
 
+    /// Whether the command drops its capabilities (so a thread with an empty bounding set may
+    /// start it, see `spawn/spawner.rs`).
+    pub(crate) fn drops_capabilities(&self) -> bool {
+        self.caps.is_some()
+    }
+
     /// Whether the command gets a mount namespace of its own.
     pub(crate) fn has_namespace(&self) -> bool {
         self.binds.is_some()
@@ -226,15 +233,16 @@ impl Confinement {
             if let Some(cgroup) = &cgroup {
                 cgroup.join_self()?;
             }
-            self.apply(cwd.as_deref())
+            self.apply(cwd.as_deref(), Bounding::Full)
         });
     }
 
     /// Applies the confinement to the calling thread, which must be the single thread of a
-    /// child about to exec (`cwd` is the directory it runs in, entered again after the mounts).
+    /// child about to exec (`cwd` is the directory it runs in, entered again after the mounts;
+    /// `bounding` says whether the thread that started it had emptied its bounding set).
     /// Only system calls on what [`for_command`](Self::for_command) built, which it reads and
     /// never changes: it may run in a forked child or in one sharing the server's memory.
-    pub(crate) fn apply(&self, cwd: Option<&CStr>) -> std::io::Result<()> {
+    pub(crate) fn apply(&self, cwd: Option<&CStr>, bounding: Bounding) -> std::io::Result<()> {
         // In this order: mounts while the child has the capability (and before Landlock,
         // which forbids changing them); the capabilities; Landlock and the filter; finally no
         // descriptor but the standard ones (and the control pipe, moved there by the script)
@@ -248,7 +256,7 @@ impl Confinement {
             }
         }
         if let Some(caps) = self.caps {
-            caps.apply()?;
+            caps.apply(bounding)?;
         }
         if let Some(ruleset) = &self.ruleset {
             landlock::restrict_self(ruleset)?;

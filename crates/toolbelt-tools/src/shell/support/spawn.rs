@@ -31,6 +31,7 @@ mod child;
 mod clone;
 mod fast;
 mod process;
+mod spawner;
 
 pub use process::Process;
 

@@ -8,16 +8,19 @@
 //! covered, and neither is one in another network namespace; `toolbelt sandbox check` says
 //! which mechanism holds.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 /// Most sockets covered for one command.
 const MAX_SOCKETS: usize = 256;
 
 /// The listening path sockets outside `dirs`.
 pub(super) fn outside(dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let Some(table) = read_table() else { return Vec::new() };
+    let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(text) = table.read() else { return Vec::new() };
     let mut out: Vec<PathBuf> = Vec::new();
-    for path in listening_paths(&table) {
+    for path in listening_paths(text) {
         if out.len() >= MAX_SOCKETS {
             break;
         }
@@ -28,15 +31,45 @@ pub(super) fn outside(dirs: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// `/proc/net/unix`, read in as few calls as it takes: the kernel walks its whole socket
-/// table for every `read`, so the small first reads of a plain `read_to_string` (32 bytes,
-/// then doubling) would cost a walk each. With room for 64 KiB from the start, a table of up to
-/// 8 KiB comes in one read (and one more that returns nothing).
-fn read_table() -> Option<String> {
-    use std::io::Read as _;
-    let mut table: Vec<u8> = Vec::with_capacity(64 * 1024);
-    std::fs::File::open("/proc/net/unix").ok()?.read_to_end(&mut table).ok()?;
-    String::from_utf8(table).ok()
+/// `/proc/net/unix`, opened once, and a buffer to read it into.
+static TABLE: Mutex<Table> = Mutex::new(Table { file: None, buf: Vec::new() });
+
+#[derive(Debug)]
+struct Table {
+    file: Option<File>,
+    buf: Vec<u8>,
+}
+
+impl Table {
+    /// The table, read in as few calls as it takes: the kernel walks its whole socket table
+    /// for every `read`, so the small first reads of a plain `read_to_string` (32 bytes, then
+    /// doubling) would cost a walk each; with room for 64 KiB, a table of up to that size comes
+    /// in one read (and one more that returns nothing). The file stays open and is read again
+    /// from the start each time (looking the path up is a third of the cost); the lock makes
+    /// each read one whole listing.
+    fn read(&mut self) -> Option<&str> {
+        use std::os::unix::fs::FileExt as _;
+        if self.file.is_none() {
+            self.file = Some(File::open("/proc/net/unix").ok()?);
+        }
+        let file = self.file.as_ref()?;
+        if self.buf.len() < 64 * 1024 {
+            self.buf.resize(64 * 1024, 0);
+        }
+        let mut len = 0;
+        loop {
+            if len == self.buf.len() {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            match file.read_at(&mut self.buf[len..], len as u64) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        std::str::from_utf8(&self.buf[..len]).ok()
+    }
 }
 
 /// The paths of the sockets `/proc/net/unix` lists (`@…` abstract names left out: Landlock

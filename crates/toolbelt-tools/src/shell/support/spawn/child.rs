@@ -8,11 +8,13 @@
 //! group, then the confinement), and the signals are unblocked just before `execve`.
 
 use super::clone::Plan;
+use crate::shell::support::sandbox::Bounding;
 
-/// Runs the child's steps and execs the program; returns the error number of the step that
+/// Runs the child's steps and execs the program (`bounding`: whether the thread that started
+/// it had emptied its capability bounding set); returns the error number of the step that
 /// failed (it never returns otherwise).
 #[allow(unsafe_code)]
-pub(super) fn run(plan: &Plan<'_>) -> i32 {
+pub(super) fn run(plan: &Plan<'_>, bounding: Bounding) -> i32 {
     reset_signal_handlers();
     for (from, to) in plan.stdio.iter().zip([libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO]) {
         // SAFETY: dup2 on two descriptor numbers; `from` is above 2 (the caller made sure), so
@@ -30,7 +32,7 @@ pub(super) fn run(plan: &Plan<'_>) -> i32 {
         return errno();
     }
     if let Some(confinement) = plan.confinement
-        && let Err(e) = confinement.apply(Some(plan.cwd))
+        && let Err(e) = confinement.apply(Some(plan.cwd), bounding)
     {
         return e.raw_os_error().unwrap_or(libc::EPERM);
     }

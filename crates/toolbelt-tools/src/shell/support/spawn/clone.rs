@@ -30,7 +30,7 @@ use std::os::fd::{FromRawFd as _, OwnedFd, RawFd};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-use crate::shell::support::sandbox::Confinement;
+use crate::shell::support::sandbox::{Bounding, Confinement};
 
 /// Everything the child needs, built by the caller before the clone and left untouched
 /// until it returns.
@@ -91,10 +91,21 @@ const CLONE_VFORK: u64 = 0x4000;
 const CLONE_PIDFD: u64 = 0x1000;
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 
+/// What the child gets: the plan, and what it inherits of the starting thread.
+struct ChildArgs<'a> {
+    plan: &'a Plan<'a>,
+    bounding: Bounding,
+}
+
 /// Starts the child described by `plan`, in the cgroup whose directory `cgroup` is open on
-/// when given. Returns once the child has called `execve` (or failed): its pid and pidfd.
+/// when given, from the calling thread (whose capability bounding set is as `bounding` says).
+/// Returns once the child has called `execve` (or failed): its pid and pidfd.
 #[allow(unsafe_code)]
-pub(super) fn start(plan: &Plan<'_>, cgroup: Option<RawFd>) -> Result<(libc::pid_t, OwnedFd), Failure> {
+pub(super) fn start(
+    plan: &Plan<'_>,
+    cgroup: Option<RawFd>,
+    bounding: Bounding,
+) -> Result<(libc::pid_t, OwnedFd), Failure> {
     if !available() {
         return Err(Failure::Clone(libc::ENOSYS));
     }
@@ -112,10 +123,11 @@ pub(super) fn start(plan: &Plan<'_>, cgroup: Option<RawFd>) -> Result<(libc::pid
         args.flags |= CLONE_INTO_CGROUP;
         args.cgroup = fd;
     }
+    let child = ChildArgs { plan, bounding };
     let saved = signals::block_all();
-    // SAFETY: see the module docs. `args`, `plan` and the stack outlive the call, which only
-    // returns in the parent after the child has left them (exec or exit).
-    let ret = unsafe { sys::clone3(&mut args, std::ptr::from_ref(plan).cast_mut().cast()) };
+    // SAFETY: see the module docs. `args`, `child`, `plan` and the stack outlive the call,
+    // which only returns in the parent after the child has left them (exec or exit).
+    let ret = unsafe { sys::clone3(&mut args, std::ptr::from_ref(&child).cast_mut().cast()) };
     signals::restore(saved);
     stack.put_back();
     if ret < 0 {
@@ -141,12 +153,12 @@ pub(super) fn start(plan: &Plan<'_>, cgroup: Option<RawFd>) -> Result<(libc::pid
 
 /// The child's entry point, on its own stack. Never returns: it execs or exits.
 #[allow(unsafe_code)]
-extern "C" fn child_main(plan: *mut c_void) -> ! {
-    // SAFETY: the pointer is the `Plan` the suspended caller passed to `start`, alive until
-    // the child has exec'd or exited.
-    let plan: &Plan<'_> = unsafe { &*plan.cast_const().cast::<Plan<'_>>() };
-    let errno = super::child::run(plan);
-    plan.error.store(if errno == 0 { libc::EINVAL } else { errno }, Ordering::Release);
+extern "C" fn child_main(args: *mut c_void) -> ! {
+    // SAFETY: the pointer is the `ChildArgs` the suspended caller passed to `clone3`, alive
+    // until the child has exec'd or exited.
+    let args: &ChildArgs<'_> = unsafe { &*args.cast_const().cast::<ChildArgs<'_>>() };
+    let errno = super::child::run(args.plan, args.bounding);
+    args.plan.error.store(if errno == 0 { libc::EINVAL } else { errno }, Ordering::Release);
     sys::exit(127)
 }
 

@@ -14,9 +14,10 @@ use tokio::process::{ChildStderr, ChildStdout};
 
 use super::clone::{self, Failure, Plan};
 use super::process::Process;
+use super::spawner;
 use super::{EnvChanges, Sink};
 use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::sandbox::Confinement;
+use crate::shell::support::sandbox::{Bounding, Confinement};
 
 /// What to start.
 #[derive(Debug)]
@@ -101,7 +102,13 @@ fn start_child(start: &Start<'_>) -> std::io::Result<(libc::pid_t, OwnedFd, Read
         confinement: start.confinement,
         error: AtomicI32::new(0),
     };
-    let started = clone::start(&plan, start.cgroup.and_then(CommandCgroup::dir_fd));
+    let cgroup = start.cgroup.and_then(CommandCgroup::dir_fd);
+    // A sandboxed command starts from the thread whose bounding set is already empty.
+    let started = if start.confinement.is_some_and(Confinement::drops_capabilities) {
+        spawner::start(&plan, cgroup)
+    } else {
+        clone::start(&plan, cgroup, Bounding::Full)
+    };
     drop(keep);
     let (pid, pidfd) = started.map_err(|failure| match failure {
         Failure::Clone(errno) => std::io::Error::from_raw_os_error(errno),

@@ -86,6 +86,11 @@ async fn a_cloned_command_starts_as_a_forked_one_does() {
         text.contains("NoNewPrivs:\t1") && text.contains("Seccomp:\t2") && text.contains("CapEff:\t0000000000000000")
     );
     assert!(text.contains("write here: 0"), "{text}");
+    if nix::unistd::geteuid().is_root() {
+        // Started from the thread whose bounding set is empty, or having emptied its own.
+        assert!(text.contains("CapBnd:\t0000000000000000"), "{text}");
+        assert!(!plain.0.contains("CapBnd:\t0000000000000000"), "an unsandboxed command keeps them");
+    }
 }
 
 #[tokio::test]

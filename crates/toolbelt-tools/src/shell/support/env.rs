@@ -45,15 +45,15 @@ pub fn changes(config: &BashConfig) -> Vec<(OsString, Option<OsString>)> {
 
 /// The names among `names` a command must not get. Matching every variable against every
 /// pattern costs more than the rest of a command's set-up in the server, and the answer only
-/// changes with the names and the settings: the last answer is kept, with what it was for.
+/// changes with the names and the settings: the last few answers are kept, with what they
+/// were for (sessions with different settings take turns).
 fn removed(names: impl Iterator<Item = OsString>, config: &BashConfig) -> Vec<OsString> {
     type Key = (Vec<OsString>, Vec<String>, Vec<String>, Vec<String>);
-    static LAST: Mutex<Option<(Key, Vec<OsString>)>> = Mutex::new(None);
+    static KEPT: Mutex<Vec<(Key, Vec<OsString>)>> = Mutex::new(Vec::new());
+    const KEEP: usize = 4;
     let key: Key = (names.collect(), config.env_remove.clone(), config.env_keep.clone(), config.secret_vars.clone());
-    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((for_key, removed)) = last.as_ref()
-        && *for_key == key
-    {
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, removed)) = kept.iter().find(|(k, _)| *k == key) {
         return removed.clone();
     }
     let remove: Vec<Pattern> = config.env_remove.iter().map(|p| Pattern::new(p)).collect();
@@ -72,7 +72,10 @@ fn removed(names: impl Iterator<Item = OsString>, config: &BashConfig) -> Vec<Os
         })
         .cloned()
         .collect();
-    *last = Some((key, removed.clone()));
+    if kept.len() >= KEEP {
+        kept.remove(0);
+    }
+    kept.push((key, removed.clone()));
     removed
 }
 

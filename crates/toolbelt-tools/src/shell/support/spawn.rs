@@ -10,10 +10,10 @@
 //! **How the process starts.** The first choice is a `clone3` that shares the server's memory
 //! until exec and starts the child in its cgroup (`spawn/clone.rs` says why that is cheaper
 //! and safe; `spawn/child.rs` what the child does). Where that is not available (another
-//! architecture, a kernel or container refusing `clone3`) or fails, the command is started as
-//! before, by tokio: the standard library forks (`pre_exec` hooks rule out `posix_spawn`) and
-//! the same confinement runs as a hook; both give the command the same environment,
-//! descriptors, process group, cgroup and sandbox.
+//! architecture, a kernel or container refusing `clone3`) or fails before the command ran, it
+//! is started as before, by tokio: `posix_spawn`, or a fork when the sandbox's hook is set;
+//! both ways give the command the same environment, descriptors, process group, cgroup and
+//! sandbox (a test compares them).
 
 use std::ffi::OsString;
 use std::os::fd::{OwnedFd, RawFd};
@@ -216,7 +216,9 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
     let mut env = base_env(&tag);
     env.extend(setup.env);
 
-    if clone {
+    // The clone starts the command inside its cgroup through the group's open directory; a
+    // group without one is joined the fallback's way.
+    if clone && cgroup.as_ref().is_none_or(|c| c.dir_fd().is_some()) {
         let start = fast::Start {
             script: &script(command, report_cwd, None),
             cwd,
@@ -240,31 +242,31 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
         }
     }
 
-    let mut command_ = tokio::process::Command::new("bash");
+    let mut cmd = tokio::process::Command::new("bash");
     let procs = cgroup.as_ref().map(|c| c.procs_path());
-    command_.arg("-c").arg(script(command, report_cwd, procs.as_deref())).current_dir(cwd);
+    cmd.arg("-c").arg(script(command, report_cwd, procs.as_deref())).current_dir(cwd);
     // The control pipe goes in as stdin; the script moves it and makes stdin empty.
-    command_.stdin(Stdio::from(write)).process_group(0).kill_on_drop(true);
+    cmd.stdin(Stdio::from(write)).process_group(0).kill_on_drop(true);
     for (key, value) in &env {
         match value {
-            Some(value) => command_.env(key, value),
-            None => command_.env_remove(key),
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
         };
     }
     match sink {
         Sink::Pipes => {
-            command_.stdout(Stdio::piped()).stderr(Stdio::piped());
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         Sink::File(file) => {
-            command_.stdout(Stdio::from(file.try_clone()?)).stderr(Stdio::from(file));
+            cmd.stdout(Stdio::from(file.try_clone()?)).stderr(Stdio::from(file));
         }
     }
     if let Some(confinement) = setup.confinement {
-        confinement.install(&mut command_, cgroup.clone());
+        confinement.install(&mut cmd, cgroup.clone());
     }
-    let mut child = command_.spawn()?;
+    let mut child = cmd.spawn()?;
     // Our copy of the write end goes with the command, or the pipe would never read as closed.
-    drop(command_);
+    drop(cmd);
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let leader = child.id().unwrap_or(0);
     let tree = Tree::new(leader, tag, cgroup);

@@ -1,8 +1,9 @@
 //! What the agent loop costs beyond the model and the tools: `cargo bench -p toolbelt-agent
 //! --bench agent_loop -- [TURNS]`.
 //!
-//! * **Per turn.** An instant in-process provider answers each turn with one `TaskList` call
-//!   (a tool that does almost nothing) until the last turn answers in text. The same calls
+//! * **Per turn.** An instant in-process provider answers each turn with one `BackgroundTasks`
+//!   call (a tool that does almost nothing) until the last turn answers in text; each request
+//!   carries the general-purpose agent's tool definitions, as a real run's do. The same calls
 //!   run directly through `Runtime::batch` give the tools' own cost; the difference, per
 //!   turn, is the loop's: building the request from the history, the reply into the
 //!   history, the results back. Goal: at most 1 ms a turn.
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolbelt_agent::testing::{InstantProvider, text_reply, tool_reply};
-use toolbelt_agent::{AgentHost, AgentLimits, Catalog, Conversation, NoInbox, RunSpec, run};
+use toolbelt_agent::{AgentHost, AgentLimits, Catalog, Conversation, NoInbox, run, run_spec};
 use toolbelt_core::{CancellationToken, EventSink, Registry};
 use toolbelt_runtime::{Runtime, Session, ToolCall};
 use toolbelt_tools::agents::AgentType;
@@ -58,22 +59,16 @@ async fn per_turn(turns: u32) {
         if turn + 1 >= turns as usize {
             Ok(text_reply("done"))
         } else {
-            Ok(tool_reply([(format!("c{turn}"), "TaskList".to_string(), json!({}))]))
+            Ok(tool_reply([(format!("c{turn}"), "BackgroundTasks".to_string(), json!({}))]))
         }
     }));
     let (runtime, _host) = runtime_with(Arc::clone(&provider));
     let session = Session::new("bench", root.clone(), vec![root.clone()], root.join("session"));
-    let spec = RunSpec {
-        provider: provider.clone(),
-        model: "instant".into(),
-        system: "bench".into(),
-        tools: Vec::new(),
-        allowed: ["TaskList".to_string()].into_iter().collect(),
-        max_turns: turns + 1,
-        budget: Duration::from_secs(600),
-        max_tokens: 1024,
-        tool_events: EventSink::none(),
-    };
+    // The general-purpose agent's spec: every built-in tool's definition goes with each request.
+    let catalog = Catalog::builtin();
+    let def = catalog.definitions.iter().find(|d| d.name == "general-purpose").expect("built-in");
+    let limits = AgentLimits { max_turns: turns + 1, ..AgentLimits::DEFAULT };
+    let spec = run_spec(&runtime, provider.clone(), None, def, &limits, false);
     let cancel = CancellationToken::new();
     // Warm up, then measure the loop.
     for _ in 0..2 {
@@ -90,12 +85,12 @@ async fn per_turn(turns: u32) {
     // The same tool calls, straight through the runtime.
     let start = Instant::now();
     for i in 0..turns.saturating_sub(1) {
-        let call = ToolCall::new(format!("c{i}"), "TaskList", json!({}));
+        let call = ToolCall::new(format!("c{i}"), "BackgroundTasks", json!({}));
         runtime.batch(&session, vec![call], &EventSink::none(), &cancel).await;
     }
     let direct = start.elapsed();
     let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(turns);
-    println!("{turns} turns, one TaskList call each");
+    println!("{turns} turns, one BackgroundTasks call each, {} tool definitions sent each turn", spec.tools.len());
     println!("  {:<34} {:>9.1} µs/turn", "agent loop (tools included)", per(looped));
     println!("  {:<34} {:>9.1} µs/turn", "the same calls through the runtime", per(direct));
     println!("  {:<34} {:>9.1} µs/turn   (goal ≤ 1000)", "the loop's own cost", per(looped) - per(direct));

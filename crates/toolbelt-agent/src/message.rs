@@ -1,6 +1,8 @@
 //! The conversation as the loop keeps it, independent of any provider's wire shape: each
 //! provider turns it into its own request and its stream back into a [`Reply`].
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolbelt_core::Content;
@@ -135,8 +137,8 @@ pub struct Request {
     pub system: String,
     /// The conversation so far; it ends with a user message.
     pub messages: Vec<Message>,
-    /// The tools the model may call.
-    pub tools: Vec<ToolDef>,
+    /// The tools the model may call (shared: a run sends the same set every turn).
+    pub tools: Arc<[ToolDef]>,
     /// How it may call them.
     pub tool_choice: ToolChoice,
     /// The most tokens the reply may have.

@@ -29,7 +29,7 @@ pub struct RunSpec {
     /// The system prompt.
     pub system: String,
     /// The tools the model is shown.
-    pub tools: Vec<ToolDef>,
+    pub tools: Arc<[ToolDef]>,
     /// The canonical names of the tools it may call; a call to any other is answered with an
     /// error, whatever the model was or was not shown.
     pub allowed: HashSet<String>,
@@ -167,10 +167,7 @@ pub async fn run(
             convo.push_user(message);
         }
         if convo.turns - turns_at_start >= spec.max_turns {
-            let error = format!(
-                "it reached its limit of {} model turns before finishing; continue it with SendMessage to let it go on",
-                spec.max_turns
-            );
+            let error = format!("it reached its limit of {} model turns before finishing", spec.max_turns);
             return short(convo, AgentStatus::MaxTurns, error, &pending);
         }
         convo.turns += 1;
@@ -275,13 +272,17 @@ async fn run_tools(
     let mut batch = Vec::new();
     let mut slots = Vec::new();
     for (i, call) in calls.iter().enumerate() {
+        events(RunEvent::ToolCall(call));
         match runtime.registry().entry(&call.name) {
             Some(entry) if spec.allowed.contains(&entry.spec().name) => {
-                events(RunEvent::ToolCall(call));
                 batch.push(call.clone());
                 slots.push(i);
             }
-            _ => results[i] = Some(ToolResult::rejected(&call.id, unavailable(&call.name, spec))),
+            _ => {
+                let refused = ToolResult::rejected(&call.id, unavailable(&call.name, spec));
+                events(RunEvent::ToolResult(call, &refused));
+                results[i] = Some(refused);
+            }
         }
     }
     let ran = runtime.batch(session, batch, &spec.tool_events, cancel).await;

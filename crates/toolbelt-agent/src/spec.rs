@@ -65,9 +65,9 @@ fn tool_set(
     def: &AgentDefinition,
     may_spawn: bool,
     takes_tools: bool,
-) -> (Vec<ToolDef>, HashSet<String>) {
+) -> (Arc<[ToolDef]>, HashSet<String>) {
     if !takes_tools {
-        return (Vec::new(), HashSet::new());
+        return (Arc::from([]), HashSet::new());
     }
     let registry = runtime.registry();
     let entries: Vec<_> = registry.entries().into_iter().filter(|e| e.is_enabled()).collect();

@@ -270,6 +270,6 @@ async fn the_roster_forgets_the_oldest_finished_agents() {
     assert!(first.is_error, "{}", first.text());
     let last = w.call("TaskOutput", json!({"task_id": "agent_105"})).await;
     assert!(!last.is_error, "{}", last.text());
-    let listed = w.call("TaskList", json!({})).await;
+    let listed = w.call("BackgroundTasks", json!({})).await;
     assert!(listed.text().matches("agent_").count() <= 110, "{}", listed.text().len());
 }

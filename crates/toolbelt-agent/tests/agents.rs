@@ -101,7 +101,7 @@ async fn a_background_agent_is_read_with_task_output_and_continued_with_send_mes
     let texts: Vec<String> = second.messages.iter().map(|m| m.text()).collect();
     assert_eq!(texts, ["Look around.", "first answer", "Now the tests."]);
 
-    let listed = w.call("TaskList", json!({})).await;
+    let listed = w.call("BackgroundTasks", json!({})).await;
     assert!(listed.text().contains(&id), "{}", listed.text());
 }
 
@@ -200,4 +200,27 @@ async fn a_time_budget_stops_a_long_command_and_says_so() {
     assert_eq!(report["status"], "time_budget", "{}", result.text());
     assert_eq!(report["doing"], "Bash(sleep 30)");
     assert_eq!(report["text"], "Running the slow check.");
+}
+
+#[tokio::test]
+async fn a_long_answer_is_cut_to_the_cap_and_kept_whole_in_a_file() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let answer: String = (0..100).map(|i| format!("line {i:03} of the report\n")).collect();
+    let provider = Arc::new(InstantProvider::new([text_reply(answer.clone())]));
+    let limits = AgentLimits { result_cap: 200, ..AgentLimits::DEFAULT };
+    let w = world_with(provider, PermissionMode::AcceptEdits, &[], limits);
+    let result = w.call("Agent", json!({"prompt": "Report at length."})).await;
+    assert!(!result.is_error, "{}", result.text());
+    let report = structured(&result);
+    assert_eq!(report["status"], "completed");
+    let shown = report["text"].as_str().unwrap();
+    assert!(shown.starts_with(&answer[..200]), "{shown}");
+    let rest = answer.chars().count() - 200;
+    assert!(shown.contains(&format!("{} more characters cut", toolbelt_core::thousands(rest))), "{shown}");
+    assert!(!shown.contains("line 099"), "the cut text is the head only: {shown}");
+    // The whole answer is in the file the result names, readable by its owner only.
+    let path = report["full_text_path"].as_str().unwrap();
+    assert!(shown.contains(path) && result.text().contains(path), "{}", result.text());
+    assert_eq!(std::fs::read_to_string(path).unwrap(), answer);
+    assert_eq!(std::fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
 }

@@ -38,11 +38,11 @@ fn request(messages: Vec<Message>) -> Request {
         model: "scripted-model".into(),
         system: "You are terse.".into(),
         messages,
-        tools: vec![ToolDef {
+        tools: Arc::from([ToolDef {
             name: "Read".into(),
             description: "Reads a file.".into(),
             input_schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}),
-        }],
+        }]),
         tool_choice: ToolChoice::Auto,
         max_tokens: 1000,
     }
@@ -475,7 +475,7 @@ async fn tools_are_left_out_when_there_are_none_and_refused_on_a_last_turn() {
         let server = start(protocol, [Turn::text("a"), Turn::text("b")]);
         let p = provider(&server, options(1));
         let mut bare = request(vec![Message::user("hi")]);
-        bare.tools.clear();
+        bare.tools = Arc::from([]);
         complete(&*p, &bare).await.0.unwrap();
         let mut last = request(vec![Message::user("hi")]);
         last.tool_choice = ToolChoice::None;

@@ -38,6 +38,18 @@ pub enum Touch {
     State(String),
 }
 
+impl std::fmt::Display for Touch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Touch::Read(path) => write!(f, "reading {}", path.display()),
+            Touch::Write(path) => write!(f, "writing {}", path.display()),
+            Touch::Execute(command) => write!(f, "running `{command}`"),
+            Touch::Network(url) => write!(f, "contacting {url}"),
+            Touch::State(what) => write!(f, "changing {what}"),
+        }
+    }
+}
+
 /// The declaration a tool makes for one call: everything it touches, and its concurrency.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Access {

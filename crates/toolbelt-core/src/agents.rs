@@ -2,7 +2,7 @@
 //!
 //! Tools never see the agent loop (it lives in a crate above the runtime). The crate that
 //! runs agents implements [`AgentService`] and puts an [`Agents`] handle among the runtime's
-//! services; the agent tools find it there, and `TaskOutput`/`TaskStop`/`TaskList` ask it
+//! services; the agent tools find it there, and `TaskOutput`/`TaskStop`/`BackgroundTasks` ask it
 //! about ids that are not shell tasks, so background shells and background agents share one
 //! set of task tools.
 

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::access::Access;
+use crate::error::ToolError;
 use crate::event::{EventSink, OutputStream, ToolEvent};
+use crate::follow_up::FollowUp;
 use crate::session::{SessionSlot, SessionState};
 
 /// Limits that apply to one call.
@@ -90,6 +93,12 @@ impl Extensions {
         Arc::make_mut(&mut self.map).insert(TypeId::of::<T>(), Arc::new(value));
     }
 
+    /// Adds a service already shared elsewhere (so state it keeps, such as a cache, is the
+    /// same one), replacing any of the same type.
+    pub fn insert_arc<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        Arc::make_mut(&mut self.map).insert(TypeId::of::<T>(), value);
+    }
+
     /// The service of type `T`, if one was set up.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.map.get(&TypeId::of::<T>()).and_then(|v| Arc::clone(v).downcast::<T>().ok())
@@ -107,6 +116,7 @@ pub struct ToolContext {
     services: Extensions,
     extra_roots: Arc<[PathBuf]>,
     hidden: Option<Arc<dyn HiddenPaths>>,
+    follow_up: Option<Arc<dyn FollowUp>>,
 }
 
 impl ToolContext {
@@ -128,6 +138,7 @@ impl ToolContext {
             services,
             extra_roots: Arc::from([]),
             hidden: None,
+            follow_up: None,
         }
     }
 
@@ -160,6 +171,32 @@ impl ToolContext {
     pub fn with_extra_roots(mut self, roots: Vec<PathBuf>) -> Self {
         self.extra_roots = roots.into();
         self
+    }
+
+    /// The same context asking `judge` about access the call needs after it started
+    /// ([`ToolContext::authorize`]).
+    pub fn with_follow_up(mut self, judge: Arc<dyn FollowUp>) -> Self {
+        self.follow_up = Some(judge);
+        self
+    }
+
+    /// Asks the runtime whether the call may also have `access`, which it learnt of only
+    /// while running (a redirect to another host): judged by the same rules, mode and
+    /// approver as the call, and recorded with it. `Ok` means go ahead. A context with no
+    /// runtime behind it refuses, so nothing is reached that nobody judged.
+    pub async fn authorize(&self, access: Access) -> Result<(), ToolError> {
+        match &self.follow_up {
+            Some(judge) => judge.authorize(access).await,
+            None => {
+                let what: Vec<String> = access.touches.iter().map(ToString::to_string).collect();
+                Err(ToolError::Denied {
+                    reason: format!(
+                        "{} was not declared before the call and nothing here can allow it",
+                        what.join(", ")
+                    ),
+                })
+            }
+        }
     }
 
     /// A context over a fresh session rooted at `cwd`, with no listener: for tests and for

@@ -21,16 +21,20 @@
 
 mod access;
 mod agents;
+mod ask;
 mod context;
 mod error;
 mod event;
 mod export;
+mod follow_up;
 mod format;
+mod modes;
 mod output;
 pub mod paths;
 mod registry;
 mod schema;
 mod session;
+mod settings;
 mod spec;
 mod tool;
 mod validate;
@@ -40,15 +44,19 @@ pub use access::{Access, Concurrency, PROTECTED_NAMES, Touch};
 pub use agents::{
     AGENT_TOOLS, AgentReport, AgentRequest, AgentService, AgentStatus, Agents, TeamMember, TeamReport, is_agent_id,
 };
+pub use ask::{Answer, AskError, AskRequest, Asker, Choice, Nobody, People, Question, Tone};
 pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;
+pub use follow_up::FollowUp;
 pub use format::{human_duration, human_size, sha256_hex, thousands};
+pub use modes::{ModeSwitch, Modes};
 pub use output::{Content, Render, TextOutput, ToolOutput};
 pub use registry::{Registry, RegistryError, ToolEntry};
 pub use schema::{input_schema, output_schema};
 pub use session::{SessionSlot, SessionState};
+pub use settings::{SetOutcome, SettingValue, SettingsAccess, SettingsError, SettingsService};
 pub use spec::{Annotations, Category, PermissionClass, SideEffects, ToolSpec};
 pub use tool::{BoxFuture, DynTool, Prepared, Tool, erase};
 pub use validate::{InputValidator, SchemaError};

@@ -41,6 +41,7 @@
 //! protection) and, when configured, a bearer token.
 
 pub mod approve;
+pub mod ask;
 pub mod client;
 pub mod http;
 mod server;

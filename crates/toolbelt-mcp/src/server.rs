@@ -28,6 +28,7 @@ use toolbelt_agent::{Provider as _, SessionProvider};
 use toolbelt_runtime::{ClientInfo, EndReason, Outcome, Runtime, Session, StartSource, ToolCall, Transport};
 
 use crate::approve::{Elicitor, SessionApprovers};
+use crate::ask::{ClientAsker, SessionAskers};
 use crate::http::HttpClient;
 
 /// What every connection of a server shares.
@@ -42,6 +43,9 @@ pub struct ServerOptions {
     pub sessions_dir: PathBuf,
     /// The runtime's approver, to which each connection registers its elicitor.
     pub approvers: Arc<SessionApprovers>,
+    /// The runtime's asker (its `People` service), to which each connection registers its
+    /// client: questions become elicitations, messages log notifications.
+    pub askers: Arc<SessionAskers>,
     /// Instructions for the client's model, sent with `initialize`.
     pub instructions: Option<String>,
 }
@@ -71,6 +75,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.cancel();
         self.options.approvers.unregister(self.session.id());
+        self.options.askers.unregister(self.session.id());
         // The session's background tasks end with it (their slot kills them on drop); the
         // SessionEnd hooks still get to run if a runtime is around.
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -164,9 +169,12 @@ impl McpServer {
     }
 }
 
-/// What `initialize` answers: toolbelt serves tools, and says when their list changes.
+/// What `initialize` answers: toolbelt serves tools, says when their list changes, and sends
+/// log messages (what `Brief` tells the user; logging is deprecated by the 2026-07-28 revision
+/// but still served).
+#[allow(deprecated)]
 fn server_config(instructions: Option<&str>) -> ServerConfig {
-    let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+    let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
     let mut config = ServerConfig::new(capabilities)
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
         .with_server_info(Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")).with_title("toolbelt"));
@@ -205,10 +213,13 @@ impl ServerHandler for McpServer {
         }
         context.peer.set_peer_info(request.clone());
         self.identify(&request.client_info.name, &request.client_info.version, http_client(&context.extensions));
-        if request.capabilities.elicitation.is_some() {
+        let elicits = request.capabilities.elicitation.is_some();
+        if elicits {
             let elicitor = Arc::new(Elicitor::new(context.peer.clone()));
             self.inner.options.approvers.register(self.session().id(), elicitor);
         }
+        let asker = Arc::new(ClientAsker::new(context.peer.clone(), elicits));
+        self.inner.options.askers.register(self.session().id(), asker);
         if request.capabilities.sampling.is_some() {
             self.adopt_sampling(&context.peer);
         }
@@ -233,6 +244,18 @@ impl ServerHandler for McpServer {
         self.inner.roots.expect();
         roots::sync(self.session(), &context.peer).await;
         self.inner.roots.settle();
+    }
+
+    #[allow(deprecated)] // logging: see `crate::ask`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if let Some(asker) = self.inner.options.askers.get(self.session().id()) {
+            asker.set_level(request.level);
+        }
+        Ok(())
     }
 
     async fn list_tools(
@@ -355,7 +378,7 @@ mod tests {
         for instructions in [None, Some("Use Read before Edit.")] {
             let expected = json!({
                 "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {"listChanged": true}},
+                "capabilities": {"logging": {}, "tools": {"listChanged": true}},
                 "serverInfo": {"name": "toolbelt", "title": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
                 "instructions": instructions,
             });

@@ -49,6 +49,7 @@ async fn start_with(http_options: http::HttpOptions) -> Server {
         roots: vec![root.clone()],
         sessions_dir: root.join(".sessions"),
         approvers,
+        askers: Default::default(),
         instructions: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

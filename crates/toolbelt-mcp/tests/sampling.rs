@@ -94,6 +94,7 @@ impl Setup {
             roots: vec![root.clone()],
             sessions_dir: dir.path().join("sessions"),
             approvers,
+            askers: Default::default(),
             instructions: None,
         });
         Setup { _dir: dir, notes, runtime, options }

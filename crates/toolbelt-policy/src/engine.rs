@@ -212,7 +212,11 @@ impl PermissionEngine {
             if given == real { vec![given.clone()] } else { vec![given.clone(), real.clone()] }
         };
         let rule = match part {
-            Part::Command(command) => suggest::command_rule(command).map(|r| format!("{}({r})", tool.name)),
+            Part::Command(command) if rules::takes_command_rules(&tool.name) => {
+                suggest::command_rule(command).map(|r| format!("{}({r})", tool.name))
+            }
+            // Another tool that runs a command (EnterWorktree runs git): its rules name the tool.
+            Part::Command(_) => Some(tool.name.clone()),
             Part::Read { given, real } => {
                 let rules = views(given, real).into_iter().map(|path| {
                     let dir = if path.is_dir() { path.as_path() } else { path.parent().unwrap_or(&path) };
@@ -362,6 +366,39 @@ impl Authorizer for PermissionEngine {
             }
             Err(e) => tracing::warn!("could not save the allow rules {:?} for good: {e}", verdict.allow_rules),
         }
+    }
+
+    /// Tightening to plan mode is always possible. Otherwise a session only moves between
+    /// the settings' own mode and, when that is `default` or `acceptEdits`, those two: a
+    /// session the settings put in plan or dontAsk mode stays there, and nothing but the
+    /// settings turns permission checks off.
+    fn switch_mode(&self, session: &SessionState, mode: PermissionMode) -> Result<(), String> {
+        use PermissionMode::{AcceptEdits, Default as Normal, Plan};
+        let base = self.rules.mode;
+        let allowed = mode == Plan
+            || mode == base
+            || (matches!(base, Normal | AcceptEdits) && matches!(mode, Normal | AcceptEdits));
+        if !allowed {
+            return Err(format!(
+                "the settings put this session in {} mode, and only the user can change that (to {})",
+                base.as_str(),
+                mode.as_str()
+            ));
+        }
+        session.with_slot::<SessionMode, _>(|m| m.mode = Some(mode));
+        Ok(())
+    }
+
+    fn grant(&self, session: &SessionState, rule: &str) -> Result<(), String> {
+        let env = self.session_env(session);
+        Rule::parse(rule, Arc::new(RuleOrigin::new("session grant", env.cwd.clone())), &env)
+            .map_err(|e| format!("`{rule}` is not a permission rule: {e}"))?;
+        session.with_slot::<Grants, _>(|g| {
+            if !g.rules.iter().any(|r| r == rule) {
+                g.rules.push(rule.to_string());
+            }
+        });
+        Ok(())
     }
 
     fn hidden(&self, tool: &ToolSpec) -> Option<Verdict> {

@@ -191,6 +191,20 @@ pub trait Authorizer: Send + Sync {
         let _ = session;
         None
     }
+
+    /// Puts `session` in `mode` for the rest of it (plan mode entered, or left once a person
+    /// approved the plan); why not, for a policy without modes.
+    fn switch_mode(&self, session: &SessionState, mode: PermissionMode) -> Result<(), String> {
+        let _ = (session, mode);
+        Err("this policy has no permission modes".into())
+    }
+
+    /// Allows calls matching `rule` for the rest of `session`, as a person's "allow for this
+    /// session" does; why not (a rule that does not parse, a policy without rules).
+    fn grant(&self, session: &SessionState, rule: &str) -> Result<(), String> {
+        let _ = (session, rule);
+        Err("this policy keeps no rules".into())
+    }
 }
 
 /// Allows everything: for tests and embedders that decide elsewhere (never a default).

@@ -21,7 +21,10 @@
 //! | `.vscode`, `.idea` | editor tasks and run configurations that start on open |
 //!
 //! plus the absolute paths the embedder adds ([`ProtectedPaths::with_paths`]): toolbelt's user
-//! settings and state directories, the managed settings, and the user's git configuration.
+//! settings and state directories, the managed settings, and the user's git configuration —
+//! except the folders beneath them the embedder hands to the model to work in
+//! ([`ProtectedPaths::except`]: the worktrees `EnterWorktree` makes in the state directory).
+//! The names stay protected there too: a worktree's `.git` asks like any other.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -32,12 +35,13 @@ pub use toolbelt_core::PROTECTED_NAMES;
 pub struct ProtectedPaths {
     names: Vec<String>,
     paths: Vec<PathBuf>,
+    except: Vec<PathBuf>,
 }
 
 impl Default for ProtectedPaths {
     /// Every entry of [`PROTECTED_NAMES`], at any depth.
     fn default() -> Self {
-        Self { names: PROTECTED_NAMES.iter().map(|n| n.to_string()).collect(), paths: Vec::new() }
+        Self { names: PROTECTED_NAMES.iter().map(|n| n.to_string()).collect(), paths: Vec::new(), except: Vec::new() }
     }
 }
 
@@ -47,6 +51,17 @@ impl ProtectedPaths {
         for path in paths {
             if !self.paths.contains(&path) {
                 self.paths.push(path);
+            }
+        }
+        self
+    }
+
+    /// Leaves these absolute paths, and everything beneath them, out of the protected
+    /// absolute paths (the protected names still hold beneath them).
+    pub fn except(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        for path in paths {
+            if !self.except.contains(&path) {
+                self.except.push(path);
             }
         }
         self
@@ -67,6 +82,9 @@ impl ProtectedPaths {
                     return Some(hit.clone());
                 }
             }
+        }
+        if self.except.iter().any(|e| path.starts_with(e)) {
+            return None;
         }
         self.paths.iter().find(|p| path.starts_with(p)).map(|p| p.display().to_string())
     }
@@ -104,5 +122,17 @@ mod tests {
         }
         assert_eq!(ProtectedPaths::entry_word("/home/ann/.config/toolbelt"), "toolbelt");
         assert_eq!(ProtectedPaths::entry_word(".git"), ".git");
+    }
+
+    #[test]
+    fn exceptions_open_a_folder_but_not_the_names_in_it() {
+        let state = PathBuf::from("/home/ann/.local/state/toolbelt");
+        let worktrees = state.join("projects/p-1/worktrees");
+        let p = ProtectedPaths::default().with_paths([state.clone()]).except([worktrees.clone()]);
+        assert_eq!(p.protects(&worktrees.join("x/src/main.rs")), None);
+        assert_eq!(p.protects(&worktrees.join("x/.git")).as_deref(), Some(".git"));
+        for path in ["projects/p-1/audit.jsonl", "projects/p-1/worktrees-x/a", "trust.json"] {
+            assert_eq!(p.protects(&state.join(path)), Some(state.display().to_string()), "{path}");
+        }
     }
 }

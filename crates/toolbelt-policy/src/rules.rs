@@ -291,9 +291,15 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
+/// Whether rules for this tool take a command pattern (`Bash(npm test *)`); a rule for any
+/// other tool that runs commands names the tool.
+pub fn takes_command_rules(tool: &str) -> bool {
+    tool == "Bash"
+}
+
 fn parse_specifier(tool: &str, inner: &str, origin: &RuleOrigin, env: &RuleEnv) -> Result<Specifier, RuleProblem> {
     match tool {
-        "Bash" => Ok(Specifier::Command(CommandPattern::parse(inner)?)),
+        _ if takes_command_rules(tool) => Ok(Specifier::Command(CommandPattern::parse(inner)?)),
         "Read" | "Edit" | "Write" => {
             let anchors = Anchors { home: &env.home, cwd: &env.cwd, settings_dir: &origin.settings_dir };
             let pattern = PathPattern::parse(inner, &anchors)?;

@@ -49,6 +49,7 @@ fn record_into(log: &AuditLog, client: &ClientInfo, verdict: &Verdict, input: Va
         decision: Some(verdict),
         approval: None,
         hooks: &[],
+        follow_ups: &[],
         outcome: Outcome::Ok,
         is_error: false,
         duration_ms: 12.345,

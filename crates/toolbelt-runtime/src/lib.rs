@@ -34,6 +34,7 @@ mod batch;
 mod call;
 mod client;
 mod config;
+mod modes;
 mod pipeline;
 mod runtime;
 mod session;

@@ -78,7 +78,12 @@ impl RuntimeBuilder {
 
     /// Finishes the runtime.
     pub fn build(mut self) -> Runtime {
-        self.runtime.pipeline.hidden = self.runtime.pipeline.authorizer.hidden_paths();
+        let pipeline = &mut self.runtime.pipeline;
+        pipeline.hidden = pipeline.authorizer.hidden_paths();
+        if pipeline.services.get::<toolbelt_core::Modes>().is_none() {
+            let modes = crate::modes::PolicyModes(Arc::clone(&pipeline.authorizer));
+            pipeline.services.insert(toolbelt_core::Modes(Arc::new(modes)));
+        }
         self.runtime
     }
 }

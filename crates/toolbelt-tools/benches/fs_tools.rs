@@ -39,7 +39,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn read_input(path: &str, offset: Option<u64>, limit: Option<u64>) -> ReadInput {
-    ReadInput { file_path: path.to_string(), offset, limit }
+    ReadInput { file_path: path.to_string(), offset, limit, pages: None }
 }
 
 fn peak_rss_kb() -> u64 {

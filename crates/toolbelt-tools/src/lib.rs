@@ -6,14 +6,28 @@
 
 use std::sync::Arc;
 
-use toolbelt_core::{CallLimits, DynTool, Registry, RegistryError, erase};
+use toolbelt_core::{CallLimits, DynTool, Registry, RegistryError};
 
 pub mod agents;
 mod blocking;
 pub mod files;
+pub mod interaction;
 pub mod planning;
 pub mod search;
+pub mod settings;
 pub mod shell;
+pub mod web;
+
+/// `$XDG_STATE_HOME/toolbelt` (`~/.local/state/toolbelt`; a per-user folder of the temp
+/// directory when neither variable is set): where tools keep what they make outside the
+/// project when the front end named no place for it.
+pub(crate) fn default_state_dir() -> std::path::PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    let state = var("XDG_STATE_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".local/state")))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("toolbelt-{}", nix::unistd::geteuid())));
+    state.join("toolbelt")
+}
 
 /// Every built-in tool, erased, in no particular order (the registry sorts by name), described
 /// with the default limits.
@@ -24,10 +38,14 @@ pub fn builtin() -> Vec<Arc<dyn DynTool>> {
 /// Every built-in tool, described with the limits the runtime will enforce (a description
 /// that states a timeout or an output budget states these).
 pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
-    let mut tools = vec![erase(planning::TodoWrite)];
+    let mut tools = planning::tools();
+    tools.extend(interaction::tools());
     tools.extend(files::tools());
     tools.extend(search::tools());
     tools.extend(shell::tools(limits));
+    tools.extend(web::tools());
+    tools.extend(planning::worktree_tools());
+    tools.extend(planning::task_tools());
     tools
 }
 

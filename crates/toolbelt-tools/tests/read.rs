@@ -138,3 +138,60 @@ async fn notebooks_are_shown_as_cells_with_outputs() {
     std::fs::write(root.join("bad.ipynb"), "{not json").unwrap();
     assert!(err(&s, "Read", json!({"file_path": "bad.ipynb"})).await.starts_with("bad.ipynb: "));
 }
+
+/// A PDF is read as its text, page by page; a long one needs `pages`, at most 20 a call.
+#[tokio::test]
+async fn pdfs_are_read_as_text_page_by_page() {
+    let (_t, root) = dir();
+    let pdf = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/guide.pdf")).unwrap();
+    std::fs::write(root.join("guide.pdf"), &pdf).unwrap();
+    let short = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/three.pdf")).unwrap();
+    std::fs::write(root.join("three.pdf"), &short).unwrap();
+    let s = session(&root, &[]);
+    // Up to 10 pages, a PDF is read whole.
+    let text = ok(&s, "Read", json!({"file_path": "three.pdf"})).await;
+    assert!(
+        text.starts_with(
+            "--- Page 1 ---
+Page 1 heading"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "--- Page 3 ---
+Page 3 heading"
+        ) && !text.contains("(Pages"),
+        "{text}"
+    );
+    // A longer one needs `pages`.
+    let e = err(&s, "Read", json!({"file_path": "guide.pdf"})).await;
+    assert!(e.contains("it has 12 pages") && e.contains("pages: \"1-20\""), "{e}");
+    let out = call(&s, "Read", json!({"file_path": "guide.pdf", "pages": "2-3"})).await.unwrap();
+    let text = out.joined_text();
+    assert!(text.starts_with("--- Page 2 ---\nChapter 2"), "{text}");
+    assert!(text.contains("--- Page 3 ---") && text.contains("Café crème on page 3."), "{text}");
+    assert!(!text.contains("Chapter 4"), "{text}");
+    assert!(text.ends_with("(Pages 2-3 of 12. Read others with pages, e.g. pages: \"4-12\".)"), "{text}");
+    let structured = out.structured.unwrap();
+    assert_eq!(structured["type"], "pdf");
+    assert_eq!(structured["pdf"], json!({"total_pages": 12, "pages": [2, 3]}));
+    let text = ok(&s, "Read", json!({"file_path": "guide.pdf", "pages": "12, 1"})).await;
+    assert!(text.starts_with("--- Page 1 ---") && text.contains("--- Page 12 ---"), "pages come in order: {text}");
+    for (pages, says) in [
+        ("13", "has 12 pages; 13 is past the end"),
+        ("1-21", "read at most 20 per call"),
+        ("two", "is not a page selection"),
+    ] {
+        let e = err(&s, "Read", json!({"file_path": "guide.pdf", "pages": pages})).await;
+        assert!(e.contains(says), "{pages}: {e}");
+    }
+    // `pages` is for PDFs; a broken PDF is an error, never a crash.
+    std::fs::write(root.join("notes.txt"), "hello\n").unwrap();
+    let e = err(&s, "Read", json!({"file_path": "notes.txt", "pages": "1"})).await;
+    assert!(e.contains("is not a PDF"), "{e}");
+    std::fs::write(root.join("broken.pdf"), b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer")
+        .unwrap();
+    let e = err(&s, "Read", json!({"file_path": "broken.pdf"})).await;
+    assert!(e.contains("broken.pdf: it is not a readable PDF"), "{e}");
+}

@@ -112,11 +112,11 @@ async fn a_task_that_exits_leaves_nothing_behind() {
 async fn list_shows_command_status_and_run_time() {
     let (_t, root) = project();
     let s = session(&root, &[]);
-    assert!(ok(&s, "TaskList", json!({})).await.starts_with("No background tasks"));
+    assert!(ok(&s, "BackgroundTasks", json!({})).await.starts_with("No background tasks"));
     let quick = start(&s, "true").await;
     let slow = start(&s, "sleep 300").await;
     output(&s, json!({"task_id": quick, "timeout": 20000})).await;
-    let out = common::call(&s, "TaskList", json!({})).await.unwrap();
+    let out = common::call(&s, "BackgroundTasks", json!({})).await.unwrap();
     let text = out.joined_text();
     assert!(text.starts_with("2 background task(s), 1 running:"), "{text}");
     assert!(text.contains(&format!("{quick}  completed, exit 0  ")), "{text}");
@@ -174,7 +174,10 @@ async fn unknown_ids_and_old_names() {
     assert!(text.contains("x\n"), "{text}");
     ok(&s, "KillShell", json!({"shell_id": id})).await;
     ok(&s, "KillBash", json!({"shell_id": id})).await;
-    ok(&s, "task_list", json!({})).await;
+    ok(&s, "background_tasks", json!({})).await;
+    // A number is a task list id, and the error says where those go.
+    let e = err(&s, "TaskOutput", json!({"task_id": "3"})).await;
+    assert!(e.contains("TaskGet and TaskUpdate take those"), "{e}");
 }
 
 #[tokio::test]
@@ -185,7 +188,7 @@ async fn structured_results_match_the_output_schemas() {
     let registry = common::registry();
     for (tool, input) in [
         ("TaskOutput", json!({"task_id": id, "timeout": 20000})),
-        ("TaskList", json!({})),
+        ("BackgroundTasks", json!({})),
         ("TaskStop", json!({"task_id": id})),
     ] {
         let spec = registry.lookup(tool).unwrap().spec().clone();

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolbelt_core::{Extensions, Registry};
+use toolbelt_core::{Asker, Extensions, People, Registry, SettingsService};
 use toolbelt_mcp::client::Gateway;
 use toolbelt_policy::hooks::HookSet;
 use toolbelt_policy::protected::ProtectedPaths;
@@ -16,12 +16,15 @@ use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::files::JournalDir;
+use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::SandboxConfig;
+use toolbelt_tools::web::Web;
 
 use toolbelt_agent::SearchDirs;
 
 use crate::agents::AgentSetup;
+use crate::settings::model_access::ModelSettings;
 use crate::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
 
 /// Why a runtime could not be put together.
@@ -47,6 +50,9 @@ pub enum AssembleError {
     /// The hooks settings cannot be applied.
     #[error("the hooks settings are invalid: {0}")]
     Hooks(String),
+    /// The task list named by `--task-list` or `TOOLBELT_TASK_LIST` cannot be one.
+    #[error("--task-list / {TASK_LIST_VAR}: {0}")]
+    TaskList(#[from] TaskListError),
 }
 
 fn list(problems: &[Problem]) -> String {
@@ -86,12 +92,50 @@ pub struct Assembly {
     /// Variables toolbelt reads secrets from (besides the settings' own): kept out of shell
     /// commands' environment.
     pub secret_vars: Vec<String>,
-    /// The flag layer, to read the settings again after toolbelt wrote to them.
+    /// The task list shared by name (`--task-list`, else `TOOLBELT_TASK_LIST`); `None` for
+    /// the project's own. See [`Assembly::task_store`].
+    pub task_list: Option<String>,
+    /// What the settings were read from, to read them again after toolbelt wrote to them.
+    reread: Reread,
+}
+
+/// What settings are read from besides the files: to read them again (after a write, for
+/// another project's session) the same way.
+#[derive(Clone)]
+struct Reread {
+    /// The flag layer.
     flags: Vec<Entry>,
+    /// The environment layer's variables (`TOOLBELT_…__…`).
+    env: Vec<(String, String)>,
     /// Whether Claude Code's settings apply whole (`--claude-settings`).
     claude: bool,
     /// The user's home when given instead of `HOME` and the XDG variables.
     home: Option<PathBuf>,
+}
+
+impl Reread {
+    /// The locations and settings of the project of `dir`.
+    fn load(&self, dir: &Path) -> (Locations, settings::Loaded) {
+        let loc = locations(dir, &project_root(dir), self.home.as_deref());
+        let loaded = settings::load(&loc, self.flags.clone(), self.env.clone(), self.claude);
+        (loc, loaded)
+    }
+
+    /// The writer of `loc`'s project-local file, which refreshes the project's trust after a
+    /// write when it was `applied` (trusted) before.
+    fn store(&self, loc: Locations, applied: bool) -> settings::LocalRuleStore {
+        let this = self.clone();
+        settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
+            let now = settings::load(&loc, this.flags.clone(), this.env.clone(), this.claude);
+            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
+        })
+    }
+
+    /// [`Reread::store`] for a project whose trust is read first.
+    fn store_keeping_trust(&self, loc: &Locations) -> settings::LocalRuleStore {
+        let before = settings::load(loc, self.flags.clone(), self.env.clone(), self.claude);
+        self.store(loc.clone(), !matches!(before.trust, settings::Trust::Untrusted { .. }))
+    }
 }
 
 /// The settings locations of `project`, the user's directories from the environment or
@@ -122,7 +166,10 @@ impl Assembly {
     ) -> Self {
         let project = project_root(&cwd);
         let loc = locations(&cwd, &project, home);
-        let loaded = settings::load(&loc, flags.clone(), env, claude);
+        // Only `TOOLBELT_…` variables are settings; they are kept to read the settings again.
+        let env: Vec<(String, String)> = env.into_iter().filter(|(k, _)| k.starts_with("TOOLBELT_")).collect();
+        let task_list = env.iter().find(|(k, v)| k == TASK_LIST_VAR && !v.is_empty()).map(|(_, v)| v.clone());
+        let loaded = settings::load(&loc, flags.clone(), env.clone(), claude);
         let rule_env = RuleEnv { home: loc.home.clone(), cwd: cwd.clone() };
         let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);
         let mut problems = loaded.problems.clone();
@@ -137,9 +184,11 @@ impl Assembly {
             .iter()
             .filter_map(|(_, c)| c.transport.bearer_token_env().map(str::to_string))
             .chain(settings.agent.providers.iter().filter_map(|p| p.api_key_env.clone()))
+            .chain(settings.web.search.key_vars())
             .collect();
         let home = home.map(Path::to_path_buf);
-        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, flags, claude, home }
+        let reread = Reread { flags, env, claude, home };
+        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, task_list, reread }
     }
 
     /// The project root.
@@ -151,6 +200,18 @@ impl Assembly {
     /// logs): in the user's state directory, never in the project.
     pub fn sessions_dir(&self) -> PathBuf {
         self.loc.project_state_dir().join("sessions")
+    }
+
+    /// The task list the tools work on: the one named by [`Assembly::task_list`]
+    /// (`$XDG_STATE_HOME/toolbelt/task-lists/NAME.db`, shared by every session, sub-agent and
+    /// process that names it), else this project's own (`tasks.db` in the project's state
+    /// directory, shared by the sessions working in the project). Kept outside the project,
+    /// in the state directory no tool and no sandboxed command may write.
+    pub fn task_store(&self) -> Result<TaskListStore, AssembleError> {
+        Ok(match &self.task_list {
+            Some(name) => TaskListStore::named(&TaskListStore::lists_dir(&self.loc.state_dir), name)?,
+            None => TaskListStore::project(self.loc.project_state_dir().join("tasks.db")),
+        })
     }
 
     /// What to tell the user about these settings: a project waiting for trust, a project
@@ -178,26 +239,27 @@ impl Assembly {
     /// was (its digest covers that file). Rules approved in a session working elsewhere (an
     /// MCP client's roots in another project) go to that project's file, the same way.
     fn rule_store(&self) -> settings::LocalRuleStore {
-        let (flags, claude, home) = (self.flags.clone(), self.claude, self.home.clone());
-        let store_for = move |loc: Locations, applied: bool| {
-            let flags = flags.clone();
-            settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
-                let now = settings::load(&loc, flags.clone(), std::env::vars(), claude);
-                settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
-            })
-        };
         let applied = !matches!(self.loaded.trust, settings::Trust::Untrusted { .. });
-        let (home_store, flags) = (store_for.clone(), self.flags.clone());
-        home_store(self.loc.clone(), applied).elsewhere(&self.cwd, move |project| {
-            let loc = locations(project, project, home.as_deref());
-            let before = settings::load(&loc, flags.clone(), std::env::vars(), claude);
-            store_for(loc, !matches!(before.trust, settings::Trust::Untrusted { .. }))
+        let reread = self.reread.clone();
+        self.reread.store(self.loc.clone(), applied).elsewhere(&self.cwd, move |project| {
+            let (loc, _) = reread.load(project);
+            reread.store_keeping_trust(&loc)
         })
+    }
+
+    /// The settings as the `Config` tool reads and changes them.
+    pub fn model_settings(&self) -> SettingsService {
+        let (load, store) = (self.reread.clone(), self.reread.clone());
+        SettingsService(Arc::new(ModelSettings::new(
+            Arc::new(move |dir: &Path| load.load(dir)),
+            Arc::new(move |loc: &Locations| store.store_keeping_trust(loc)),
+        )))
     }
 
     /// What no tool writes without an explicit approval: the entries of every project
     /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
-    /// (the trust store, audit logs), the managed settings and the user's git configuration.
+    /// (the trust store, audit logs; not the worktrees made there), the managed settings and
+    /// the user's git configuration.
     pub fn protected_paths(&self) -> ProtectedPaths {
         let mut paths = vec![self.loc.state_dir.clone()];
         if let Some(dir) = self.loc.user_file.parent() {
@@ -206,7 +268,14 @@ impl Assembly {
         paths.extend(self.loc.managed_files.iter().cloned());
         paths.push(self.loc.home.join(".gitconfig"));
         paths.push(self.loc.git_config.clone());
-        ProtectedPaths::default().with_paths(paths)
+        // The worktrees EnterWorktree makes are where the model works once it entered one.
+        ProtectedPaths::default().with_paths(paths).except([self.worktree_dir()])
+    }
+
+    /// Where EnterWorktree makes worktrees: in this project's state directory, outside the
+    /// repository (see `docs/design.md`, "Worktrees: in the state directory").
+    pub fn worktree_dir(&self) -> PathBuf {
+        self.loc.project_state_dir().join("worktrees")
     }
 
     /// The built-in tools, described with the limits in force, and the agent tools when a
@@ -259,15 +328,17 @@ impl Assembly {
     }
 
     /// The runtime: the tools behind the permission engine, the hooks and the audit log of
-    /// the settings, `approver` answering what asks; with the agent tools and the host that
+    /// the settings, `approver` answering what the policy asks, `asker` what tools ask the
+    /// user (`AskUserQuestion`, plans) and where they tell it things; with the agent tools and the host that
     /// runs sub-agents when a model provider is configured. `concurrency` overrides the
     /// settings'.
     pub fn runtime_with(
         &self,
         concurrency: Option<usize>,
         approver: Arc<dyn Approver>,
+        asker: Arc<dyn Asker>,
     ) -> Result<Arc<Runtime>, AssembleError> {
-        self.runtime_serving(concurrency, approver, false)
+        self.runtime_serving(concurrency, approver, asker, false)
     }
 
     /// [`Assembly::runtime_with`] for a server whose clients may offer their own model
@@ -278,6 +349,7 @@ impl Assembly {
         &self,
         concurrency: Option<usize>,
         approver: Arc<dyn Approver>,
+        asker: Arc<dyn Asker>,
         sampling: bool,
     ) -> Result<Arc<Runtime>, AssembleError> {
         self.require_valid()?;
@@ -296,6 +368,11 @@ impl Assembly {
         // Multi-file commits journal here: outside the project, where no project file and no
         // sandboxed command can plant a journal for toolbelt to act on.
         services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
+        services.insert(WorktreeDir(self.worktree_dir()));
+        services.insert(Web::new(self.settings.web.clone()));
+        services.insert(People(asker));
+        services.insert(self.model_settings());
+        services.insert(self.task_store()?);
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

@@ -27,6 +27,11 @@ pub struct Global {
     #[arg(long = "add-dir", global = true, help_heading = "Workspace", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
 
+    /// Work on the task list NAME (TaskCreate, TaskList…), shared by every session, agent and
+    /// process that names it [env: TOOLBELT_TASK_LIST; default: the project's own list].
+    #[arg(long, global = true, help_heading = "Workspace", value_name = "NAME")]
+    pub task_list: Option<String>,
+
     /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.
     #[arg(long, global = true, help_heading = "Permissions", value_name = "MODE", value_parser = parse_mode)]
     pub mode: Option<String>,
@@ -151,6 +156,16 @@ pub enum Command {
     Trust(TrustArgs),
     /// The audit log: where it is, and whether its hash chain holds.
     Audit(AuditArgs),
+    /// Print the task list (the project's, or the one --task-list names): each task's id,
+    /// status, owner, subject and open blockers.
+    Tasks(TasksArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    /// Print JSON: the list's name and file, and every task as TaskList returns it.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -19,12 +19,14 @@
 //!
 //! With nobody set to approve ([`ToolbeltBuilder::approver`]), what the policy would ask
 //! about is refused, naming the rule that would allow it: the model reads that and can say so.
+//! With nobody set to answer ([`ToolbeltBuilder::asker`]), `AskUserQuestion` and
+//! `ExitPlanMode` fail saying so, and `Brief` messages reach only the call's events.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolbelt_core::{CancellationToken, EventSink, ExportFormat};
+use toolbelt_core::{Asker, CancellationToken, EventSink, ExportFormat, Nobody};
 use toolbelt_mcp::client::Gateway;
 use toolbelt_policy::{Approver, NoApprover, PermissionMode};
 use toolbelt_runtime::{Runtime, Session, ToolCall, ToolResult};
@@ -40,9 +42,11 @@ pub struct ToolbeltBuilder {
     environment: bool,
     claude: bool,
     approver: Arc<dyn Approver>,
+    asker: Arc<dyn Asker>,
     concurrency: Option<usize>,
     gateway: bool,
     home: Option<PathBuf>,
+    task_list: Option<String>,
 }
 
 impl ToolbeltBuilder {
@@ -91,6 +95,14 @@ impl ToolbeltBuilder {
         self
     }
 
+    /// Who answers the questions tools put to the user (`AskUserQuestion`, a plan to approve)
+    /// and sees the messages they send (`Brief`): the embedding application's UI. The default
+    /// is nobody: questions fail, saying so, and are never answered for the user.
+    pub fn asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.asker = asker;
+        self
+    }
+
     /// Whether `TOOLBELT_<SECTION>__<KEY>` variables are read as a settings layer (yes by
     /// default, as the binary does).
     pub fn environment(mut self, read: bool) -> Self {
@@ -119,6 +131,13 @@ impl ToolbeltBuilder {
         self
     }
 
+    /// Works on the task list named `name`, shared with every session, agent and process that
+    /// names it (as `--task-list` does; the default is the project's own list).
+    pub fn task_list(mut self, name: impl Into<String>) -> Self {
+        self.task_list = Some(name.into());
+        self
+    }
+
     /// Leaves the configured upstream MCP servers unconnected.
     pub fn without_gateway(mut self) -> Self {
         self.gateway = false;
@@ -142,8 +161,11 @@ impl ToolbeltBuilder {
             }
         }
         let env: Vec<(String, String)> = if self.environment { std::env::vars().collect() } else { Vec::new() };
-        let asm = Assembly::load(cwd, roots, self.entries, env, self.claude, self.home.as_deref());
-        let runtime = asm.runtime_with(self.concurrency, self.approver)?;
+        let mut asm = Assembly::load(cwd, roots, self.entries, env, self.claude, self.home.as_deref());
+        if self.task_list.is_some() {
+            asm.task_list = self.task_list;
+        }
+        let runtime = asm.runtime_with(self.concurrency, self.approver, self.asker)?;
         let gateway = if self.gateway { asm.gateway(runtime.registry()).await } else { None };
         Ok(Toolbelt { asm, runtime, gateway })
     }
@@ -168,9 +190,11 @@ impl Toolbelt {
             environment: true,
             claude: false,
             approver: Arc::new(NoApprover),
+            asker: Arc::new(Nobody("no asker was given to Toolbelt::builder (see `.asker(…)`)".into())),
             concurrency: None,
             gateway: true,
             home: None,
+            task_list: None,
         }
     }
 

@@ -61,5 +61,12 @@ pub fn builtin_registry_with(limits: &toolbelt_core::CallLimits) -> toolbelt_cor
     if let Err(e) = toolbelt_tools::register_builtin_with(&registry, limits) {
         tracing::error!("built-in tools clash: {e}");
     }
+    // The settings tools work on the settings this crate reads (every runtime it builds has
+    // them: [`assemble::Assembly::model_settings`]).
+    for tool in toolbelt_tools::settings::tools() {
+        if let Err(e) = registry.register(tool) {
+            tracing::error!("built-in tools clash: {e}");
+        }
+    }
     registry
 }

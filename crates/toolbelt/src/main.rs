@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::FromArgMatches as _;
 
 mod approve;
+mod ask;
 mod cli;
 mod cmd;
 mod output;
@@ -74,6 +75,7 @@ fn main() -> ExitCode {
             Command::Permissions(args) => cmd::permissions::run(&cli.global, args).await,
             Command::Trust(args) => cmd::trust::run(&cli.global, args),
             Command::Audit(args) => cmd::audit::run(&cli.global, args),
+            Command::Tasks(args) => cmd::tasks::run(&cli.global, args),
         }
     });
     // Don't wait for blocking tasks of cancelled calls: what they own was already killed.

@@ -86,6 +86,10 @@ impl OpenSession {
             if ws.cwd_given {
                 session.state().set_cwd(ws.cwd.clone());
             }
+            // Saved in a worktree (EnterWorktree): back into it, with this command's roots.
+            if let Some(notice) = toolbelt_tools::planning::resume_worktree(session.state(), &ws.roots) {
+                tracing::warn!("{notice}");
+            }
         }
         Ok(Self { session, state_file })
     }

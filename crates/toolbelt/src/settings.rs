@@ -33,11 +33,13 @@
 pub mod agent;
 mod claude;
 mod env;
+pub mod model_access;
 mod resolve;
 pub mod schema;
 mod store;
 mod toml_file;
 pub mod trust;
+pub mod web;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -374,6 +376,8 @@ pub fn load(
     loaded.claude_note = claude_note(&loaded, wants_claude);
     trust::keep_user_floor(&mut loaded.entries, &mut loaded.notices);
     agent::keep_user_providers(&mut loaded.entries, &mut loaded.notices);
+    web::keep_user_network(&mut loaded.entries, &mut loaded.notices);
+    model_access::keep_user_opt_in(&mut loaded.entries, &mut loaded.notices);
     // The audit log is the user's evidence: a project's files cannot switch it off, move it
     // or make it rotate away.
     loaded.entries.retain(|e| {

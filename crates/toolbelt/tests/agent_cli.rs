@@ -116,6 +116,8 @@ fn a_run_cut_by_its_turn_limit_exits_1_with_its_last_text() {
     assert_eq!(out.status.code(), Some(1), "stdout: {stdout}\nstderr: {stderr}");
     assert!(stderr.contains("stopped before finishing (max_turns)"), "{stderr}");
     assert!(stderr.contains("it was doing: Grep(haystack)"), "{stderr}");
+    // The advice is the command's own, not the Agent tool's.
+    assert!(stderr.contains("--max-turns") && !stderr.contains("SendMessage"), "{stderr}");
     assert_eq!(stdout.trim(), "Trying the haystack.");
 }
 

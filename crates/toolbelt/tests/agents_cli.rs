@@ -33,7 +33,7 @@ fn setup() -> (tempfile::TempDir, PathBuf) {
     );
     write(
         &home.join(".claude/agents/docs/writer.md"),
-        "---\ndescription: \"Writes the docs\\e]0;pwned\\a for a change.\"\ntools: [Read, Write, WebFetch]\n---\nWrite \
+        "---\ndescription: \"Writes the docs\\e]0;pwned\\a for a change.\"\ntools: [Read, Write, NotebookRead]\n---\nWrite \
          docs.\n",
     );
     write(&root.join(".toolbelt/agents/broken.md"), "---\nname: broken\ndescription: d\nmaxTurns: lots\n---\n");
@@ -74,7 +74,7 @@ fn lists_project_and_user_agents_the_shadowed_one_and_the_bad_file() {
         "    Writes the docs\u{fffd}]0;pwned\u{fffd} for a change.",
         "no escape reaches the terminal"
     );
-    assert_eq!(lines[writer + 2], "    tools: Read, Write, WebFetch");
+    assert_eq!(lines[writer + 2], "    tools: Read, Write, NotebookRead");
     let gp = at("general-purpose  built-in");
     assert_eq!(lines[gp + 2], "    tools: all except Agent, SendMessage, TeamCreate, TeamDelete, TaskBroadcast");
     assert!(
@@ -89,7 +89,7 @@ fn lists_project_and_user_agents_the_shadowed_one_and_the_bad_file() {
         ),
         "{text}"
     );
-    let warning = ".test-home/.claude/agents/docs/writer.md:3: warning: `tools` names `WebFetch`, which is no tool here; it is left out";
+    let warning = ".test-home/.claude/agents/docs/writer.md:3: warning: `tools` names `NotebookRead`, which is no tool here; it is left out";
     assert!(lines.contains(&warning), "{text}");
     assert!(!text.contains("broken  "), "a bad file lists no agent:\n{text}");
 }

@@ -72,11 +72,25 @@ fn tools_lists_and_filters() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted, "stable order by name");
-    toolbelt(dir.path()).args(["tools"]).assert().success().stdout(predicate::str::contains("TodoWrite     planning"));
-    toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "planning"]).assert().stdout("TodoWrite\n");
+    toolbelt(dir.path())
+        .args(["tools"])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^TodoWrite +planning +session").unwrap());
+    let out = toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "planning"]).output().unwrap();
+    let planning: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    assert!(planning.iter().any(|n| n == "TodoWrite") && planning.iter().any(|n| n == "EnterPlanMode"), "{planning:?}");
+    assert!(!planning.iter().any(|n| n == "Read"), "{planning:?}");
     let out = toolbelt(dir.path()).args(["tools", "--format", "names", "--category", "files"]).output().unwrap();
     assert!(stdout(&out).lines().any(|n| n == "Read") && !stdout(&out).contains("TodoWrite"));
-    toolbelt(dir.path()).args(["tools", "--format", "names", "--tag", "planning"]).assert().stdout("TodoWrite\n");
+    toolbelt(dir.path())
+        .args(["tools", "--format", "names", "--tag", "planning", "--tag", "session"])
+        .assert()
+        .stdout("TodoWrite\n");
+    toolbelt(dir.path())
+        .args(["tools", "--format", "names", "--tag", "tasks"])
+        .assert()
+        .stdout("TaskCreate\nTaskGet\nTaskList\nTaskUpdate\n");
     toolbelt(dir.path()).args(["tools", "--format", "names", "--tag", "nope"]).assert().stdout("");
     toolbelt(dir.path())
         .args(["tools", "--category", "filez"])

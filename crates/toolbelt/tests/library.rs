@@ -68,6 +68,57 @@ async fn the_builder_sets_up_what_the_binary_does() {
 }
 
 #[tokio::test]
+async fn the_task_list_runs_through_the_runtime_in_any_mode() {
+    let (dir, root) = project();
+    let home = dir.path().join("home");
+    let other = dir.path().canonicalize().unwrap().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    // Plan mode, nobody to approve: the task list is the agent's own bookkeeping and runs.
+    let planning = Toolbelt::builder(&root).home(&home).mode(PermissionMode::Plan).environment(false).build().await;
+    let planning = planning.unwrap();
+    let session = planning.session("plan");
+    let calls = vec![
+        ToolCall::new("1", "TaskCreate", json!({"subject": "Design", "description": "the API"})),
+        ToolCall::new("2", "TaskCreate", json!({"subject": "Build", "description": "it", "metadata": {"k": 1}})),
+        ToolCall::new("3", "TaskUpdate", json!({"taskId": "2", "addBlockedBy": ["1"], "metadata": {"k": null}})),
+        ToolCall::new("4", "TaskUpdate", json!({"taskId": "1", "addBlockedBy": ["2"]})),
+        ToolCall::new("5", "TaskList", json!({})),
+    ];
+    let results = planning.batch(&session, calls).await;
+    let texts: Vec<String> = results.iter().map(|r| r.text()).collect();
+    assert!(results[..3].iter().all(|r| !r.is_error), "{texts:?}");
+    assert!(results[3].is_error && texts[3].contains("cycle of blockers, #2 blocks #1 blocks #2"), "{texts:?}");
+    assert_eq!(texts[4], "#1 [pending] Design\n#2 [pending] Build [blocked by #1]");
+    assert_eq!(results[2].structured.as_ref().unwrap()["task"]["metadata"], json!({}));
+    // The list is the project's, in the user's state directory, not in the project.
+    let projects = home.join(".local/state/toolbelt/projects");
+    let dbs: Vec<PathBuf> = std::fs::read_dir(&projects)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("tasks.db"))
+        .filter(|p| p.exists())
+        .collect();
+    assert_eq!(dbs.len(), 1, "{dbs:?}");
+    assert!(!root.join(".toolbelt").exists());
+
+    // Another project has its own list, unless both name a shared one.
+    let elsewhere = Toolbelt::builder(&other).home(&home).environment(false).build().await.unwrap();
+    let listed = elsewhere.call(&elsewhere.session("e"), ToolCall::new("1", "TaskList", json!({}))).await;
+    assert_eq!(listed.text(), "No tasks. Add one with TaskCreate.");
+    for (dir, subject) in [(&root, "from root"), (&other, "from other")] {
+        let shared = Toolbelt::builder(dir).home(&home).task_list("team").environment(false).build().await.unwrap();
+        let call = ToolCall::new("1", "TaskCreate", json!({"subject": subject, "description": ""}));
+        assert!(!shared.call(&shared.session("s"), call).await.is_error);
+    }
+    let shared = Toolbelt::builder(&other).home(&home).task_list("team").environment(false).build().await.unwrap();
+    let listed = shared.call(&shared.session("s"), ToolCall::new("1", "TaskList", json!({}))).await;
+    assert_eq!(listed.text(), "#1 [pending] from root\n#2 [pending] from other");
+    let Err(e) = Toolbelt::builder(&other).home(&home).task_list("a/b").environment(false).build().await else {
+        panic!("built with a bad list name")
+    };
+    assert!(e.to_string().contains("invalid task list name `a/b`"), "{e}");
+}
+
+#[tokio::test]
 async fn a_runtime_built_by_hand_asks_and_nobody_answers() {
     let (_dir, root) = project();
     let runtime = Runtime::builder(Arc::new(toolbelt::builtin_registry())).build();

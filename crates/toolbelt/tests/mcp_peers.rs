@@ -264,6 +264,42 @@ fn reference_servers_as_upstreams_through_the_gateway() {
 }
 
 #[test]
+fn the_python_client_answers_questions_and_plans_through_elicitation() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(script("ask_client.py")).arg(toolbelt()).arg(&root);
+    let seen = run(cmd, &root, "");
+    // Declined: said so, nothing invented.
+    assert_eq!(seen["declined"][0], true, "{seen}");
+    assert!(seen["declined"][1].as_str().unwrap().contains("declined"), "{seen}");
+    // Answered: Claude Code's sentence, the structured answer, the client's own words kept.
+    assert_eq!(seen["answered"][0], false, "{seen}");
+    assert_eq!(
+        seen["answered"][1],
+        "User has answered your questions: \"Which database should the service use?\"=\"SQLite, version 3.45\". \
+         You can now continue with the user's answers in mind.",
+        "{seen}"
+    );
+    assert_eq!(seen["answered"][2]["answers"][0]["selected"], json!(["SQLite"]), "{seen}");
+    // One field per question, and one for an answer of one's own.
+    assert_eq!(seen["forms"][0]["fields"], json!(["q1", "q1_other"]), "{seen}");
+    // Brief reached the client as a log message.
+    assert_eq!(seen["brief"][0], false, "{seen}");
+    assert!(seen["logs"].to_string().contains("Halfway there."), "{seen}");
+    // Plan mode: the write refused, then the plan approved with "accept edits" and the write
+    // runs without a permission prompt.
+    assert_eq!(seen["enter"][0], false, "{seen}");
+    assert_eq!(seen["write_in_plan"][0], true, "{seen}");
+    assert!(seen["write_in_plan"][1].as_str().unwrap().contains("ExitPlanMode"), "{seen}");
+    assert_eq!(seen["exit"][0], false, "{seen}");
+    assert_eq!(seen["write_after"][0], false, "{seen}");
+    assert_eq!(std::fs::read_to_string(root.join("plan.txt")).unwrap(), "x\n");
+    let prompts = seen["forms"].as_array().unwrap().iter().filter(|f| f["fields"] == json!(["decision"])).count();
+    assert_eq!(prompts, 0, "acceptEdits needs no prompt for an edit inside the workspace: {seen}");
+}
+
+#[test]
 fn the_first_call_waits_for_the_clients_roots_and_always_goes_to_their_project() {
     let Some(peers) = Peers::find() else { return };
     // The server starts in one project; the client's root is another.

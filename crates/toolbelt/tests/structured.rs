@@ -19,10 +19,6 @@ struct Server {
 }
 
 impl Server {
-    fn start(root: &Path, args: &[&str]) -> Self {
-        Self::start_with(root, args, Vec::new())
-    }
-
     fn start_with(root: &Path, args: &[&str], env: Vec<(String, String)>) -> Self {
         let mut child = hermetic::toolbelt(root)
             .envs(env)
@@ -38,7 +34,8 @@ impl Server {
         let mut server = Server { child, stdin, stdout, next: 1 };
         server.request(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "t", "version": "1"}}),
         );
         writeln!(server.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
         server
@@ -54,6 +51,13 @@ impl Server {
             let mut line = String::new();
             assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
             let message: Value = serde_json::from_str(&line).unwrap();
+            if message["method"] == "elicitation/create" {
+                let answer =
+                    json!({"action": "accept", "content": first_choices(&message["params"]["requestedSchema"])});
+                writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": message["id"], "result": answer})).unwrap();
+                self.stdin.flush().unwrap();
+                continue;
+            }
             if message["id"] == json!(id) {
                 assert!(message["error"].is_null(), "{method}: {message}");
                 return message["result"].clone();
@@ -64,6 +68,25 @@ impl Server {
     fn call(&mut self, tool: &str, arguments: Value) -> Value {
         self.request("tools/call", json!({"name": tool, "arguments": arguments}))
     }
+}
+
+/// The answer a person picking the first choice of every question would give: each choice
+/// field's first value (a list of it for a multiple choice); free-text fields left out.
+fn first_choices(schema: &Value) -> Value {
+    let mut answer = serde_json::Map::new();
+    for (name, field) in schema["properties"].as_object().into_iter().flatten() {
+        let first = |options: &Value| options[0]["const"].clone();
+        if field["type"] == "array" {
+            answer.insert(name.clone(), json!([first(&field["items"]["anyOf"])]));
+        } else if field["oneOf"].is_array() {
+            answer.insert(name.clone(), first(&field["oneOf"]));
+        } else if field["enum"].is_array() {
+            answer.insert(name.clone(), field["enum"][0].clone());
+        } else if field["type"] == "boolean" {
+            answer.insert(name.clone(), json!(true));
+        }
+    }
+    Value::Object(answer)
 }
 
 impl Drop for Server {
@@ -77,13 +100,55 @@ impl Drop for Server {
 fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(root.join(".git")).unwrap();
     std::fs::write(root.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
     let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": "x = 1",
         "outputs": [], "execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
     std::fs::write(root.join("nb.ipynb"), notebook.to_string()).unwrap();
+    // A real repository with a commit, for EnterWorktree; git without the machine's configuration.
+    let git_env = [("GIT_CONFIG_GLOBAL", "/dev/null"), ("GIT_CONFIG_NOSYSTEM", "1")];
+    for args in [
+        &["init", "-q"][..],
+        &["add", "."],
+        &["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"],
+    ] {
+        let out = std::process::Command::new("git").args(args).current_dir(&root).envs(git_env).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 
-    let mut server = Server::start(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"]);
+    // A page for WebFetch, on loopback (which the web tools reach only when allowed).
+    let web = tokio::runtime::Runtime::new().unwrap();
+    let site = web
+        .block_on(toolbelt_tools::web::testing::Server::start(|req| match req.path() {
+            // A search provider (Brave's API shape) for WebSearch.
+            "/res/v1/web/search" => toolbelt_tools::web::testing::Reply::ok(
+                "application/json",
+                json!({"web": {"results": [{"title": "Hello", "url": "https://example.com/hello",
+                    "description": "A page about hello."}]}})
+                .to_string(),
+            ),
+            _ => toolbelt_tools::web::testing::Reply::ok(
+                "text/html",
+                "<html><head><title>T</title></head><body><p>hello web</p></body></html>",
+            ),
+        }))
+        .unwrap();
+    let settings = root.join(".test-home/.config/toolbelt");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("config.toml"),
+        format!(
+            "[web.search]\nprovider = \"brave\"\n[web.search.brave]\nbase_url = \"{}\"\napi_key_env = \"TB_TEST_SEARCH_KEY\"\n",
+            site.url("/res/v1/web/search")
+        ),
+    )
+    .unwrap();
+    let mut open = vec![
+        ("TOOLBELT_WEB__ALLOW_PRIVATE_NETWORK".to_string(), "true".to_string()),
+        ("TB_TEST_SEARCH_KEY".to_string(), "test-key".to_string()),
+    ];
+    open.extend(git_env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let mut server =
+        Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -112,10 +177,32 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Grep", json!({"pattern": "BETA"})),
         ("Grep", json!({"pattern": "a", "output_mode": "content"})),
         ("Bash", json!({"command": "echo hello"})),
-        ("TaskList", json!({})),
+        ("BackgroundTasks", json!({})),
         ("TaskOutput", json!({"task_id": task, "block": false})),
         ("TaskStop", json!({"task_id": task})),
         ("TodoWrite", json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]})),
+        ("TaskCreate", json!({"subject": "Check", "description": "check it", "activeForm": "Checking"})),
+        ("TaskCreate", json!({"subject": "Ship", "description": "ship it", "metadata": {"k": 1}})),
+        ("TaskUpdate", json!({"taskId": "2", "status": "in_progress", "owner": "a", "addBlockedBy": ["1"]})),
+        ("TaskGet", json!({"taskId": "2"})),
+        ("TaskList", json!({})),
+        ("TaskUpdate", json!({"taskId": "1", "status": "deleted"})),
+        ("WebFetch", json!({"url": site.url("/page")})),
+        ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"})),
+        ("WebSearch", json!({"query": "hello world"})),
+        ("Think", json!({"thought": "The notes are edited; next, the plan."})),
+        ("Brief", json!({"message": "Notes edited.", "attachments": ["notes.txt"], "status": "normal"})),
+        (
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which format?", "header": "Format", "multiSelect": false,
+                "options": [{"label": "Markdown", "description": "notes.md"}, {"label": "Text", "description": "as is"}]}]}),
+        ),
+        ("Config", json!({"setting": "runtime.output_budget"})),
+        ("EnterPlanMode", json!({})),
+        ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),
+        // Last: they move the session's working directory and back.
+        ("EnterWorktree", json!({"name": "structured"})),
+        ("ExitWorktree", json!({"action": "remove"})),
     ];
     let mut seen = std::collections::BTreeSet::from(["Bash".to_string()]);
     for (tool, arguments) in calls {
@@ -173,6 +260,6 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
     assert_eq!(read["agent"]["name"], "alice");
     check(&mut server, "TaskStop", json!({"task_id": id}));
     check(&mut server, "TeamDelete", json!({"team_name": "t"}));
-    check(&mut server, "TaskList", json!({}));
+    check(&mut server, "BackgroundTasks", json!({}));
     assert!(model.requests().len() >= 4, "{:?}", model.requests().len());
 }

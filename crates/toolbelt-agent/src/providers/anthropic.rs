@@ -315,11 +315,11 @@ mod tests {
                     ],
                 },
             ],
-            tools: vec![ToolDef {
+            tools: std::sync::Arc::from([ToolDef {
                 name: "Read".into(),
                 description: "reads".into(),
                 input_schema: json!({"type": "object"}),
-            }],
+            }]),
             tool_choice: ToolChoice::Auto,
             max_tokens: 100,
         };
@@ -349,7 +349,7 @@ mod tests {
                 ]},
             ])
         );
-        let bare = Request { tools: Vec::new(), system: String::new(), ..request };
+        let bare = Request { tools: std::sync::Arc::from([]), system: String::new(), ..request };
         let body = request_body(&bare);
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none() && body.get("system").is_none());
     }

@@ -277,11 +277,11 @@ mod tests {
                     ],
                 },
             ],
-            tools: vec![ToolDef {
+            tools: std::sync::Arc::from([ToolDef {
                 name: "Read".into(),
                 description: "reads".into(),
                 input_schema: json!({"type": "object"}),
-            }],
+            }]),
             tool_choice: ToolChoice::None,
             max_tokens: 100,
         };
@@ -302,7 +302,7 @@ mod tests {
         );
         assert_eq!(body["tool_choice"], "none");
         assert_eq!(body["tools"][0]["function"]["parameters"], json!({"type": "object"}));
-        let bare = Request { tools: Vec::new(), system: String::new(), ..request };
+        let bare = Request { tools: std::sync::Arc::from([]), system: String::new(), ..request };
         let body = request_body(&bare);
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none(), "{body}");
         assert_eq!(body["messages"][0]["role"], "user");

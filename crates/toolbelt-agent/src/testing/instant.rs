@@ -189,7 +189,7 @@ mod tests {
             model: "m".into(),
             system: String::new(),
             messages: vec![Message::user("hi")],
-            tools: Vec::new(),
+            tools: std::sync::Arc::from([]),
             tool_choice: ToolChoice::Auto,
             max_tokens: 10,
         }

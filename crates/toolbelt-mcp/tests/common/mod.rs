@@ -96,7 +96,9 @@ pub async fn connect(mode: PermissionMode, allow: &[&str], client: Client) -> Ha
     let registry = toolbelt_core::Registry::new();
     toolbelt_tools::register_builtin(&registry).unwrap();
     let approvers = Arc::new(SessionApprovers::default());
+    let askers = Arc::new(toolbelt_mcp::ask::SessionAskers::default());
     let mut services = toolbelt_core::Extensions::default();
+    services.insert(toolbelt_core::People(askers.clone()));
     // The sandbox is not what these tests are about; it may be unavailable where they run.
     services.insert(toolbelt_tools::shell::SandboxConfig {
         mode: toolbelt_tools::shell::SandboxMode::DangerFullAccess,
@@ -114,6 +116,7 @@ pub async fn connect(mode: PermissionMode, allow: &[&str], client: Client) -> Ha
         roots: vec![root.clone()],
         sessions_dir: dir.path().join("sessions"),
         approvers,
+        askers,
         instructions: None,
     });
     let server = McpServer::new(runtime, options);

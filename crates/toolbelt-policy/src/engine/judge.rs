@@ -113,7 +113,9 @@ impl PermissionEngine {
                 "bypassPermissions mode allows what no rule denies or asks about".to_string()
             }
             (Decision::Allow, _) => format!("{fact}, which {mode} mode allows"),
-            (Decision::Deny, _) if mode == PermissionMode::Plan => format!("plan mode is read-only, and {fact}"),
+            (Decision::Deny, _) if mode == PermissionMode::Plan => {
+                format!("plan mode is read-only, and {fact}; present the plan with ExitPlanMode to leave it")
+            }
             (_, PartKind::ReadOutside | PartKind::WriteOutside) => {
                 format!("{fact}, outside the workspace roots, so it needs approval")
             }

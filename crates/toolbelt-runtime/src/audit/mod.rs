@@ -102,6 +102,10 @@ pub struct AuditRecord<'a> {
     /// Hooks that ran, in order, with what they said.
     #[serde(skip_serializing_if = "<[HookRun]>::is_empty")]
     pub hooks: &'a [HookRun],
+    /// Verdicts on access the call asked for while it ran (a redirect to another host), in
+    /// order.
+    #[serde(skip_serializing_if = "<[Verdict]>::is_empty")]
+    pub follow_ups: &'a [Verdict],
     /// How the call ended (`ok`, `tool_error`, `denied`, `timed_out`…).
     pub outcome: Outcome,
     /// Whether the model got an error.

@@ -19,6 +19,7 @@ fn record_of(call_id: &str) -> AuditRecord<'_> {
         decision: None,
         approval: None,
         hooks: &[],
+        follow_ups: &[],
         outcome: Outcome::Ok,
         is_error: false,
         duration_ms: 0.5,

@@ -54,6 +54,7 @@ pub(super) fn record(log: &AuditLog, session: &Session, result: &ToolResult, cal
         decision: trail.verdict.as_ref(),
         approval: trail.approval.as_ref().map(approval_name),
         hooks: &trail.hooks,
+        follow_ups: &trail.follow_ups,
         outcome: result.outcome,
         is_error: result.is_error,
         duration_ms: (result.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0,

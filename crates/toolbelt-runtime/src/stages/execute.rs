@@ -10,6 +10,7 @@ use futures_util::FutureExt as _;
 use toolbelt_core::{Limits, Prepared, ToolContext, ToolEntry, ToolError, ToolEvent, ToolOutput};
 
 use super::CallCx;
+use super::follow_up::{Judge, Verdicts};
 use crate::config::RuntimeConfig;
 
 /// The timeout that applies: the input's, else the spec's, else the runtime default — never
@@ -23,8 +24,14 @@ fn timeout_for(config: &RuntimeConfig, entry: &ToolEntry, input: &Prepared) -> D
         .min(config.max_timeout)
 }
 
-/// Runs the tool with `input`, the directories in `extra_roots` open to it for this call.
-pub(super) async fn run(cx: &CallCx<'_>, input: Prepared, extra_roots: Vec<PathBuf>) -> Result<ToolOutput, ToolError> {
+/// Runs the tool with `input`, the directories in `extra_roots` open to it for this call;
+/// access it asks for while it runs is judged and its verdicts kept in `follow_ups`.
+pub(super) async fn run(
+    cx: &CallCx<'_>,
+    input: Prepared,
+    extra_roots: Vec<PathBuf>,
+    follow_ups: &Verdicts,
+) -> Result<ToolOutput, ToolError> {
     let CallCx { pipeline, session, entry, events, cancel, .. } = *cx;
     let timeout = timeout_for(&pipeline.config, entry, &input);
     // The call's own token: fired on timeout as well as when the caller cancels, so the tool
@@ -38,7 +45,8 @@ pub(super) async fn run(cx: &CallCx<'_>, input: Prepared, extra_roots: Vec<PathB
         Limits { timeout, output_budget: pipeline.config.output_budget },
         pipeline.services.clone(),
     )
-    .with_hidden(pipeline.hidden.clone());
+    .with_hidden(pipeline.hidden.clone())
+    .with_follow_up(Arc::new(Judge::of(cx, Arc::clone(follow_ups))));
     let tool_cx = if extra_roots.is_empty() { tool_cx } else { tool_cx.with_extra_roots(extra_roots) };
 
     // Shared calls hold the read side, exclusive calls the write side.

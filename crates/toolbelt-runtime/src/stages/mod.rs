@@ -8,6 +8,7 @@
 mod audit;
 mod authorize;
 mod execute;
+mod follow_up;
 mod plan;
 mod post_hooks;
 mod pre_hooks;
@@ -81,6 +82,8 @@ pub(crate) struct Trail {
     pub approval: Option<Approval>,
     pub hooks: Vec<HookRun>,
     pub context: Vec<String>,
+    /// Verdicts on access the call asked for while it ran (a redirect to another host).
+    pub follow_ups: Vec<Verdict>,
 }
 
 /// Pre-hooks → authorize → execute → post-hooks → render, then the audit record; a call
@@ -156,7 +159,10 @@ async fn run_stages(mut cx: CallCx<'_>, mut input: Prepared) -> ToolResult {
         trail.verdict = Some(authorization.verdict);
         trail.approval = authorization.approval;
         let extra_roots = authorization.outcome?;
-        Ok(execute::run(&cx, input, extra_roots).await)
+        let follow_ups = follow_up::Verdicts::default();
+        let result = execute::run(&cx, input, extra_roots, &follow_ups).await;
+        trail.follow_ups = std::mem::take(&mut *follow_ups.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        Ok(result)
     }
     .await;
 

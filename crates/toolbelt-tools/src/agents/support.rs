@@ -18,7 +18,7 @@ pub(crate) fn service(cx: &ToolContext) -> Result<Arc<dyn AgentService>, ToolErr
     })
 }
 
-/// An agent's status as a background task's (for TaskOutput, TaskStop and TaskList).
+/// An agent's status as a background task's (for TaskOutput, TaskStop and BackgroundTasks).
 pub(crate) fn task_status(status: AgentStatus) -> TaskStatus {
     match status {
         AgentStatus::Running => TaskStatus::Running,

@@ -8,7 +8,6 @@
 
 use std::io::Read as _;
 
-use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, human_size, thousands};
@@ -16,9 +15,9 @@ use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolEr
 use crate::blocking::run_blocking;
 
 use crate::files::support::change::{numbered, shown};
-use crate::files::support::encoding;
 use crate::files::support::ledger::{FileLedger, FileState};
-use crate::files::support::roots::{Located, OpenRoots, absolute, io_error};
+use crate::files::support::roots::{OpenRoots, absolute, io_error};
+use crate::files::support::{encoding, pdf, read_media};
 
 /// Lines shown when no limit is given.
 pub const DEFAULT_LIMIT: usize = 2_000;
@@ -41,6 +40,9 @@ pub struct ReadInput {
     /// How many lines to read (default 2,000).
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
+    /// For a PDF: the pages to read, as `3`, `1-5` or `1-3,7`. Needed for a PDF of more than
+    /// 10 pages; at most 20 pages per call.
+    pub pages: Option<String>,
 }
 
 /// The `Read` tool.
@@ -55,10 +57,13 @@ fn description() -> String {
          1-based) and `limit`. Output is numbered like `cat -n`: the line number, a tab, then the line. Lines longer \
          than {chars} characters are cut. Text in UTF-8, UTF-16 (with BOM) and legacy encodings is shown as text. \
          Images (PNG, JPEG, GIF, WebP) are returned as images; Jupyter notebooks (.ipynb) as cells with their \
-         outputs. Binary files and directories are refused (use ListDir for directories). Read a file before \
-         editing or overwriting it.",
+         outputs; PDFs as their text, page by page (a PDF of more than {pdf_whole} pages needs `pages`, e.g. \
+         \"1-5\", at most {pdf_max} per call). Other binary files and directories are refused (use ListDir for \
+         directories). Read a file before editing or overwriting it.",
         lines = thousands(DEFAULT_LIMIT),
         chars = thousands(MAX_LINE_CHARS),
+        pdf_whole = pdf::WHOLE_MAX_PAGES,
+        pdf_max = pdf::MAX_PAGES_PER_CALL,
     )
 }
 
@@ -88,6 +93,9 @@ pub struct ReadOutput {
     /// The image's type and size in pixels, for images.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<ImageInfo>,
+    /// The pages read and how many there are, for PDFs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pdf: Option<PdfInfo>,
     /// What the model reads: numbered lines or rendered cells.
     #[serde(skip)]
     pub(crate) body: String,
@@ -109,6 +117,17 @@ pub enum ReadKind {
     Notebook,
     /// An image, returned as an image.
     Image,
+    /// A PDF, shown as its text.
+    Pdf,
+}
+
+/// Which pages of a PDF were read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PdfInfo {
+    /// Pages the document has.
+    pub total_pages: usize,
+    /// The pages read (1-based), in order.
+    pub pages: Vec<usize>,
 }
 
 /// An image's type and dimensions.
@@ -136,6 +155,7 @@ impl ReadOutput {
             total_lines: None,
             encoding: None,
             image: None,
+            pdf: None,
             body,
             image_data: None,
             streamed: false,
@@ -158,8 +178,13 @@ impl ReadOutput {
         Self::of(file_path, ReadKind::Notebook, bytes, cells)
     }
 
+    /// A PDF's text, with the pages read.
+    pub(crate) fn pdf(file_path: String, bytes: u64, info: PdfInfo, text: String) -> Self {
+        Self { pdf: Some(info), ..Self::of(file_path, ReadKind::Pdf, bytes, text) }
+    }
+
     /// An image and its base64 data.
-    fn image(file_path: String, bytes: u64, image: ImageInfo, data: String) -> Self {
+    pub(crate) fn image(file_path: String, bytes: u64, image: ImageInfo, data: String) -> Self {
         Self {
             image: Some(image),
             image_data: Some(data),
@@ -181,6 +206,17 @@ impl Render for ReadOutput {
                 text.push_str(&format!(
                     "\n\n(Showing lines {start}-{shown_to} of {total}. Continue with offset={} to read more.)",
                     shown_to + 1
+                ));
+            }
+        }
+        if let Some(pdf) = &self.pdf {
+            let (first, last) = (pdf.pages.first().copied().unwrap_or(0), pdf.pages.last().copied().unwrap_or(0));
+            if last < pdf.total_pages || first > 1 {
+                text.push_str(&format!(
+                    "\n\n(Pages {first}-{last} of {}. Read others with pages, e.g. pages: \"{}-{}\".)",
+                    pdf.total_pages,
+                    last + 1,
+                    (last + pdf::MAX_PAGES_PER_CALL).min(pdf.total_pages).max(last + 1)
                 ));
             }
         }
@@ -262,7 +298,16 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
     file.read_exact(&mut head).map_err(|e| io_error(&abs, &e))?;
 
     if let Some(mime) = encoding::image_mime(&head) {
-        return image(&ws, cx, &real, name, mime, size, mtime);
+        return read_media::image(&ws, cx, &real, name, mime, size, mtime);
+    }
+    if pdf::is_pdf(&head) {
+        drop(file);
+        return read_media::pdf(&ws, cx, &real, name, input.pages.as_deref(), size, mtime);
+    }
+    if input.pages.is_some() {
+        return Err(ToolError::failed(format!(
+            "{name} is not a PDF; `pages` is for PDFs (use offset and limit for lines)"
+        )));
     }
     if size > WHOLE_FILE_LIMIT {
         drop(file);
@@ -325,31 +370,6 @@ pub fn binary(name: &str, kind: &str, size: u64) -> ToolError {
          command (`file`, `xxd | head`) instead.",
         human_size(size)
     ))
-}
-
-fn image(
-    ws: &OpenRoots,
-    cx: &ToolContext,
-    real: &Located,
-    name: String,
-    mime: &str,
-    size: u64,
-    mtime: Option<std::time::SystemTime>,
-) -> Result<ReadOutput, ToolError> {
-    if size > MAX_IMAGE_BYTES {
-        return Err(ToolError::failed(format!(
-            "{name} is an image of {}, over the {} limit for returning images; make a smaller copy first (e.g. \
-             `convert {name} -resize 50% small.png`) and read that",
-            human_size(size),
-            human_size(MAX_IMAGE_BYTES)
-        )));
-    }
-    let bytes = crate::files::support::change::read_bytes(ws, real)?;
-    FileLedger::record(cx, &real.abs, FileState::of(&bytes, mtime));
-    let dims = imagesize::blob_size(&bytes).ok();
-    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    let info = ImageInfo { mime_type: mime.to_string(), width: dims.map(|d| d.width), height: dims.map(|d| d.height) };
-    Ok(ReadOutput::image(name, size, info, data))
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ pub(crate) mod ledger;
 pub(crate) mod links;
 pub(crate) mod notebook;
 pub(crate) mod patch;
+pub(crate) mod pdf;
+pub(crate) mod read_media;
 pub(crate) mod read_stream;
 pub(crate) mod regular;
 pub(crate) mod replace;

@@ -1,4 +1,5 @@
-//! `TodoWrite`: the agent's task list for the session, replaced whole on every call.
+//! `TodoWrite`: the agent's checklist for the session, replaced whole on every call (the
+//! persistent, shared task list is `TaskCreate` and its siblings).
 //!
 //! Same shape as Claude Code's (`todos[{content, status, activeForm}]`), so models use it
 //! without being taught. The list lives in the session (and survives across invocations of
@@ -116,7 +117,8 @@ Send the whole list every time: it replaces the previous one. Use it for work wi
 more steps: add the steps as `pending`, mark one `in_progress` before starting it, and mark it \
 `completed` as soon as it is done (do not batch completions). Keep exactly one task in progress. \
 Each task has `content` (imperative: \"Run the tests\") and `activeForm` (present continuous: \
-\"Running the tests\").";
+\"Running the tests\"). For work that must outlive this session or be shared with other agents, use the task \
+list instead (TaskCreate, TaskUpdate, TaskList).";
 
 impl Tool for TodoWrite {
     type Input = TodoWriteInput;
@@ -124,7 +126,7 @@ impl Tool for TodoWrite {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("TodoWrite", DESCRIPTION)
-            .title("Update the task list")
+            .title("Update the todo list")
             .aliases(["todo_write"])
             .category(Category::Planning)
             .tags(["planning", "session"])

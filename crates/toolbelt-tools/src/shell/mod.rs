@@ -1,5 +1,5 @@
 //! Shell tools: `Bash` and the background tasks it starts (`TaskOutput`, `TaskStop`,
-//! `TaskList`), one file each, and what they share, in [`support`]:
+//! `BackgroundTasks`), one file each, and what they share, in [`support`]:
 //!
 //! * [`support::spawn`] starts `bash -c` in its own process group, stdin empty, pagers and colours
 //!   off, tagged for the kill, with a control pipe that reports the final directory;
@@ -20,9 +20,9 @@ use std::sync::Arc;
 
 use toolbelt_core::{CallLimits, DynTool, erase};
 
+pub mod background_tasks;
 pub mod bash;
 pub(crate) mod support;
-pub mod task_list;
 pub mod task_output;
 pub mod task_stop;
 
@@ -42,6 +42,6 @@ pub fn tools(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
         erase(bash::Bash::new(*limits)),
         erase(task_output::TaskOutput),
         erase(task_stop::TaskStop),
-        erase(task_list::TaskList),
+        erase(background_tasks::BackgroundTasks),
     ]
 }

@@ -10,6 +10,7 @@ use toolbelt_core::{
     CancellationToken, EventSink, Extensions, Limits, Registry, SessionState, ToolContext, ToolError, ToolOutput,
 };
 use toolbelt_tools::files::JournalDir;
+use toolbelt_tools::planning::TaskListStore;
 
 /// A session whose cwd is `cwd` and whose roots are `roots` (the cwd when empty).
 pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
@@ -18,10 +19,12 @@ pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
 }
 
 /// A call context over `session`. Multi-file commits journal under the system's temp
-/// directory, not the user's state directory.
+/// directory, and the task list is a file in the session's working directory (a test's temp
+/// directory), never in the user's state directory.
 pub fn cx(session: &Arc<SessionState>) -> ToolContext {
     let mut services = Extensions::default();
     services.insert(JournalDir(journal_dir()));
+    services.insert(TaskListStore::project(session.cwd().join(".test-tasks.db")));
     ToolContext::new(
         "call",
         Arc::clone(session),
@@ -65,6 +68,31 @@ pub async fn ok(session: &Arc<SessionState>, tool: &str, input: Value) -> String
 /// The message of a failed call; panics if it succeeded.
 pub async fn err(session: &Arc<SessionState>, tool: &str, input: Value) -> String {
     match call(session, tool, input).await {
+        Ok(out) => panic!("{tool} succeeded unexpectedly: {}", out.joined_text()),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Runs `tool` with `input` in the context `cx` (validated and described as the runtime
+/// would, minus policy): the output or the error.
+pub async fn call_in(cx: ToolContext, tool: &str, input: Value) -> Result<ToolOutput, ToolError> {
+    let entry = registry().lookup(tool)?;
+    let prepared = entry.prepare(input)?;
+    entry.tool().access(&prepared, &cx)?;
+    entry.tool().call(prepared, cx).await
+}
+
+/// The text and structured result of a successful [`call_in`]; panics with the error otherwise.
+pub async fn ok_in(cx: ToolContext, tool: &str, input: Value) -> (String, Value) {
+    match call_in(cx, tool, input).await {
+        Ok(out) => (out.joined_text(), out.structured.clone().unwrap_or(Value::Null)),
+        Err(e) => panic!("{tool} failed: {e}"),
+    }
+}
+
+/// The message of a failed [`call_in`]; panics if it succeeded.
+pub async fn err_in(cx: ToolContext, tool: &str, input: Value) -> String {
+    match call_in(cx, tool, input).await {
         Ok(out) => panic!("{tool} succeeded unexpectedly: {}", out.joined_text()),
         Err(e) => e.to_string(),
     }

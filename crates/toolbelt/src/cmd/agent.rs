@@ -81,6 +81,9 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
             if let Some(doing) = &outcome.doing {
                 eprintln!("toolbelt agent: it was doing: {doing}");
             }
+            if outcome.status == AgentStatus::MaxTurns {
+                eprintln!("toolbelt agent: give it more turns with --max-turns (or agent.max_turns in the settings)");
+            }
         }
         if !outcome.text.is_empty() {
             line(&outcome.text)?;

@@ -63,8 +63,8 @@ pub fn run(global: &Global, args: &AgentsArgs) -> anyhow::Result<ExitCode> {
     if catalog.definitions.iter().chain(catalog.shadowed.iter().map(|s| &s.definition)).all(|d| d.is_builtin()) {
         show("")?;
         show(
-            "No agent files: add Markdown files with YAML frontmatter to .toolbelt/agents/ or .claude/agents/ in the \
-             project, or to ~/.config/toolbelt/agents/ or ~/.claude/agents/ for every project.",
+            "No agent files: add Markdown files with YAML frontmatter to .toolbelt/agents/, .claude/agents/ or \
+             .agents/agents/ in the project, or to ~/.config/toolbelt/agents/ or ~/.claude/agents/ for every project.",
         )?;
     }
     if !problems.is_empty() {

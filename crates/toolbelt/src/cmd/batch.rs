@@ -34,7 +34,7 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
     };
     let Lines { calls, mut malformed } = parse(&text);
     let setup = Setup::load_asking_trust(global)?;
-    let runtime = setup.runtime(args.concurrency.map(usize::from))?;
+    let runtime = setup.runtime_unattended(args.concurrency.map(usize::from))?;
     let names: Vec<&str> = calls.iter().map(|(_, c)| c.name.as_str()).collect();
     let gateway = match setup.needs_gateway(&names) {
         true => setup.gateway(runtime.registry()).await,

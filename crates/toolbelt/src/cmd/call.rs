@@ -114,6 +114,8 @@ mod tests {
         assert_eq!(minimal("Read"), r#"{"file_path":"…"}"#);
         assert_eq!(minimal("TodoWrite"), r#"{"todos":[]}"#);
         assert_eq!(minimal("Edit"), r#"{"file_path":"…","old_string":"…","new_string":"…"}"#);
+        assert_eq!(minimal("BackgroundTasks"), "{}");
         assert_eq!(minimal("TaskList"), "{}");
+        assert_eq!(minimal("TaskGet"), r#"{"taskId":"…"}"#);
     }
 }

@@ -93,8 +93,11 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
             |m: &Message| m.origin.as_ref().map(|o| (o.layer, o.file.clone(), o.line.unwrap_or(0), o.name.clone()));
         key(a).cmp(&key(b))
     });
-    let notes = [setup.loaded.trust.notice(&setup.loc.project), setup.loaded.claude_note.clone()];
-    messages.extend(notes.into_iter().flatten().map(|message| Message {
+    // What was read but not applied (a project's setting the user's own override or keep
+    // for themselves), then trust and Claude Code's files.
+    let notes = setup.loaded.notices.iter().cloned().map(Some);
+    let notes = notes.chain([setup.loaded.trust.notice(&setup.loc.project), setup.loaded.claude_note.clone()]);
+    messages.extend(notes.flatten().map(|message| Message {
         severity: Severity::Note,
         origin: None,
         key: String::new(),
@@ -108,6 +111,11 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
         }
         None => messages.push(agents),
     }
+    // Where web searches go, and what is missing for the chosen provider.
+    let env = |name: &str| std::env::var(name).ok();
+    let web = toolbelt::settings::web::search_status(&setup.settings.web, &env);
+    let web_json = json!({"search": web});
+    messages.push(Message { severity: Severity::Note, origin: None, key: String::new(), message: web });
     let errors = messages.iter().filter(|m| m.severity == Severity::Error).count();
     let files = &setup.loaded.files_read;
     if json {
@@ -115,6 +123,7 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
             "ok": errors == 0,
             "errors": errors,
             "agents": agents_json,
+            "web": web_json,
             "files": files.iter().map(|(l, f)| json!({"layer": l.as_str(), "path": f.display().to_string()})).collect::<Vec<_>>(),
             "messages": messages.iter().map(Message::json).collect::<Vec<_>>(),
         });

@@ -21,7 +21,8 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     // The server's own token never reaches a shell command's environment.
     setup.asm.secret_vars.extend(args.token_env.iter().cloned());
     let approvers = Arc::new(SessionApprovers::default());
-    let runtime = setup.runtime_serving(None, approvers.clone())?;
+    let askers = Arc::new(toolbelt_mcp::ask::SessionAskers::default());
+    let runtime = setup.runtime_serving(None, approvers.clone(), askers.clone())?;
     super::sandbox::probe_in_background(&setup.sandbox());
     // Upstream servers join the registry first, so the first tools/list has their tools.
     let gateway = setup.gateway(runtime.registry()).await;
@@ -35,6 +36,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
             setup.ws.sessions_dir()
         },
         approvers,
+        askers,
         instructions: Some(INSTRUCTIONS.to_string()),
     });
     // Stopped by a signal, the server kills every command its sessions still run before it

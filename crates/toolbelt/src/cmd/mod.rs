@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod mcp_servers;
 pub mod permissions;
 pub mod sandbox;
+pub mod tasks;
 pub mod tools;
 pub mod trust;
 
@@ -51,7 +52,7 @@ impl Setup {
     /// reports them; other commands call [`Setup::require_valid`].
     pub fn load(global: &Global) -> anyhow::Result<Setup> {
         let mut ws = WorkDirs::from_flags(global)?;
-        let asm = Assembly::load(
+        let mut asm = Assembly::load(
             ws.cwd.clone(),
             ws.roots.clone(),
             flag_entries(global),
@@ -59,6 +60,9 @@ impl Setup {
             global.claude_settings,
             None,
         );
+        if global.task_list.is_some() {
+            asm.task_list.clone_from(&global.task_list);
+        }
         if let Some(notice) = asm.loaded.trust.notice(&asm.loc.project) {
             tracing::warn!("{notice}");
         }
@@ -97,30 +101,33 @@ impl Setup {
     /// hooks and the audit log of the settings, a terminal (when there is one) answering
     /// what asks. `concurrency` overrides the settings' value.
     pub fn runtime(&self, concurrency: Option<usize>) -> anyhow::Result<Arc<Runtime>> {
+        self.terminal_runtime(concurrency, false)
+    }
+
+    /// [`Setup::runtime`] for an unattended run (`toolbelt batch`): tools that ask the user a
+    /// question are told nobody is there (the permission prompt still uses a terminal).
+    pub fn runtime_unattended(&self, concurrency: Option<usize>) -> anyhow::Result<Arc<Runtime>> {
+        self.terminal_runtime(concurrency, true)
+    }
+
+    fn terminal_runtime(&self, concurrency: Option<usize>, unattended: bool) -> anyhow::Result<Arc<Runtime>> {
         let approver: Arc<dyn Approver> = match TerminalApprover::open() {
             Some(terminal) => Arc::new(terminal),
             None => Arc::new(NoApprover),
         };
-        self.runtime_with(concurrency, approver)
-    }
-
-    /// [`Setup::runtime`] with the given approver (MCP elicitations instead of a terminal).
-    pub fn runtime_with(
-        &self,
-        concurrency: Option<usize>,
-        approver: Arc<dyn Approver>,
-    ) -> anyhow::Result<Arc<Runtime>> {
-        self.asm.runtime_with(concurrency, approver).map_err(|e| Usage(e.to_string()).into())
+        let asker = Arc::new(crate::ask::CliPeople::open(unattended));
+        self.asm.runtime_with(concurrency, approver, asker).map_err(|e| Usage(e.to_string()).into())
     }
 
     /// The runtime `toolbelt mcp` serves: agents there even without a configured provider,
-    /// for clients that offer sampling.
+    /// for clients that offer sampling; `approver` and `asker` route to each session's client.
     pub fn runtime_serving(
         &self,
         concurrency: Option<usize>,
         approver: Arc<dyn Approver>,
+        asker: Arc<dyn toolbelt_core::Asker>,
     ) -> anyhow::Result<Arc<Runtime>> {
-        self.asm.runtime_serving(concurrency, approver, true).map_err(|e| Usage(e.to_string()).into())
+        self.asm.runtime_serving(concurrency, approver, asker, true).map_err(|e| Usage(e.to_string()).into())
     }
 }
 

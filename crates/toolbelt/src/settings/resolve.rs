@@ -56,6 +56,8 @@ pub struct Settings {
     /// The `[agent]` settings: the providers the files configure (the environment's join
     /// them in [`super::agent::agent_settings`]), the default's name, the limits.
     pub agent: toolbelt_agent::AgentSettings,
+    /// What the web tools may reach and which search provider they use.
+    pub web: toolbelt_tools::web::WebConfig,
 }
 
 /// The settings of `toolbelt mcp --http`.
@@ -149,8 +151,10 @@ impl Settings {
         }
         let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts("mcp.allowed_origins") };
         let agent = super::agent::resolve(loaded.entries.as_slice(), &mut r.problems);
+        let web = super::web::resolve(loaded.entries.as_slice(), &mut r.problems);
         let settings = Settings {
             agent,
+            web,
             mcp_servers,
             mcp_http,
             permissions,

@@ -4,6 +4,7 @@
 use serde_json::Value;
 use toolbelt_agent::AgentLimits;
 use toolbelt_core::CallLimits;
+use toolbelt_tools::web::WebConfig;
 
 /// The type of a key's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,11 +76,14 @@ const fn key(path: &'static str, kind: Kind, default: &'static str, doc: &'stati
     KeyDef { path, kind, default: DefaultText::Literal(default), doc }
 }
 
-/// A key whose default is one of the runtime's limits ([`CallLimits::DEFAULT`]) or agents'
-/// ([`AgentLimits::DEFAULT`]).
+/// A key whose default is one of the runtime's limits ([`CallLimits::DEFAULT`]), agents'
+/// ([`AgentLimits::DEFAULT`]) or the web tools' ([`WebConfig::default`]).
 const fn limit(path: &'static str, kind: Kind, default: fn() -> String, doc: &'static str) -> KeyDef {
     KeyDef { path, kind, default: DefaultText::From(default), doc }
 }
+
+const SEARCH_DOC: &str = "a search provider: api_key_env (the variable holding its key), base_url (its endpoint; \
+     required for searxng) (user settings only)";
 
 const HOOK_DOC: &str = "hook groups: {matcher, hooks = [{type = \"command\"|\"http\", …}]}";
 
@@ -154,6 +158,12 @@ pub const KEYS: &[KeyDef] = &[
     key("audit.keep", Kind::Int { min: 0, max: 1_000 }, "5", "rotated audit files kept (0 is read as 1)"),
     key("compat.claude", Kind::Bool, "false", "also read Claude Code's settings files"),
     key(
+        "config.model_may_set_mode",
+        Kind::Bool,
+        "false",
+        "let the Config tool change permissions.mode (never to bypassPermissions) (user settings only)",
+    ),
+    key(
         "mcp.max_sessions",
         Kind::Int { min: 1, max: 100_000 },
         "64",
@@ -225,6 +235,47 @@ pub const KEYS: &[KeyDef] = &[
         "{}",
         "a model provider: kind = \"openai\" (OpenAI-compatible: OpenAI, Ollama, vLLM…) or \"anthropic\"; base_url, api_key_env (the variable holding the key), model",
     ),
+    key(
+        "web.allow_private_network",
+        Kind::Bool,
+        "false",
+        "let the web tools reach loopback, private, link-local and cloud-metadata addresses (user settings only)",
+    ),
+    key(
+        "web.allowed_private_hosts",
+        Kind::List,
+        "[]",
+        "hosts the web tools may reach on private addresses: `host` or `*.domain` (user settings only)",
+    ),
+    key(
+        "web.proxy",
+        Kind::Text,
+        "\"(HTTPS_PROXY, HTTP_PROXY or ALL_PROXY)\"",
+        "the proxy web requests go through: http://host:port (user settings only)",
+    ),
+    key(
+        "web.no_proxy",
+        Kind::Text,
+        "\"(NO_PROXY)\"",
+        "hosts reached without the proxy, NO_PROXY's syntax (user settings only)",
+    ),
+    limit(
+        "web.timeout",
+        Kind::Int { min: 1, max: 600 },
+        || WebConfig::default().timeout.as_secs().to_string(),
+        "seconds one fetch may take, redirects and body included",
+    ),
+    key(
+        "web.search.provider",
+        Kind::Choice(&["duckduckgo", "brave", "tavily", "exa", "searxng"]),
+        "\"duckduckgo\"",
+        "where WebSearch sends queries (a provider without its key falls back to DuckDuckGo)",
+    ),
+    key("web.search.duckduckgo", Kind::Table, "{}", SEARCH_DOC),
+    key("web.search.brave", Kind::Table, "{}", SEARCH_DOC),
+    key("web.search.tavily", Kind::Table, "{}", SEARCH_DOC),
+    key("web.search.exa", Kind::Table, "{}", SEARCH_DOC),
+    key("web.search.searxng", Kind::Table, "{}", SEARCH_DOC),
 ];
 
 /// The key at `path` (`mcp.servers.github` is the key `mcp.servers.*`).

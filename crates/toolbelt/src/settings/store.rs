@@ -34,6 +34,12 @@ pub enum StoreProblem {
     /// `permissions.allow` is there but is not an array.
     #[error("`permissions.allow` is not an array")]
     AllowNotAnArray,
+    /// A key's table is there but is not a table.
+    #[error("`{0}` is not a table")]
+    NotATable(String),
+    /// A value TOML cannot hold here (null, an object).
+    #[error("{0} cannot be written as a setting")]
+    Unsupported(String),
 }
 
 /// Makes the store of another project (given its directory).
@@ -90,6 +96,67 @@ impl LocalRuleStore {
 
     /// Adds the rules not already in `permissions.allow`; returns the file.
     pub fn add(&self, rules: &[String]) -> Result<PathBuf, StoreError> {
+        self.edit(|doc| {
+            let permissions = doc.entry("permissions").or_insert_with(|| Item::Table(Table::new()));
+            let Some(permissions) = permissions.as_table_like_mut() else {
+                return Err(StoreProblem::PermissionsNotATable);
+            };
+            let allow = permissions.entry("allow").or_insert(Item::Value(Value::Array(Array::new())));
+            let Some(allow) = allow.as_array_mut() else {
+                return Err(StoreProblem::AllowNotAnArray);
+            };
+            for rule in rules {
+                if !allow.iter().any(|v| v.as_str() == Some(rule.as_str())) {
+                    allow.push(rule.as_str());
+                }
+            }
+            if allow.len() > 1 {
+                allow.iter_mut().for_each(|v| v.decor_mut().set_prefix("\n  "));
+                allow.set_trailing("\n");
+                allow.set_trailing_comma(true);
+            }
+            Ok(())
+        })
+    }
+
+    /// Sets the dotted `key` (`runtime.output_budget`) to `value`, creating its tables as
+    /// needed and keeping the comments around a value it replaces; returns the file.
+    pub fn set(&self, key: &str, value: &serde_json::Value) -> Result<PathBuf, StoreError> {
+        let value = toml_value(value).ok_or_else(|| StoreError {
+            file: self.file.clone(),
+            problem: StoreProblem::Unsupported(value.to_string()),
+        })?;
+        self.edit(|doc| {
+            let mut parts: Vec<&str> = key.split('.').collect();
+            let name = parts.pop().unwrap_or(key);
+            let mut table = doc.as_table_mut() as &mut dyn toml_edit::TableLike;
+            let mut path = String::new();
+            for part in parts {
+                path = if path.is_empty() { part.to_string() } else { format!("{path}.{part}") };
+                let item = table.entry(part).or_insert_with(|| {
+                    let mut t = Table::new();
+                    t.set_implicit(true);
+                    Item::Table(t)
+                });
+                table = item.as_table_like_mut().ok_or_else(|| StoreProblem::NotATable(path.clone()))?;
+            }
+            match table.get_mut(name) {
+                Some(Item::Value(old)) => {
+                    let decor = old.decor().clone();
+                    *old = value;
+                    *old.decor_mut() = decor;
+                }
+                _ => {
+                    table.insert(name, Item::Value(value));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Reads the file (none is an empty one), lets `change` edit it, and writes it back
+    /// atomically; the file is left as it was when anything fails.
+    fn edit(&self, change: impl FnOnce(&mut DocumentMut) -> Result<(), StoreProblem>) -> Result<PathBuf, StoreError> {
         let fail = |problem: StoreProblem| StoreError { file: self.file.clone(), problem };
         let text = match std::fs::read_to_string(&self.file) {
             Ok(text) => text,
@@ -97,24 +164,7 @@ impl LocalRuleStore {
             Err(e) => return Err(fail(e.into())),
         };
         let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| fail(e.into()))?;
-        let permissions = doc.entry("permissions").or_insert_with(|| Item::Table(Table::new()));
-        let Some(permissions) = permissions.as_table_like_mut() else {
-            return Err(fail(StoreProblem::PermissionsNotATable));
-        };
-        let allow = permissions.entry("allow").or_insert(Item::Value(Value::Array(Array::new())));
-        let Some(allow) = allow.as_array_mut() else {
-            return Err(fail(StoreProblem::AllowNotAnArray));
-        };
-        for rule in rules {
-            if !allow.iter().any(|v| v.as_str() == Some(rule.as_str())) {
-                allow.push(rule.as_str());
-            }
-        }
-        if allow.len() > 1 {
-            allow.iter_mut().for_each(|v| v.decor_mut().set_prefix("\n  "));
-            allow.set_trailing("\n");
-            allow.set_trailing_comma(true);
-        }
+        change(&mut doc).map_err(fail)?;
         let dir = self.file.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| fail(e.into()))?;
         write_atomically(&self.file, doc.to_string().as_bytes()).map_err(|e| fail(e.into()))?;
@@ -124,6 +174,22 @@ impl LocalRuleStore {
         }
         Ok(self.file.clone())
     }
+}
+
+/// A JSON scalar or list of scalars as a TOML value (`None` for null and objects, which no
+/// settable key takes).
+fn toml_value(value: &serde_json::Value) -> Option<Value> {
+    use serde_json::Value as Json;
+    Some(match value {
+        Json::Bool(b) => Value::from(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::from(i),
+            None => Value::from(n.as_f64()?),
+        },
+        Json::String(s) => Value::from(s.as_str()),
+        Json::Array(items) => Value::Array(items.iter().map(toml_value).collect::<Option<Array>>()?),
+        Json::Null | Json::Object(_) => return None,
+    })
 }
 
 impl RuleStore for LocalRuleStore {
@@ -213,6 +279,24 @@ mod tests {
         assert_eq!(crate::settings::project_root(&data_only), data_only);
         std::fs::write(data_only.join(".toolbelt/config.toml"), "").unwrap();
         assert_eq!(crate::settings::project_root(&data_only.join(".toolbelt/sessions")), data_only);
+    }
+
+    #[test]
+    fn values_are_set_keeping_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.local.toml");
+        std::fs::write(&file, "# mine\n[runtime]\n# how much output\noutput_budget = 100 # small\n").unwrap();
+        let store = LocalRuleStore::new(&file);
+        store.set("runtime.output_budget", &serde_json::json!(5000)).unwrap();
+        store.set("runtime.default_timeout", &serde_json::json!(60)).unwrap();
+        store.set("web.search.provider", &serde_json::json!("brave")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "# mine\n[runtime]\n# how much output\noutput_budget = 5000 # small\ndefault_timeout = 60\n\n[web.search]\nprovider = \"brave\"\n"
+        );
+        let err = store.set("runtime.output_budget.deeper", &serde_json::json!(1)).unwrap_err().to_string();
+        assert!(err.contains("`runtime.output_budget` is not a table"), "{err}");
+        assert!(store.set("runtime.x", &serde_json::json!(null)).is_err());
     }
 
     #[test]

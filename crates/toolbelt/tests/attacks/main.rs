@@ -19,7 +19,10 @@
 //!   secrets redacted by pattern, refused calls and the client recorded, and `toolbelt audit
 //!   verify` catching a truncated, an edited and a deleted record;
 //! * `mcp_server.rs` — the MCP server itself: sessions without bound or end, tokens and
-//!   origins, and stdio lines that went unanswered.
+//!   origins, and stdio lines that went unanswered;
+//! * `web.rs` — a fetch sent into the machine's own services or its network (a name that
+//!   resolves to loopback, IP literals in every spelling, a redirect), and a repository's
+//!   settings that open the private network or send the user's search key to its server.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::new_without_default)]
 
 #[path = "../common/pty.rs"]
@@ -40,6 +43,7 @@ mod sandbox;
 mod self_widening;
 mod special_files;
 mod trust;
+mod web;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -139,6 +143,12 @@ impl World {
             .env("CI", "true")
             .env_remove("TOOLBELT_LOG")
             .env_remove("TOOLBELT_MANAGED_CONFIG")
+            .env_remove("HTTPS_PROXY")
+            .env_remove("https_proxy")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy")
             .stdin(Stdio::null())
     }
 

@@ -74,7 +74,9 @@ fn calls_a_confined_command_never_needs_are_refused() {
 fn signals_reach_only_the_command_s_own_tree() {
     let w = project();
     let mut outsider = Command::new("sleep").arg("4101").stdin(Stdio::null()).spawn().unwrap();
-    let command = format!("kill -STOP {pid}; echo outside=$?; sleep 0 & kill $!; echo own=$?", pid = outsider.id());
+    // The own child sleeps long enough to still be there when it is signalled (a `sleep 0`
+    // could be gone first, and `kill` then fails for want of a target, not of a right).
+    let command = format!("kill -STOP {pid}; echo outside=$?; sleep 30 & kill $!; echo own=$?", pid = outsider.id());
     let (_, out) = w.bash(&command, &["--allow", "Bash"]);
     let state = std::fs::read_to_string(format!("/proc/{}/stat", outsider.id())).unwrap();
     let _ = outsider.kill();

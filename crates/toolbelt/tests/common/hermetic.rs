@@ -16,6 +16,12 @@ pub fn toolbelt(root: &Path) -> Command {
         .env("CI", "true")
         .env_remove("TOOLBELT_MANAGED_CONFIG")
         .env_remove("TOOLBELT_LOG");
+    // No setting of the machine's (`TOOLBELT_SECTION__KEY`) either.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("TOOLBELT_") {
+            cmd.env_remove(name);
+        }
+    }
     // No model provider of the machine's: a test that wants one points these at a loopback
     // server.
     for name in [
@@ -25,6 +31,18 @@ pub fn toolbelt(root: &Path) -> Command {
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_MODEL",
+        // Nor its proxy or search keys: web tests reach loopback servers directly.
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+        "BRAVE_API_KEY",
+        "TAVILY_API_KEY",
+        "EXA_API_KEY",
     ] {
         cmd.env_remove(name);
     }

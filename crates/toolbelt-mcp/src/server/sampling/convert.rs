@@ -245,11 +245,11 @@ mod tests {
             model: model.into(),
             system: "You are a careful agent.".into(),
             messages,
-            tools: vec![ToolDef {
+            tools: Arc::from([ToolDef {
                 name: "Read".into(),
                 description: "Reads a file.".into(),
                 input_schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
-            }],
+            }]),
             tool_choice: ToolChoice::Auto,
             max_tokens: 1000,
         }

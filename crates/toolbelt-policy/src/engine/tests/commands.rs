@@ -103,7 +103,8 @@ fn read_only_scripts_run_without_asking_and_reasons_are_sentences() {
     let e = engine(&w, PermissionMode::Plan, &[], &[], &[]);
     assert_eq!(
         bash(&e, &w, "touch x").reason,
-        "plan mode is read-only, and `touch x` is not read-only because `touch` is not a read-only command"
+        "plan mode is read-only, and `touch x` is not read-only because `touch` is not a read-only command; \
+         present the plan with ExitPlanMode to leave it"
     );
 }
 
@@ -168,4 +169,35 @@ fn deny_rules_match_what_the_shell_runs() {
     assert_eq!(bash(&allow, &w, "npm test --watch").decision, Allow);
     assert_eq!(bash(&allow, &w, "sudo npm test").decision, Ask);
     assert_eq!(bash(&allow, &w, "LD_PRELOAD=x.so npm test").decision, Ask);
+}
+
+#[test]
+fn another_tool_running_a_command_is_judged_by_it_and_offered_its_own_name() {
+    let w = world();
+    let enter = tool("EnterWorktree", PermissionClass::External);
+    let worktree = w.outside.join("worktrees/x");
+    let access = Access::exclusive()
+        .executes(format!("git worktree add -b x {} HEAD", worktree.display()))
+        .writes(&worktree)
+        .changes_state("the working directory");
+    let input = json!({"name": "x"});
+    for mode in [PermissionMode::Default, PermissionMode::AcceptEdits] {
+        let e = engine(&w, mode, &[], &[], &[]);
+        let v = decide(&e, &w, &enter, input.clone(), access.clone());
+        assert_eq!(v.decision, Ask, "{mode:?}: {}", v.reason);
+        // The tool's name, never `EnterWorktree(git worktree add *)` (which would match its input's
+        // strings, not the command), and the path it writes.
+        assert_eq!(v.allow_rules[0], "EnterWorktree", "{:?}", v.allow_rules);
+        assert!(v.allow_rules[1].starts_with("Edit(/"), "{:?}", v.allow_rules);
+    }
+    // Bash rules are about Bash: they neither allow nor deny it.
+    let e = engine(&w, PermissionMode::BypassPermissions, &[], &[], &["Bash(git *)"]);
+    assert_eq!(decide(&e, &w, &enter, input.clone(), access.clone()).decision, Allow);
+    let e = engine(&w, PermissionMode::AcceptEdits, &["Bash(git *)"], &[], &[]);
+    assert_eq!(decide(&e, &w, &enter, input.clone(), access.clone()).decision, Ask);
+    // The rule it offers allows it; plan mode runs no command.
+    let e = engine(&w, PermissionMode::AcceptEdits, &["EnterWorktree"], &[], &[]);
+    assert_eq!(decide(&e, &w, &enter, input.clone(), access.clone()).decision, Allow);
+    let e = engine(&w, PermissionMode::Plan, &[], &[], &[]);
+    assert_eq!(decide(&e, &w, &enter, input, access).decision, Deny);
 }

@@ -157,3 +157,34 @@ fn allowing_all_edits_never_loosens_plan_mode() {
     e.remember(&info, &v, &Approval::AcceptEditsForSession);
     assert_eq!(write(&e, &w, &inside).decision, Deny);
 }
+
+#[test]
+fn tools_switch_modes_only_within_what_the_settings_allow() {
+    use PermissionMode::*;
+    let mode = |e: &PermissionEngine, w: &World| Authorizer::mode(e, &w.session).unwrap();
+    // From default: into plan and back, to acceptEdits, never to bypass or dontAsk.
+    let w = world();
+    let e = engine(&w, Default, &[], &[], &[]);
+    e.switch_mode(&w.session, Plan).unwrap();
+    assert_eq!(mode(&e, &w), Plan);
+    assert_eq!(write(&e, &w, &w.root.join("src/a.rs")).decision, Deny);
+    e.switch_mode(&w.session, AcceptEdits).unwrap();
+    assert_eq!(mode(&e, &w), AcceptEdits);
+    let err = e.switch_mode(&w.session, BypassPermissions).unwrap_err();
+    assert!(err.contains("only the user can change that"), "{err}");
+    assert!(e.switch_mode(&w.session, DontAsk).is_err());
+    assert_eq!(mode(&e, &w), AcceptEdits, "a refused switch changes nothing");
+    // Settings in plan mode: a session may re-enter plan, never leave it.
+    let w = world();
+    let e = engine(&w, Plan, &[], &[], &[]);
+    for m in [Default, AcceptEdits, BypassPermissions, DontAsk] {
+        assert!(e.switch_mode(&w.session, m).is_err(), "{m:?}");
+    }
+    e.switch_mode(&w.session, Plan).unwrap();
+    // Settings in bypass mode: plan mode and back are fine.
+    let w = world();
+    let e = engine(&w, BypassPermissions, &[], &[], &[]);
+    e.switch_mode(&w.session, Plan).unwrap();
+    e.switch_mode(&w.session, BypassPermissions).unwrap();
+    assert!(e.switch_mode(&w.session, AcceptEdits).is_err());
+}

@@ -53,11 +53,7 @@ impl JournalDir {
         if let Some(dir) = cx.service::<JournalDir>() {
             return dir.0.clone();
         }
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let state = var("XDG_STATE_HOME")
-            .or_else(|| var("HOME").map(|h| h.join(".local/state")))
-            .unwrap_or_else(|| std::env::temp_dir().join(format!("toolbelt-{}", nix::unistd::geteuid())));
-        state.join("toolbelt").join("patch-journal")
+        crate::default_state_dir().join("patch-journal")
     }
 }
 

@@ -1,5 +1,5 @@
 //! Background tasks: commands started with `run_in_background`, and the session's registry
-//! of them that `TaskOutput`, `TaskStop` and `TaskList` read.
+//! of them that `TaskOutput`, `TaskStop` and `BackgroundTasks` read.
 //!
 //! A task's stdout and stderr go straight to a log file under the session's directory (no
 //! pump in between, so nothing of ours sits in the data path). A watcher waits for the
@@ -27,7 +27,7 @@ use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::shell::support::spill::SpillTarget;
 use crate::shell::support::tree::Tree;
 
-/// Finished tasks kept for TaskOutput and TaskList; older ones are forgotten.
+/// Finished tasks kept for TaskOutput and BackgroundTasks; older ones are forgotten.
 const KEEP_FINISHED: usize = 100;
 
 /// Where a task stands.
@@ -220,13 +220,20 @@ pub fn unknown_task(cx: &ToolContext, id: &str) -> ToolError {
     if let Some(agents) = cx.agents() {
         ids.extend(agents.list(cx).into_iter().map(|r| r.agent_id));
     }
+    // Ids of the task list (TaskCreate's) are numbers; background tasks' never are.
+    let digits = id.trim_start_matches('#');
+    let list_hint = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        format!(" (`{id}` looks like an id of the task list: TaskGet and TaskUpdate take those)")
+    } else {
+        String::new()
+    };
     if ids.is_empty() {
         ToolError::failed(format!(
-            "no background task `{id}`: this session has none; start one with Bash and run_in_background: true{}",
+            "no background task `{id}`: this session has none; start one with Bash and run_in_background: true{}{list_hint}",
             if cx.agents().is_some() { " (or Agent with run_in_background: true)" } else { "" }
         ))
     } else {
-        ToolError::failed(format!("no background task `{id}`; this session's tasks are {}", ids.join(", ")))
+        ToolError::failed(format!("no background task `{id}`; this session's tasks are {}{list_hint}", ids.join(", ")))
     }
 }
 
@@ -245,8 +252,8 @@ pub fn start(
     let running = tasks.running();
     if running >= config.max_background_tasks {
         return Err(ToolError::failed(format!(
-            "too many background tasks: {running} are running (the limit is {}). Stop one with TaskStop (TaskList \
-             shows them) or wait for one to finish, then start this again.",
+            "too many background tasks: {running} are running (the limit is {}). Stop one with TaskStop \
+             (BackgroundTasks shows them) or wait for one to finish, then start this again.",
             config.max_background_tasks
         )));
     }

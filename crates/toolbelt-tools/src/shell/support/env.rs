@@ -32,12 +32,19 @@ pub const DEFAULT_ENV_REMOVE: &[&str] =
 /// Git configuration every command runs with.
 const GIT_CONFIG: &[(&str, &str)] = &[("core.fsmonitor", "false"), ("safe.bareRepository", "explicit")];
 
+/// The variables that give a git process [`GIT_CONFIG`] and then `extra`, appended after the
+/// user's own `GIT_CONFIG_COUNT` entries (so they win): what toolbelt sets for every git it
+/// runs, in commands and in the tools that run git themselves.
+pub(crate) fn git_config_env(extra: &[(String, String)]) -> Vec<(String, String)> {
+    git_config(std::env::var("GIT_CONFIG_COUNT").ok().as_deref(), extra)
+}
+
 /// What a command's environment changes from toolbelt's, in order (a variable set, or
 /// removed when None); see the module docs.
 pub fn changes(config: &BashConfig) -> Vec<(OsString, Option<OsString>)> {
     let mut changes: Vec<(OsString, Option<OsString>)> =
         removed(std::env::vars_os().map(|(k, _)| k), config).into_iter().map(|name| (name, None)).collect();
-    for (key, value) in git_config(std::env::var("GIT_CONFIG_COUNT").ok().as_deref()) {
+    for (key, value) in git_config_env(&[]) {
         changes.push((key.into(), Some(value.into())));
     }
     changes
@@ -79,15 +86,19 @@ fn removed(names: impl Iterator<Item = OsString>, config: &BashConfig) -> Vec<Os
     removed
 }
 
-/// The variables that append [`GIT_CONFIG`] to the user's own `GIT_CONFIG_COUNT` entries.
-fn git_config(user_count: Option<&str>) -> Vec<(String, String)> {
+/// The variables that append [`GIT_CONFIG`] and `extra` to the user's own `GIT_CONFIG_COUNT`
+/// entries.
+fn git_config(user_count: Option<&str>, extra: &[(String, String)]) -> Vec<(String, String)> {
     let first = user_count.and_then(|c| c.trim().parse::<usize>().ok()).unwrap_or(0);
+    let pairs = GIT_CONFIG.iter().map(|(k, v)| (*k, *v)).chain(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let mut vars = Vec::new();
-    for (i, (key, value)) in GIT_CONFIG.iter().enumerate() {
-        vars.push((format!("GIT_CONFIG_KEY_{}", first + i), (*key).to_string()));
-        vars.push((format!("GIT_CONFIG_VALUE_{}", first + i), (*value).to_string()));
+    let mut count = first;
+    for (key, value) in pairs {
+        vars.push((format!("GIT_CONFIG_KEY_{count}"), key.to_string()));
+        vars.push((format!("GIT_CONFIG_VALUE_{count}"), value.to_string()));
+        count += 1;
     }
-    vars.push(("GIT_CONFIG_COUNT".to_string(), (first + GIT_CONFIG.len()).to_string()));
+    vars.push(("GIT_CONFIG_COUNT".to_string(), count.to_string()));
     vars
 }
 
@@ -166,13 +177,18 @@ mod tests {
 
     #[test]
     fn git_configuration_is_appended_to_the_user_s() {
-        let vars = git_config(None);
+        let vars = git_config(None, &[]);
         assert!(vars.contains(&("GIT_CONFIG_KEY_0".into(), "core.fsmonitor".into())));
         assert!(vars.contains(&("GIT_CONFIG_COUNT".into(), "2".into())));
-        let vars = git_config(Some("3"));
+        let vars = git_config(Some("3"), &[]);
         assert!(vars.contains(&("GIT_CONFIG_KEY_3".into(), "core.fsmonitor".into())));
         assert!(vars.contains(&("GIT_CONFIG_VALUE_4".into(), "explicit".into())));
         assert!(vars.contains(&("GIT_CONFIG_COUNT".into(), "5".into())));
+        // A tool's own entries come after those.
+        let vars = git_config(Some("1"), &[("core.hooksPath".into(), "/dev/null".into())]);
+        assert!(vars.contains(&("GIT_CONFIG_KEY_3".into(), "core.hooksPath".into())));
+        assert!(vars.contains(&("GIT_CONFIG_VALUE_3".into(), "/dev/null".into())));
+        assert!(vars.contains(&("GIT_CONFIG_COUNT".into(), "4".into())));
     }
 
     #[test]

@@ -47,6 +47,7 @@ mod landlock;
 mod probe;
 pub mod protect;
 mod seccomp;
+mod shared_git;
 mod sockets;
 
 pub(crate) use caps::{Bounding, empty_bounding_set};
@@ -160,13 +161,22 @@ impl Confinement {
         if config.mode == SandboxMode::DangerFullAccess {
             return Ok(None);
         }
-        SandboxReport::probe().can_confine(config.mode, config.network)?;
-        let writable = landlock::writable(config, roots);
+        let report = SandboxReport::probe();
+        report.can_confine(config.mode, config.network)?;
+        // A linked worktree's commits go to its repository's git directory, outside the
+        // roots: writable with `git_writes` only where the namespace holds its configuration
+        // and hooks read-only.
+        let shared_git =
+            if config.git_writes && config.mode == SandboxMode::WorkspaceWrite && report.protected().is_ok() {
+                shared_git::shared_git_dirs(roots)
+            } else {
+                Vec::new()
+            };
+        let writable = landlock::writable(config, roots).with(&shared_git);
         let ruleset = landlock::shared(&writable, config.network).map_err(|e| {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
         })?;
         let filter = Some(seccomp::filters(config.network)?);
-        let report = SandboxReport::probe();
         let binds = match report.protected() {
             Ok(namespace) => {
                 let mut dirs: Vec<PathBuf> = Vec::new();
@@ -186,6 +196,7 @@ impl Confinement {
                     roots,
                     extra: &config.protected_paths,
                     git_writes: config.git_writes,
+                    shared_git: &shared_git,
                     masks,
                     sockets: &sockets,
                 };

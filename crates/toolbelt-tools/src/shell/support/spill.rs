@@ -25,6 +25,8 @@ pub struct SpillTarget {
     /// are made owner-only.
     dir: PathBuf,
     stem: String,
+    /// The file's extension (`log` unless set).
+    ext: String,
 }
 
 impl SpillTarget {
@@ -34,14 +36,20 @@ impl SpillTarget {
             Some(data) => {
                 let root = data.parent().map(Path::to_path_buf).unwrap_or_else(|| data.clone());
                 let name = data.file_name().map(PathBuf::from).unwrap_or_default();
-                Self { root, dir: Path::new(".").join(name).join(kind), stem: safe_name(stem) }
+                Self { root, dir: Path::new(".").join(name).join(kind), stem: safe_name(stem), ext: "log".into() }
             }
             None => {
                 let root = cx.roots().into_iter().next().unwrap_or_else(|| cx.cwd());
                 let dir = Path::new(".toolbelt").join("sessions").join(safe_name(cx.session().id())).join(kind);
-                Self { root, dir, stem: safe_name(stem) }
+                Self { root, dir, stem: safe_name(stem), ext: "log".into() }
             }
         }
+    }
+
+    /// The same target with the extension `ext` (made safe) instead of `log`.
+    pub fn with_extension(mut self, ext: &str) -> Self {
+        self.ext = safe_name(ext);
+        self
     }
 
     /// Creates the directory and a new file in it (never an existing one: a name already
@@ -58,14 +66,15 @@ impl SpillTarget {
         options.write(true).create_new(true).mode(0o600);
         let shown = self.root.join(self.dir.strip_prefix(".").unwrap_or(&self.dir));
         for n in 0..1000u32 {
-            let name = if n == 0 { format!("{}.log", self.stem) } else { format!("{}-{n}.log", self.stem) };
+            let name =
+                if n == 0 { format!("{}.{}", self.stem, self.ext) } else { format!("{}-{n}.{}", self.stem, self.ext) };
             match dir.open_with(&name, &options) {
                 Ok(file) => return Ok((file.into_std(), shown.join(name))),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(fail(e)),
             }
         }
-        Err(format!("too many files named {}-*.log in {}", self.stem, shown.display()))
+        Err(format!("too many files named {}-*.{} in {}", self.stem, self.ext, shown.display()))
     }
 }
 

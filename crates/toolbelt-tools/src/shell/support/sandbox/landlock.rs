@@ -72,6 +72,14 @@ pub(super) fn writable(config: &SandboxConfig, roots: &[PathBuf]) -> Writable {
     Writable { temp: true, dirs }
 }
 
+impl Writable {
+    /// These directories too.
+    pub(super) fn with(mut self, more: &[PathBuf]) -> Self {
+        self.dirs.extend(more.iter().filter(|d| !self.dirs.contains(d)).cloned().collect::<Vec<_>>());
+        self
+    }
+}
+
 /// A path opened for a rule.
 #[derive(Debug)]
 struct Opened {

@@ -16,7 +16,8 @@
 //! (toolbelt's own settings and state when the workspace is the home directory). With
 //! `git_writes`, `.git` stays writable so commits work, and only what can make git run a
 //! program is read-only: `config`, `config.worktree`, `hooks/`, `info/`, and the same in each
-//! submodule's and worktree's git directory.
+//! submodule's and worktree's git directory — also in the git directory a linked worktree
+//! among the roots shares with its repository ([`super::shared_git`]).
 //!
 //! The same namespace hides what `Read(…)` deny rules name without wildcards (`./.env`,
 //! `./secrets/**`, `~/.ssh/**`): `/dev/null` is bound over a hidden file (and over its other
@@ -107,6 +108,9 @@ pub struct Plan<'a> {
     pub extra: &'a [PathBuf],
     /// Whether git's data stays writable (only its configuration and hooks are held).
     pub git_writes: bool,
+    /// Git directories outside the roots that linked worktrees among them share (writable
+    /// with `git_writes`): pinned, with their configuration and hooks held read-only.
+    pub shared_git: &'a [PathBuf],
     /// Files and directories a deny rule hides from reading: emptied.
     pub masks: &'a [PathBuf],
     /// Unix sockets outside the workspace: covered, so no `connect` reaches them.
@@ -115,7 +119,7 @@ pub struct Plan<'a> {
 
 /// The mounts of `plan`; `None` when there is nothing to do.
 pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
-    let Plan { writable: dirs, roots, extra, git_writes, masks, sockets } = plan;
+    let Plan { writable: dirs, roots, extra, git_writes, shared_git, masks, sockets } = plan;
     let mut binds: Vec<Bind> = Vec::new();
     let mut add_mount = |path: &Path, what: What, read_only: bool| {
         if binds.len() < MAX_BINDS
@@ -144,6 +148,12 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
                     add(&entry, true);
                 }
             }
+        }
+    }
+    for git_dir in shared_git {
+        add(git_dir, false);
+        for inner in git_program_paths(git_dir) {
+            add(&inner, true);
         }
     }
     for path in extra {

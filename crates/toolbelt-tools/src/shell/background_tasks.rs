@@ -1,4 +1,5 @@
-//! `TaskList`: the session's background tasks with their command, status and run time.
+//! `BackgroundTasks`: the session's background tasks (shell commands and agents) with their
+//! command, status and run time. (`TaskList` is the persistent task list, in `planning`.)
 
 use std::time::Duration;
 
@@ -12,14 +13,14 @@ use toolbelt_core::{
 use crate::agents::support::{task_command, task_status};
 use crate::shell::support::background::{TaskStatus, Tasks, one_line};
 
-/// Input of `TaskList` (none).
+/// Input of `BackgroundTasks` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskListInput {}
+pub struct BackgroundTasksInput {}
 
-/// One task in the list.
+/// One background task.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct TaskEntry {
+pub struct BackgroundTaskEntry {
     /// Its id.
     pub task_id: String,
     /// The command line.
@@ -38,16 +39,16 @@ pub struct TaskEntry {
     pub log_file: String,
 }
 
-/// The structured result of `TaskList`.
+/// The structured result of `BackgroundTasks`.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct TaskListResult {
+pub struct BackgroundTasksResult {
     /// The tasks, oldest first.
-    pub tasks: Vec<TaskEntry>,
+    pub tasks: Vec<BackgroundTaskEntry>,
     /// How many are running.
     pub running: usize,
 }
 
-impl Render for TaskListResult {
+impl Render for BackgroundTasksResult {
     /// One line per task: id, status (with the exit code), run time and command.
     fn render(&self) -> Vec<Content> {
         let text = if self.tasks.is_empty() {
@@ -70,22 +71,23 @@ impl Render for TaskListResult {
     }
 }
 
-/// The `TaskList` tool.
+/// The `BackgroundTasks` tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct TaskList;
+pub struct BackgroundTasks;
 
 const DESCRIPTION: &str = "Lists this session's background tasks (started by Bash with run_in_background): id, \
 status (running, completed, failed, killed), run time and command, and its agents started with Agent in the \
-background. Read one with TaskOutput, stop one with TaskStop.";
+background. Read one with TaskOutput, stop one with TaskStop. (The list of work items to do is another \
+tool: TaskList.)";
 
-impl Tool for TaskList {
-    type Input = TaskListInput;
-    type Output = TaskListResult;
+impl Tool for BackgroundTasks {
+    type Input = BackgroundTasksInput;
+    type Output = BackgroundTasksResult;
 
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("TaskList", DESCRIPTION)
+        ToolSpec::new("BackgroundTasks", DESCRIPTION)
             .title("List background tasks")
-            .aliases(["task_list"])
+            .aliases(["background_tasks", "list_background_tasks"])
             .category(Category::Shell)
             .tags(["shell", "task", "background"])
             .read_only()
@@ -95,17 +97,17 @@ impl Tool for TaskList {
             .search_hint("background tasks jobs processes list status")
     }
 
-    fn access(&self, _input: &TaskListInput, _cx: &ToolContext) -> Result<Access, ToolError> {
+    fn access(&self, _input: &BackgroundTasksInput, _cx: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared())
     }
 
-    async fn call(&self, _input: TaskListInput, cx: ToolContext) -> Result<TaskListResult, ToolError> {
+    async fn call(&self, _input: BackgroundTasksInput, cx: ToolContext) -> Result<BackgroundTasksResult, ToolError> {
         let tasks = cx.with_slot::<Tasks, _>(|t| t.all());
-        let entries: Vec<TaskEntry> = tasks
+        let entries: Vec<BackgroundTaskEntry> = tasks
             .iter()
             .map(|t| {
                 let (status, exit_code) = t.status();
-                TaskEntry {
+                BackgroundTaskEntry {
                     task_id: t.id.clone(),
                     command: t.command.clone(),
                     description: t.description.clone(),
@@ -118,7 +120,7 @@ impl Tool for TaskList {
             .collect();
         let mut entries = entries;
         if let Some(agents) = cx.agents() {
-            entries.extend(agents.list(&cx).into_iter().map(|r| TaskEntry {
+            entries.extend(agents.list(&cx).into_iter().map(|r| BackgroundTaskEntry {
                 task_id: r.agent_id.clone(),
                 command: task_command(&r),
                 description: Some(r.description.clone()),
@@ -129,6 +131,6 @@ impl Tool for TaskList {
             }));
         }
         let running = entries.iter().filter(|e| e.status == TaskStatus::Running).count();
-        Ok(TaskListResult { tasks: entries, running })
+        Ok(BackgroundTasksResult { tasks: entries, running })
     }
 }

@@ -1,0 +1,24 @@
+//! Web tools: `WebFetch` (a page's own text, paged) and `WebSearch` (results from a search
+//! provider), one file each. What they share is in [`support`]: the URL and address checks
+//! that keep requests out of private networks ([`support::guard`], [`support::resolver`]),
+//! the HTTP client with its redirects and limits ([`support::client`]), what makes a body
+//! readable ([`support::content`], [`support::html`]), and the search providers
+//! ([`support::search`]).
+
+use std::sync::Arc;
+
+use toolbelt_core::{DynTool, erase};
+
+pub(crate) mod support;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod web_fetch;
+pub mod web_search;
+
+pub use support::client::Web;
+pub use support::config::{SearchConfig, SearchProviderConfig, SearchProviderKind, WebConfig};
+
+/// Every web tool, erased.
+pub fn tools() -> Vec<Arc<dyn DynTool>> {
+    vec![erase(web_fetch::WebFetch), erase(web_search::WebSearch)]
+}

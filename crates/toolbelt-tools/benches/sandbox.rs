@@ -8,7 +8,10 @@
 //!   directory and the devices; the cached seccomp program) then `install`, network off;
 //! * **workspace-write, network on**: Landlock only.
 //!
-//! Also timed alone: `for_command` without spawning (building the ruleset in the parent).
+//! Also timed alone: `for_command` without spawning (what the parent prepares per command).
+//!
+//! This is the public hook (`Confinement::install`, a fork), which the Bash tool uses only where
+//! `clone3` is refused; `bench/shell.sh` times the spawn Bash makes.
 //!
 //! Run: `cargo bench -p toolbelt-tools --bench sandbox -- [N]` (default 300 per round).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]

@@ -4,11 +4,12 @@
 //!   stage, then spawn in a new process group, control pipe, output capture, exit, leftover
 //!   check) against a bare `std::process::Command::new("bash").arg("-c").arg("true").status()`
 //!   in the same process, without the sandbox and with the default one (workspace-write,
-//!   network off: a Landlock ruleset and a seccomp filter applied in the child, which also
-//!   makes the spawn a fork instead of a `posix_spawn`). Also shown: the bare spawn through
-//!   tokio with piped output, and the tool called directly. Goal: runtime ≤ 1.3× the bare
-//!   spawn. Each case is timed over
-//!   several rounds of N calls; the table shows the median and best round, in µs per call.
+//!   network off: cgroup, capabilities, Landlock and seccomp applied in the child, which Bash
+//!   starts with `clone3`, see `shell/support/spawn/clone.rs`), and in a repository (its `.git`
+//!   held read-only in a mount namespace). Also shown: the bare spawn through tokio with piped
+//!   output, with an empty `pre_exec` hook (a fork), and the tool called directly. Goal: runtime
+//!   ≤ 1.3× the bare spawn. Each case is timed over several rounds of N calls; the table shows
+//!   the median and best round, in µs per call.
 //! * **1 GB of output**: `head -c 1000000000 /dev/zero | tr '\0' x` through the runtime, with
 //!   wall time and the growth of the process's peak RSS (VmHWM), against the same pipeline
 //!   run bare into /dev/null and into a file (the tool writes every byte to its spill file).

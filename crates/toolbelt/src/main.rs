@@ -87,6 +87,8 @@ fn main() -> ExitCode {
     });
     // Don't wait for blocking tasks of cancelled calls: what they own was already killed.
     runtime.shutdown_background();
+    // The empty cgroups kept for the next commands go with this process.
+    toolbelt_tools::shell::release_idle();
     match outcome {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,

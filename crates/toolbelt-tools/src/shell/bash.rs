@@ -26,6 +26,7 @@ use crate::shell::support::env;
 use crate::shell::support::foreground;
 use crate::shell::support::operands;
 use crate::shell::support::result::{BashOutput, finish};
+use crate::shell::support::spawn::Setup;
 
 /// Input of `Bash`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -150,21 +151,15 @@ impl Tool for Bash {
         let (cwd, moved) = start_dir(&cx)?;
         let (confinement, unconfined) = confine::plan(&cx)?;
         let cgroup = CommandCgroup::for_command();
-        let configure = {
-            let (install, config) = (confine::install(confinement, cgroup.clone()), config.clone());
-            move |command: &mut tokio::process::Command| {
-                env::apply(command, &config);
-                install(command);
-            }
-        };
+        let setup = Setup { env: env::changes(&config), confinement };
         if input.run_in_background == Some(true) {
-            return background::start(&cx, &input, &cwd, &config, unconfined, cgroup, configure);
+            return background::start(&cx, &input, &cwd, &config, unconfined, cgroup, setup);
         }
         if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
             cx.progress(description, None);
         }
         let limit = self.requested(&input).min(cx.limits().timeout);
-        let outcome = foreground::run(&cx, &input.command, &cwd, limit, cgroup, configure).await?;
+        let outcome = foreground::run(&cx, &input.command, &cwd, limit, cgroup, setup).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
         if let Some(ended_in) = &outcome.final_cwd
             && let Some(notice) = carry_over(&cx, &cwd, ended_in)

@@ -27,6 +27,7 @@ pub mod task_output;
 pub mod task_stop;
 
 pub use bash::{Bash, BashInput};
+pub use support::cgroup::release_idle;
 pub use support::config::{BashConfig, InvalidDenyPattern};
 pub use support::result::BashOutput;
 pub use support::sandbox::{

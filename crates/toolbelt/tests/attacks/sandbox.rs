@@ -90,8 +90,11 @@ fn unix_sockets_outside_the_workspace_are_out_of_reach_with_the_network_off() {
     let w = project();
     let path = w.outside.join("agent.sock");
     let name = format!("toolbelt-test-{}", std::process::id());
+    // Beside it, a socket whose name is not UTF-8 (anyone may bind one): reading the socket
+    // table must not fail on it, leaving every socket unmasked.
     let server = format!(
-        "import socket, time\n\
+        "import os, socket, time\n\
+         c = socket.socket(socket.AF_UNIX); c.bind(os.fsencode(os.path.dirname({path:?})) + b'/\\xff odd.sock'); c.listen()\n\
          a = socket.socket(socket.AF_UNIX); a.bind({path:?}); a.listen()\n\
          b = socket.socket(socket.AF_UNIX); b.bind('\\0{name}'); b.listen()\n\
          time.sleep(30)\n",

@@ -121,6 +121,35 @@ fn the_sandbox_keeps_git_config_and_hooks_read_only() {
 }
 
 #[test]
+fn a_working_directory_inside_git_is_no_way_around_its_read_only_mount() {
+    let w = World::with_git();
+    // `cd` carries over inside the roots, so the next command of the session starts in .git,
+    // and writes relative to where it stands, through a program no text rule sees.
+    let plant = "python3 -c \"open('hooks/post-checkout', 'w').write('#!/bin/sh')\"; \
+                 python3 -c \"open('config', 'a').write('x')\"";
+    let batch = [
+        json!({"name": "Bash", "input": {"command": "cd .git"}}),
+        json!({"name": "Bash", "input": {"command": plant}}),
+    ];
+    let input: String = batch.iter().map(|l| format!("{l}\n")).collect();
+    let mut child = w
+        .toolbelt()
+        .args(["batch", "--mode", "bypassPermissions", "--allow", "Edit(./.git/**)"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Working directory is now") && text.contains("Read-only file system"), "{text}");
+    assert!(!w.root.join(".git/hooks/post-checkout").exists(), "{text}");
+    let config = std::fs::read_to_string(w.root.join(".git/config")).unwrap();
+    assert!(!config.ends_with('x'), "{config}");
+}
+
+#[test]
 fn the_user_s_own_settings_and_toolbelt_s_state_are_protected_too() {
     let w = World::with_git();
     let user = w.home.join(".config/toolbelt/config.toml");

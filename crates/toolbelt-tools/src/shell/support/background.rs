@@ -23,7 +23,7 @@ use crate::shell::support::cgroup::CommandCgroup;
 use crate::shell::support::config::BashConfig;
 use crate::shell::support::foreground::spawn_error;
 use crate::shell::support::result::{BashOutput, Report, shown_path};
-use crate::shell::support::spawn::{Launch, Sink, Spawned, spawn};
+use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::shell::support::spill::SpillTarget;
 use crate::shell::support::tree::Tree;
 
@@ -245,7 +245,7 @@ pub fn start(
     config: &BashConfig,
     notice: Option<String>,
     cgroup: Option<Arc<CommandCgroup>>,
-    configure: impl FnOnce(&mut tokio::process::Command),
+    setup: Setup,
 ) -> Result<BashOutput, ToolError> {
     let slot = cx.session().slot::<Tasks>();
     let mut tasks = lock(&slot);
@@ -262,8 +262,8 @@ pub fn start(
     let (file, log) = SpillTarget::new(cx, "tasks", &id)
         .create()
         .map_err(|reason| ToolError::failed(format!("cannot create the task's log file: {reason}")))?;
-    let launch = Launch { command: &input.command, cwd, sink: Sink::File(file), report_cwd: false, cgroup };
-    let Spawned { mut child, tree, mut control } = spawn(launch, configure).map_err(spawn_error)?;
+    let launch = Launch { command: &input.command, cwd, sink: Sink::File(file), report_cwd: false, cgroup, setup };
+    let Spawned { mut child, tree, mut control, .. } = spawn(launch).map_err(spawn_error)?;
     let (done, _) = tokio::sync::watch::channel(false);
     let task = Arc::new(Task {
         id: id.clone(),

@@ -7,11 +7,7 @@
 //! it; `run` runs it with a notice in its output. A command the classifier proves read-only
 //! needs no approval for that: confinement would not change what it does.
 
-use std::sync::Arc;
-
 use toolbelt_core::{Access, ToolContext, ToolError};
-
-use crate::shell::support::cgroup::CommandCgroup;
 
 use crate::shell::support::sandbox::{
     Confinement, SandboxConfig, SandboxMode, SandboxReport, SandboxUnavailable, WhenUnavailable,
@@ -66,19 +62,6 @@ pub fn plan(cx: &ToolContext) -> Result<(Option<Confinement>, Option<String>), T
                 Ok((None, Some(format!("Ran without the sandbox: {reason}"))))
             }
         },
-    }
-}
-
-/// Applies `confinement` to a command about to be spawned; a confined command joins
-/// `cgroup` in the child, before any of its code runs.
-pub fn install(
-    confinement: Option<Confinement>,
-    cgroup: Option<Arc<CommandCgroup>>,
-) -> impl FnOnce(&mut tokio::process::Command) {
-    move |command| {
-        if let Some(confinement) = confinement {
-            confinement.install(command, cgroup);
-        }
     }
 }
 

@@ -20,6 +20,7 @@
 //! sandbox keeps it read-only, and a clone never carries it.
 
 use std::ffi::OsString;
+use std::sync::{Mutex, PoisonError};
 
 use crate::shell::support::config::BashConfig;
 
@@ -38,28 +39,51 @@ pub(crate) fn git_config_env(extra: &[(String, String)]) -> Vec<(String, String)
     git_config(std::env::var("GIT_CONFIG_COUNT").ok().as_deref(), extra)
 }
 
-/// Sets up a command's environment; see the module docs.
-pub fn apply(command: &mut tokio::process::Command, config: &BashConfig) {
-    for name in removed(std::env::vars_os().map(|(k, _)| k), config) {
-        command.env_remove(name);
-    }
+/// What a command's environment changes from toolbelt's, in order (a variable set, or
+/// removed when None); see the module docs.
+pub fn changes(config: &BashConfig) -> Vec<(OsString, Option<OsString>)> {
+    let mut changes: Vec<(OsString, Option<OsString>)> =
+        removed(std::env::vars_os().map(|(k, _)| k), config).into_iter().map(|name| (name, None)).collect();
     for (key, value) in git_config_env(&[]) {
-        command.env(key, value);
+        changes.push((key.into(), Some(value.into())));
     }
+    changes
 }
 
-/// The names among `names` a command must not get.
+/// The names among `names` a command must not get. Matching every variable against every
+/// pattern costs more than the rest of a command's set-up in the server, and the answer only
+/// changes with the names and the settings: the last few answers are kept, with what they
+/// were for (sessions with different settings take turns).
 fn removed(names: impl Iterator<Item = OsString>, config: &BashConfig) -> Vec<OsString> {
-    names
+    type Key = (Vec<OsString>, Vec<String>, Vec<String>, Vec<String>);
+    static KEPT: Mutex<Vec<(Key, Vec<OsString>)>> = Mutex::new(Vec::new());
+    const KEEP: usize = 4;
+    let key: Key = (names.collect(), config.env_remove.clone(), config.env_keep.clone(), config.secret_vars.clone());
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, removed)) = kept.iter().find(|(k, _)| *k == key) {
+        return removed.clone();
+    }
+    let remove: Vec<Pattern> = config.env_remove.iter().map(|p| Pattern::new(p)).collect();
+    let keep: Vec<Pattern> = config.env_keep.iter().map(|p| Pattern::new(p)).collect();
+    let removed: Vec<OsString> = key
+        .0
+        .iter()
         .filter(|name| {
             let Some(text) = name.to_str() else { return false };
             if config.secret_vars.iter().any(|s| s == text) {
                 return true;
             }
-            let hit = |patterns: &[String]| patterns.iter().any(|p| matches(p, text));
-            hit(&config.env_remove) && !hit(&config.env_keep)
+            let upper = text.to_ascii_uppercase();
+            let hit = |patterns: &[Pattern]| patterns.iter().any(|p| p.matches_upper(&upper));
+            hit(&remove) && !hit(&keep)
         })
-        .collect()
+        .cloned()
+        .collect();
+    if kept.len() >= KEEP {
+        kept.remove(0);
+    }
+    kept.push((key, removed.clone()));
+    removed
 }
 
 /// The variables that append [`GIT_CONFIG`] and `extra` to the user's own `GIT_CONFIG_COUNT`
@@ -78,25 +102,41 @@ fn git_config(user_count: Option<&str>, extra: &[(String, String)]) -> Vec<(Stri
     vars
 }
 
-/// `*` matches any run of characters; the rest compares without case.
-pub fn matches(pattern: &str, name: &str) -> bool {
-    let (pattern, name) = (pattern.to_ascii_uppercase(), name.to_ascii_uppercase());
-    let pieces: Vec<&str> = pattern.split('*').collect();
-    let Some((first, rest)) = pieces.split_first() else { return false };
-    let Some(mut remaining) = name.strip_prefix(first) else { return false };
-    let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
-    for piece in middle {
-        match remaining.find(piece) {
-            Some(at) => remaining = &remaining[at + piece.len()..],
-            None => return false,
-        }
+/// A name pattern (`*` matches any run of characters; the rest compares without case), split
+/// at its `*`s, in upper case: every command checks every variable
+/// against every pattern, so each pattern and each name is put in upper case once.
+#[derive(Debug)]
+struct Pattern {
+    pieces: Vec<String>,
+}
+
+impl Pattern {
+    fn new(pattern: &str) -> Self {
+        Self { pieces: pattern.to_ascii_uppercase().split('*').map(str::to_string).collect() }
     }
-    remaining.ends_with(last)
+
+    /// Whether `name`, in upper case, matches.
+    fn matches_upper(&self, name: &str) -> bool {
+        let Some((first, rest)) = self.pieces.split_first() else { return false };
+        let Some(mut remaining) = name.strip_prefix(first.as_str()) else { return false };
+        let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
+        for piece in middle {
+            match remaining.find(piece.as_str()) {
+                Some(at) => remaining = &remaining[at + piece.len()..],
+                None => return false,
+            }
+        }
+        remaining.ends_with(last.as_str())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn matches(pattern: &str, name: &str) -> bool {
+        Pattern::new(pattern).matches_upper(&name.to_ascii_uppercase())
+    }
 
     #[test]
     fn secrets_are_removed_unless_kept() {
@@ -155,5 +195,8 @@ mod tests {
     fn patterns() {
         assert!(matches("*TOKEN*", "gh_token_x") && matches("*_KEY", "API_KEY") && !matches("*_KEY", "KEYS"));
         assert!(matches("EXACT", "exact") && !matches("EXACT", "EXACTLY"));
+        assert!(matches("*", "") && matches("**", "x") && matches("A*B*C", "aXbYc") && !matches("A*B*C", "aXcYb"));
+        assert!(matches("*AB*AB", "ABAB") && !matches("*AB*AB", "AB") && matches("A*", "a") && !matches("A*", "b"));
+        assert!(!matches("ABC*", "AB") && matches("*é*", "xéx") && !matches("", "x") && matches("", ""));
     }
 }

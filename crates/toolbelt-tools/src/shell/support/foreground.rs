@@ -13,7 +13,7 @@ use toolbelt_core::{OutputStream, ToolContext, ToolError};
 
 use crate::shell::support::capture::Capture;
 use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::spawn::{Launch, Sink, Spawned, spawn};
+use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::shell::support::spill::SpillTarget;
 use crate::shell::support::tree::TreeGuard;
 
@@ -49,25 +49,24 @@ pub fn margin(limit: Duration) -> Duration {
     (limit / 10).clamp(Duration::from_millis(5), Duration::from_secs(1))
 }
 
-/// Runs `command` in `cwd` for at most `limit`, in `cgroup` when there is one. `configure`
-/// adds the confinement.
+/// Runs `command` in `cwd` for at most `limit`, in `cgroup` when there is one, set up as
+/// `setup` says (environment, sandbox).
 pub async fn run(
     cx: &ToolContext,
     command: &str,
     cwd: &Path,
     limit: Duration,
     cgroup: Option<Arc<CommandCgroup>>,
-    configure: impl FnOnce(&mut tokio::process::Command),
+    setup: Setup,
 ) -> Result<Outcome, ToolError> {
     let started = Instant::now();
-    let launch = Launch { command, cwd, sink: Sink::Pipes, report_cwd: true, cgroup };
-    let Spawned { mut child, tree, mut control } = spawn(launch, configure).map_err(spawn_error)?;
+    let launch = Launch { command, cwd, sink: Sink::Pipes, report_cwd: true, cgroup, setup };
+    let Spawned { mut child, mut stdout, mut stderr, tree, mut control } = spawn(launch).map_err(spawn_error)?;
     let mut guard = TreeGuard::new(tree.clone());
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
     let spill = SpillTarget::new(cx, "spill", &format!("bash-{}", tree.tag()));
     let mut capture = Capture::new(cx.limits().output_budget, spill);
-    let (mut out_buf, mut err_buf) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    // Read into spare capacity, never zeroed: most commands print a few bytes.
+    let (mut out_buf, mut err_buf) = (Vec::with_capacity(PIPE), Vec::with_capacity(PIPE));
 
     let margin = margin(limit);
     let deadline = tokio::time::sleep_until((started + limit.saturating_sub(margin)).into());
@@ -145,9 +144,13 @@ pub async fn run(
     let final_cwd = if stopped { None } else { control.final_cwd() };
     let held = tree.is_held();
     tree.retire();
+    drop(guard);
+    tree.recycle();
     Ok(Outcome { status, timed_out, interrupted, duration: started.elapsed(), capture, final_cwd, unread, held })
 }
 
+/// A pipe's default size, and the read buffer's to begin with.
+const PIPE: usize = 64 * 1024;
 /// Bytes a stream delivers before its pipe and read buffer are enlarged.
 const BUSY: u64 = 1024 * 1024;
 /// The enlarged pipe and buffer: fewer, larger reads for commands that print a lot.
@@ -158,24 +161,29 @@ const BIG_PIPE: usize = 1024 * 1024;
 /// there and keep the default 64 KiB. The kernel may refuse a larger pipe (a per-user
 /// quota): the stream then simply keeps its size.
 fn grow_when_busy(stream: Option<&impl AsFd>, buf: &mut Vec<u8>, total: u64) {
-    if total < BUSY || buf.len() >= BIG_PIPE {
+    if total < BUSY || buf.capacity() >= BIG_PIPE {
         return;
     }
     if let Some(stream) = stream {
         let size = libc::c_int::try_from(BIG_PIPE).unwrap_or(libc::c_int::MAX);
         let _ = nix::fcntl::fcntl(stream, nix::fcntl::FcntlArg::F_SETPIPE_SZ(size));
     }
-    buf.resize(BIG_PIPE, 0);
+    buf.reserve_exact(BIG_PIPE.saturating_sub(buf.len()));
 }
 
-/// Reads the next chunk of a stream; `None` at its end. A stream already ended never
-/// completes, so the select above stops polling it.
-async fn read_some<R: AsyncRead + Unpin>(stream: &mut Option<R>, buf: &mut [u8]) -> Option<usize> {
+/// Reads the next chunk of a stream into `buf` (emptied first, filled up to its capacity);
+/// `None` at its end. A stream already ended never completes, so the select above stops
+/// polling it.
+async fn read_some<R: AsyncRead + Unpin>(stream: &mut Option<R>, buf: &mut Vec<u8>) -> Option<usize> {
     match stream {
-        Some(r) => match r.read(buf).await {
-            Ok(0) | Err(_) => None,
-            Ok(n) => Some(n),
-        },
+        Some(r) => {
+            // An empty vector reads into its whole capacity.
+            buf.clear();
+            match r.read_buf(buf).await {
+                Ok(0) | Err(_) => None,
+                Ok(n) => Some(n),
+            }
+        }
         None => pending().await,
     }
 }

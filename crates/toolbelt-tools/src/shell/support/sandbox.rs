@@ -16,10 +16,13 @@
 //!   Landlock's TCP rules), while local tools that talk over Unix sockets keep working. It also
 //!   refuses `io_uring_setup`, whose rings could open sockets without calling `socket()`.
 //!
-//! Everything is built in the server, before the fork ([`Confinement::for_command`]); the
-//! child applies it between fork and exec ([`Confinement::install`]) with nothing but system
-//! calls, so the server process itself is never confined. Both layers are inherited by every
-//! descendant and cannot be lifted.
+//! Everything is built in the server before the child starts ([`Confinement::for_command`]);
+//! the child applies it between its start and exec ([`Confinement::apply`]) with nothing but
+//! system calls on what was built, so the server process itself is never confined. Both
+//! layers are inherited by every descendant and cannot be lifted. The parts that depend only
+//! on the machine and the settings are built once and shared: the seccomp program, and the
+//! Landlock ruleset for a given set of writable directories (see `sandbox/landlock.rs` for
+//! when it is built again).
 //!
 //! What this machine can enforce is probed once per process ([`SandboxReport::probe`]) by
 //! applying each layer in a short-lived child. When a mode cannot be enforced,
@@ -31,14 +34,14 @@
 //! so the command gets a mount namespace where they are bound read-only
 //! (`sandbox/protect.rs`).
 
+use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::PathBuf;
-
 use std::sync::Arc;
-
-use ::landlock::RulesetCreated;
 
 use crate::shell::support::cgroup::CommandCgroup;
 
+mod bpf;
 mod caps;
 mod landlock;
 mod probe;
@@ -47,6 +50,7 @@ mod seccomp;
 mod shared_git;
 mod sockets;
 
+pub(crate) use caps::{Bounding, empty_bounding_set};
 pub use probe::SandboxReport;
 
 /// How far commands are confined.
@@ -114,11 +118,11 @@ pub struct SandboxConfig {
     pub protected_paths: Vec<PathBuf>,
 }
 
-/// A confinement built (in the parent, before fork) for one command.
+/// A confinement built (in the parent, before the child starts) for one command.
 #[derive(Debug)]
 pub struct Confinement {
     /// The Landlock ruleset, rules added, ready for `restrict_self` in the child.
-    ruleset: Option<RulesetCreated>,
+    ruleset: Option<landlock::Rules>,
     /// The seccomp programs.
     filter: Option<seccomp::Filters>,
     /// The mounts of the command's namespace (protected paths read-only, hidden ones
@@ -169,7 +173,7 @@ impl Confinement {
                 Vec::new()
             };
         let writable = landlock::writable(config, roots).with(&shared_git);
-        let ruleset = landlock::ruleset(&writable, config.network).map_err(|e| {
+        let ruleset = landlock::shared(&writable, config.network).map_err(|e| {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
         })?;
         let filter = Some(seccomp::filters(config.network)?);
@@ -203,6 +207,17 @@ impl Confinement {
         Ok(Some(Confinement { ruleset: Some(ruleset), filter, binds, caps: Some(caps::CapDrop::plan()) }))
     }
 
+    /// Whether the command drops its capabilities (so a thread with an empty bounding set may
+    /// start it, see `spawn/spawner.rs`).
+    pub(crate) fn drops_capabilities(&self) -> bool {
+        self.caps.is_some()
+    }
+
+    /// Whether the command gets a mount namespace of its own.
+    pub(crate) fn has_namespace(&self) -> bool {
+        self.binds.is_some()
+    }
+
     /// The paths this confinement keeps read-only with bind mounts.
     pub fn read_only_binds(&self) -> Vec<PathBuf> {
         self.binds.as_ref().map(protect::Binds::read_only).unwrap_or_default()
@@ -216,30 +231,52 @@ impl Confinement {
 
     /// [`install`](Self::install) for a standard library command (the probe uses it).
     fn install_std(self, command: &mut std::process::Command, cgroup: Option<Arc<CommandCgroup>>) {
-        let Confinement { mut ruleset, filter, binds, caps } = self;
+        // Where the command starts, as an absolute path to enter again once the mounts are
+        // made (see `apply`).
+        let cwd = match command.get_current_dir() {
+            Some(dir) if dir.is_absolute() => Some(dir.to_path_buf()),
+            Some(dir) => std::env::current_dir().ok().map(|here| here.join(dir)),
+            None => std::env::current_dir().ok(),
+        };
+        let cwd = cwd.and_then(|dir| CString::new(dir.as_os_str().as_bytes()).ok());
         pre_exec(command, move || {
-            // In this order: the cgroup while the child may still write it; mounts while it
-            // has the capability (and before Landlock, which forbids changing them); the
-            // capabilities; Landlock and the filters; finally no descriptor but the standard
-            // ones (and the control pipe, moved there by the script) reaches the command.
+            // The cgroup first, while the child may still write it.
             if let Some(cgroup) = &cgroup {
                 cgroup.join_self()?;
             }
-            if let Some(binds) = &binds {
-                protect::apply(binds)?;
-            }
-            if let Some(caps) = caps {
-                caps.apply()?;
-            }
-            if let Some(ruleset) = ruleset.take() {
-                landlock::restrict_self(ruleset)?;
-            }
-            if let Some(filter) = filter {
-                seccomp::apply(filter)?;
-            }
-            close_inherited();
-            Ok(())
+            self.apply(cwd.as_deref(), Bounding::Full)
         });
+    }
+
+    /// Applies the confinement to the calling thread, which must be the single thread of a
+    /// child about to exec (`cwd` is the directory it runs in, entered again after the mounts;
+    /// `bounding` says whether the thread that started it had emptied its bounding set).
+    /// Only system calls on what [`for_command`](Self::for_command) built, which it reads and
+    /// never changes: it may run in a forked child or in one sharing the server's memory.
+    pub(crate) fn apply(&self, cwd: Option<&CStr>, bounding: Bounding) -> std::io::Result<()> {
+        // In this order: mounts while the child has the capability (and before Landlock,
+        // which forbids changing them); the capabilities; Landlock and the filter; finally no
+        // descriptor but the standard ones (and the control pipe, moved there by the script)
+        // reaches the command.
+        if let Some(binds) = &self.binds {
+            protect::apply(binds)?;
+            // A working directory inside a bound path still refers to what lies beneath the
+            // mount, where writes are allowed: look it up again, through the mounts.
+            if let Some(cwd) = cwd {
+                protect::enter(cwd)?;
+            }
+        }
+        if let Some(caps) = self.caps {
+            caps.apply(bounding)?;
+        }
+        if let Some(ruleset) = &self.ruleset {
+            landlock::restrict_self(ruleset)?;
+        }
+        if let Some(filter) = self.filter {
+            seccomp::apply(filter)?;
+        }
+        close_inherited();
+        Ok(())
     }
 }
 
@@ -262,11 +299,11 @@ fn close_inherited() {
 fn pre_exec(command: &mut std::process::Command, hook: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static) {
     use std::os::unix::process::CommandExt as _;
     // SAFETY: the hook runs in the forked child, where only async-signal-safe work is allowed.
-    // It only makes system calls on data built before the fork: unshare, open/write/close of
-    // the namespace's id maps, mount, prctl(PR_SET_NO_NEW_PRIVS), landlock_restrict_self on a
-    // ruleset descriptor, close of that descriptor, and seccomp(SECCOMP_SET_MODE_FILTER) on a
-    // program already in memory. It never allocates, locks or logs; errors are carried as raw
-    // OS error numbers, which need no allocation.
+    // It only makes system calls on data built before the fork: open/write/close of the
+    // cgroup's `cgroup.procs` and the namespace's id maps, unshare, mount, chdir, prctl,
+    // capget/capset, landlock_restrict_self on a ruleset descriptor, seccomp on a program
+    // already in memory, close_range. It never allocates, locks or logs; errors are carried as
+    // raw OS error numbers, which need no allocation.
     unsafe {
         command.pre_exec(hook);
     }

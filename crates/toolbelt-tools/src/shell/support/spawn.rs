@@ -6,15 +6,34 @@
 //! mixing anything into the output; and since every descendant inherits it, the pipe still
 //! being held open after the leader exited says that something of the tree is still running
 //! ([`Control::held`]), without scanning `/proc`.
+//!
+//! **How the process starts.** The first choice is a `clone3` that shares the server's memory
+//! until exec and starts the child in its cgroup (`spawn/clone.rs` says why that is cheaper
+//! and safe; `spawn/child.rs` what the child does). Where that is not available (another
+//! architecture, a kernel or container refusing `clone3`) or fails before the command ran, it
+//! is started as before, by tokio: `posix_spawn`, or a fork when the sandbox's hook is set;
+//! both ways give the command the same environment, descriptors, process group, cgroup and
+//! sandbox (a test compares them).
 
+use std::ffi::OsString;
 use std::os::fd::{OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use tokio::process::{ChildStderr, ChildStdout};
 
+use crate::shell::support::sandbox::Confinement;
 use crate::shell::support::tree::{TAG_VAR, Tree, become_subreaper, new_tag};
+
+mod child;
+mod clone;
+mod fast;
+mod process;
+mod spawner;
+
+pub use process::Process;
 
 /// The descriptor the child sees the control pipe on.
 pub const CONTROL_FD: RawFd = 98;
@@ -82,11 +101,49 @@ pub enum Sink {
 #[derive(Debug)]
 pub struct Spawned {
     /// The `bash` process.
-    pub child: tokio::process::Child,
+    pub child: Leader,
+    /// Its stdout, with [`Sink::Pipes`].
+    pub stdout: Option<ChildStdout>,
+    /// Its stderr, with [`Sink::Pipes`].
+    pub stderr: Option<ChildStderr>,
     /// Its process tree.
     pub tree: Tree,
     /// The read end of the control pipe.
     pub control: Control,
+}
+
+/// The `bash` process of a command, however it was started. Killed if dropped before it was
+/// waited for.
+#[derive(Debug)]
+pub enum Leader {
+    /// Started by `clone3`, waited for through its pidfd.
+    Cloned(Process),
+    /// Started by tokio (the fallback).
+    Forked(tokio::process::Child),
+}
+
+impl Leader {
+    /// Waits for the process to exit.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        match self {
+            Leader::Cloned(p) => p.wait().await,
+            Leader::Forked(c) => c.wait().await,
+        }
+    }
+}
+
+/// Changes to a command's environment, in order: a variable set, or removed when None (a
+/// later change of the same variable wins).
+pub type EnvChanges = Vec<(OsString, Option<OsString>)>;
+
+/// How a command's process is set up besides its command line.
+#[derive(Debug, Default)]
+pub struct Setup {
+    /// Its environment's changes (secrets removed, git configured), after those every command
+    /// gets.
+    pub env: EnvChanges,
+    /// The sandbox, when one applies.
+    pub confinement: Option<Confinement>,
 }
 
 /// What to start.
@@ -100,16 +157,17 @@ pub struct Launch<'a> {
     pub sink: Sink,
     /// Whether the final working directory is reported on the control pipe.
     pub report_cwd: bool,
-    /// The cgroup the command runs in, when the machine offers one (the confinement's hook
-    /// joins it in the child; the parent moves the leader there too).
+    /// The cgroup the command runs in, when the machine offers one (it starts there).
     pub cgroup: Option<std::sync::Arc<crate::shell::support::cgroup::CommandCgroup>>,
+    /// The environment and the sandbox.
+    pub setup: Setup,
 }
 
 /// The script `bash -c` runs. It first moves the control pipe, handed over as stdin, to
-/// [`CONTROL_FD`] and makes stdin empty (so no `pre_exec` hook is needed, and the spawn can
-/// use the cheaper `posix_spawn`); then, when the command may change directory, sets an exit
-/// trap that reports where it ended; then runs the command. All on the first line, so error
-/// messages keep their line numbers.
+/// [`CONTROL_FD`] and makes stdin empty (so the confinement's `close_range` leaves it alone);
+/// then, for a command started outside its cgroup (`cgroup_procs`), moves `bash` in; then,
+/// when the command may change directory, sets an exit trap that reports where it ended; then
+/// runs the command. All on the first line, so error messages keep their line numbers.
 fn script(command: &str, report_cwd: bool, cgroup_procs: Option<&Path>) -> String {
     let mut script = format!("exec {CONTROL_FD}>&0 </dev/null; ");
     if let Some(procs) = cgroup_procs {
@@ -133,41 +191,87 @@ fn may_change_dir(command: &str) -> bool {
         || command.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{')).any(|w| w == ".")
 }
 
-/// Starts the command. `configure` gets the command last, to add a confinement.
-pub fn spawn(launch: Launch<'_>, configure: impl FnOnce(&mut tokio::process::Command)) -> std::io::Result<Spawned> {
+/// What every command's environment gets before its own changes: [`ENV`] set, [`ENV_REMOVE`]
+/// removed, and the tree's tag.
+fn base_env(tag: &str) -> EnvChanges {
+    let mut env: EnvChanges = ENV.iter().map(|(k, v)| (OsString::from(k), Some(OsString::from(v)))).collect();
+    env.extend(ENV_REMOVE.iter().map(|k| (OsString::from(k), None)));
+    env.push((TAG_VAR.into(), Some(tag.into())));
+    env
+}
+
+/// Starts the command.
+pub fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
+    spawn_with(launch, clone::available())
+}
+
+/// Starts the command, with `clone3` when `clone` is true, else as tokio does.
+fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
     become_subreaper();
     let tag = new_tag();
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
     let flags = OFlag::from_bits_retain(fcntl(&read, FcntlArg::F_GETFL)?);
     fcntl(&read, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    let Launch { command, cwd, sink, report_cwd, cgroup, setup } = launch;
+    let mut env = base_env(&tag);
+    env.extend(setup.env);
 
-    let mut command = tokio::process::Command::new("bash");
-    let procs = launch.cgroup.as_ref().map(|c| c.procs_path());
-    command.arg("-c").arg(script(launch.command, launch.report_cwd, procs.as_deref())).current_dir(launch.cwd);
+    // The clone starts the command inside its cgroup through the group's open directory; a
+    // group without one is joined the fallback's way.
+    if clone && cgroup.as_ref().is_none_or(|c| c.dir_fd().is_some()) {
+        let start = fast::Start {
+            script: &script(command, report_cwd, None),
+            cwd,
+            env: &env,
+            sink: &sink,
+            control: &write,
+            cgroup: cgroup.as_deref(),
+            confinement: setup.confinement.as_ref(),
+        };
+        match fast::spawn(&start) {
+            Ok((process, stdout, stderr)) => {
+                drop(write);
+                let tree = Tree::new(process.id().unwrap_or(0), tag, cgroup);
+                let control = Control { read, data: Vec::new(), closed: false };
+                return Ok(Spawned { child: Leader::Cloned(process), stdout, stderr, tree, control });
+            }
+            Err(fast::NotStarted::Before(e)) => {
+                tracing::debug!(error = %e, "clone3 spawn failed; starting the command with fork");
+            }
+            Err(fast::NotStarted::After(e)) => return Err(e),
+        }
+    }
+
+    let mut cmd = tokio::process::Command::new("bash");
+    let procs = cgroup.as_ref().map(|c| c.procs_path());
+    cmd.arg("-c").arg(script(command, report_cwd, procs.as_deref())).current_dir(cwd);
     // The control pipe goes in as stdin; the script moves it and makes stdin empty.
-    command.stdin(Stdio::from(write)).process_group(0).kill_on_drop(true);
-    for (key, value) in ENV {
-        command.env(key, value);
+    cmd.stdin(Stdio::from(write)).process_group(0).kill_on_drop(true);
+    for (key, value) in &env {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
     }
-    for key in ENV_REMOVE {
-        command.env_remove(key);
-    }
-    command.env(TAG_VAR, &tag);
-    match launch.sink {
+    match sink {
         Sink::Pipes => {
-            command.stdout(Stdio::piped()).stderr(Stdio::piped());
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         Sink::File(file) => {
-            command.stdout(Stdio::from(file.try_clone()?)).stderr(Stdio::from(file));
+            cmd.stdout(Stdio::from(file.try_clone()?)).stderr(Stdio::from(file));
         }
     }
-    configure(&mut command);
-    let child = command.spawn()?;
+    if let Some(confinement) = setup.confinement {
+        confinement.install(&mut cmd, cgroup.clone());
+    }
+    let mut child = cmd.spawn()?;
     // Our copy of the write end goes with the command, or the pipe would never read as closed.
-    drop(command);
+    drop(cmd);
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let leader = child.id().unwrap_or(0);
-    let tree = Tree::new(leader, tag, launch.cgroup);
-    Ok(Spawned { child, tree, control: Control { read, data: Vec::new(), closed: false } })
+    let tree = Tree::new(leader, tag, cgroup);
+    let control = Control { read, data: Vec::new(), closed: false };
+    Ok(Spawned { child: Leader::Forked(child), stdout, stderr, tree, control })
 }
 
 /// The read end of a command's control pipe.
@@ -209,22 +313,4 @@ impl Control {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_prologue_shares_the_first_line() {
-        assert_eq!(script("ls", false, None), "exec 98>&0 </dev/null; ls");
-        assert_eq!(script("ls", true, None), "exec 98>&0 </dev/null; ls", "no trap without a way to change directory");
-        let joined = script("ls", false, Some(Path::new("/cg/cmd-1/cgroup.procs")));
-        assert_eq!(joined, "exec 98>&0 </dev/null; builtin echo 0 2>/dev/null >'/cg/cmd-1/cgroup.procs'; ls");
-        let s = script("cd x\nexit 3", true, None);
-        assert!(s.starts_with("exec 98>&0 </dev/null; trap '") && s.ends_with("EXIT; cd x\nexit 3"), "{s}");
-        for command in ["pushd /tmp", ". ./env.sh", "x; . env", "source env", "eval \"$X\""] {
-            assert!(may_change_dir(command), "{command}");
-        }
-        for command in ["ls -la", "cargo test", "echo a.b", "./run.sh"] {
-            assert!(!may_change_dir(command), "{command}");
-        }
-    }
-}
+mod tests;

@@ -79,6 +79,7 @@ pub fn kill_all() -> usize {
     for tree in &trees {
         tree.kill();
     }
+    crate::shell::support::cgroup::release_idle();
     trees.len()
 }
 
@@ -105,6 +106,14 @@ impl Tree {
     /// The command is over and its tree dealt with: no longer live.
     pub fn retire(&self) {
         LIVE.lock().unwrap_or_else(PoisonError::into_inner).retain(|t| t.tag != self.tag);
+    }
+
+    /// The command is over, its tree dealt with and retired: its cgroup, if nothing else
+    /// holds it, may serve another command ([`CommandCgroup::recycle`]).
+    pub fn recycle(self) {
+        if let Some(cgroup) = self.cgroup {
+            CommandCgroup::recycle(cgroup);
+        }
     }
 
     /// Whether a cgroup holds the tree (so nothing it started can escape the kill).

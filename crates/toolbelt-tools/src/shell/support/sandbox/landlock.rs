@@ -10,14 +10,24 @@
 //! Unix socket by path (ABI 9) is granted only beneath the writable roots, with the network
 //! off. On an older kernel the rights it lacks are dropped, and the probe reports it (path
 //! sockets are then masked by the mount namespace, see `protect.rs`).
+//!
+//! **Built once, applied many times.** A ruleset is a kernel object that
+//! `landlock_restrict_self` copies into the restricted process and never changes, so one
+//! ruleset serves every command with the same writable directories ([`shared`]). Its rules
+//! hold the directories' inodes, not their paths: the ruleset is reused only while each path
+//! still leads to the same directory (device and inode, looked up on every command; the
+//! ruleset's own reference keeps a replaced directory's inode number from being handed to
+//! another), so a root deleted, moved or recreated, or one that appeared since, gets a new
+//! ruleset. Different roots (another session, a root added) are another key.
 
-use std::os::fd::{AsFd as _, BorrowedFd};
+use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ::landlock::{
-    ABI, Access as _, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr as _, RulesetCreated,
-    RulesetCreatedAttr as _, RulesetError, RulesetStatus, Scope,
+    ABI, Access as _, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr as _,
+    RulesetCreatedAttr as _, Scope,
 };
 
 use super::{SandboxConfig, SandboxMode};
@@ -103,12 +113,67 @@ fn granted() -> BitFlags<AccessFs> {
     AccessFs::from_write(FS_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
 }
 
+/// A ruleset ready to restrict a process with (its descriptor, shared by the commands that
+/// use it).
+#[derive(Debug, Clone)]
+pub(super) struct Rules(Arc<OwnedFd>);
+
+/// The rulesets built so far, with the directories they were built for.
+static SHARED: Mutex<Vec<(Key, Rules)>> = Mutex::new(Vec::new());
+/// Most rulesets kept (one per set of roots in use).
+const KEEP: usize = 8;
+
+/// What a ruleset was built for: the network setting, the writable paths, and what each of
+/// these paths led to then (device and inode; None when it did not exist).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Key {
+    network: bool,
+    writable: Writable,
+    found: Vec<Option<(u64, u64)>>,
+}
+
+/// The ruleset for `writable` and `network`: a shared one while its directories are still
+/// the same (see the module docs), else a new one, kept for the next command.
+pub(super) fn shared(writable: &Writable, network: bool) -> Result<Rules, String> {
+    let found = writable.dirs.iter().map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))).collect();
+    let key = Key { network, writable: writable.clone(), found };
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(at) = shared.iter().position(|(k, _)| *k == key) {
+        let entry = shared.remove(at);
+        let rules = entry.1.clone();
+        shared.push(entry);
+        return Ok(rules);
+    }
+    let rules = ruleset(writable, network)?;
+    // A path that changed since its identity was taken would make the key wrong: keep the
+    // ruleset only if every path still leads where it did.
+    let now: Vec<Option<(u64, u64)>> =
+        writable.dirs.iter().map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))).collect();
+    if now == key.found {
+        shared.retain(|(k, _)| !(k.network == key.network && k.writable == key.writable));
+        if shared.len() >= KEEP {
+            shared.remove(0);
+        }
+        shared.push((key, rules.clone()));
+    }
+    Ok(rules)
+}
+
 /// Creates the ruleset: write rights handled, granted beneath the devices and each path of
 /// `writable` (just the file rights on files; never making devices); signals scoped to the
 /// sandbox; with the network off (`network` false), TCP bind and connect handled and granted
 /// nowhere, abstract Unix sockets scoped to the sandbox, and connecting to path sockets
 /// granted only beneath the writable directories.
-pub(super) fn ruleset(writable: &Writable, network: bool) -> Result<RulesetCreated, RulesetError> {
+pub(super) fn ruleset(writable: &Writable, network: bool) -> Result<Rules, String> {
+    let created = build(writable, network).map_err(|e| e.to_string())?;
+    let fd: Option<OwnedFd> = created.into();
+    match fd {
+        Some(fd) => Ok(Rules(Arc::new(fd))),
+        None => Err("Landlock enforces nothing on this kernel".to_string()),
+    }
+}
+
+fn build(writable: &Writable, network: bool) -> Result<::landlock::RulesetCreated, ::landlock::RulesetError> {
     static DEVICE_FDS: OnceLock<Vec<Opened>> = OnceLock::new();
     static TEMP_FDS: OnceLock<Vec<Opened>> = OnceLock::new();
     let write = AccessFs::from_write(FS_ABI);
@@ -134,15 +199,30 @@ pub(super) fn ruleset(writable: &Writable, network: bool) -> Result<RulesetCreat
     Ok(created)
 }
 
-/// Confines the calling thread, which must be the single thread of a forked child about to
-/// exec. Only system calls (prctl, landlock_restrict_self, close); a failure, or a kernel that
-/// enforces nothing, is an error so the command does not start unconfined.
-pub(super) fn restrict_self(ruleset: RulesetCreated) -> std::io::Result<()> {
-    match ruleset.restrict_self() {
-        Ok(status) if status.ruleset != RulesetStatus::NotEnforced => Ok(()),
-        Ok(_) => Err(std::io::Error::from_raw_os_error(libc::ENOSYS)),
-        Err(_) => Err(last_os_error()),
+/// Confines the calling thread, which must be the single thread of a child about to exec,
+/// with `rules` (whose descriptor stays open: other commands use it too). Only system calls
+/// (prctl, landlock_restrict_self); a failure is an error so the command does not start
+/// unconfined.
+#[allow(unsafe_code)]
+pub(super) fn restrict_self(rules: &Rules) -> std::io::Result<()> {
+    // SAFETY: prctl with integer arguments; landlock_restrict_self with a ruleset descriptor
+    // that `rules` keeps open, and no flags.
+    unsafe {
+        if libc::prctl(
+            libc::PR_SET_NO_NEW_PRIVS,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        ) != 0
+        {
+            return Err(last_os_error());
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, rules.0.as_raw_fd(), 0 as libc::c_uint) != 0 {
+            return Err(last_os_error());
+        }
     }
+    Ok(())
 }
 
 /// The error of the system call that just failed (EPERM when none is recorded).
@@ -183,6 +263,30 @@ mod tests {
         ruleset(&w, false).unwrap();
         assert!(!granted().contains(AccessFs::MakeChar) && !granted().contains(AccessFs::MakeBlock));
         assert!(granted().contains(AccessFs::MakeReg) && granted().contains(AccessFs::MakeFifo));
+    }
+
+    #[test]
+    fn a_ruleset_is_shared_while_its_directories_stay_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let config = SandboxConfig::default();
+        let w = writable(&config, std::slice::from_ref(&root));
+        let a = shared(&w, false).unwrap();
+        assert!(Arc::ptr_eq(&a.0, &shared(&w, false).unwrap().0), "same roots, same ruleset");
+        assert!(!Arc::ptr_eq(&a.0, &shared(&w, true).unwrap().0), "the network setting is part of it");
+        // The root replaced by another directory: its rule would name the old one.
+        std::fs::rename(&root, dir.path().join("moved")).unwrap();
+        std::fs::create_dir(&root).unwrap();
+        let b = shared(&w, false).unwrap();
+        assert!(!Arc::ptr_eq(&a.0, &b.0), "a new ruleset for the new directory");
+        assert!(Arc::ptr_eq(&b.0, &shared(&w, false).unwrap().0));
+        // A root that did not exist, then does.
+        let later = dir.path().join("later");
+        let w = writable(&config, std::slice::from_ref(&later));
+        let c = shared(&w, false).unwrap();
+        std::fs::create_dir(&later).unwrap();
+        assert!(!Arc::ptr_eq(&c.0, &shared(&w, false).unwrap().0));
     }
 
     #[test]

@@ -77,7 +77,7 @@ enum What {
     Empty,
 }
 
-/// The binds for one command, built before the fork.
+/// The binds for one command, built before its child starts.
 #[derive(Debug)]
 pub struct Binds {
     binds: Vec<Bind>,
@@ -256,8 +256,8 @@ fn kept_flags(path: &Path) -> libc::c_ulong {
     keep
 }
 
-/// Enters the namespaces and makes the mounts. Runs in the forked child before exec: only
-/// system calls on data built before the fork.
+/// Enters the namespaces and makes the mounts. Runs in the child before exec: only system
+/// calls on data built before the child started.
 pub(super) fn apply(binds: &Binds) -> std::io::Result<()> {
     match binds.namespace {
         Namespace::Mount => sys::unshare(libc::CLONE_NEWNS)?,
@@ -287,6 +287,12 @@ pub(super) fn apply(binds: &Binds) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Enters `dir` again after the mounts: a process whose working directory lies inside a bound
+/// path would otherwise keep it on the file system beneath the mount, and write there.
+pub(super) fn enter(dir: &std::ffi::CStr) -> std::io::Result<()> {
+    sys::chdir(dir)
 }
 
 /// Whether protected paths can be held here, and how: tried for real in a child on a
@@ -333,9 +339,14 @@ mod sys {
     }
 
     pub(super) fn unshare(flags: libc::c_int) -> std::io::Result<()> {
-        // SAFETY: unshare takes only flags; in the single-threaded forked child it moves this
+        // SAFETY: unshare takes only flags; in the single-threaded child it moves this
         // process alone into new namespaces.
         check(unsafe { libc::unshare(flags) })
+    }
+
+    pub(super) fn chdir(dir: &CStr) -> std::io::Result<()> {
+        // SAFETY: a NUL-terminated path that outlives the call.
+        check(unsafe { libc::chdir(dir.as_ptr()) })
     }
 
     pub(super) fn mount(

@@ -19,68 +19,35 @@
 //! With the network off, `socket()` also creates only `AF_UNIX` sockets: Landlock's network
 //! rules cover TCP only, and this turns off UDP, raw, packet, netlink and vsock sockets too.
 //!
-//! On x86-64 the x32 ABI (call numbers from bit 30) is refused whole by a four-instruction
-//! filter of its own. The programs depend only on the architecture and the network setting,
-//! so each is compiled once and shared.
+//! On x86-64 the x32 ABI (call numbers from bit 30) is refused whole. A call of another
+//! architecture than the native one (32-bit x86 through `int 0x80`, say) kills the process.
+//!
+//! All of this is one program (`sandbox/bpf.rs`) that finds a call's verdict through a binary
+//! tree on its number, so installing it costs the kernel little (see there). The programs
+//! depend only on the architecture and the network setting, so each is built once and shared.
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-    TargetArch, sock_filter,
-};
+use libc::sock_filter;
 
-/// A compiled filter.
-pub(super) type Program = BpfProgram;
+use super::bpf::{self, Verdict};
 
-/// The filters a command gets: the main one (`EPERM`), the one that makes `clone3`
-/// unavailable (`ENOSYS`), and on x86-64 the one refusing the x32 ABI.
+/// A built filter.
+pub(super) type Program = Vec<sock_filter>;
+
+/// The filter a command gets, built once per process for each network setting.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Filters {
-    main: &'static Program,
-    clone3: &'static Program,
-    x32: Option<&'static Program>,
+    program: &'static Program,
 }
 
-/// The filters for a command with the network on or off, compiled on first use.
+/// The filter for a command with the network on or off, built on first use.
 pub(super) fn filters(network: bool) -> Result<Filters, String> {
     static WITH_NETWORK: OnceLock<Result<Program, String>> = OnceLock::new();
     static WITHOUT_NETWORK: OnceLock<Result<Program, String>> = OnceLock::new();
-    static CLONE3: OnceLock<Result<Program, String>> = OnceLock::new();
-    let main = if network { &WITH_NETWORK } else { &WITHOUT_NETWORK };
-    let main = main.get_or_init(|| compile(!network)).as_ref().map_err(Clone::clone)?;
-    let clone3 = CLONE3.get_or_init(compile_clone3).as_ref().map_err(Clone::clone)?;
-    Ok(Filters { main, clone3, x32: x32_filter() })
-}
-
-/// x86-64 only: every call of the x32 ABI (numbered from bit 30, under the x86-64 audit
-/// architecture) is refused, so the main filter need only list native numbers — half the
-/// program, and the kernel prepares a filter's cache by running it for every call number, so
-/// a shorter one starts every command sooner. Nothing toolbelt runs uses x32.
-fn x32_filter() -> Option<&'static Program> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        static X32: OnceLock<Program> = OnceLock::new();
-        let stmt = |code: u32, k: u32| sock_filter { code: code as u16, jt: 0, jf: 0, k };
-        Some(X32.get_or_init(|| {
-            vec![
-                // The call number.
-                stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
-                // x32 call: fall through to the refusal; else skip it.
-                sock_filter {
-                    code: (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16,
-                    jt: 0,
-                    jf: 1,
-                    k: 0x4000_0000,
-                },
-                stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
-                stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
-            ]
-        }))
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    None
+    let cell = if network { &WITH_NETWORK } else { &WITHOUT_NETWORK };
+    let program = cell.get_or_init(|| build(!network)).as_ref().map_err(Clone::clone)?;
+    Ok(Filters { program })
 }
 
 /// Calls refused outright.
@@ -130,88 +97,79 @@ const NEW_NAMESPACES: &[i32] = &[
     libc::CLONE_NEWCGROUP,
 ];
 
-fn arch() -> Result<TargetArch, String> {
-    TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|_| format!("the system call filter is not available on {} processors", std::env::consts::ARCH))
-}
-
-/// One rule per condition, any of which matches (seccompiler ORs rules, ANDs conditions).
-fn any_of(conditions: Vec<SeccompCondition>) -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
-    conditions.into_iter().map(|c| SeccompRule::new(vec![c])).collect()
-}
-
-/// The `mode` argument (at `index`) naming a character or block device.
-fn device_modes(index: u8) -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
-    let ifmt = u64::from(libc::S_IFMT);
-    any_of(vec![
-        SeccompCondition::new(index, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(ifmt), u64::from(libc::S_IFCHR))?,
-        SeccompCondition::new(index, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(ifmt), u64::from(libc::S_IFBLK))?,
-    ])
-}
-
-fn compile(no_network: bool) -> Result<Program, String> {
-    let arch = arch()?;
-    let build = || -> Result<Program, seccompiler::BackendError> {
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        for call in DENIED {
-            // An empty chain matches every call.
-            rules.insert(*call, Vec::new());
-        }
-        rules.insert(libc::SYS_mknodat, device_modes(2)?);
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(libc::SYS_mknod, device_modes(1)?);
-        let namespaces = NEW_NAMESPACES
-            .iter()
-            .map(|flag| {
-                let flag = u64::from(flag.unsigned_abs());
-                SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        rules.insert(libc::SYS_clone, any_of(namespaces)?);
-        if no_network {
-            let not_unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?;
-            rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![not_unix])?]);
-        }
-        let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)?;
-        filter.try_into()
-    };
-    build().map_err(|e| format!("cannot build the system call filter: {e}"))
-}
-
-/// `clone3` fails with `ENOSYS`: the C library then uses `clone`, which the main filter reads.
-fn compile_clone3() -> Result<Program, String> {
-    let arch = arch()?;
-    let build = || -> Result<Program, seccompiler::BackendError> {
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        rules.insert(libc::SYS_clone3, Vec::new());
-        let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::ENOSYS as u32), arch)?;
-        filter.try_into()
-    };
-    build().map_err(|e| format!("cannot build the clone3 filter: {e}"))
-}
-
-/// Installs `filters` on the calling thread, which must be the single thread of a forked
-/// child about to exec. Only system calls (prctl, seccomp).
-pub(super) fn apply(filters: Filters) -> std::io::Result<()> {
-    if let Some(x32) = filters.x32 {
-        seccompiler::apply_filter(x32).map_err(|_| super::landlock::last_os_error())?;
+/// The native architecture's audit number (`AUDIT_ARCH_*`), and the call-number bits refused
+/// whole (x86-64's x32 ABI).
+fn arch() -> Result<(u32, u32), String> {
+    match std::env::consts::ARCH {
+        "x86_64" => Ok((0xC000_003E, 0x4000_0000)),
+        "aarch64" => Ok((0xC000_00B7, 0)),
+        "riscv64" => Ok((0xC000_00F3, 0)),
+        other => Err(format!("the system call filter is not available on {other} processors")),
     }
-    seccompiler::apply_filter(filters.clone3).map_err(|_| super::landlock::last_os_error())?;
-    seccompiler::apply_filter(filters.main).map_err(|_| super::landlock::last_os_error())
+}
+
+/// The device file types `mknod` must not create.
+const DEVICE_TYPES: &[u32] = &[libc::S_IFCHR, libc::S_IFBLK];
+
+/// The listed calls and their verdicts: [`DENIED`] refused; `mknod`/`mknodat` of a device
+/// refused; `clone` with a [`NEW_NAMESPACES`] flag refused; `clone3` unavailable (`ENOSYS`);
+/// with `no_network`, `socket` of any family but `AF_UNIX` refused.
+fn listed(no_network: bool) -> Vec<(u32, Verdict)> {
+    let nr = |call: i64| u32::try_from(call).unwrap_or(u32::MAX);
+    let mut listed: Vec<(u32, Verdict)> = DENIED.iter().map(|&call| (nr(call), Verdict::Errno(libc::EPERM))).collect();
+    let devices = |arg| Verdict::MaskedIn { arg, mask: libc::S_IFMT, values: DEVICE_TYPES };
+    listed.push((nr(libc::SYS_mknodat), devices(2)));
+    #[cfg(target_arch = "x86_64")]
+    listed.push((nr(libc::SYS_mknod), devices(1)));
+    let namespaces = NEW_NAMESPACES.iter().fold(0u32, |all, flag| all | flag.unsigned_abs());
+    listed.push((nr(libc::SYS_clone), Verdict::AnyBit { arg: 0, mask: namespaces }));
+    listed.push((nr(libc::SYS_clone3), Verdict::Errno(libc::ENOSYS)));
+    if no_network {
+        listed.push((nr(libc::SYS_socket), Verdict::Unless { arg: 0, value: libc::AF_UNIX as u32 }));
+    }
+    listed
+}
+
+fn build(no_network: bool) -> Result<Program, String> {
+    let (arch, refused_bits) = arch()?;
+    bpf::program(arch, refused_bits, &listed(no_network))
+        .map_err(|e| format!("cannot build the system call filter: {e}"))
+}
+
+/// Installs `filters` on the calling thread, which must be the single thread of a child
+/// about to exec. Only system calls (prctl, seccomp) on memory built before the child
+/// started; nothing is written but the child's own stack.
+#[allow(unsafe_code)]
+pub(super) fn apply(filters: Filters) -> std::io::Result<()> {
+    let program = libc::sock_fprog {
+        len: u16::try_from(filters.program.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::E2BIG))?,
+        filter: filters.program.as_ptr().cast_mut(),
+    };
+    // SAFETY: prctl with integer arguments; seccomp reads the program, which lives in a
+    // static for the process's life, through a pointer to a struct on this stack.
+    unsafe {
+        if libc::prctl(
+            libc::PR_SET_NO_NEW_PRIVS,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        ) != 0
+        {
+            return Err(super::landlock::last_os_error());
+        }
+        if libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0 as libc::c_uint,
+            &program as *const libc::sock_fprog,
+        ) != 0
+        {
+            return Err(super::landlock::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_filters_compile_once() {
-        let a = filters(false).unwrap();
-        let b = filters(false).unwrap();
-        assert!(std::ptr::eq(a.main, b.main) && std::ptr::eq(a.clone3, b.clone3));
-        assert!(!std::ptr::eq(a.main, filters(true).unwrap().main), "with and without the network differ");
-        assert!(a.main.len() > 20, "an architecture check and the rules");
-        #[cfg(target_arch = "x86_64")]
-        assert_eq!(a.x32.map(Vec::len), Some(4));
-    }
-}
+mod tests;

@@ -126,6 +126,45 @@ fn unix_sockets_outside_the_workspace_are_out_of_reach_with_the_network_off() {
 }
 
 #[test]
+fn a_flood_of_sockets_outside_the_workspace_does_not_leave_any_reachable() {
+    // A background command (or anything else) binds more listening sockets than the sandbox
+    // can cover one by one on kernels without Landlock's socket control: the next command is
+    // refused rather than started with some of them reachable.
+    let w = project();
+    let dir = w.outside.join("flood");
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = format!(
+        "import socket, time\n\
+         s = []\n\
+         for i in range(300):\n\
+         \x20   a = socket.socket(socket.AF_UNIX); a.bind({dir:?} + '/s%d' % i); a.listen(); s.append(a)\n\
+         open({dir:?} + '/ready', 'w').close()\n\
+         time.sleep(30)\n",
+        dir = dir.display().to_string()
+    );
+    let mut listener = Command::new("python3").args(["-c", &server]).stdin(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !dir.join("ready").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let client = format!(
+        "import socket\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         try:\n\
+         \x20   s.connect({last:?}); print('reached')\n\
+         except OSError as e:\n\
+         \x20   print('refused', e)\n",
+        last = dir.join("s299").display().to_string()
+    );
+    let command = format!("python3 -c {}", shell_quote(&client));
+    let (_, out) = w.bash(&command, &["--allow", "Bash", "--if-unsandboxed", "refuse"]);
+    let _ = listener.kill();
+    let _ = listener.wait();
+    assert!(!out.contains("reached"), "{out}");
+    assert!(out.contains("refused") || out.contains("Unix sockets are listening outside the workspace"), "{out}");
+}
+
+#[test]
 fn nothing_a_command_starts_outlives_it() {
     let w = project();
     // A process that leaves the session, drops its tag and closes every descriptor.

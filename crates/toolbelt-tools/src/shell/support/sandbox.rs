@@ -189,7 +189,14 @@ impl Confinement {
                 let sockets = if config.network || report.landlock_abi().unwrap_or(0) >= 9 {
                     Vec::new()
                 } else {
-                    sockets::outside(&dirs)
+                    sockets::outside(&dirs).map_err(|()| {
+                        format!(
+                            "more than {} Unix sockets are listening outside the workspace, more than the sandbox \
+                             can keep a command from on this kernel (Landlock before ABI 9); stop what opened them \
+                             (see `ss -xl`), or allow the network for this command",
+                            sockets::MAX_SOCKETS
+                        )
+                    })?
                 };
                 let plan = protect::Plan {
                     writable: &dirs,
@@ -200,7 +207,17 @@ impl Confinement {
                     masks,
                     sockets: &sockets,
                 };
-                protect::plan(plan, namespace)
+                let binds = protect::plan(plan, namespace);
+                if let Some(dropped) = binds.as_ref().map(protect::Binds::dropped).filter(|n| *n > 0) {
+                    return Err(format!(
+                        "this command's sandbox would need {dropped} more mounts than the {} it may have (protected \
+                         paths, hidden files and sockets outside the workspace); narrow the Read deny rules or \
+                         the workspace roots",
+                        protect::MAX_BINDS
+                    )
+                    .into());
+                }
+                binds
             }
             Err(_) => None,
         };

@@ -39,8 +39,9 @@ use toolbelt_core::PROTECTED_NAMES;
 
 use crate::shell::support::cgroup::sys::write_file;
 
-/// Most bind mounts one command gets.
-const MAX_BINDS: usize = 128;
+/// Most bind mounts one command gets; a plan that needs more is refused
+/// ([`Binds::dropped`]), never applied with some left out.
+pub const MAX_BINDS: usize = 512;
 /// Most subdirectories of one root looked into.
 const MAX_SUBDIRS: usize = 512;
 
@@ -84,9 +85,17 @@ pub struct Binds {
     namespace: Namespace,
     /// `/proc/self/uid_map` and `gid_map` contents, for a user namespace.
     maps: Option<(CString, CString)>,
+    /// Mounts the plan needed past [`MAX_BINDS`]: when any, the plan must not be applied.
+    dropped: usize,
 }
 
 impl Binds {
+    /// How many mounts the plan needed past [`MAX_BINDS`] (then it must not be applied: what
+    /// is left out would stay writable, readable or reachable).
+    pub fn dropped(&self) -> usize {
+        self.dropped
+    }
+
     /// The paths bound read-only (for tests and reports).
     pub fn read_only(&self) -> Vec<PathBuf> {
         self.binds
@@ -121,11 +130,15 @@ pub struct Plan<'a> {
 pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
     let Plan { writable: dirs, roots, extra, git_writes, shared_git, masks, sockets } = plan;
     let mut binds: Vec<Bind> = Vec::new();
+    let mut dropped = 0;
     let mut add_mount = |path: &Path, what: What, read_only: bool| {
-        if binds.len() < MAX_BINDS
-            && let Ok(c) = CString::new(path.as_os_str().as_bytes())
-            && !binds.iter().any(|b| b.path == c)
-        {
+        let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return };
+        if binds.iter().any(|b| b.path == c) {
+            return;
+        }
+        if binds.len() >= MAX_BINDS {
+            dropped += 1;
+        } else {
             let keep = kept_flags(if what == What::Null { Path::new("/dev/null") } else { path });
             binds.push(Bind { path: c, what, read_only, keep });
         }
@@ -179,7 +192,7 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
     for socket in sockets {
         add_mount(socket, What::Null, true);
     }
-    if binds.is_empty() {
+    if binds.is_empty() && dropped == 0 {
         return None;
     }
     let maps = (namespace == Namespace::User).then(|| {
@@ -191,7 +204,7 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
         Some(_) => return None,
         None => None,
     };
-    Some(Binds { binds, namespace, maps })
+    Some(Binds { binds, namespace, maps, dropped })
 }
 
 /// The directories directly inside `dir` (not symlinks, not protected entries themselves).
@@ -405,5 +418,17 @@ mod tests {
         let masks = [root.join("secret.txt"), root.join("missing")];
         let masked = plan(Plan { roots, masks: &masks, ..Plan::default() }, Namespace::Mount).unwrap();
         assert_eq!(masked.read_only(), [root.join("secret.txt"), root.join("src/innocent.txt")]);
+        assert_eq!(masked.dropped(), 0);
+        // More than the mounts a command may have: the plan says how many were left out (and
+        // the sandbox then refuses it), never quietly hides only some.
+        let many: Vec<PathBuf> = (0..MAX_BINDS + 3)
+            .map(|i| {
+                let file = root.join(format!("hidden-{i}.txt"));
+                std::fs::write(&file, "k").unwrap();
+                file
+            })
+            .collect();
+        let over = plan(Plan { roots, masks: &many, ..Plan::default() }, Namespace::Mount).unwrap();
+        assert_eq!(over.dropped(), 3);
     }
 }

@@ -12,23 +12,25 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-/// Most sockets covered for one command.
-const MAX_SOCKETS: usize = 256;
+/// Most sockets covered for one command; with more listening outside the workspace, the
+/// command is not started sandboxed (leaving some reachable would be no sandbox).
+pub(super) const MAX_SOCKETS: usize = 256;
 
-/// The listening path sockets outside `dirs`.
-pub(super) fn outside(dirs: &[PathBuf]) -> Vec<PathBuf> {
+/// The listening path sockets outside `dirs`; `Err(())` when there are more than
+/// [`MAX_SOCKETS`].
+pub(super) fn outside(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, ()> {
     let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
-    let Some(text) = table.read() else { return Vec::new() };
+    let Some(text) = table.read() else { return Ok(Vec::new()) };
     let mut out: Vec<PathBuf> = Vec::new();
     for path in listening_paths(text) {
-        if out.len() >= MAX_SOCKETS {
-            break;
-        }
         if !dirs.iter().any(|d| path.starts_with(d)) && !out.contains(&path) && is_socket(&path) {
+            if out.len() == MAX_SOCKETS {
+                return Err(());
+            }
             out.push(path);
         }
     }
-    out
+    Ok(out)
 }
 
 /// `/proc/net/unix`, opened once, and a buffer to read it into.

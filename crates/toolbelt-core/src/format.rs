@@ -53,6 +53,22 @@ pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
     hex
 }
 
+/// Whether `text` matches a `*` pattern given as its literal pieces (`"a*b*c"` is `["a",
+/// "b", "c"]`): the first piece starts it, the last ends it, the middle ones are found left
+/// to right (linear: each piece is searched once). No pieces match only the empty text.
+pub fn glob_pieces(pieces: &[String], text: &str) -> bool {
+    let Some((first, rest)) = pieces.split_first() else { return text.is_empty() };
+    let Some(mut remaining) = text.strip_prefix(first.as_str()) else { return false };
+    let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
+    for piece in middle {
+        match remaining.find(piece.as_str()) {
+            Some(at) => remaining = &remaining[at + piece.len()..],
+            None => return false,
+        }
+    }
+    remaining.ends_with(last.as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,7 +57,7 @@ impl CommandPattern {
         if self.bare_prefix.as_deref() == Some(command.as_str()) {
             return true;
         }
-        glob(&self.pieces, &command)
+        toolbelt_core::glob_pieces(&self.pieces, &command)
     }
 
     /// The specifier as written.
@@ -68,21 +68,6 @@ impl CommandPattern {
 
 fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Literal pieces joined by `*`: the first anchors the start, the last the end, the middle
-/// ones are found left to right (greedy-free, linear: each piece is searched once).
-fn glob(pieces: &[String], text: &str) -> bool {
-    let Some((first, rest)) = pieces.split_first() else { return text.is_empty() };
-    let Some(mut remaining) = text.strip_prefix(first.as_str()) else { return false };
-    let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
-    for piece in middle {
-        match remaining.find(piece.as_str()) {
-            Some(at) => remaining = &remaining[at + piece.len()..],
-            None => return false,
-        }
-    }
-    remaining.ends_with(last.as_str())
 }
 
 #[cfg(test)]

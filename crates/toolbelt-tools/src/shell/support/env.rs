@@ -117,16 +117,7 @@ impl Pattern {
 
     /// Whether `name`, in upper case, matches.
     fn matches_upper(&self, name: &str) -> bool {
-        let Some((first, rest)) = self.pieces.split_first() else { return false };
-        let Some(mut remaining) = name.strip_prefix(first.as_str()) else { return false };
-        let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
-        for piece in middle {
-            match remaining.find(piece.as_str()) {
-                Some(at) => remaining = &remaining[at + piece.len()..],
-                None => return false,
-            }
-        }
-        remaining.ends_with(last.as_str())
+        !self.pieces.is_empty() && toolbelt_core::glob_pieces(&self.pieces, name)
     }
 }
 

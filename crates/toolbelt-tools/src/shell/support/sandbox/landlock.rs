@@ -205,24 +205,32 @@ fn build(writable: &Writable, network: bool) -> Result<::landlock::RulesetCreate
 /// unconfined.
 #[allow(unsafe_code)]
 pub(super) fn restrict_self(rules: &Rules) -> std::io::Result<()> {
-    // SAFETY: prctl with integer arguments; landlock_restrict_self with a ruleset descriptor
-    // that `rules` keeps open, and no flags.
+    // SAFETY: landlock_restrict_self with a ruleset descriptor that `rules` keeps open, and
+    // no flags.
     unsafe {
-        if libc::prctl(
-            libc::PR_SET_NO_NEW_PRIVS,
-            1 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-        ) != 0
-        {
-            return Err(last_os_error());
-        }
+        no_new_privs()?;
         if libc::syscall(libc::SYS_landlock_restrict_self, rules.0.as_raw_fd(), 0 as libc::c_uint) != 0 {
             return Err(last_os_error());
         }
     }
     Ok(())
+}
+
+/// Sets `no_new_privs` on the calling thread (what Landlock and seccomp both require), with
+/// the one system call it takes; safe in a child about to exec.
+#[allow(unsafe_code)]
+pub(super) fn no_new_privs() -> std::io::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    let set = unsafe {
+        libc::prctl(
+            libc::PR_SET_NO_NEW_PRIVS,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    };
+    if set != 0 { Err(last_os_error()) } else { Ok(()) }
 }
 
 /// The error of the system call that just failed (EPERM when none is recorded).

@@ -145,19 +145,10 @@ pub(super) fn apply(filters: Filters) -> std::io::Result<()> {
         len: u16::try_from(filters.program.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::E2BIG))?,
         filter: filters.program.as_ptr().cast_mut(),
     };
-    // SAFETY: prctl with integer arguments; seccomp reads the program, which lives in a
-    // static for the process's life, through a pointer to a struct on this stack.
+    // SAFETY: seccomp reads the program, which lives in a static for the process's life,
+    // through a pointer to a struct on this stack.
     unsafe {
-        if libc::prctl(
-            libc::PR_SET_NO_NEW_PRIVS,
-            1 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-        ) != 0
-        {
-            return Err(super::landlock::last_os_error());
-        }
+        super::landlock::no_new_privs()?;
         if libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,

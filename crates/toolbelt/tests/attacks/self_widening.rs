@@ -165,3 +165,61 @@ fn the_user_s_own_settings_and_toolbelt_s_state_are_protected_too() {
         assert!(!target.exists());
     }
 }
+
+#[test]
+fn a_worktree_checkout_runs_no_hook_filter_or_monitor_the_repository_names() {
+    // `git worktree add` checks files out: a post-checkout hook, a smudge filter and the
+    // file-system monitor the repository's own config names would run there.
+    let w = World::with_git();
+    let touch = |name: &str| format!("touch '{}'", w.marker(name).display());
+    let hook = w.write(".git/hooks/post-checkout", &format!("#!/bin/sh\n{}\n", touch("post-checkout")));
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    w.write(".gitattributes", "*.txt filter=x\n");
+    w.git(&["add", ".gitattributes"]);
+    w.git(&["-c", "user.email=a@b.c", "-c", "user.name=a", "commit", "-qm", "attrs"]);
+    for (key, value) in [
+        ("filter.x.smudge", format!("sh -c '{}; cat'", touch("smudge").replace('\'', "'\\''"))),
+        ("core.fsmonitor", touch("fsmonitor")),
+    ] {
+        assert!(w.git(&["config", key, &value]).status.success());
+    }
+    // (The hook and the config are the user's repository's here; the checks below are
+    // about toolbelt's own git runs, so the user's git is not run in between.)
+    let (code, out) = w.call("EnterWorktree", json!({"name": "probe"}), &["--allow", "EnterWorktree"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Created the worktree"), "{out}");
+    assert_eq!(w.markers_left(), Vec::<String>::new(), "{out}");
+}
+
+#[test]
+fn config_cannot_widen_the_policy_and_a_project_cannot_let_it() {
+    let w = World::with_git();
+    let allow_write = "Edit(./.toolbelt/config.local.toml)";
+    // A repository that opts its model into changing the mode, trusted by the user.
+    w.write(".toolbelt/config.toml", "[config]\nmodel_may_set_mode = true\n");
+    w.trust();
+    for (setting, value) in [
+        ("permissions.mode", json!("bypassPermissions")),
+        ("permissions.mode", json!("acceptEdits")),
+        ("permissions.allow", json!("Bash")),
+        ("sandbox.mode", json!("danger-full-access")),
+        ("sandbox.network", json!(true)),
+        ("hooks.PreToolUse", json!({"matcher": "*"})),
+        ("audit.enabled", json!(false)),
+        ("web.allow_private_network", json!(true)),
+        ("config.model_may_set_mode", json!(true)),
+    ] {
+        let input = json!({"setting": setting, "value": value});
+        let (code, out) = w.call("Config", input, &["--mode", "bypassPermissions", "--allow", allow_write]);
+        assert_eq!(code, 1, "{setting}: {out}");
+        assert!(out.contains("only be changed by the user") || out.contains("cannot be set"), "{setting}: {out}");
+    }
+    assert!(!w.root.join(".toolbelt/config.local.toml").exists(), "nothing was written");
+    // Even a setting a model may change is a protected write: in bypass mode without a rule
+    // naming the file, nobody approving, it is refused.
+    let input = json!({"setting": "runtime.output_budget", "value": 100});
+    let (code, out) = w.call("Config", input, &["--mode", "bypassPermissions"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("protected path"), "{out}");
+    assert!(!w.root.join(".toolbelt/config.local.toml").exists());
+}

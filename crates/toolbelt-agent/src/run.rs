@@ -28,8 +28,11 @@ pub struct RunSpec {
     pub model: String,
     /// The system prompt.
     pub system: String,
-    /// The tools the model is shown.
+    /// The tools the model is shown (the deferred ones among them only once the session
+    /// loaded them).
     pub tools: Arc<[ToolDef]>,
+    /// Which of `tools` are deferred: shown only once the session loads them (`ToolSearch`).
+    pub deferred: Arc<HashSet<String>>,
     /// The canonical names of the tools it may call; a call to any other is answered with an
     /// error, whatever the model was or was not shown.
     pub allowed: HashSet<String>,
@@ -172,11 +175,12 @@ pub async fn run(
         }
         convo.turns += 1;
         events(RunEvent::Turn(convo.turns));
+        let shown = shown_tools(spec, session);
         let reply = tokio::select! {
             biased;
             () = cancel.cancelled() => return short(convo, AgentStatus::Stopped, "it was stopped".into(), &pending),
             () = tokio::time::sleep_until(deadline.into()) => return out_of_time(convo, spec, &pending),
-            reply = ask(spec, convo, events) => reply,
+            reply = ask(spec, &shown, convo, events) => reply,
         };
         let reply = match reply {
             Ok(reply) => reply,
@@ -236,9 +240,33 @@ pub async fn run(
     }
 }
 
+/// The tools the model is shown this turn: those not deferred, and the deferred ones the
+/// session has loaded; `ToolSearch`'s description names the deferred ones it has not.
+fn shown_tools(spec: &RunSpec, session: &Session) -> Arc<[ToolDef]> {
+    if spec.deferred.is_empty() {
+        return Arc::clone(&spec.tools);
+    }
+    let loaded = session.state().with_slot::<toolbelt_core::LoadedTools, _>(|l| l.names.clone());
+    let mut held: Vec<&str> =
+        spec.deferred.iter().filter(|n| !loaded.contains(*n)).map(String::as_str).collect();
+    held.sort_unstable();
+    spec.tools
+        .iter()
+        .filter(|t| !spec.deferred.contains(&t.name) || loaded.contains(&t.name))
+        .map(|t| {
+            let mut t = t.clone();
+            if t.name == "ToolSearch" {
+                t.description.push_str(&toolbelt_core::deferred_note(&held));
+            }
+            t
+        })
+        .collect()
+}
+
 /// One model turn: the request from the conversation, the reply streamed to `events`.
 async fn ask(
     spec: &RunSpec,
+    tools: &Arc<[ToolDef]>,
     convo: &Conversation,
     events: RunEvents<'_>,
 ) -> Result<Reply, crate::provider::ProviderError> {
@@ -246,7 +274,7 @@ async fn ask(
         model: spec.model.clone(),
         system: spec.system.clone(),
         messages: convo.messages.clone(),
-        tools: spec.tools.clone(),
+        tools: Arc::clone(tools),
         tool_choice: ToolChoice::Auto,
         max_tokens: spec.max_tokens,
     };

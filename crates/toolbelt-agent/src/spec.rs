@@ -33,13 +33,14 @@ pub fn run_spec(
         .or_else(|| def.model.clone())
         .filter(|m| !MODEL_ALIASES.contains(&m.to_ascii_lowercase().as_str()))
         .unwrap_or_else(|| provider.default_model().to_string());
-    let (tools, allowed) = tool_set(runtime, def, may_spawn, provider.supports_tools());
+    let (tools, allowed, deferred) = tool_set(runtime, def, may_spawn, provider.supports_tools());
     RunSpec {
         provider,
         model,
         system: def.system_prompt.clone(),
         tools,
         allowed,
+        deferred: Arc::new(deferred),
         max_turns: def.max_turns.map_or(limits.max_turns, |t| t.min(limits.max_turns)),
         budget: limits.time_budget,
         max_tokens: limits.max_tokens,
@@ -59,15 +60,16 @@ pub fn apply_mode(runtime: &Runtime, session: &Session, wanted: Option<Permissio
 }
 
 /// The tools an agent of `def` is shown and may call, out of `runtime`'s enabled tools
-/// ([`AgentDefinition::tool_set`]); none when the provider takes no tools.
+/// ([`AgentDefinition::tool_set`]), and which of them are deferred (shown once loaded); none
+/// when the provider takes no tools. Descriptions are as the tools give them to `session`.
 fn tool_set(
     runtime: &Runtime,
     def: &AgentDefinition,
     may_spawn: bool,
     takes_tools: bool,
-) -> (Arc<[ToolDef]>, HashSet<String>) {
+) -> (Arc<[ToolDef]>, HashSet<String>, HashSet<String>) {
     if !takes_tools {
-        return (Arc::from([]), HashSet::new());
+        return (Arc::from([]), HashSet::new(), HashSet::new());
     }
     let registry = runtime.registry();
     let entries: Vec<_> = registry.entries().into_iter().filter(|e| e.is_enabled()).collect();
@@ -75,6 +77,7 @@ fn tool_set(
     let resolve = |name: &str| registry.entry(name).map(|e| e.spec().name.clone());
     let agent_tools = if may_spawn { AgentTools::AsListed } else { AgentTools::Withheld };
     let set = def.tool_set(&names, resolve, agent_tools);
+    let deferred: HashSet<String> = registry.deferred().into_iter().filter(|n| set.contains(n)).collect();
     let tools = entries
         .iter()
         .filter(|e| set.contains(&e.spec().name))
@@ -84,5 +87,5 @@ fn tool_set(
             input_schema: e.spec().input_schema.clone(),
         })
         .collect();
-    (tools, set.tools.into_iter().collect())
+    (tools, set.tools.into_iter().collect(), deferred)
 }

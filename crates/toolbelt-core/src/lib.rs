@@ -23,6 +23,7 @@ mod access;
 mod agents;
 mod ask;
 mod context;
+mod deferred;
 mod error;
 mod event;
 mod export;
@@ -57,7 +58,8 @@ pub use registry::{Registry, RegistryError, ToolEntry};
 pub use schema::{input_schema, output_schema};
 pub use session::{SessionSlot, SessionState};
 pub use settings::{SetOutcome, SettingValue, SettingsAccess, SettingsError, SettingsService};
-pub use spec::{Annotations, Category, PermissionClass, SideEffects, ToolSpec};
+pub use deferred::{DescribeContext, LoadedTools, MAX_NAMED as MAX_NAMED_DEFERRED, ToolCatalog, deferred_note};
+pub use spec::{Annotations, Category, Defer, PermissionClass, SideEffects, ToolSpec};
 pub use tool::{BoxFuture, DynTool, Prepared, Tool, erase};
 pub use validate::{InputValidator, SchemaError, compile_meta_schema_in_background};
 

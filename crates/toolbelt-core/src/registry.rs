@@ -1,13 +1,13 @@
 //! The set of tools a runtime offers, looked up by name or alias.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::export::ExportFormat;
-use crate::spec::ToolSpec;
+use crate::spec::{Defer, ToolSpec};
 use crate::tool::{DynTool, Prepared};
 use crate::validate::{InputValidator, SchemaError};
 
@@ -94,6 +94,37 @@ struct Inner {
     names: HashMap<String, String>,
     /// Hides tools as they join (a policy's bare deny rules).
     hide: Option<Hide>,
+    /// Past how many characters of definitions the [`Defer::Auto`] tools are deferred
+    /// (`None`: never; `Some(0)`: always).
+    defer_over: Option<usize>,
+}
+
+impl Inner {
+    /// The enabled tools the model is shown by name only (canonical names, in order).
+    fn deferred(&self) -> BTreeSet<String> {
+        let enabled = || self.tools.values().filter(|e| e.enabled).map(ToolEntry::spec);
+        let auto = self.defer_over.is_some_and(|limit| {
+            let mut size = 0usize;
+            for spec in enabled().filter(|s| s.defer == Defer::Auto) {
+                size = size.saturating_add(definition_size(spec));
+                if size > limit {
+                    return true;
+                }
+            }
+            false
+        });
+        enabled()
+            .filter(|s| s.defer == Defer::Deferred || (auto && s.defer == Defer::Auto))
+            .map(|s| s.name.clone())
+            .collect()
+    }
+}
+
+/// About how many characters a tool's definition takes in the model's context: its name,
+/// description and input schema.
+fn definition_size(spec: &ToolSpec) -> usize {
+    let schema = serde_json::to_string(&spec.input_schema).map_or(0, |s| s.len());
+    spec.name.len() + spec.description.len() + schema
 }
 
 /// The tools a runtime offers. Shared behind an `Arc`; tools may join later (MCP upstreams
@@ -219,6 +250,49 @@ impl Registry {
 
     fn changed(&self) {
         self.generation.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// A counter bumped whenever the set of enabled tools (or which are deferred) changes:
+    /// what a cache of the tools' definitions is keyed by.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
+    /// Sets past how many characters of definitions ([`definition_size`], summed) the tools
+    /// marked [`Defer::Auto`] (upstream MCP tools) are deferred as a group: `None` never
+    /// defers them, `Some(0)` always does.
+    pub fn set_defer_threshold(&self, chars: Option<usize>) {
+        let mut inner = self.write();
+        if inner.defer_over == chars {
+            return;
+        }
+        inner.defer_over = chars;
+        drop(inner);
+        self.changed();
+    }
+
+    /// The enabled tools that are deferred now: listed by name only until a session loads
+    /// them (canonical names, in name order).
+    pub fn deferred(&self) -> BTreeSet<String> {
+        self.read().deferred()
+    }
+
+    /// The enabled tools whose definitions a session that loaded `loaded` is shown (every
+    /// tool not deferred, and the deferred ones it loaded), in name order; and the names of
+    /// the deferred tools it has not loaded.
+    pub fn listed(&self, loaded: &BTreeSet<String>) -> (Vec<ToolEntry>, Vec<String>) {
+        let inner = self.read();
+        let deferred = inner.deferred();
+        let mut shown = Vec::new();
+        let mut held = Vec::new();
+        for (name, entry) in inner.tools.iter().filter(|(_, e)| e.enabled) {
+            if deferred.contains(name) && !loaded.contains(name) {
+                held.push(name.clone());
+            } else {
+                shown.push(entry.clone());
+            }
+        }
+        (shown, held)
     }
 
     /// Looks a tool up by name or alias (exact first, then ignoring case when that is

@@ -103,6 +103,32 @@ pub enum SideEffects {
     Network,
 }
 
+/// Whether a tool's definition is sent to the model up front or only when it asks for it
+/// (`ToolSearch`). A deferred tool is listed by name only until a session loads it; it can
+/// be called either way (its input is validated like any other's).
+///
+/// Why three states: built-in tools know whether they are rarely needed ([`Defer::Deferred`]),
+/// while upstream MCP tools are deferred as a group only when their definitions together would
+/// crowd the model's context ([`Defer::Auto`], judged by the registry's threshold), unless
+/// their server marks one always-load ([`Defer::Load`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Defer {
+    /// Always sent to the model.
+    #[default]
+    Load,
+    /// Sent only once loaded.
+    Deferred,
+    /// Deferred when the registry's automatic threshold is passed (upstream MCP tools).
+    Auto,
+}
+
+impl Defer {
+    fn is_load(&self) -> bool {
+        *self == Defer::Load
+    }
+}
+
 /// The manifest of one tool.
 ///
 /// Built with [`ToolSpec::new`] and the chained setters; the input schema is filled in by
@@ -137,6 +163,9 @@ pub struct ToolSpec {
     /// Words that help find this tool when it is deferred (not sent to the model up front).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_hint: Option<String>,
+    /// Whether the definition is sent up front ([`Defer`]).
+    #[serde(skip_serializing_if = "Defer::is_load")]
+    pub defer: Defer,
     /// How long a call may run when neither the input nor the config says otherwise.
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_duration_ms")]
     pub default_timeout: Option<Duration>,
@@ -173,6 +202,7 @@ impl ToolSpec {
             needs_confirmation: false,
             streams: false,
             search_hint: None,
+            defer: Defer::Load,
             default_timeout: None,
             input_schema: serde_json::json!({"type": "object"}),
             output_schema: None,
@@ -260,6 +290,18 @@ impl ToolSpec {
     /// Sets the search hint used to find the tool when deferred.
     pub fn search_hint(mut self, hint: impl Into<String>) -> Self {
         self.search_hint = Some(hint.into());
+        self
+    }
+
+    /// Defers the tool: listed by name only until a session loads it with `ToolSearch`.
+    pub fn deferred(mut self) -> Self {
+        self.defer = Defer::Deferred;
+        self
+    }
+
+    /// Sets how the tool is deferred ([`Defer`]).
+    pub fn defer(mut self, defer: Defer) -> Self {
+        self.defer = defer;
         self
     }
 

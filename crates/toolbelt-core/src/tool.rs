@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::access::Access;
 use crate::context::ToolContext;
+use crate::deferred::DescribeContext;
 use crate::error::{FieldError, ToolError};
 use crate::output::{Render, ToolOutput};
 use crate::schema::{input_schema, output_schema};
@@ -129,6 +130,12 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// The description shown to one session's model, when it depends on the session (the
+    /// skills found where it works, the tools it has not loaded). `None` keeps the spec's.
+    fn describe(&self, _cx: &DescribeContext<'_>) -> Option<String> {
+        None
+    }
+
     /// Runs the call. Must stop promptly when `cx.cancellation()` fires and leave nothing
     /// running behind (kill spawned processes, remove temp files).
     fn call(&self, input: Self::Input, cx: ToolContext)
@@ -185,6 +192,11 @@ pub trait DynTool: Send + Sync + 'static {
     /// See [`Tool::timeout`].
     fn timeout(&self, input: &Prepared) -> Option<Duration>;
 
+    /// See [`Tool::describe`].
+    fn describe(&self, _cx: &DescribeContext<'_>) -> Option<String> {
+        None
+    }
+
     /// Runs the call.
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
@@ -231,6 +243,10 @@ impl<T: Tool> DynTool for Erased<T> {
 
     fn timeout(&self, input: &Prepared) -> Option<Duration> {
         self.input(input).ok().and_then(|i| self.tool.timeout(i))
+    }
+
+    fn describe(&self, cx: &DescribeContext<'_>) -> Option<String> {
+        self.tool.describe(cx)
     }
 
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {

@@ -265,10 +265,10 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, McpError> {
         // The agent tools only where agents can run (a provider, or the client's sampling).
         let agents = tools::agents_run_in(self.runtime(), self.session());
+        // Deferred tools only once the session loaded them (ToolSearch lists the rest).
         let tools = self
             .runtime()
-            .registry()
-            .specs()
+            .tools_for(self.session().state())
             .iter()
             .filter(|spec| agents || !tools::is_agent_tool(&spec.name))
             .map(tools::to_mcp)
@@ -309,9 +309,17 @@ impl ServerHandler for McpServer {
         // plan names the tool once, for the result's shape.
         let plan = self.runtime().plan(self.session(), call);
         let structured = plan.spec().is_some_and(|spec| spec.output_schema.is_some());
+        let loaded_before = tools::loaded(self.session());
         let result = self.runtime().run(self.session(), plan, &events, &context.ct).await;
         drop(events);
         forwarder.finish().await;
+        // Tools the call loaded (ToolSearch) are announced before its result, so the client
+        // has their definitions when its model reads it.
+        if tools::loaded(self.session()) != loaded_before
+            && let Err(e) = context.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!("could not announce the loaded tools: {e}");
+        }
         // An unknown or disabled tool is the client's protocol mistake, not the model's; a
         // tool a deny rule hides is a denial (an `isError` result naming the rule).
         if matches!(result.outcome, Outcome::UnknownTool | Outcome::Disabled) {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolbelt_core::Access;
-use toolbelt_core::{CancellationToken, EventSink, Extensions, Registry, ToolError};
+use toolbelt_core::{CancellationToken, EventSink, Extensions, Registry, ToolError, ToolSpec};
 use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{
     Approver, Authorizer, CallInfo, HookRun, Hooks, NoApprover, NoHooks, PermissionEngine, PermissionRules,
@@ -84,6 +84,9 @@ impl RuntimeBuilder {
             let modes = crate::modes::PolicyModes(Arc::clone(&pipeline.authorizer));
             pipeline.services.insert(toolbelt_core::Modes(Arc::new(modes)));
         }
+        if pipeline.services.get::<toolbelt_core::ToolCatalog>().is_none() {
+            pipeline.services.insert(toolbelt_core::ToolCatalog(Arc::clone(&pipeline.registry)));
+        }
         self.runtime
     }
 }
@@ -110,6 +113,25 @@ impl Runtime {
     /// The registry.
     pub fn registry(&self) -> &Arc<Registry> {
         &self.pipeline.registry
+    }
+
+    /// The tools `session`'s model is shown, in name order: every enabled tool that is not
+    /// deferred and the deferred ones the session loaded ([`toolbelt_core::LoadedTools`]),
+    /// each with the description it gives this session ([`toolbelt_core::Tool::describe`]).
+    pub fn tools_for(&self, session: &toolbelt_core::SessionState) -> Vec<ToolSpec> {
+        let loaded = session.with_slot::<toolbelt_core::LoadedTools, _>(|l| l.names.clone());
+        let (shown, _) = self.pipeline.registry.listed(&loaded);
+        let cx = toolbelt_core::DescribeContext::new(session, &self.pipeline.services);
+        shown
+            .into_iter()
+            .map(|entry| {
+                let mut spec = entry.spec().clone();
+                if let Some(description) = entry.tool().describe(&cx) {
+                    spec.description = description;
+                }
+                spec
+            })
+            .collect()
     }
 
     /// The configuration.

@@ -12,6 +12,7 @@ pub mod agents;
 mod blocking;
 pub mod files;
 pub mod interaction;
+pub mod knowledge;
 pub mod planning;
 pub mod search;
 pub mod settings;
@@ -40,6 +41,7 @@ pub fn builtin() -> Vec<Arc<dyn DynTool>> {
 pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     let mut tools = planning::tools();
     tools.extend(interaction::tools());
+    tools.extend(knowledge::tools());
     tools.extend(files::tools());
     tools.extend(search::tools());
     tools.extend(shell::tools(limits));

@@ -288,6 +288,7 @@ impl Assembly {
     /// may run on a client's model).
     fn registry_for(&self, engine: &PermissionEngine, agents: &AgentSetup, sampling: bool) -> Registry {
         let registry = crate::builtin_registry_with(&self.settings.runtime.limits());
+        registry.set_defer_threshold(self.settings.mcp_defer_threshold);
         if agents.available() || sampling {
             for tool in toolbelt_tools::agents::tools(&agents.agent_types()) {
                 if let Err(e) = registry.register_lazy(tool) {

@@ -5,11 +5,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolbelt_core::{
-    Access, Annotations, BoxFuture, Category, DynTool, PermissionClass, Prepared, SideEffects, ToolContext, ToolError,
+    Access, Annotations, BoxFuture, Category, Defer, DynTool, PermissionClass, Prepared, SideEffects, ToolContext, ToolError,
     ToolOutput, ToolSpec,
 };
 
 use super::upstream::Upstream;
+
+/// The `_meta` key with which a server marks a tool to be sent to the model up front even
+/// when the other upstream tools are deferred.
+pub const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
 
 /// One tool of an upstream server.
 pub struct McpTool {
@@ -45,6 +49,10 @@ impl McpTool {
             .side_effects(SideEffects::Network)
             .default_timeout(upstream.config.call_timeout)
             .input_schema(Value::Object(tool.input_schema.as_ref().clone()));
+        // Deferred with the other upstream tools once theirs together crowd the context,
+        // unless the server asks for this one to be always sent.
+        let always_load = tool.meta.as_ref().and_then(|m| m.get(ALWAYS_LOAD)).and_then(Value::as_bool) == Some(true);
+        spec = spec.defer(if always_load { Defer::Load } else { Defer::Auto });
         if let Some(title) = tool.title.as_ref().or(hints.title.as_ref()) {
             spec = spec.title(title);
         }

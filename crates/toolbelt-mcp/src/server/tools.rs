@@ -14,6 +14,11 @@ pub(super) fn is_agent_tool(name: &str) -> bool {
     AGENT_TOOLS.contains(&name)
 }
 
+/// The deferred tools `session` has loaded (`ToolSearch`), to see whether a call loaded more.
+pub(super) fn loaded(session: &Session) -> usize {
+    session.state().with_slot::<toolbelt_core::LoadedTools, _>(|l| l.names.len())
+}
+
 /// Whether agents can run in `session`: the runtime has an agent host, and it has a model for
 /// this session (a provider of its own, or the session's client offers sampling).
 pub(super) fn agents_run_in(runtime: &Runtime, session: &Session) -> bool {

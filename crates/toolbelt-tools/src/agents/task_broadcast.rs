@@ -33,6 +33,7 @@ impl Tool for TaskBroadcast {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("TaskBroadcast", DESCRIPTION)
+            .deferred()
             .title("Message every member of a team")
             .aliases(["task_broadcast", "broadcast"])
             .category(Category::Agent)

@@ -34,6 +34,7 @@ impl Tool for TeamCreate {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("TeamCreate", DESCRIPTION)
+            .deferred()
             .title("Create a team of agents")
             .aliases(["team_create"])
             .param_alias("name", "team_name")

@@ -30,6 +30,7 @@ impl Tool for TeamDelete {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("TeamDelete", DESCRIPTION)
+            .deferred()
             .title("Delete a team of agents")
             .aliases(["team_delete"])
             .param_alias("name", "team_name")

@@ -152,6 +152,7 @@ impl Tool for EnterWorktree {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("EnterWorktree", DESCRIPTION)
+            .deferred()
             .title("Work in a git worktree")
             .aliases(["enter_worktree"])
             .category(Category::Planning)

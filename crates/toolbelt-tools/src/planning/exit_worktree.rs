@@ -115,6 +115,7 @@ impl Tool for ExitWorktree {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("ExitWorktree", DESCRIPTION)
+            .deferred()
             .title("Leave the git worktree")
             .aliases(["exit_worktree"])
             .category(Category::Planning)

@@ -112,6 +112,7 @@ impl Tool for Config {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("Config", DESCRIPTION)
+            .deferred()
             .title("Settings")
             .aliases(["config"])
             .category(Category::Other)

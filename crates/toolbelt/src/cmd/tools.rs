@@ -35,7 +35,7 @@ pub async fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> 
                 line(&s.name)?;
             }
         }
-        ToolsFormat::Table => table(&specs)?,
+        ToolsFormat::Table => table(&specs, &registry.deferred())?,
         ToolsFormat::Json => line(&serde_json::to_string_pretty(&specs)?)?,
         ToolsFormat::Openai | ToolsFormat::Anthropic | ToolsFormat::Mcp => {
             let format = match args.format {
@@ -53,7 +53,9 @@ pub async fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-fn table(specs: &[ToolSpec]) -> std::io::Result<()> {
+/// The tools as a table; deferred ones (sent to the model by name only until `ToolSearch`
+/// loads them) are marked.
+fn table(specs: &[ToolSpec], deferred: &std::collections::BTreeSet<String>) -> std::io::Result<()> {
     if specs.is_empty() {
         return line("no tools match");
     }
@@ -64,7 +66,12 @@ fn table(specs: &[ToolSpec]) -> std::io::Result<()> {
         let summary = s.description.split(". ").next().unwrap_or("").trim_end_matches('.');
         let aliases =
             if s.aliases.is_empty() { String::new() } else { format!(" (aliases: {})", s.aliases.join(", ")) };
-        line(&format!("{:width$}  {:9}  {:8}  {summary}{aliases}", s.name, s.category.as_str(), access))?;
+        let mark = if deferred.contains(&s.name) { "[deferred] " } else { "" };
+        line(&format!("{:width$}  {:9}  {:8}  {mark}{summary}{aliases}", s.name, s.category.as_str(), access))?;
+    }
+    if specs.iter().any(|s| deferred.contains(&s.name)) {
+        line("")?;
+        line("[deferred]: listed to the model by name only until ToolSearch loads it; callable either way")?;
     }
     Ok(())
 }

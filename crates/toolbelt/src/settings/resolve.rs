@@ -53,6 +53,9 @@ pub struct Settings {
     pub mcp_servers: Vec<(String, UpstreamConfig)>,
     /// How `toolbelt mcp --http` serves.
     pub mcp_http: McpHttpSettings,
+    /// Past how many characters of definitions upstream MCP tools are deferred
+    /// ([`defer_threshold`]).
+    pub mcp_defer_threshold: Option<usize>,
     /// The `[agent]` settings: the providers the files configure (the environment's join
     /// them in [`super::agent::agent_settings`]), the default's name, the limits.
     pub agent: toolbelt_agent::AgentSettings,
@@ -67,6 +70,20 @@ pub struct McpHttpSettings {
     pub limits: toolbelt_mcp::http::SessionLimits,
     /// Browser origins allowed besides the server's own.
     pub allowed_origins: Vec<String>,
+}
+
+/// A 200,000-token context at about 4 characters a token: what `mcp.tool_search_threshold`
+/// is a percentage of.
+pub const CONTEXT_CHARS: usize = 200_000 * 4;
+
+/// Past how many characters of definitions the upstream MCP tools are deferred
+/// (`mcp.tool_search`, `mcp.tool_search_threshold`): `None` never, `Some(0)` always.
+pub fn defer_threshold(mode: Option<&str>, percent: Option<usize>) -> Option<usize> {
+    match mode.unwrap_or("auto") {
+        "never" => None,
+        "always" => Some(0),
+        _ => Some(CONTEXT_CHARS / 100 * percent.unwrap_or(10).min(100)),
+    }
 }
 
 impl Settings {
@@ -150,6 +167,8 @@ impl Settings {
             limits.idle_timeout = idle;
         }
         let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts("mcp.allowed_origins") };
+        let mode = r.scalar("mcp.tool_search").and_then(|e| e.value.as_str().map(str::to_string));
+        let mcp_defer_threshold = defer_threshold(mode.as_deref(), r.usize("mcp.tool_search_threshold"));
         let agent = super::agent::resolve(loaded.entries.as_slice(), &mut r.problems);
         let web = super::web::resolve(loaded.entries.as_slice(), &mut r.problems);
         let settings = Settings {
@@ -157,6 +176,7 @@ impl Settings {
             web,
             mcp_servers,
             mcp_http,
+            mcp_defer_threshold,
             permissions,
             additional_directories,
             hooks,

@@ -182,6 +182,18 @@ pub const KEYS: &[KeyDef] = &[
         "browser origins `toolbelt mcp --http` answers besides its own (scheme://host:port, or null)",
     ),
     key(
+        "mcp.tool_search",
+        Kind::Choice(&["auto", "always", "never"]),
+        "\"auto\"",
+        "defer upstream MCP tools (listed by name, loaded with ToolSearch): auto past mcp.tool_search_threshold, always, or never",
+    ),
+    key(
+        "mcp.tool_search_threshold",
+        Kind::Int { min: 0, max: 100 },
+        "10",
+        "percent of a 200,000-token context (4 characters a token) upstream tool definitions may fill before auto defers them",
+    ),
+    key(
         "mcp.servers.*",
         Kind::Table,
         "{}",

@@ -1,0 +1,3 @@
+//! What the knowledge tools share.
+
+pub mod rank;

@@ -56,8 +56,6 @@
 
 mod builtin;
 mod discover;
-mod frontmatter;
-mod lenient;
 mod main_agent;
 mod parse;
 mod read;

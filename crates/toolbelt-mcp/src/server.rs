@@ -2,6 +2,7 @@
 
 mod params;
 mod progress;
+mod prompts;
 mod result;
 mod roots;
 mod sampling;
@@ -173,8 +174,13 @@ impl McpServer {
 /// log messages (what `Brief` tells the user; logging is deprecated by the 2026-07-28 revision
 /// but still served).
 #[allow(deprecated)]
-fn server_config(instructions: Option<&str>) -> ServerConfig {
-    let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
+fn server_config(instructions: Option<&str>, prompts: bool) -> ServerConfig {
+    let mut capabilities =
+        ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
+    if prompts {
+        // The skills found where a session works; they change with it, unannounced.
+        capabilities.prompts = Some(rmcp::model::PromptsCapability::default());
+    }
     let mut config = ServerConfig::new(capabilities)
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
         .with_server_info(Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")).with_title("toolbelt"));
@@ -189,7 +195,7 @@ fn http_client(extensions: &rmcp::model::Extensions) -> Option<&HttpClient> {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        server_config(self.inner.options.instructions.as_deref())
+        server_config(self.inner.options.instructions.as_deref(), prompts::source(self.runtime()).is_some())
     }
 
     /// Up to 2025-11-25: the 2026-07-28 revision forbids the server-to-client requests
@@ -274,6 +280,24 @@ impl ServerHandler for McpServer {
             .map(tools::to_mcp)
             .collect::<Result<_, _>>()?;
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        self.inner.roots.wait(roots::ROOTS_WAIT).await;
+        Ok(prompts::list(self.runtime(), self.session()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        self.inner.roots.wait(roots::ROOTS_WAIT).await;
+        Ok(prompts::get(self.runtime(), self.session(), &request)?.into())
     }
 
     async fn call_tool(
@@ -391,7 +415,7 @@ mod tests {
                 "instructions": instructions,
             });
             let read: ServerConfig = serde_json::from_value(expected).unwrap();
-            let config = server_config(instructions);
+            let config = server_config(instructions, false);
             assert_eq!(serde_json::to_string(&config).unwrap(), serde_json::to_string(&read).unwrap());
         }
     }

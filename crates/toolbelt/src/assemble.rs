@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolbelt_core::{Asker, Extensions, People, Registry, SettingsService};
+use toolbelt_core::{Asker, Extensions, People, Prompts, Registry, SettingsService};
 use toolbelt_mcp::client::Gateway;
 use toolbelt_policy::hooks::HookSet;
 use toolbelt_policy::protected::ProtectedPaths;
@@ -16,6 +16,7 @@ use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::files::JournalDir;
+use toolbelt_tools::knowledge::skills::{SkillDirs, SkillPrompts};
 use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::SandboxConfig;
@@ -374,6 +375,9 @@ impl Assembly {
         services.insert(People(asker));
         services.insert(self.model_settings());
         services.insert(self.task_store()?);
+        let skills = skill_dirs(&self.loc);
+        services.insert(Prompts(Arc::new(SkillPrompts(skills.clone()))));
+        services.insert(skills);
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);
@@ -402,11 +406,20 @@ impl Assembly {
     }
 }
 
+/// The user's configuration directory: the one the user's settings file
+/// (`<config home>/toolbelt/config.toml`) is in, so `HOME` and `XDG_CONFIG_HOME` count the
+/// same way for everything read from there.
+fn config_home(loc: &Locations) -> PathBuf {
+    loc.user_file.parent().and_then(Path::parent).map_or_else(|| loc.home.join(".config"), Path::to_path_buf)
+}
+
+/// Where the user's skills are, for the user of `loc`.
+pub fn skill_dirs(loc: &Locations) -> SkillDirs {
+    SkillDirs { home: loc.home.clone(), config_home: config_home(loc) }
+}
+
 /// The directories agent definitions are looked for in, for the project and the user of
-/// `loc` (the settings' own locations, so `HOME` and `XDG_CONFIG_HOME` count the same way).
+/// `loc` (the settings' own locations).
 pub fn agent_search_dirs(loc: &Locations) -> SearchDirs {
-    // The user's settings file is `<config home>/toolbelt/config.toml`.
-    let config_home =
-        loc.user_file.parent().and_then(Path::parent).map_or_else(|| loc.home.join(".config"), Path::to_path_buf);
-    SearchDirs::new(&loc.project, &loc.home, config_home)
+    SearchDirs::new(&loc.project, &loc.home, config_home(loc))
 }

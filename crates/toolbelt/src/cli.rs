@@ -138,6 +138,8 @@ pub enum Command {
     Agent(AgentArgs),
     /// List the agent definitions: where each comes from, what it may use, and bad files.
     Agents(AgentsArgs),
+    /// List the skills found from here: where each comes from, what it asks for, and bad files.
+    Skills(SkillsArgs),
     /// Run one call through the full pipeline and print its result.
     Call(CallArgs),
     /// Run JSON Lines of calls as one session; print one result line per call, in order.
@@ -272,6 +274,13 @@ pub struct AgentArgs {
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
     /// Print JSON: every definition (shadowed ones too, with their prompts) and every problem.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SkillsArgs {
+    /// Print JSON: every skill (shadowed ones too) and every problem.
     #[arg(long)]
     pub json: bool,
 }

@@ -73,6 +73,7 @@ fn main() -> ExitCode {
             Command::Tools(args) => cmd::tools::run(&cli.global, args).await,
             Command::Agent(args) => cmd::agent::run_agent(&cli.global, args).await,
             Command::Agents(args) => cmd::agents::run(&cli.global, args),
+            Command::Skills(args) => cmd::skills::run(&cli.global, args),
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
             Command::Batch(args) => cmd::batch::run(&cli.global, args).await,
             Command::Sandbox(args) => cmd::sandbox::run(&cli.global, args),

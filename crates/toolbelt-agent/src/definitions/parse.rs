@@ -2,8 +2,7 @@
 
 use toolbelt_policy::PermissionMode;
 
-use super::frontmatter::{self, Entry, Value};
-use super::lenient;
+use toolbelt_core::frontmatter::{self, Entry, FrontmatterError, Value};
 use super::{AgentDefinition, DefinitionSource, KeyLines};
 
 /// Why a definition file cannot be used. Each message says what is wrong and what to do;
@@ -116,12 +115,18 @@ impl DefinitionError {
 }
 
 /// Something odd in a definition that was used all the same.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    /// The line, when it has one.
-    pub line: Option<usize>,
-    /// What is odd and what to do.
-    pub message: String,
+pub use toolbelt_core::frontmatter::Warning;
+
+impl From<FrontmatterError> for DefinitionError {
+    fn from(e: FrontmatterError) -> Self {
+        match e {
+            FrontmatterError::NoFrontmatter => DefinitionError::NoFrontmatter,
+            FrontmatterError::Unclosed => DefinitionError::Unclosed,
+            FrontmatterError::Yaml { line, message } => DefinitionError::Yaml { line, message },
+            FrontmatterError::NotAMapping { line } => DefinitionError::NotAMapping { line },
+            FrontmatterError::DuplicateKey { key, line, first } => DefinitionError::DuplicateKey { key, line, first },
+        }
+    }
 }
 
 /// A definition read from a file, and what was odd in it.
@@ -144,7 +149,7 @@ impl AgentDefinition {
         let text = text.replace("\r\n", "\n");
         let split = frontmatter::split(&text)?;
         let mut warnings = Vec::new();
-        let entries = lenient::entries(split.yaml, split.yaml_line, &mut warnings)?;
+        let entries = frontmatter::entries(split.yaml, split.yaml_line, &mut warnings)?;
         let definition = build(entries, split.body, file_name, source, &mut warnings)?;
         Ok(Parsed { definition, warnings })
     }

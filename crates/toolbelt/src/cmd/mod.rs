@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod mcp_servers;
 pub mod permissions;
 pub mod sandbox;
+pub mod skills;
 pub mod tasks;
 pub mod tools;
 pub mod trust;

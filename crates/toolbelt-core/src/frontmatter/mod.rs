@@ -1,13 +1,77 @@
-//! A definition file's shape: a `---` line, YAML, a `---` line, the Markdown body; and the
-//! YAML read as the few shapes a definition's keys take, each with its line.
+//! A Markdown file with YAML frontmatter (agent definitions, skills): a `---` line, YAML, a
+//! `---` line, the Markdown body; the YAML read as the few shapes such keys take, each with
+//! its line, and read again the lenient ways real files need ([`entries`]).
+//!
+//! Why here: agent definitions and skills share the format and its quirks (Claude Code reads
+//! unquoted `: ` in a description as text), so both read it through this one reader. Nothing
+//! here does I/O.
+
+mod lenient;
+
+pub use lenient::entries;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
 
-use super::parse::DefinitionError;
+/// Why a frontmatter cannot be read. Each variant's text says what is wrong in words that fit
+/// any file with frontmatter; callers give their own advice around it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrontmatterError {
+    /// The file does not start with a `---` line.
+    #[error("it has no frontmatter: it must start with a `---` line, then YAML keys, then a `---` line")]
+    NoFrontmatter,
+    /// The frontmatter has no closing `---` line.
+    #[error("the frontmatter opened here is never closed: add a `---` line after its last key")]
+    Unclosed,
+    /// The YAML does not parse.
+    #[error("the frontmatter is not valid YAML: {message}")]
+    Yaml {
+        /// The line.
+        line: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The frontmatter is YAML, but not a mapping of keys.
+    #[error("the frontmatter must be keys and values (`name: value`), not a list or a lone value")]
+    NotAMapping {
+        /// The line.
+        line: usize,
+    },
+    /// A key appears twice.
+    #[error("`{key}` is given twice (first on line {first})")]
+    DuplicateKey {
+        /// The key.
+        key: String,
+        /// The line of the second one.
+        line: usize,
+        /// The line of the first one.
+        first: usize,
+    },
+}
+
+impl FrontmatterError {
+    /// The line of the file the error is on.
+    pub fn line(&self) -> usize {
+        match self {
+            FrontmatterError::NoFrontmatter | FrontmatterError::Unclosed => 1,
+            FrontmatterError::Yaml { line, .. }
+            | FrontmatterError::NotAMapping { line }
+            | FrontmatterError::DuplicateKey { line, .. } => *line,
+        }
+    }
+}
+
+/// Something odd in a frontmatter that was read all the same, with how to write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The line, when it has one.
+    pub line: Option<usize>,
+    /// What is odd and what to do.
+    pub message: String,
+}
 
 /// A file cut at its frontmatter.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Split<'a> {
+pub struct Split<'a> {
     /// The YAML between the `---` lines.
     pub yaml: &'a str,
     /// The file's line of the YAML's first line.
@@ -18,11 +82,11 @@ pub(super) struct Split<'a> {
 
 /// Cuts `text` (LF line ends) at its frontmatter: a first line `---`, then YAML, then a
 /// line `---`.
-pub(super) fn split(text: &str) -> Result<Split<'_>, DefinitionError> {
+pub fn split(text: &str) -> Result<Split<'_>, FrontmatterError> {
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or("");
     if first.trim_end() != "---" {
-        return Err(DefinitionError::NoFrontmatter);
+        return Err(FrontmatterError::NoFrontmatter);
     }
     let start = first.len();
     let mut at = start;
@@ -32,12 +96,12 @@ pub(super) fn split(text: &str) -> Result<Split<'_>, DefinitionError> {
         }
         at += line.len();
     }
-    Err(DefinitionError::Unclosed)
+    Err(FrontmatterError::Unclosed)
 }
 
 /// A value in the frontmatter, in the shapes a definition's keys take.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Value {
+pub enum Value {
     /// Nothing (`key:`, `~`, `null`).
     Null,
     /// A scalar's text.
@@ -74,7 +138,7 @@ impl Value {
 
 /// One scalar of a list, with its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Item {
+pub struct Item {
     /// Its text.
     pub text: String,
     /// Its line in the file.
@@ -83,7 +147,7 @@ pub(super) struct Item {
 
 /// One top-level key and its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Entry {
+pub struct Entry {
     /// The key.
     pub key: String,
     /// The key's line in the file.
@@ -103,21 +167,21 @@ impl<'a> Events<'a> {
         self.first_line + span.start.line().saturating_sub(1)
     }
 
-    fn next(&mut self) -> Result<(Event<'a>, usize), DefinitionError> {
+    fn next(&mut self) -> Result<(Event<'a>, usize), FrontmatterError> {
         match self.parser.next_event() {
             Some(Ok((event, span))) => Ok((event, self.line(&span))),
             Some(Err(e)) => Err(self.error(&e)),
-            None => Err(DefinitionError::Yaml { line: self.first_line, message: "the YAML ends too early".into() }),
+            None => Err(FrontmatterError::Yaml { line: self.first_line, message: "the YAML ends too early".into() }),
         }
     }
 
-    fn error(&self, e: &ScanError) -> DefinitionError {
+    fn error(&self, e: &ScanError) -> FrontmatterError {
         let line = self.first_line + e.marker().line().saturating_sub(1);
-        DefinitionError::Yaml { line, message: e.info().to_string() }
+        FrontmatterError::Yaml { line, message: e.info().to_string() }
     }
 
     /// Skips the rest of a mapping or list whose start was just read.
-    fn skip_nested(&mut self) -> Result<(), DefinitionError> {
+    fn skip_nested(&mut self) -> Result<(), FrontmatterError> {
         let mut depth = 1usize;
         while depth > 0 {
             match self.next()?.0 {
@@ -129,7 +193,7 @@ impl<'a> Events<'a> {
         Ok(())
     }
 
-    fn value(&mut self) -> Result<Value, DefinitionError> {
+    fn value(&mut self) -> Result<Value, FrontmatterError> {
         Ok(match self.next()? {
             (Event::Scalar(text, style, _, tag), _) => scalar(text.into_owned(), style, tag.is_some()),
             (Event::SequenceStart(..), _) => self.list()?,
@@ -138,11 +202,11 @@ impl<'a> Events<'a> {
                 Value::Mapping
             }
             (Event::Alias(_), _) => Value::Alias,
-            (_, line) => return Err(DefinitionError::Yaml { line, message: "a value was expected here".into() }),
+            (_, line) => return Err(FrontmatterError::Yaml { line, message: "a value was expected here".into() }),
         })
     }
 
-    fn list(&mut self) -> Result<Value, DefinitionError> {
+    fn list(&mut self) -> Result<Value, FrontmatterError> {
         let mut items = Vec::new();
         let mut nested = false;
         loop {
@@ -174,41 +238,41 @@ fn scalar(text: String, style: ScalarStyle, tagged: bool) -> Value {
 
 /// Reads `yaml`, whose first line is the file's line `first_line`, as a mapping of keys.
 /// An empty frontmatter has no keys.
-pub(super) fn read(yaml: &str, first_line: usize) -> Result<Vec<Entry>, DefinitionError> {
+pub fn read(yaml: &str, first_line: usize) -> Result<Vec<Entry>, FrontmatterError> {
     // The parser is fuzzed and has never been seen to panic; a definition file is outside
     // input all the same, and a panic here must not take the program down.
     let run = std::panic::catch_unwind(|| read_events(yaml, first_line));
     run.unwrap_or_else(|_| {
-        Err(DefinitionError::Yaml { line: first_line, message: "the YAML parser failed on this frontmatter".into() })
+        Err(FrontmatterError::Yaml { line: first_line, message: "the YAML parser failed on this frontmatter".into() })
     })
 }
 
-fn read_events(yaml: &str, first_line: usize) -> Result<Vec<Entry>, DefinitionError> {
+fn read_events(yaml: &str, first_line: usize) -> Result<Vec<Entry>, FrontmatterError> {
     let mut events = Events { parser: Parser::new_from_str(yaml), first_line };
     events.next()?; // StreamStart
     match events.next()? {
         (Event::StreamEnd, _) => return Ok(Vec::new()),
         (Event::DocumentStart(_), _) => {}
-        (_, line) => return Err(DefinitionError::NotAMapping { line }),
+        (_, line) => return Err(FrontmatterError::NotAMapping { line }),
     }
     let entries = match events.next()? {
         (Event::MappingStart(..), _) => mapping(&mut events)?,
         (Event::Scalar(text, ScalarStyle::Plain, _, None), _) if text.trim().is_empty() => Vec::new(),
-        (_, line) => return Err(DefinitionError::NotAMapping { line }),
+        (_, line) => return Err(FrontmatterError::NotAMapping { line }),
     };
     loop {
         match events.next()? {
             (Event::StreamEnd, _) => return Ok(entries),
             (Event::DocumentStart(_), line) => {
                 let message = "a second YAML document starts here; the frontmatter is one mapping of keys".into();
-                return Err(DefinitionError::Yaml { line, message });
+                return Err(FrontmatterError::Yaml { line, message });
             }
             _ => {}
         }
     }
 }
 
-fn mapping(events: &mut Events<'_>) -> Result<Vec<Entry>, DefinitionError> {
+fn mapping(events: &mut Events<'_>) -> Result<Vec<Entry>, FrontmatterError> {
     let mut entries: Vec<Entry> = Vec::new();
     loop {
         let (key, line) = match events.next()? {
@@ -216,12 +280,12 @@ fn mapping(events: &mut Events<'_>) -> Result<Vec<Entry>, DefinitionError> {
             (Event::Scalar(key, ..), line) => (key.into_owned(), line),
             (_, line) => {
                 let message = "a key must be a plain name such as `description`".into();
-                return Err(DefinitionError::Yaml { line, message });
+                return Err(FrontmatterError::Yaml { line, message });
             }
         };
         let value = events.value()?;
         if let Some(first) = entries.iter().find(|e| e.key == key) {
-            return Err(DefinitionError::DuplicateKey { key, line, first: first.line });
+            return Err(FrontmatterError::DuplicateKey { key, line, first: first.line });
         }
         entries.push(Entry { key, line, value });
     }

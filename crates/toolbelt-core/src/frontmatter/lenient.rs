@@ -11,18 +11,17 @@
 //! Every rewrite keeps each line where it was, so an error found after it is reported on the
 //! line of the file it is on.
 
-use super::frontmatter::{self, Entry, Value};
-use super::parse::{DefinitionError, Warning};
+use super::{Entry, FrontmatterError, Value, Warning};
 
 /// The frontmatter's keys. YAML that does not parse is read again the ways real files need
 /// (each with a warning): unquoted values with `: ` in them quoted, then a description running
 /// over unindented lines taken whole. When neither helps, the strict error stands.
-pub(super) fn entries(
+pub fn entries(
     yaml: &str,
     first_line: usize,
     warnings: &mut Vec<Warning>,
-) -> Result<Vec<Entry>, DefinitionError> {
-    let strict = match frontmatter::read(yaml, first_line) {
+) -> Result<Vec<Entry>, FrontmatterError> {
+    let strict = match super::read(yaml, first_line) {
         Ok(entries) => return Ok(entries),
         Err(e) => e,
     };
@@ -31,7 +30,7 @@ pub(super) fn entries(
     }
     let Some(folded) = fold_description(yaml) else { return Err(strict) };
     let mut notes = Vec::new();
-    let read = frontmatter::read(&folded.yaml, first_line)
+    let read = super::read(&folded.yaml, first_line)
         .ok()
         .or_else(|| with_colon_values_quoted(&folded.yaml, first_line, &mut notes));
     let Some(mut entries) = read else { return Err(strict) };
@@ -54,7 +53,7 @@ pub(super) fn entries(
 
 fn with_colon_values_quoted(yaml: &str, first_line: usize, warnings: &mut Vec<Warning>) -> Option<Vec<Entry>> {
     let (quoted, lines) = quote_colon_values(yaml)?;
-    let entries = frontmatter::read(&quoted, first_line).ok()?;
+    let entries = super::read(&quoted, first_line).ok()?;
     for (line, key) in lines {
         warnings.push(Warning {
             line: Some(first_line + line),

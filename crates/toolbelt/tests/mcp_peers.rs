@@ -263,6 +263,66 @@ fn reference_servers_as_upstreams_through_the_gateway() {
     assert!(tools.contains(&"mcp__files__read_text_file") && !tools.contains(&"mcp__files__write_file"));
 }
 
+/// Deferred upstream tools (server-everything through the gateway, `mcp.tool_search =
+/// "always"`) found with ToolSearch and called, the client told the list changed; the
+/// project's skills served as prompts.
+#[test]
+fn deferred_tools_are_loaded_with_tool_search_and_skills_are_prompts() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    let node = peers.node().display().to_string();
+    let everything = peers.module("@modelcontextprotocol/server-everything/dist/index.js").display().to_string();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[permissions]\nallow = [\"mcp__everything\"]\n\n[mcp]\ntool_search = \"always\"\n\n\
+             [mcp.servers.everything]\ncommand = {node:?}\nargs = [{everything:?}]\n"
+        ),
+    )
+    .unwrap();
+    let skill = root.join(".claude/skills/review");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: review\ndescription: Review a change\nargument-hint: \"[files]\"\n---\nReview $ARGUMENTS carefully.\n",
+    )
+    .unwrap();
+    let trusted = Command::new(toolbelt())
+        .arg("trust")
+        .current_dir(&root)
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("home/.config"))
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(script("discovery_client.py")).arg(toolbelt()).arg(&root);
+    let seen = run(cmd, &root, "");
+    let names = |key: &str| -> Vec<String> {
+        seen[key].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+    };
+    let before = names("before");
+    assert!(before.contains(&"ToolSearch".into()) && before.contains(&"Read".into()), "{seen}");
+    assert!(!before.iter().any(|n| n.starts_with("mcp__everything__")), "{seen}");
+    let description = seen["search_description"].as_str().unwrap();
+    assert!(description.contains("mcp__everything__echo") && description.contains("EnterWorktree"), "{description}");
+    assert_eq!(seen["early"][0], false, "{seen}");
+    assert!(seen["early"][1].as_str().unwrap().contains('3'), "{seen}");
+    assert_eq!(seen["search"][0], false, "{seen}");
+    assert!(seen["search"][1].as_str().unwrap().starts_with("1 tool loaded"), "{seen}");
+    assert_eq!(seen["keyword"][1][0], "mcp__everything__get-sum", "{seen}");
+    assert!(seen["list_changed"].as_u64().unwrap() >= 1, "{seen}");
+    let after = names("after");
+    assert!(after.contains(&"mcp__everything__echo".into()) && after.contains(&"mcp__everything__get-sum".into()));
+    assert!(!after.contains(&"mcp__everything__get-tiny-image".into()), "{seen}");
+    assert_eq!(seen["echo"], json!([false, "Echo: loaded"]), "{seen}");
+    assert_eq!(seen["prompts"], json!([["review", "Review a change", ["args"]]]), "{seen}");
+    let prompt = seen["prompt"][0].as_str().unwrap();
+    assert!(prompt.ends_with("Review src/main.rs carefully."), "{prompt}");
+    assert!(prompt.starts_with(&format!("Base directory for this skill: {}", skill.display())), "{prompt}");
+}
+
 #[test]
 fn the_python_client_answers_questions_and_plans_through_elicitation() {
     let Some(peers) = Peers::find() else { return };

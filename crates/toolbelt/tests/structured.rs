@@ -147,8 +147,14 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("TB_TEST_SEARCH_KEY".to_string(), "test-key".to_string()),
     ];
     open.extend(git_env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let skill = root.join(".claude/skills/notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(skill.join("SKILL.md"), "---\ndescription: Tidy the notes\n---\nTidy $ARGUMENTS.\n").unwrap();
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
+    // The deferred tools are listed once loaded.
+    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree"}));
+    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(3), "{loaded}");
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -198,6 +204,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
                 "options": [{"label": "Markdown", "description": "notes.md"}, {"label": "Text", "description": "as is"}]}]}),
         ),
         ("Config", json!({"setting": "runtime.output_budget"})),
+        ("ToolSearch", json!({"query": "worktree"})),
+        ("Skill", json!({"skill": "notes", "args": "notes.txt"})),
         ("EnterPlanMode", json!({})),
         ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),
         // Last: they move the session's working directory and back.
@@ -231,6 +239,8 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
     std::fs::create_dir_all(root.join(".git")).unwrap();
     let model = ScriptedServer::openai((1..=8).map(|n| Turn::text(format!("answer {n}")))).unwrap();
     let mut server = Server::start_with(&root, &[], model.env());
+    let loaded = server.call("ToolSearch", json!({"query": "select:TeamCreate,TeamDelete,TaskBroadcast"}));
+    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(3), "{loaded}");
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()

@@ -44,6 +44,9 @@ pub struct ToolEntry {
     tool: Arc<dyn DynTool>,
     validator: Validator,
     enabled: bool,
+    /// About how many characters its definition takes ([`definition_size`]), for the
+    /// automatic deferral of [`Defer::Auto`] tools; counted once, when it joins.
+    size: usize,
 }
 
 impl std::fmt::Debug for ToolEntry {
@@ -102,11 +105,11 @@ struct Inner {
 impl Inner {
     /// The enabled tools the model is shown by name only (canonical names, in order).
     fn deferred(&self) -> BTreeSet<String> {
-        let enabled = || self.tools.values().filter(|e| e.enabled).map(ToolEntry::spec);
+        let enabled = || self.tools.values().filter(|e| e.enabled);
         let auto = self.defer_over.is_some_and(|limit| {
             let mut size = 0usize;
-            for spec in enabled().filter(|s| s.defer == Defer::Auto) {
-                size = size.saturating_add(definition_size(spec));
+            for entry in enabled().filter(|e| e.spec().defer == Defer::Auto) {
+                size = size.saturating_add(entry.size);
                 if size > limit {
                     return true;
                 }
@@ -114,6 +117,7 @@ impl Inner {
             false
         });
         enabled()
+            .map(ToolEntry::spec)
             .filter(|s| s.defer == Defer::Deferred || (auto && s.defer == Defer::Auto))
             .map(|s| s.name.clone())
             .collect()
@@ -197,7 +201,8 @@ impl Registry {
             inner.names.insert(name.clone(), spec.name.clone());
         }
         let enabled = !inner.hide.as_ref().is_some_and(|hide| hide(spec));
-        let entry = ToolEntry { validator, enabled, tool: Arc::clone(&tool) };
+        let size = if spec.defer == Defer::Auto { definition_size(spec) } else { 0 };
+        let entry = ToolEntry { validator, enabled, size, tool: Arc::clone(&tool) };
         inner.tools.insert(spec.name.clone(), entry);
         drop(inner);
         if enabled {

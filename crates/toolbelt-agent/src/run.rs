@@ -247,8 +247,7 @@ fn shown_tools(spec: &RunSpec, session: &Session) -> Arc<[ToolDef]> {
         return Arc::clone(&spec.tools);
     }
     let loaded = session.state().with_slot::<toolbelt_core::LoadedTools, _>(|l| l.names.clone());
-    let mut held: Vec<&str> =
-        spec.deferred.iter().filter(|n| !loaded.contains(*n)).map(String::as_str).collect();
+    let mut held: Vec<&str> = spec.deferred.iter().filter(|n| !loaded.contains(*n)).map(String::as_str).collect();
     held.sort_unstable();
     spec.tools
         .iter()

@@ -39,9 +39,36 @@ impl DynTool for Remote {
 }
 
 const SERVERS: [&str; 30] = [
-    "github", "gitlab", "slack", "jira", "linear", "notion", "figma", "sentry", "stripe", "postgres", "mysql",
-    "redis", "kubernetes", "docker", "aws", "gcp", "azure", "datadog", "pagerduty", "zendesk", "hubspot",
-    "salesforce", "shopify", "twilio", "sendgrid", "dropbox", "drive", "calendar", "gmail", "confluence",
+    "github",
+    "gitlab",
+    "slack",
+    "jira",
+    "linear",
+    "notion",
+    "figma",
+    "sentry",
+    "stripe",
+    "postgres",
+    "mysql",
+    "redis",
+    "kubernetes",
+    "docker",
+    "aws",
+    "gcp",
+    "azure",
+    "datadog",
+    "pagerduty",
+    "zendesk",
+    "hubspot",
+    "salesforce",
+    "shopify",
+    "twilio",
+    "sendgrid",
+    "dropbox",
+    "drive",
+    "calendar",
+    "gmail",
+    "confluence",
 ];
 const VERBS: [&str; 12] =
     ["create", "get", "list", "update", "delete", "search", "send", "archive", "assign", "close", "comment", "export"];
@@ -103,10 +130,15 @@ fn main() {
         assert!(!result.is_error, "{}", result.text());
         start.elapsed()
     };
-    println!("ToolSearch over {} registered tools ({} deferred), µs per query", runtime.registry().len(), runtime.registry().deferred().len());
+    println!(
+        "ToolSearch over {} registered tools ({} deferred), µs per query",
+        runtime.registry().len(),
+        runtime.registry().deferred().len()
+    );
     let first = call("create pull request");
     println!("{:<34} {:>9.0}", "first query (builds the index)", first.as_secs_f64() * 1e6);
-    let keyword = ["create pull request", "send slack message", "list kubernetes events", "export report", "assign jira issue"];
+    let keyword =
+        ["create pull request", "send slack message", "list kubernetes events", "export report", "assign jira issue"];
     let plus = ["+github comment", "+stripe record", "+gmail send"];
     let (one, two) = (format!("select:{}", name(2)), format!("select:EnterWorktree,{}", name(33)));
     let select = [one.as_str(), two.as_str()];

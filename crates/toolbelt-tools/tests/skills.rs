@@ -73,12 +73,7 @@ fn the_nearest_skill_wins_and_every_location_is_searched() {
         catalog.skills.iter().map(|s| (s.text.name.as_str(), s.text.description.as_str())).collect();
     assert_eq!(
         names,
-        [
-            ("review", "app review"),
-            ("deploy", "repo deploy"),
-            ("lint", "lint things"),
-            ("notes", "keep notes"),
-        ]
+        [("review", "app review"), ("deploy", "repo deploy"), ("lint", "lint things"), ("notes", "keep notes"),]
     );
     assert_eq!(catalog.skills[0].scope, Scope::Project);
     assert_eq!(catalog.skills[2].scope, Scope::User);
@@ -133,7 +128,12 @@ async fn the_users_skills_grant_their_tools_and_a_projects_wait_for_approval() {
 #[tokio::test]
 async fn user_only_skills_are_not_offered_to_the_model() {
     let w = World::new();
-    write_skill(&w.repo.join(".claude/skills"), "release", "description: Cut a release\ndisable-model-invocation: true", "r");
+    write_skill(
+        &w.repo.join(".claude/skills"),
+        "release",
+        "description: Cut a release\ndisable-model-invocation: true",
+        "r",
+    );
     write_skill(&w.repo.join(".claude/skills"), "docs", "description: Write docs", "d");
     let runtime = w.runtime();
     let r = w.call(&runtime, &w.repo, json!({"skill": "release"})).await;

@@ -18,7 +18,7 @@ struct Remote {
 }
 
 impl Remote {
-    fn new(name: &str, description: &str, params: &[&str], defer: Defer) -> Arc<dyn DynTool> {
+    fn tool(name: &str, description: &str, params: &[&str], defer: Defer) -> Arc<dyn DynTool> {
         let properties: serde_json::Map<String, Value> =
             params.iter().map(|p| ((*p).to_string(), json!({"type": "string"}))).collect();
         let spec = ToolSpec::new(name, description)
@@ -55,16 +55,21 @@ impl DynTool for Remote {
 
 fn upstream_tools() -> Vec<Arc<dyn DynTool>> {
     vec![
-        Remote::new(
+        Remote::tool(
             "mcp__github__create_pull_request",
             "Create a new pull request in a GitHub repository",
             &["owner", "repo", "title", "head", "base"],
             Defer::Auto,
         ),
-        Remote::new("mcp__github__list_issues", "List issues in a GitHub repository", &["owner", "repo"], Defer::Auto),
-        Remote::new("mcp__slack__send_message", "Post a message to a Slack channel", &["channel", "text"], Defer::Auto),
-        Remote::new("mcp__mail__send_email", "Send an email message to a person", &["to", "body"], Defer::Auto),
-        Remote::new("mcp__docs__search", "Search the documentation", &["query"], Defer::Load),
+        Remote::tool("mcp__github__list_issues", "List issues in a GitHub repository", &["owner", "repo"], Defer::Auto),
+        Remote::tool(
+            "mcp__slack__send_message",
+            "Post a message to a Slack channel",
+            &["channel", "text"],
+            Defer::Auto,
+        ),
+        Remote::tool("mcp__mail__send_email", "Send an email message to a person", &["to", "body"], Defer::Auto),
+        Remote::tool("mcp__docs__search", "Search the documentation", &["query"], Defer::Load),
     ]
 }
 
@@ -135,7 +140,10 @@ async fn select_loads_exact_names_into_the_session() {
     assert!(!r.is_error, "{}", r.text());
     let text = r.text();
     assert!(text.starts_with("2 tools loaded; call them now"), "{text}");
-    assert!(text.contains("<function>{\"name\":\"mcp__slack__send_message\",\"description\":\"Post a message"), "{text}");
+    assert!(
+        text.contains("<function>{\"name\":\"mcp__slack__send_message\",\"description\":\"Post a message"),
+        "{text}"
+    );
     assert!(text.contains("Not found: `Nopetool`"), "{text}");
     let s = r.structured.unwrap();
     assert_eq!(s["tools"][0]["name"], "mcp__slack__send_message");

@@ -19,7 +19,11 @@ fn skill(base: &Path, folder: &str, text: &str) {
 /// `toolbelt args…` in `root`; its home is `<base>/.test-home`.
 fn run(base: &Path, root: &Path, args: &[&str]) -> (bool, String, String) {
     let out = hermetic::toolbelt(base).current_dir(root).args(args).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -47,7 +51,8 @@ fn skills_are_listed_and_loaded() {
     assert_eq!(listed["skills"].as_array().unwrap().len(), 2);
     assert_eq!(listed["shadowed"][0]["scope"], "user");
 
-    let (ok, out, err) = run(&base, &root, &["call", "Skill", &json!({"skill": "review", "args": "lib.rs"}).to_string()]);
+    let (ok, out, err) =
+        run(&base, &root, &["call", "Skill", &json!({"skill": "review", "args": "lib.rs"}).to_string()]);
     assert!(ok, "{err}");
     assert!(out.contains("Review lib.rs closely."), "{out}");
     // The user's own skill grants its tools for the session.

@@ -2,8 +2,8 @@
 
 use toolbelt_policy::PermissionMode;
 
-use toolbelt_core::frontmatter::{self, Entry, FrontmatterError, Value};
 use super::{AgentDefinition, DefinitionSource, KeyLines};
+use toolbelt_core::frontmatter::{self, Entry, FrontmatterError, Value};
 
 /// Why a definition file cannot be used. Each message says what is wrong and what to do;
 /// [`DefinitionError::line`] says where.

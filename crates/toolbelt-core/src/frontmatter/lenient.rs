@@ -16,11 +16,7 @@ use super::{Entry, FrontmatterError, Value, Warning};
 /// The frontmatter's keys. YAML that does not parse is read again the ways real files need
 /// (each with a warning): unquoted values with `: ` in them quoted, then a description running
 /// over unindented lines taken whole. When neither helps, the strict error stands.
-pub fn entries(
-    yaml: &str,
-    first_line: usize,
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<Entry>, FrontmatterError> {
+pub fn entries(yaml: &str, first_line: usize, warnings: &mut Vec<Warning>) -> Result<Vec<Entry>, FrontmatterError> {
     let strict = match super::read(yaml, first_line) {
         Ok(entries) => return Ok(entries),
         Err(e) => e,

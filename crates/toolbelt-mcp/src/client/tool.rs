@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolbelt_core::{
-    Access, Annotations, BoxFuture, Category, Defer, DynTool, PermissionClass, Prepared, SideEffects, ToolContext, ToolError,
-    ToolOutput, ToolSpec,
+    Access, Annotations, BoxFuture, Category, Defer, DynTool, PermissionClass, Prepared, SideEffects, ToolContext,
+    ToolError, ToolOutput, ToolSpec,
 };
 
 use super::upstream::Upstream;

@@ -3,7 +3,9 @@
 //! `args`, filled into the skill as its `$ARGUMENTS`.
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage, Role};
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage, Role,
+};
 use serde_json::Value;
 use toolbelt_core::Prompts;
 use toolbelt_runtime::{Runtime, Session};
@@ -33,7 +35,11 @@ pub(super) fn list(runtime: &Runtime, session: &Session) -> ListPromptsResult {
 }
 
 /// The prompt `request` names, its argument filled in, as one user message.
-pub(super) fn get(runtime: &Runtime, session: &Session, request: &GetPromptRequestParams) -> Result<GetPromptResult, McpError> {
+pub(super) fn get(
+    runtime: &Runtime,
+    session: &Session,
+    request: &GetPromptRequestParams,
+) -> Result<GetPromptResult, McpError> {
     let Some(prompts) = source(runtime) else {
         return Err(McpError::invalid_params("this server offers no prompts", None));
     };
@@ -42,6 +48,7 @@ pub(super) fn get(runtime: &Runtime, session: &Session, request: &GetPromptReque
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     };
-    let text = prompts.0.get(session.state(), &request.name, &arguments).map_err(|e| McpError::invalid_params(e, None))?;
+    let text =
+        prompts.0.get(session.state(), &request.name, &arguments).map_err(|e| McpError::invalid_params(e, None))?;
     Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text.text)]).with_description(text.description))
 }

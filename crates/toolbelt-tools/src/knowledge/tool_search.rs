@@ -151,7 +151,9 @@ impl ToolSearch {
 /// The registry, which every runtime offers.
 fn catalog(service: Option<Arc<ToolCatalog>>) -> Result<Arc<Registry>, ToolError> {
     service.map(|c| Arc::clone(&c.0)).ok_or_else(|| {
-        ToolError::failed("no tool catalog is available here: the runtime running this call offers no ToolCatalog service")
+        ToolError::failed(
+            "no tool catalog is available here: the runtime running this call offers no ToolCatalog service",
+        )
     })
 }
 

@@ -25,11 +25,8 @@ pub fn run(global: &Global, args: &SkillsArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         let skills: Vec<Value> = catalog.skills.iter().map(|s| skill_json(s, None)).collect();
         let shadowed: Vec<Value> = catalog.shadowed.iter().map(|(s, by)| skill_json(s, Some(by))).collect();
-        let problems: Vec<Value> = catalog
-            .problems
-            .iter()
-            .map(|p| json!({"path": p.path, "message": p.message, "error": p.fatal}))
-            .collect();
+        let problems: Vec<Value> =
+            catalog.problems.iter().map(|p| json!({"path": p.path, "message": p.message, "error": p.fatal})).collect();
         let out = json!({"skills": skills, "shadowed": shadowed, "problems": problems});
         output::line(&serde_json::to_string_pretty(&out)?)?;
         return Ok(ExitCode::SUCCESS);

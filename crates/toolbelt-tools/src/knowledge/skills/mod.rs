@@ -135,7 +135,8 @@ fn directories(cwd: &Path, dirs: &SkillDirs) -> Vec<(Scope, PathBuf, Option<Path
             break;
         }
     }
-    for base in [dirs.config_home.join("toolbelt/skills"), dirs.home.join(".claude/skills"), dirs.home.join(".agents/skills")]
+    for base in
+        [dirs.config_home.join("toolbelt/skills"), dirs.home.join(".claude/skills"), dirs.home.join(".agents/skills")]
     {
         if !base.as_os_str().is_empty() && !out.iter().any(|(_, d, _)| *d == base) {
             out.push((Scope::User, base, None));
@@ -200,7 +201,8 @@ fn read(path: &Path, beneath: Option<&Path>) -> Result<Option<String>, String> {
     use crate::files::support::regular::{OpenError, check_regular};
     let opened = match beneath.and_then(|root| path.strip_prefix(root).ok().map(|rel| (root, rel))) {
         Some((root, rel)) => {
-            let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|e| format!("cannot open its folder: {e}"))?;
+            let dir =
+                Dir::open_ambient_dir(root, ambient_authority()).map_err(|e| format!("cannot open its folder: {e}"))?;
             open_regular(&dir, rel)
         }
         None => {

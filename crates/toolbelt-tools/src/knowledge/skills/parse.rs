@@ -34,8 +34,8 @@ pub fn parse(text: &str, folder: &str) -> Result<SkillText, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
     let split = frontmatter::split(&text).map_err(|e| format!("line {}: {e}", e.line()))?;
     let mut notes = Vec::new();
-    let entries = frontmatter::entries(split.yaml, split.yaml_line, &mut notes)
-        .map_err(|e| format!("line {}: {e}", e.line()))?;
+    let entries =
+        frontmatter::entries(split.yaml, split.yaml_line, &mut notes).map_err(|e| format!("line {}: {e}", e.line()))?;
     let mut warnings: Vec<String> =
         notes.into_iter().map(|w| format!("line {}: {}", w.line.unwrap_or(1), w.message)).collect();
     let mut skill = SkillText {

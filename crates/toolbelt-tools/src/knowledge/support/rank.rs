@@ -124,7 +124,8 @@ impl Index {
         let n = self.docs.len() as f32;
         let mut scores: HashMap<usize, f32> = HashMap::new();
         for word in &query.words {
-            let range = self.postings.range::<str, _>((std::ops::Bound::Included(word.as_str()), std::ops::Bound::Unbounded));
+            let range =
+                self.postings.range::<str, _>((std::ops::Bound::Included(word.as_str()), std::ops::Bound::Unbounded));
             for (term, postings) in range.take_while(|(term, _)| term.starts_with(word.as_str())) {
                 let share = if term == word { 1.0 } else { PREFIX_SHARE };
                 let df = postings.len() as f32;

@@ -7,7 +7,7 @@
 
 mod brief;
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -164,6 +164,7 @@ pub async fn run(
     let deadline = Instant::now() + spec.budget;
     let turns_at_start = convo.turns;
     let mut pending: Vec<ToolCall> = Vec::new();
+    let mut shown = Shown::default();
     loop {
         for message in inbox.take() {
             events(RunEvent::Message(&message));
@@ -175,7 +176,7 @@ pub async fn run(
         }
         convo.turns += 1;
         events(RunEvent::Turn(convo.turns));
-        let shown = shown_tools(spec, session);
+        let shown = shown.get(runtime, spec, session);
         let reply = tokio::select! {
             biased;
             () = cancel.cancelled() => return short(convo, AgentStatus::Stopped, "it was stopped".into(), &pending),
@@ -240,26 +241,58 @@ pub async fn run(
     }
 }
 
-/// The tools the model is shown this turn: those not deferred, and the deferred ones the
-/// session has loaded; `ToolSearch`'s description names the deferred ones it has not.
-fn shown_tools(spec: &RunSpec, session: &Session) -> Arc<[ToolDef]> {
-    if spec.deferred.is_empty() {
-        return Arc::clone(&spec.tools);
+/// The tools the model is shown, rebuilt only when what it depends on changed: the deferred
+/// tools the session loaded, and the descriptions tools give this session (the skills found
+/// where it works).
+#[derive(Default)]
+struct Shown {
+    key: Option<(BTreeSet<String>, Vec<Option<String>>)>,
+    tools: Option<Arc<[ToolDef]>>,
+}
+
+impl Shown {
+    /// This turn's tools: those not deferred and the deferred ones the session loaded, each
+    /// described as it describes itself to the session; `ToolSearch`'s description names the
+    /// deferred ones not loaded.
+    fn get(&mut self, runtime: &Runtime, spec: &RunSpec, session: &Session) -> Arc<[ToolDef]> {
+        let loaded = session.state().with_slot::<toolbelt_core::LoadedTools, _>(|l| l.names.clone());
+        let cx = toolbelt_core::DescribeContext::new(session.state(), runtime.services());
+        let described: Vec<Option<String>> = spec
+            .tools
+            .iter()
+            .map(|t| match t.name.as_str() {
+                "ToolSearch" => None,
+                name => runtime.registry().entry(name).and_then(|e| e.tool().describe(&cx)),
+            })
+            .collect();
+        let key = (loaded, described);
+        if let (Some(tools), Some(last)) = (&self.tools, &self.key)
+            && *last == key
+        {
+            return Arc::clone(tools);
+        }
+        let (loaded, described) = &key;
+        let mut held: Vec<&str> = spec.deferred.iter().filter(|n| !loaded.contains(*n)).map(String::as_str).collect();
+        held.sort_unstable();
+        let tools: Arc<[ToolDef]> = spec
+            .tools
+            .iter()
+            .zip(described)
+            .filter(|(t, _)| !spec.deferred.contains(&t.name) || loaded.contains(&t.name))
+            .map(|(t, described)| {
+                let mut t = t.clone();
+                if t.name == "ToolSearch" {
+                    t.description.push_str(&toolbelt_core::deferred_note(&held));
+                } else if let Some(described) = described {
+                    t.description.clone_from(described);
+                }
+                t
+            })
+            .collect();
+        self.key = Some(key);
+        self.tools = Some(Arc::clone(&tools));
+        tools
     }
-    let loaded = session.state().with_slot::<toolbelt_core::LoadedTools, _>(|l| l.names.clone());
-    let mut held: Vec<&str> = spec.deferred.iter().filter(|n| !loaded.contains(*n)).map(String::as_str).collect();
-    held.sort_unstable();
-    spec.tools
-        .iter()
-        .filter(|t| !spec.deferred.contains(&t.name) || loaded.contains(&t.name))
-        .map(|t| {
-            let mut t = t.clone();
-            if t.name == "ToolSearch" {
-                t.description.push_str(&toolbelt_core::deferred_note(&held));
-            }
-            t
-        })
-        .collect()
 }
 
 /// One model turn: the request from the conversation, the reply streamed to `events`.

@@ -224,3 +224,28 @@ async fn a_long_answer_is_cut_to_the_cap_and_kept_whole_in_a_file() {
     assert_eq!(std::fs::read_to_string(path).unwrap(), answer);
     assert_eq!(std::fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
 }
+
+#[tokio::test]
+async fn an_agent_loads_deferred_tools_with_tool_search_and_sees_the_skills_here() {
+    let provider = Arc::new(InstantProvider::new([
+        tool_reply([("s1", "ToolSearch", json!({"query": "select:EnterWorktree"}))]),
+        text_reply("loaded"),
+    ]));
+    let w = world(provider.clone());
+    let skill = w.root.join(".claude/skills/tidy");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(skill.join("SKILL.md"), "---\ndescription: Tidy the imports\n---\nTidy them.\n").unwrap();
+    let result = w.call("Agent", json!({"description": "load", "prompt": "Load the worktree tool."})).await;
+    assert_eq!(structured(&result)["status"], "completed", "{}", result.text());
+    let requests = provider.requests();
+    let names = |i: usize| -> Vec<String> { requests[i].tools.iter().map(|t| t.name.clone()).collect() };
+    assert!(!names(0).contains(&"EnterWorktree".to_string()), "{:?}", names(0));
+    let search = requests[0].tools.iter().find(|t| t.name == "ToolSearch").unwrap();
+    assert!(search.description.contains("EnterWorktree"), "{}", search.description);
+    let skill_tool = requests[0].tools.iter().find(|t| t.name == "Skill").unwrap();
+    assert!(skill_tool.description.contains("- tidy: Tidy the imports"), "{}", skill_tool.description);
+    // Loaded by the first turn: shown from the second on, and no longer named as deferred.
+    assert!(names(1).contains(&"EnterWorktree".to_string()), "{:?}", names(1));
+    let search = requests[1].tools.iter().find(|t| t.name == "ToolSearch").unwrap();
+    assert!(!search.description.contains("EnterWorktree"), "{}", search.description);
+}

@@ -2,7 +2,8 @@
 //! MCP), each shown to fail. Every file is one trust boundary:
 //!
 //! * `trust.rs` — a cloned repository runs its own code (hooks, MCP servers, looser settings);
-//! * `self_widening.rs` — the agent rewrites what configures its next session;
+//! * `self_widening.rs` — the agent rewrites what configures its next session, or loads a
+//!   repository's skill that asks for every command;
 //! * `git.rs` — "read-only" git starts programs a repository names;
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
 //! * `read_rules.rs` — read denials covered only the Read tool; read-only commands read

@@ -1,0 +1,310 @@
+//! Reading and changing the snippets: each call is one transaction.
+//!
+//! Changes take the write lock when they begin (`BEGIN IMMEDIATE`), so a save reads whether
+//! the name exists and writes with no other writer in between: two processes saving at once
+//! both land, and two saving the same name leave one snippet (the later one's), never two.
+//! Reads run in a snapshot (WAL) and never wait for a writer. The full-text index is changed
+//! by triggers in the same transaction as the rows, so it never disagrees with them.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params, params_from_iter};
+
+use super::fts::FtsQuery;
+use super::store::{SnippetError, SnippetStore};
+use super::view::{Snippet, SnippetLine, rfc3339_ms};
+use crate::sqlite::now_ms;
+
+/// How many names close to a missing one its error suggests.
+const SIMILAR_SHOWN: usize = 3;
+
+/// How many existing names the error about a missing snippet carries.
+const NAMES_CARRIED: usize = 20;
+
+/// A snippet to save, its fields already checked and normalized.
+#[derive(Debug, Clone)]
+pub(crate) struct NewSnippet {
+    /// Its name.
+    pub name: String,
+    /// Its description (may be empty).
+    pub description: String,
+    /// Its language.
+    pub language: Option<String>,
+    /// Its tags, sorted, each once.
+    pub tags: Vec<String>,
+    /// The code.
+    pub code: String,
+}
+
+/// What a list shows: which snippets, in what order, how many.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Filter {
+    /// The search, when there is one.
+    pub query: Option<FtsQuery>,
+    /// Tags a snippet must all have.
+    pub tags: Vec<String>,
+    /// The language a snippet must have.
+    pub language: Option<String>,
+    /// How many to return at most.
+    pub limit: usize,
+}
+
+/// A snippet to find.
+#[derive(Debug, Clone)]
+pub(crate) enum Wanted {
+    /// By its name.
+    Name(String),
+    /// By its id.
+    Id(i64),
+}
+
+impl Wanted {
+    /// "named `x`" or "#3", as messages say it.
+    fn shown(&self) -> String {
+        match self {
+            Wanted::Name(name) => format!("named `{name}`"),
+            Wanted::Id(id) => format!("#{id}"),
+        }
+    }
+}
+
+/// The columns a [`SnippetLine`] is read from, `s` being `snippets`.
+const LINE_COLUMNS: &str = "s.id, s.name, s.description, s.language, \
+     (SELECT group_concat(tag, ' ') FROM snippet_tags WHERE snippet = s.id), count(*) OVER ()";
+
+/// The snippets a search matches, with their rank: names weigh most, then descriptions, then
+/// code (BM25, lower is better).
+const RANKED: &str = "WITH ranked AS MATERIALIZED (SELECT rowid AS id, bm25(snippets_fts, 10.0, 4.0, 1.0) AS score \
+     FROM snippets_fts WHERE snippets_fts MATCH ?)";
+
+impl SnippetStore {
+    /// Saves `new`: a new snippet, or the one of the same name replaced (its id and creation
+    /// time kept). Returns it, and whether it replaced one.
+    pub(crate) fn save(&self, new: NewSnippet) -> Result<(Snippet, bool), SnippetError> {
+        let mut conn = self.writable()?;
+        let e = |err| self.sql(err);
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+        let now = now_ms();
+        let existing: Option<i64> =
+            tx.query_row("SELECT id FROM snippets WHERE name = ?1", [&new.name], |r| r.get(0)).optional().map_err(e)?;
+        let id = match existing {
+            Some(id) => {
+                tx.execute(
+                    "UPDATE snippets SET description = ?1, language = ?2, code = ?3, \
+                     updated_ms = max(?4, created_ms) WHERE id = ?5",
+                    params![new.description, new.language, new.code, now, id],
+                )
+                .map_err(e)?;
+                tx.execute("DELETE FROM snippet_tags WHERE snippet = ?1", [id]).map_err(e)?;
+                id
+            }
+            None => {
+                tx.execute(
+                    "INSERT INTO snippets (name, description, language, code, created_ms, updated_ms) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                    params![new.name, new.description, new.language, new.code, now],
+                )
+                .map_err(e)?;
+                tx.last_insert_rowid()
+            }
+        };
+        {
+            let mut insert = tx.prepare("INSERT INTO snippet_tags (tag, snippet) VALUES (?1, ?2)").map_err(e)?;
+            for tag in &new.tags {
+                insert.execute(params![tag, id]).map_err(e)?;
+            }
+        }
+        let snippet =
+            self.read(&tx, &Wanted::Id(id))?.ok_or_else(|| self.corrupt(format!("snippet #{id} vanished as saved")))?;
+        tx.commit().map_err(e)?;
+        Ok((snippet, existing.is_some()))
+    }
+
+    /// The snippet `wanted`, in full.
+    pub(crate) fn load(&self, wanted: &Wanted) -> Result<Snippet, SnippetError> {
+        let Some(mut conn) = self.open(false)? else { return Err(self.missing_in_empty(wanted)) };
+        let tx = conn.transaction().map_err(|e| self.sql(e))?;
+        let found = match self.read(&tx, wanted)? {
+            Some(snippet) => snippet,
+            None => return Err(self.missing(&tx, wanted)?),
+        };
+        tx.finish().map_err(|e| self.sql(e))?;
+        Ok(found)
+    }
+
+    /// Deletes the snippet named `name`; returns what it was.
+    pub(crate) fn delete(&self, name: &str) -> Result<SnippetLine, SnippetError> {
+        let wanted = Wanted::Name(name.to_string());
+        let Some(mut conn) = self.open(false)? else { return Err(self.missing_in_empty(&wanted)) };
+        let e = |err| self.sql(err);
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+        let Some(snippet) = self.read(&tx, &wanted)? else { return Err(self.missing(&tx, &wanted)?) };
+        // The tags go with it (ON DELETE CASCADE), the index entry by trigger.
+        tx.execute("DELETE FROM snippets WHERE id = ?1", [snippet.id]).map_err(e)?;
+        tx.commit().map_err(e)?;
+        let Snippet { id, name, description, language, tags, .. } = snippet;
+        Ok(SnippetLine { id, name, description, language, tags })
+    }
+
+    /// The snippets `filter` selects, best match first (by name without a search), at most
+    /// `filter.limit` of them, and how many it selects in all. Nothing saved yet is an empty
+    /// list (and creates nothing).
+    pub(crate) fn list(&self, filter: &Filter) -> Result<(Vec<SnippetLine>, usize), SnippetError> {
+        let Some(mut conn) = self.open(false)? else { return Ok((Vec::new(), 0)) };
+        let e = |err| self.sql(err);
+        let mut args: Vec<SqlValue> = Vec::new();
+        let mut conditions: Vec<String> = Vec::new();
+        let matching = filter.query.as_ref().and_then(FtsQuery::matching);
+        // A search ranks in the index alone (materialized, so the planner cannot move the
+        // ranking function out of the full-text query), then joins the rows.
+        let (with, from, order) = match &matching {
+            Some(expression) => {
+                args.push(SqlValue::Text(expression.clone()));
+                (RANKED, "ranked m JOIN snippets s ON s.id = m.id", "m.score, s.name")
+            }
+            None => {
+                if let Some(exclude) = filter.query.as_ref().and_then(|q| q.exclude.clone()) {
+                    args.push(SqlValue::Text(exclude));
+                    conditions.push("s.id NOT IN (SELECT rowid FROM snippets_fts WHERE snippets_fts MATCH ?)".into());
+                }
+                ("", "snippets s", "s.name")
+            }
+        };
+        if let Some(language) = &filter.language {
+            args.push(SqlValue::Text(language.clone()));
+            conditions.push("s.language = ?".to_string());
+        }
+        for tag in &filter.tags {
+            args.push(SqlValue::Text(tag.clone()));
+            conditions.push("EXISTS (SELECT 1 FROM snippet_tags t WHERE t.snippet = s.id AND t.tag = ?)".to_string());
+        }
+        let filter_sql =
+            if conditions.is_empty() { String::new() } else { format!("WHERE {}", conditions.join(" AND ")) };
+        args.push(SqlValue::Integer(i64::try_from(filter.limit).unwrap_or(i64::MAX)));
+        let sql = format!("{with} SELECT {LINE_COLUMNS} FROM {from} {filter_sql} ORDER BY {order} LIMIT ?");
+        let tx = conn.transaction().map_err(e)?;
+        let mut lines = Vec::new();
+        let mut total = 0usize;
+        {
+            let mut stmt = tx.prepare(&sql).map_err(e)?;
+            let mut rows = stmt.query(params_from_iter(args)).map_err(e)?;
+            while let Some(row) = rows.next().map_err(e)? {
+                let tags: Option<String> = row.get(4).map_err(e)?;
+                let count: i64 = row.get(5).map_err(e)?;
+                total = usize::try_from(count).unwrap_or(0);
+                lines.push(SnippetLine {
+                    id: row.get(0).map_err(e)?,
+                    name: row.get(1).map_err(e)?,
+                    description: row.get(2).map_err(e)?,
+                    language: row.get(3).map_err(e)?,
+                    tags: split_tags(tags.as_deref()),
+                });
+            }
+        }
+        tx.finish().map_err(e)?;
+        Ok((lines, total))
+    }
+
+    /// How many snippets there are.
+    pub(crate) fn count(&self) -> Result<usize, SnippetError> {
+        let Some(conn) = self.open(false)? else { return Ok(0) };
+        let n: i64 = conn.query_row("SELECT count(*) FROM snippets", [], |r| r.get(0)).map_err(|e| self.sql(e))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// The snippet `wanted`, if it exists.
+    fn read(&self, conn: &Connection, wanted: &Wanted) -> Result<Option<Snippet>, SnippetError> {
+        let e = |err| self.sql(err);
+        let columns = "SELECT id, name, description, language, code, created_ms, updated_ms FROM snippets";
+        let read =
+            |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?));
+        type Raw = (i64, String, String, Option<String>, String, i64, i64);
+        let raw: Option<Raw> = match wanted {
+            Wanted::Name(name) => conn.query_row(&format!("{columns} WHERE name = ?1"), [name], read),
+            Wanted::Id(id) => conn.query_row(&format!("{columns} WHERE id = ?1"), [id], read),
+        }
+        .optional()
+        .map_err(e)?;
+        let Some((id, name, description, language, code, created, updated)) = raw else { return Ok(None) };
+        let mut stmt = conn.prepare("SELECT tag FROM snippet_tags WHERE snippet = ?1 ORDER BY tag").map_err(e)?;
+        let tags = stmt.query_map([id], |r| r.get::<_, String>(0)).map_err(e)?;
+        let tags = tags.collect::<Result<Vec<_>, _>>().map_err(e)?;
+        Ok(Some(Snippet {
+            id,
+            name,
+            description,
+            language,
+            tags,
+            code,
+            created_at: rfc3339_ms(created),
+            updated_at: rfc3339_ms(updated),
+        }))
+    }
+
+    /// The error for `wanted` when nothing was saved yet.
+    fn missing_in_empty(&self, wanted: &Wanted) -> SnippetError {
+        SnippetError::Missing { wanted: wanted.shown(), similar: Vec::new(), names: Vec::new(), total: 0 }
+    }
+
+    /// The error for `wanted`, naming the closest names and some that exist.
+    fn missing(&self, conn: &Connection, wanted: &Wanted) -> Result<SnippetError, SnippetError> {
+        let e = |err| self.sql(err);
+        let mut stmt = conn.prepare("SELECT name FROM snippets ORDER BY name").map_err(e)?;
+        let all = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(e)?;
+        let all = all.collect::<Result<Vec<_>, _>>().map_err(e)?;
+        let similar = match wanted {
+            Wanted::Name(name) => similar(name, &all),
+            Wanted::Id(_) => Vec::new(),
+        };
+        let total = all.len();
+        let names = all.into_iter().take(NAMES_CARRIED).collect();
+        Ok(SnippetError::Missing { wanted: wanted.shown(), similar, names, total })
+    }
+}
+
+/// The names in `all` closest to `name` (same letters in another case, one containing the
+/// other, or a close spelling), closest first.
+fn similar(name: &str, all: &[String]) -> Vec<String> {
+    let wanted = name.to_lowercase();
+    let mut scored: Vec<(f64, &String)> = all
+        .iter()
+        .filter_map(|candidate| {
+            let lower = candidate.to_lowercase();
+            let score = if lower == wanted {
+                2.0
+            } else if lower.contains(&wanted) || wanted.contains(&lower) {
+                1.5
+            } else {
+                strsim::jaro_winkler(&wanted, &lower)
+            };
+            (score > 0.85).then_some((score, candidate))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(SIMILAR_SHOWN).map(|(_, n)| n.clone()).collect()
+}
+
+/// Tags as `group_concat` gives them (space-separated, in no order), sorted.
+fn split_tags(text: Option<&str>) -> Vec<String> {
+    let mut tags: Vec<String> =
+        text.unwrap_or_default().split(' ').filter(|t| !t.is_empty()).map(str::to_string).collect();
+    tags.sort();
+    tags
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn similar_names_come_closest_first() {
+        let all: Vec<String> = ["Retry", "retry-http", "parse-args", "retyr"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(similar("retry", &all), ["Retry", "retry-http", "retyr"]);
+        assert!(similar("zzz", &all).is_empty());
+    }
+
+    #[test]
+    fn tags_split_and_sorted() {
+        assert_eq!(split_tags(Some("net http")), ["http", "net"]);
+        assert!(split_tags(None).is_empty());
+    }
+}

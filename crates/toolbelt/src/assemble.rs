@@ -19,6 +19,7 @@ use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::SandboxConfig;
+use toolbelt_tools::snippets::{SnippetScope, SnippetStore};
 use toolbelt_tools::web::Web;
 
 use toolbelt_agent::SearchDirs;
@@ -214,6 +215,18 @@ impl Assembly {
         })
     }
 
+    /// The snippets the snippet tools work on: the user's
+    /// (`$XDG_DATA_HOME/toolbelt/snippets.db`, shared by every project), or with
+    /// `snippets.scope = "project"` this project's own (`snippets.db` in its state directory,
+    /// beside its task list). Either way outside the project; the setting only chooses
+    /// between these two places.
+    pub fn snippet_store(&self) -> SnippetStore {
+        match self.settings.snippets {
+            SnippetScope::User => SnippetStore::user(&self.loc.data_dir),
+            SnippetScope::Project => SnippetStore::project(&self.loc.project_state_dir()),
+        }
+    }
+
     /// What to tell the user about these settings: a project waiting for trust, a project
     /// setting the user's floor overrides, what Claude Code's files contributed.
     pub fn notices(&self) -> Vec<String> {
@@ -373,6 +386,7 @@ impl Assembly {
         services.insert(People(asker));
         services.insert(self.model_settings());
         services.insert(self.task_store()?);
+        services.insert(self.snippet_store());
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

@@ -271,10 +271,10 @@ impl Assembly {
 
     /// What no tool writes without an explicit approval: the entries of every project
     /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
-    /// (the trust store, audit logs; not the worktrees made there), the managed settings and
-    /// the user's git configuration.
+    /// (the trust store, audit logs; not the worktrees made there) and data (the snippets),
+    /// the managed settings and the user's git configuration.
     pub fn protected_paths(&self) -> ProtectedPaths {
-        let mut paths = vec![self.loc.state_dir.clone()];
+        let mut paths = vec![self.loc.state_dir.clone(), self.loc.data_dir.clone()];
         if let Some(dir) = self.loc.user_file.parent() {
             paths.push(dir.to_path_buf());
         }

@@ -20,6 +20,8 @@ pub(crate) struct FtsQuery {
     pub include: Option<String>,
     /// What must not match, when anything is left out.
     pub exclude: Option<String>,
+    /// Every term that must or may match (not the excluded ones), quoted.
+    pub terms: Vec<String>,
 }
 
 impl FtsQuery {
@@ -31,6 +33,11 @@ impl FtsQuery {
             Some(exclude) => format!("({include}) NOT ({exclude})"),
             None => include.clone(),
         })
+    }
+
+    /// Any of the terms that must or may match: `"a" OR "b" *`; empty when there are none.
+    pub fn any_term(&self) -> String {
+        self.terms.join(" OR ")
     }
 }
 
@@ -85,6 +92,7 @@ pub(crate) fn parse(query: &str) -> Result<Option<FtsQuery>, SnippetError> {
     if groups.is_empty() && excluded.is_empty() {
         return Ok(None);
     }
+    let terms: Vec<String> = groups.iter().flatten().cloned().collect();
     let include = (!groups.is_empty()).then(|| {
         let parts: Vec<String> = groups
             .into_iter()
@@ -93,7 +101,7 @@ pub(crate) fn parse(query: &str) -> Result<Option<FtsQuery>, SnippetError> {
         parts.join(" AND ")
     });
     let exclude = (!excluded.is_empty()).then(|| excluded.join(" OR "));
-    Ok(Some(FtsQuery { include, exclude }))
+    Ok(Some(FtsQuery { include, exclude, terms }))
 }
 
 /// The pieces of `query`: quoted phrases, bare words (trailing `*` making a prefix), `-` in
@@ -168,6 +176,8 @@ mod tests {
         assert_eq!(include(r#""open file""#).as_deref(), Some(r#""open file""#));
         assert_eq!(include(r#""open fi"*"#).as_deref(), Some(r#""open fi" *"#));
         assert_eq!(include("http retry OR backoff").as_deref(), Some(r#""http" AND ("retry" OR "backoff")"#));
+        let q = parse("http retry OR back* -old").unwrap().unwrap();
+        assert_eq!(q.any_term(), r#""http" OR "retry" OR "back" *"#);
     }
 
     #[test]

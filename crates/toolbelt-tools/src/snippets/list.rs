@@ -6,7 +6,7 @@ use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolCo
 
 use super::fields;
 use super::fts::{self, MAX_TERMS};
-use super::ops::Filter;
+use super::search::{Filter, RANK_ALL};
 use super::store::SnippetStore;
 use super::view::SnippetLine;
 use crate::blocking::run_blocking;
@@ -83,8 +83,9 @@ pub struct SnippetList;
 fn description() -> String {
     format!(
         "List saved snippets, one line each: name — description [language] #tags. With no arguments, every \
-         snippet by name. `query` searches names, descriptions and code (names weigh most) and lists the best \
-         matches first: every word must match; `pars*` matches words starting so, \"open file\" a phrase, `a OR \
+         snippet by name. `query` searches names, descriptions and code and lists the best matches first, names \
+         weighing most (past {RANK_ALL} matches, those matching in a name or description first, then the newest): \
+         every word must match; `pars*` matches words starting so, \"open file\" a phrase, `a OR \
          b` either word, `-word` leaves out snippets that have it; other punctuation is searched as text (at \
          most {MAX_TERMS} terms). `tags` keeps snippets with all those tags, `language` those in that language. \
          Shows {DEFAULT_LIMIT} at most unless `limit` says (up to {MAX_LIMIT}), and how many matched in all. \
@@ -137,7 +138,7 @@ impl Tool for SnippetList {
             None => None,
         };
         let narrowed = query.is_some() || !tags.is_empty() || language.is_some();
-        let filter = Filter { query, tags, language, limit };
+        let filter = Filter { query, tags, language, limit, rank_all: RANK_ALL };
         run_blocking(&cx, move |cx| {
             let store = SnippetStore::of(cx);
             let (snippets, total) = store.list(&filter)?;

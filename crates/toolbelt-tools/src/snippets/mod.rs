@@ -8,10 +8,11 @@
 //!
 //! * [`store`] says where the database is and opens it: owner-only, WAL, busy timeout, the
 //!   schema made or checked (`PRAGMA user_version`), with a full-text index (FTS5) over
-//!   names, descriptions and code kept in step by triggers;
+//!   names, descriptions and code;
 //! * `fields` checks and normalizes what a call sends (names, code size, tags, language);
 //! * `fts` turns the model's search into an FTS5 query that cannot fail to parse;
-//! * `ops` reads and changes snippets, one transaction per call;
+//! * `ops` saves, loads and deletes snippets (rows and index in one transaction);
+//! * `search` lists them: by name, or best match first, with how many match;
 //! * [`view`] is what the tools return, and its text.
 
 mod delete;
@@ -21,6 +22,7 @@ mod list;
 mod load;
 mod ops;
 mod save;
+mod search;
 pub mod store;
 pub mod view;
 

@@ -1,15 +1,14 @@
-//! Reading and changing the snippets: each call is one transaction.
+//! Saving, loading and deleting snippets: each call is one transaction.
 //!
 //! Changes take the write lock when they begin (`BEGIN IMMEDIATE`), so a save reads whether
 //! the name exists and writes with no other writer in between: two processes saving at once
 //! both land, and two saving the same name leave one snippet (the later one's), never two.
 //! Reads run in a snapshot (WAL) and never wait for a writer. The full-text index is changed
-//! by triggers in the same transaction as the rows, so it never disagrees with them.
+//! here, in the same transaction as the rows, so it never disagrees with them. Lists and
+//! searches are in [`super::search`].
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 
-use super::fts::FtsQuery;
 use super::store::{SnippetError, SnippetStore};
 use super::view::{Snippet, SnippetLine, rfc3339_ms};
 use crate::sqlite::now_ms;
@@ -35,19 +34,6 @@ pub(crate) struct NewSnippet {
     pub code: String,
 }
 
-/// What a list shows: which snippets, in what order, how many.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Filter {
-    /// The search, when there is one.
-    pub query: Option<FtsQuery>,
-    /// Tags a snippet must all have.
-    pub tags: Vec<String>,
-    /// The language a snippet must have.
-    pub language: Option<String>,
-    /// How many to return at most.
-    pub limit: usize,
-}
-
 /// A snippet to find.
 #[derive(Debug, Clone)]
 pub(crate) enum Wanted {
@@ -67,15 +53,6 @@ impl Wanted {
     }
 }
 
-/// The columns a [`SnippetLine`] is read from, `s` being `snippets`.
-const LINE_COLUMNS: &str = "s.id, s.name, s.description, s.language, \
-     (SELECT group_concat(tag, ' ') FROM snippet_tags WHERE snippet = s.id), count(*) OVER ()";
-
-/// The snippets a search matches, with their rank: names weigh most, then descriptions, then
-/// code (BM25, lower is better).
-const RANKED: &str = "WITH ranked AS MATERIALIZED (SELECT rowid AS id, bm25(snippets_fts, 10.0, 4.0, 1.0) AS score \
-     FROM snippets_fts WHERE snippets_fts MATCH ?)";
-
 impl SnippetStore {
     /// Saves `new`: a new snippet, or the one of the same name replaced (its id and creation
     /// time kept). Returns it, and whether it replaced one.
@@ -86,27 +63,38 @@ impl SnippetStore {
         let now = now_ms();
         let existing: Option<i64> =
             tx.query_row("SELECT id FROM snippets WHERE name = ?1", [&new.name], |r| r.get(0)).optional().map_err(e)?;
+        let tags = new.tags.join(" ");
         let id = match existing {
             Some(id) => {
                 tx.execute(
-                    "UPDATE snippets SET description = ?1, language = ?2, code = ?3, \
+                    "UPDATE snippets SET description = ?1, language = ?2, tags = ?3, \
                      updated_ms = max(?4, created_ms) WHERE id = ?5",
-                    params![new.description, new.language, new.code, now, id],
+                    params![new.description, new.language, tags, now, id],
                 )
                 .map_err(e)?;
+                tx.execute("UPDATE snippet_code SET code = ?1 WHERE snippet = ?2", params![new.code, id]).map_err(e)?;
                 tx.execute("DELETE FROM snippet_tags WHERE snippet = ?1", [id]).map_err(e)?;
+                tx.execute("DELETE FROM snippets_fts WHERE rowid = ?1", [id]).map_err(e)?;
                 id
             }
             None => {
                 tx.execute(
-                    "INSERT INTO snippets (name, description, language, code, created_ms, updated_ms) \
+                    "INSERT INTO snippets (name, description, language, tags, created_ms, updated_ms) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-                    params![new.name, new.description, new.language, new.code, now],
+                    params![new.name, new.description, new.language, tags, now],
                 )
                 .map_err(e)?;
-                tx.last_insert_rowid()
+                let id = tx.last_insert_rowid();
+                tx.execute("INSERT INTO snippet_code (snippet, code) VALUES (?1, ?2)", params![id, new.code])
+                    .map_err(e)?;
+                id
             }
         };
+        tx.execute(
+            "INSERT INTO snippets_fts (rowid, name, description, code) VALUES (?1, ?2, ?3, ?4)",
+            params![id, new.name, new.description, new.code],
+        )
+        .map_err(e)?;
         {
             let mut insert = tx.prepare("INSERT INTO snippet_tags (tag, snippet) VALUES (?1, ?2)").map_err(e)?;
             for tag in &new.tags {
@@ -138,102 +126,35 @@ impl SnippetStore {
         let e = |err| self.sql(err);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
         let Some(snippet) = self.read(&tx, &wanted)? else { return Err(self.missing(&tx, &wanted)?) };
-        // The tags go with it (ON DELETE CASCADE), the index entry by trigger.
+        // The code and tags go with it (ON DELETE CASCADE).
         tx.execute("DELETE FROM snippets WHERE id = ?1", [snippet.id]).map_err(e)?;
+        tx.execute("DELETE FROM snippets_fts WHERE rowid = ?1", [snippet.id]).map_err(e)?;
         tx.commit().map_err(e)?;
         let Snippet { id, name, description, language, tags, .. } = snippet;
         Ok(SnippetLine { id, name, description, language, tags })
     }
 
-    /// The snippets `filter` selects, best match first (by name without a search), at most
-    /// `filter.limit` of them, and how many it selects in all. Nothing saved yet is an empty
-    /// list (and creates nothing).
-    pub(crate) fn list(&self, filter: &Filter) -> Result<(Vec<SnippetLine>, usize), SnippetError> {
-        let Some(mut conn) = self.open(false)? else { return Ok((Vec::new(), 0)) };
-        let e = |err| self.sql(err);
-        let mut args: Vec<SqlValue> = Vec::new();
-        let mut conditions: Vec<String> = Vec::new();
-        let matching = filter.query.as_ref().and_then(FtsQuery::matching);
-        // A search ranks in the index alone (materialized, so the planner cannot move the
-        // ranking function out of the full-text query), then joins the rows.
-        let (with, from, order) = match &matching {
-            Some(expression) => {
-                args.push(SqlValue::Text(expression.clone()));
-                (RANKED, "ranked m JOIN snippets s ON s.id = m.id", "m.score, s.name")
-            }
-            None => {
-                if let Some(exclude) = filter.query.as_ref().and_then(|q| q.exclude.clone()) {
-                    args.push(SqlValue::Text(exclude));
-                    conditions.push("s.id NOT IN (SELECT rowid FROM snippets_fts WHERE snippets_fts MATCH ?)".into());
-                }
-                ("", "snippets s", "s.name")
-            }
-        };
-        if let Some(language) = &filter.language {
-            args.push(SqlValue::Text(language.clone()));
-            conditions.push("s.language = ?".to_string());
-        }
-        for tag in &filter.tags {
-            args.push(SqlValue::Text(tag.clone()));
-            conditions.push("EXISTS (SELECT 1 FROM snippet_tags t WHERE t.snippet = s.id AND t.tag = ?)".to_string());
-        }
-        let filter_sql =
-            if conditions.is_empty() { String::new() } else { format!("WHERE {}", conditions.join(" AND ")) };
-        args.push(SqlValue::Integer(i64::try_from(filter.limit).unwrap_or(i64::MAX)));
-        let sql = format!("{with} SELECT {LINE_COLUMNS} FROM {from} {filter_sql} ORDER BY {order} LIMIT ?");
-        let tx = conn.transaction().map_err(e)?;
-        let mut lines = Vec::new();
-        let mut total = 0usize;
-        {
-            let mut stmt = tx.prepare(&sql).map_err(e)?;
-            let mut rows = stmt.query(params_from_iter(args)).map_err(e)?;
-            while let Some(row) = rows.next().map_err(e)? {
-                let tags: Option<String> = row.get(4).map_err(e)?;
-                let count: i64 = row.get(5).map_err(e)?;
-                total = usize::try_from(count).unwrap_or(0);
-                lines.push(SnippetLine {
-                    id: row.get(0).map_err(e)?,
-                    name: row.get(1).map_err(e)?,
-                    description: row.get(2).map_err(e)?,
-                    language: row.get(3).map_err(e)?,
-                    tags: split_tags(tags.as_deref()),
-                });
-            }
-        }
-        tx.finish().map_err(e)?;
-        Ok((lines, total))
-    }
-
-    /// How many snippets there are.
-    pub(crate) fn count(&self) -> Result<usize, SnippetError> {
-        let Some(conn) = self.open(false)? else { return Ok(0) };
-        let n: i64 = conn.query_row("SELECT count(*) FROM snippets", [], |r| r.get(0)).map_err(|e| self.sql(e))?;
-        Ok(usize::try_from(n).unwrap_or(0))
-    }
-
     /// The snippet `wanted`, if it exists.
     fn read(&self, conn: &Connection, wanted: &Wanted) -> Result<Option<Snippet>, SnippetError> {
-        let e = |err| self.sql(err);
-        let columns = "SELECT id, name, description, language, code, created_ms, updated_ms FROM snippets";
-        let read =
-            |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?));
-        type Raw = (i64, String, String, Option<String>, String, i64, i64);
+        let columns = "SELECT s.id, s.name, s.description, s.language, s.tags, c.code, s.created_ms, s.updated_ms \
+                       FROM snippets s JOIN snippet_code c ON c.snippet = s.id";
+        let read = |r: &rusqlite::Row<'_>| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
+        };
+        type Raw = (i64, String, String, Option<String>, String, String, i64, i64);
         let raw: Option<Raw> = match wanted {
-            Wanted::Name(name) => conn.query_row(&format!("{columns} WHERE name = ?1"), [name], read),
-            Wanted::Id(id) => conn.query_row(&format!("{columns} WHERE id = ?1"), [id], read),
+            Wanted::Name(name) => conn.query_row(&format!("{columns} WHERE s.name = ?1"), [name], read),
+            Wanted::Id(id) => conn.query_row(&format!("{columns} WHERE s.id = ?1"), [id], read),
         }
         .optional()
-        .map_err(e)?;
-        let Some((id, name, description, language, code, created, updated)) = raw else { return Ok(None) };
-        let mut stmt = conn.prepare("SELECT tag FROM snippet_tags WHERE snippet = ?1 ORDER BY tag").map_err(e)?;
-        let tags = stmt.query_map([id], |r| r.get::<_, String>(0)).map_err(e)?;
-        let tags = tags.collect::<Result<Vec<_>, _>>().map_err(e)?;
+        .map_err(|e| self.sql(e))?;
+        let Some((id, name, description, language, tags, code, created, updated)) = raw else { return Ok(None) };
         Ok(Some(Snippet {
             id,
             name,
             description,
             language,
-            tags,
+            tags: split_tags(&tags),
             code,
             created_at: rfc3339_ms(created),
             updated_at: rfc3339_ms(updated),
@@ -283,12 +204,9 @@ fn similar(name: &str, all: &[String]) -> Vec<String> {
     scored.into_iter().take(SIMILAR_SHOWN).map(|(_, n)| n.clone()).collect()
 }
 
-/// Tags as `group_concat` gives them (space-separated, in no order), sorted.
-fn split_tags(text: Option<&str>) -> Vec<String> {
-    let mut tags: Vec<String> =
-        text.unwrap_or_default().split(' ').filter(|t| !t.is_empty()).map(str::to_string).collect();
-    tags.sort();
-    tags
+/// Tags as stored (space-separated, sorted).
+pub(crate) fn split_tags(text: &str) -> Vec<String> {
+    text.split(' ').filter(|t| !t.is_empty()).map(str::to_string).collect()
 }
 
 #[cfg(test)]
@@ -303,8 +221,8 @@ mod tests {
     }
 
     #[test]
-    fn tags_split_and_sorted() {
-        assert_eq!(split_tags(Some("net http")), ["http", "net"]);
-        assert!(split_tags(None).is_empty());
+    fn tags_split() {
+        assert_eq!(split_tags("http net"), ["http", "net"]);
+        assert!(split_tags("").is_empty());
     }
 }

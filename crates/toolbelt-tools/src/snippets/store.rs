@@ -46,20 +46,26 @@ pub const MAX_TAGS: usize = 20;
 /// The schema this version writes (`PRAGMA user_version`).
 const SCHEMA_VERSION: i64 = 1;
 
-/// The tables: snippets, their tags, and the full-text index over name, description and
-/// code. The index holds no copy of the text (`content = 'snippets'`); triggers keep it in
-/// step with every insert, update and delete, in the same transaction.
+/// The tables: what lists show (small rows, so a list never reads code it does not show), the
+/// code apart, the tags to filter by, and the full-text index over name, description and
+/// code. The index keeps no copy of the text (`content = ''`); [`super::ops`] changes it in
+/// the same transaction as the rows. It also indexes every word's first 2 and 3 characters,
+/// so a short prefix (`pa*`, `par*`) reads one list instead of merging hundreds.
 const SCHEMA: &str = "
 CREATE TABLE snippets (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     name        TEXT NOT NULL UNIQUE,
     description TEXT NOT NULL DEFAULT '',
     language    TEXT,
-    code        TEXT NOT NULL,
+    tags        TEXT NOT NULL DEFAULT '',
     created_ms  INTEGER NOT NULL,
     updated_ms  INTEGER NOT NULL
 );
-CREATE INDEX snippets_by_language ON snippets (language);
+CREATE INDEX snippets_by_language ON snippets (language, name);
+CREATE TABLE snippet_code (
+    snippet INTEGER PRIMARY KEY REFERENCES snippets (id) ON DELETE CASCADE,
+    code    TEXT NOT NULL
+);
 CREATE TABLE snippet_tags (
     tag     TEXT NOT NULL,
     snippet INTEGER NOT NULL REFERENCES snippets (id) ON DELETE CASCADE,
@@ -68,23 +74,9 @@ CREATE TABLE snippet_tags (
 CREATE INDEX snippet_tags_by_snippet ON snippet_tags (snippet, tag);
 CREATE VIRTUAL TABLE snippets_fts USING fts5 (
     name, description, code,
-    content = 'snippets', content_rowid = 'id',
+    content = '', contentless_delete = 1, prefix = '2 3',
     tokenize = 'unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER snippets_fts_insert AFTER INSERT ON snippets BEGIN
-    INSERT INTO snippets_fts (rowid, name, description, code)
-    VALUES (new.id, new.name, new.description, new.code);
-END;
-CREATE TRIGGER snippets_fts_delete AFTER DELETE ON snippets BEGIN
-    INSERT INTO snippets_fts (snippets_fts, rowid, name, description, code)
-    VALUES ('delete', old.id, old.name, old.description, old.code);
-END;
-CREATE TRIGGER snippets_fts_update AFTER UPDATE ON snippets BEGIN
-    INSERT INTO snippets_fts (snippets_fts, rowid, name, description, code)
-    VALUES ('delete', old.id, old.name, old.description, old.code);
-    INSERT INTO snippets_fts (rowid, name, description, code)
-    VALUES (new.id, new.name, new.description, new.code);
-END;
 ";
 
 /// Which of the two places the snippets are kept in.

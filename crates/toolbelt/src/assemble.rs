@@ -20,6 +20,7 @@ use toolbelt_tools::knowledge::skills::{SkillDirs, SkillPrompts};
 use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::shell::SandboxConfig;
+use toolbelt_tools::snippets::{SnippetScope, SnippetStore};
 use toolbelt_tools::web::Web;
 
 use toolbelt_agent::SearchDirs;
@@ -215,6 +216,18 @@ impl Assembly {
         })
     }
 
+    /// The snippets the snippet tools work on: the user's
+    /// (`$XDG_DATA_HOME/toolbelt/snippets.db`, shared by every project), or with
+    /// `snippets.scope = "project"` this project's own (`snippets.db` in its state directory,
+    /// beside its task list). Either way outside the project; the setting only chooses
+    /// between these two places.
+    pub fn snippet_store(&self) -> SnippetStore {
+        match self.settings.snippets {
+            SnippetScope::User => SnippetStore::user(&self.loc.data_dir),
+            SnippetScope::Project => SnippetStore::project(&self.loc.project_state_dir()),
+        }
+    }
+
     /// What to tell the user about these settings: a project waiting for trust, a project
     /// setting the user's floor overrides, what Claude Code's files contributed.
     pub fn notices(&self) -> Vec<String> {
@@ -259,10 +272,10 @@ impl Assembly {
 
     /// What no tool writes without an explicit approval: the entries of every project
     /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
-    /// (the trust store, audit logs; not the worktrees made there), the managed settings and
-    /// the user's git configuration.
+    /// (the trust store, audit logs; not the worktrees made there) and data (the snippets),
+    /// the managed settings and the user's git configuration.
     pub fn protected_paths(&self) -> ProtectedPaths {
-        let mut paths = vec![self.loc.state_dir.clone()];
+        let mut paths = vec![self.loc.state_dir.clone(), self.loc.data_dir.clone()];
         if let Some(dir) = self.loc.user_file.parent() {
             paths.push(dir.to_path_buf());
         }
@@ -378,6 +391,7 @@ impl Assembly {
         let skills = skill_dirs(&self.loc);
         services.insert(Prompts(Arc::new(SkillPrompts(skills.clone()))));
         services.insert(skills);
+        services.insert(self.snippet_store());
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

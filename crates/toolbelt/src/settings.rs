@@ -216,11 +216,15 @@ pub struct Locations {
     /// (`~/.local/state/toolbelt`). The trust store and each project's audit log live here,
     /// where no project file and no sandboxed command can reach them.
     pub state_dir: PathBuf,
+    /// What toolbelt keeps for the user to reuse across projects: `$XDG_DATA_HOME/toolbelt`
+    /// (`~/.local/share/toolbelt`). The snippets live here unless `snippets.scope` is
+    /// `project`.
+    pub data_dir: PathBuf,
 }
 
 impl Locations {
-    /// The standard locations for a project, from `HOME`, `XDG_CONFIG_HOME` and
-    /// `TOOLBELT_MANAGED_CONFIG`.
+    /// The standard locations for a project, from `HOME`, `XDG_CONFIG_HOME`,
+    /// `XDG_STATE_HOME`, `XDG_DATA_HOME` and `TOOLBELT_MANAGED_CONFIG`.
     pub fn discover(cwd: &Path, project: &Path) -> Self {
         Self::discover_with(cwd, project, |name| std::env::var_os(name))
     }
@@ -231,6 +235,7 @@ impl Locations {
         let home = var("HOME").unwrap_or_else(|| PathBuf::from("/"));
         let config_home = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
         let state_home = var("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
+        let data_home = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
         let mut managed_files: Vec<PathBuf> = var("TOOLBELT_MANAGED_CONFIG").into_iter().collect();
         managed_files.push(PathBuf::from("/etc/toolbelt/managed.toml"));
         Self {
@@ -241,6 +246,7 @@ impl Locations {
             git_config: config_home.join("git"),
             managed_files,
             state_dir: state_home.join("toolbelt"),
+            data_dir: data_home.join("toolbelt"),
         }
     }
 

@@ -15,6 +15,7 @@ fn toolbelt(dir: &std::path::Path) -> Command {
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
         .env("CI", "true")
         .env_remove("TOOLBELT_LOG")
         .env_remove("TOOLBELT_MANAGED_CONFIG");
@@ -91,6 +92,10 @@ fn tools_lists_and_filters() {
         .args(["tools", "--format", "names", "--tag", "tasks"])
         .assert()
         .stdout("TaskCreate\nTaskGet\nTaskList\nTaskUpdate\n");
+    toolbelt(dir.path())
+        .args(["tools", "--format", "names", "--tag", "snippets"])
+        .assert()
+        .stdout("snippet_delete\nsnippet_list\nsnippet_load\nsnippet_save\n");
     toolbelt(dir.path()).args(["tools", "--format", "names", "--tag", "nope"]).assert().stdout("");
     toolbelt(dir.path())
         .args(["tools", "--category", "filez"])
@@ -145,6 +150,31 @@ fn call_prints_the_model_facing_text_and_exits_zero() {
         .assert()
         .success()
         .stdout(predicate::str::starts_with("Todo list updated: 0 tasks"));
+}
+
+#[test]
+fn snippets_are_saved_by_one_call_and_found_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    toolbelt(dir.path())
+        .args([
+            "call",
+            "snippet_save",
+            r#"{"name": "list-ports", "code": "ss -tlnp", "language": "sh", "description": "Listening TCP ports", "tags": ["net"]}"#,
+        ])
+        .assert()
+        .success()
+        .stdout("Saved snippet #1 `list-ports` (sh, 1 line) in your snippets.\n");
+    toolbelt(dir.path())
+        .args(["call", "snippet_list", r#"{"query": "listen*"}"#])
+        .assert()
+        .success()
+        .stdout("list-ports — Listening TCP ports [sh] #net\n");
+    toolbelt(dir.path())
+        .args(["call", "load_snippet", r#"{"name": "list-ports"}"#])
+        .assert()
+        .success()
+        .stdout(predicate::str::ends_with("\n```sh\nss -tlnp\n```\n"));
+    assert!(dir.path().join(".test-home/.local/share/toolbelt/snippets.db").is_file(), "in the user's data directory");
 }
 
 #[test]

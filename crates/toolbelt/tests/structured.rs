@@ -153,8 +153,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     // The deferred tools are listed once loaded.
-    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree"}));
-    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(3), "{loaded}");
+    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete"}));
+    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(7), "{loaded}");
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -193,6 +193,15 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("TaskGet", json!({"taskId": "2"})),
         ("TaskList", json!({})),
         ("TaskUpdate", json!({"taskId": "1", "status": "deleted"})),
+        (
+            "snippet_save",
+            json!({"name": "greet", "code": "echo hi", "language": "sh", "description": "Say hi", "tags": ["demo"]}),
+        ),
+        ("snippet_save", json!({"name": "greet", "code": "echo hello"})),
+        ("snippet_load", json!({"name": "greet"})),
+        ("snippet_list", json!({"query": "hello", "limit": 5})),
+        ("snippet_list", json!({"query": "((("})),
+        ("snippet_delete", json!({"name": "greet"})),
         ("WebFetch", json!({"url": site.url("/page")})),
         ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"})),
         ("WebSearch", json!({"query": "hello world"})),

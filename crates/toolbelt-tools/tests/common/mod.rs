@@ -11,6 +11,7 @@ use toolbelt_core::{
 };
 use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::planning::TaskListStore;
+use toolbelt_tools::snippets::SnippetStore;
 
 /// A session whose cwd is `cwd` and whose roots are `roots` (the cwd when empty).
 pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
@@ -20,11 +21,13 @@ pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
 
 /// A call context over `session`. Multi-file commits journal under the system's temp
 /// directory, and the task list is a file in the session's working directory (a test's temp
-/// directory), never in the user's state directory.
+/// directory), never in the user's state directory; so are the snippets, never in the user's
+/// data directory.
 pub fn cx(session: &Arc<SessionState>) -> ToolContext {
     let mut services = Extensions::default();
     services.insert(JournalDir(journal_dir()));
     services.insert(TaskListStore::project(session.cwd().join(".test-tasks.db")));
+    services.insert(SnippetStore::project(&session.cwd().join(".test-snippets")));
     ToolContext::new(
         "call",
         Arc::clone(session),

@@ -11,6 +11,7 @@ use toolbelt_policy::rules::{Rule, RuleEnv, RuleOrigin};
 use toolbelt_policy::{PermissionMode, PermissionRules};
 use toolbelt_runtime::{AuditConfig, RuntimeConfig};
 use toolbelt_tools::shell::{SandboxConfig, SandboxMode, WhenUnavailable};
+use toolbelt_tools::snippets::SnippetScope;
 
 use super::schema::{self, KEYS};
 use super::{Entry, Layer, Loaded, Locations, Problem};
@@ -61,6 +62,9 @@ pub struct Settings {
     pub agent: toolbelt_agent::AgentSettings,
     /// What the web tools may reach and which search provider they use.
     pub web: toolbelt_tools::web::WebConfig,
+    /// Whose snippets the snippet tools work on (`snippets.scope`): the user's, or the
+    /// project's own. Only a choice between the two fixed places: no setting names a file.
+    pub snippets: SnippetScope,
 }
 
 /// The settings of `toolbelt mcp --http`.
@@ -171,6 +175,10 @@ impl Settings {
         let mcp_defer_threshold = defer_threshold(mode.as_deref(), r.usize("mcp.tool_search_threshold"));
         let agent = super::agent::resolve(loaded.entries.as_slice(), &mut r.problems);
         let web = super::web::resolve(loaded.entries.as_slice(), &mut r.problems);
+        let snippets = match r.text("snippets.scope").as_deref() {
+            Some("project") => SnippetScope::Project,
+            _ => SnippetScope::User,
+        };
         let settings = Settings {
             agent,
             web,
@@ -185,6 +193,7 @@ impl Settings {
             audit,
             audit_enabled,
             compat_claude,
+            snippets,
         };
         (settings, r.problems)
     }

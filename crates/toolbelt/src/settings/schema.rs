@@ -147,6 +147,13 @@ pub const KEYS: &[KeyDef] = &[
         "seconds no call may exceed",
     ),
     key("runtime.concurrency", Kind::Int { min: 1, max: 256 }, "10", "shared calls of a batch run at once"),
+    key(
+        "snippets.scope",
+        Kind::Choice(&["user", "project"]),
+        "\"user\"",
+        "where the snippet tools keep snippets: user (shared by every project, $XDG_DATA_HOME/toolbelt/snippets.db) \
+         or project (this project's own, in its state directory beside its task list)",
+    ),
     key("audit.enabled", Kind::Bool, "false", "write one hash-chained JSON line per call"),
     key(
         "audit.path",

@@ -141,6 +141,7 @@ impl World {
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
             .env("CI", "true")
             .env_remove("TOOLBELT_LOG")
             .env_remove("TOOLBELT_MANAGED_CONFIG")

@@ -150,11 +150,13 @@ fn a_working_directory_inside_git_is_no_way_around_its_read_only_mount() {
 }
 
 #[test]
-fn the_user_s_own_settings_and_toolbelt_s_state_are_protected_too() {
+fn the_user_s_own_settings_and_toolbelt_s_state_and_data_are_protected_too() {
     let w = World::with_git();
     let user = w.home.join(".config/toolbelt/config.toml");
     let trust = w.home.join(".local/state/toolbelt/trust.json");
-    for target in [&user, &trust, &w.home.join(".gitconfig")] {
+    // The snippets: code a model loads later, in any project.
+    let snippets = w.home.join(".local/share/toolbelt/snippets.db");
+    for target in [&user, &trust, &snippets, &w.home.join(".gitconfig")] {
         let (code, out) = w.call(
             "Write",
             json!({"file_path": target, "content": "x"}),

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::store::{TaskListError, TaskListStore};
 use super::view::{TaskDetail, TaskLine, TaskListing, TaskStatus, id_text, with_status};
+use crate::sqlite::now_ms;
 
 /// A task to add.
 #[derive(Debug, Clone, Default)]
@@ -83,12 +84,6 @@ struct Row {
     status: TaskStatus,
     owner: Option<String>,
     metadata: Map<String, Value>,
-}
-
-/// Milliseconds since the epoch, for the rows' times.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The cycle that the edge `from → to` closes among `edges` (blocker → the tasks it blocks,

@@ -14,13 +14,13 @@
 //! write. A file that is not a task list database, or is damaged, is an error that names it;
 //! nothing here panics on what a file holds.
 
-use std::fs::{DirBuilder, OpenOptions, Permissions};
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use toolbelt_core::{ToolContext, ToolError};
+
+use crate::sqlite::{self, FileError, SqlKind};
 
 /// How long a call waits for another process's transaction on the same list to end.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -267,21 +267,10 @@ impl TaskListStore {
     /// An error of this list's database, classified: busy, damaged, or other.
     pub(crate) fn sql(&self, e: rusqlite::Error) -> TaskListError {
         let path = self.path.clone();
-        match &e {
-            rusqlite::Error::SqliteFailure(f, message) => match f.code {
-                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => TaskListError::Busy { path },
-                ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
-                    TaskListError::Corrupt { path, detail: e.to_string() }
-                }
-                _ if message.as_deref().is_some_and(|m| m.starts_with("no such")) => {
-                    TaskListError::Corrupt { path, detail: e.to_string() }
-                }
-                _ => TaskListError::Sql { path, source: e },
-            },
-            rusqlite::Error::FromSqlConversionFailure(..)
-            | rusqlite::Error::InvalidColumnType(..)
-            | rusqlite::Error::IntegralValueOutOfRange(..) => TaskListError::Corrupt { path, detail: e.to_string() },
-            _ => TaskListError::Sql { path, source: e },
+        match sqlite::kind_of(&e) {
+            SqlKind::Busy => TaskListError::Busy { path },
+            SqlKind::Corrupt => TaskListError::Corrupt { path, detail: e.to_string() },
+            SqlKind::Other => TaskListError::Sql { path, source: e },
         }
     }
 
@@ -306,52 +295,18 @@ impl TaskListStore {
         Ok(Some(conn))
     }
 
-    /// Makes the directory (`0700`) and the file (`0600`) when `create`, tightening looser
-    /// ones; `false` when the file does not exist and `create` is false.
+    /// Makes the directory and the file, owner-only, when `create`; `false` when the file
+    /// does not exist and `create` is false.
     fn prepare_file(&self, create: bool) -> Result<bool, TaskListError> {
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| TaskListError::Io { path, source }
-        };
-        if create && let Some(dir) = self.path.parent() {
-            DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io(dir))?;
-            let meta = std::fs::metadata(dir).map_err(io(dir))?;
-            if meta.permissions().mode() & 0o077 != 0 {
-                std::fs::set_permissions(dir, Permissions::from_mode(0o700)).map_err(io(dir))?;
-            }
-        }
-        let file = match OpenOptions::new().read(true).write(true).create(create).mode(0o600).open(&self.path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(false),
-            Err(e) => return Err(io(&self.path)(e)),
-        };
-        let meta = file.metadata().map_err(io(&self.path))?;
-        if !meta.is_file() {
-            return Err(self.corrupt("it is not a regular file"));
-        }
-        if meta.permissions().mode() & 0o077 != 0 {
-            file.set_permissions(Permissions::from_mode(0o600)).map_err(io(&self.path))?;
-        }
-        Ok(true)
+        sqlite::prepare_file(&self.path, create).map_err(|e| match e {
+            FileError::Io { path, source } => TaskListError::Io { path, source },
+            FileError::NotAFile => self.corrupt("it is not a regular file"),
+        })
     }
 
-    /// Puts the database in WAL mode (once; the mode is kept in the file). Switching needs a
-    /// moment alone with the file, so a busy answer is retried until [`BUSY_TIMEOUT`].
+    /// Puts the database in WAL mode (see [`sqlite::use_wal`]).
     fn use_wal(&self, conn: &Connection) -> Result<(), TaskListError> {
-        let started = Instant::now();
-        loop {
-            let mode = conn.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0)).map_err(|e| self.sql(e))?;
-            if mode.eq_ignore_ascii_case("wal") {
-                return Ok(());
-            }
-            match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(|e| self.sql(e)) {
-                Ok(_) => {}
-                Err(TaskListError::Busy { .. }) if started.elapsed() < BUSY_TIMEOUT => {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        sqlite::use_wal(conn, BUSY_TIMEOUT).map_err(|e| self.sql(e))
     }
 
     /// Creates the schema in a new database, and checks an existing one is a task list this

@@ -109,3 +109,42 @@ pub(crate) fn now_ms() -> i64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
+
+/// Why a database could not be brought to a store's schema.
+#[derive(Debug)]
+pub(crate) enum MigrateError {
+    /// SQLite failed.
+    Sql(rusqlite::Error),
+    /// A newer version wrote it (`PRAGMA user_version`).
+    Newer(i64),
+    /// It holds another program's tables, or a version this one never wrote.
+    Foreign(String),
+}
+
+/// Creates `schema` (at `version`, kept in `PRAGMA user_version`) in a new database, and
+/// checks an existing one is at `version`: in one immediate transaction, so processes opening
+/// a new database at once create it once.
+pub(crate) fn migrate(conn: &mut Connection, schema: &str, version: i64) -> Result<(), MigrateError> {
+    let read = |conn: &Connection| conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0));
+    match read(conn).map_err(MigrateError::Sql)? {
+        found if found == version => return Ok(()),
+        found if found > version => return Err(MigrateError::Newer(found)),
+        _ => {}
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(MigrateError::Sql)?;
+    match read(&tx).map_err(MigrateError::Sql)? {
+        0 => {
+            let tables: i64 =
+                tx.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0)).map_err(MigrateError::Sql)?;
+            if tables > 0 {
+                return Err(MigrateError::Foreign("it holds tables of another program".into()));
+            }
+            tx.execute_batch(schema).map_err(MigrateError::Sql)?;
+            tx.pragma_update(None, "user_version", version).map_err(MigrateError::Sql)?;
+        }
+        found if found == version => {}
+        found if found > version => return Err(MigrateError::Newer(found)),
+        found => return Err(MigrateError::Foreign(format!("unknown schema version {found}"))),
+    }
+    tx.commit().map_err(MigrateError::Sql)
+}

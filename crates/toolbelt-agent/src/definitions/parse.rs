@@ -276,8 +276,8 @@ fn tool_list(
     let names: Vec<String> = match value {
         Value::Null => return Ok(None),
         Value::Text { text, .. } if text.trim().is_empty() => return Ok(None),
-        Value::Text { text, .. } => split_names(&text),
-        Value::List(items) => items.iter().flat_map(|item| split_names(&item.text)).collect(),
+        Value::Text { text, .. } => frontmatter::split_list(&text),
+        Value::List(items) => items.iter().flat_map(|item| frontmatter::split_list(&item.text)).collect(),
         other => {
             let expected = "tool names, as `Read, Grep` or a YAML list";
             return Err(DefinitionError::WrongType { key: key.into(), expected, found: other.describe(), line });
@@ -290,32 +290,6 @@ fn tool_list(
         });
     }
     Ok(Some(names))
-}
-
-/// Tool names separated by commas or spaces; a rule's parentheses (`Bash(git add *, git
-/// commit *)`) stay whole.
-fn split_names(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut current = String::new();
-    let mut depth = 0usize;
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth == 0 && (c == ',' || c.is_whitespace()) {
-            if !current.is_empty() {
-                names.push(std::mem::take(&mut current));
-            }
-        } else {
-            current.push(c);
-        }
-    }
-    if !current.trim().is_empty() {
-        names.push(current.trim().to_string());
-    }
-    names
 }
 
 fn permission_mode(key: &str, line: usize, value: Value) -> Result<Option<PermissionMode>, DefinitionError> {

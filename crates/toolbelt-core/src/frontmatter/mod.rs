@@ -156,6 +156,33 @@ pub struct Entry {
     pub value: Value,
 }
 
+/// A list written on one line, as tool lists are (`Read, Grep, Bash(git add *, git commit *)`
+/// or `Read Grep`): split on commas and spaces, a rule's parentheses kept whole.
+pub fn split_list(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth == 0 && (c == ',' || c.is_whitespace()) {
+            if !current.trim().is_empty() {
+                items.push(current.trim().to_string());
+            }
+            current.clear();
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.trim().is_empty() {
+        items.push(current.trim().to_string());
+    }
+    items
+}
+
 /// The events of one YAML text, their lines moved to the file's.
 struct Events<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,

@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{ToolContext, ToolError};
@@ -256,30 +256,13 @@ impl SnippetStore {
         })
     }
 
-    /// Creates the schema in a new database, and checks an existing one is a snippets
-    /// database this version can read.
+    /// Creates the schema in a new database, and checks an existing one is one this version
+    /// can read.
     fn migrate(&self, conn: &mut Connection) -> Result<(), SnippetError> {
-        let version = |conn: &Connection| conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0));
-        match version(conn).map_err(|e| self.sql(e))? {
-            SCHEMA_VERSION => return Ok(()),
-            found if found > SCHEMA_VERSION => return Err(SnippetError::Newer { path: self.path.clone(), found }),
-            _ => {}
-        }
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| self.sql(e))?;
-        match version(&tx).map_err(|e| self.sql(e))? {
-            0 => {
-                let tables: i64 =
-                    tx.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0)).map_err(|e| self.sql(e))?;
-                if tables > 0 {
-                    return Err(self.corrupt("it holds tables of another program"));
-                }
-                tx.execute_batch(SCHEMA).map_err(|e| self.sql(e))?;
-                tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(|e| self.sql(e))?;
-            }
-            SCHEMA_VERSION => {}
-            found if found > SCHEMA_VERSION => return Err(SnippetError::Newer { path: self.path.clone(), found }),
-            found => return Err(self.corrupt(format!("unknown schema version {found}"))),
-        }
-        tx.commit().map_err(|e| self.sql(e))
+        crate::sqlite::migrate(conn, SCHEMA, SCHEMA_VERSION).map_err(|e| match e {
+            crate::sqlite::MigrateError::Sql(e) => self.sql(e),
+            crate::sqlite::MigrateError::Newer(found) => SnippetError::Newer { path: self.path.clone(), found },
+            crate::sqlite::MigrateError::Foreign(detail) => self.corrupt(detail),
+        })
     }
 }

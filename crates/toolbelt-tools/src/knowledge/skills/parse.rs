@@ -116,36 +116,9 @@ fn rules_of(line: usize, value: &Value) -> Result<Vec<String>, String> {
     match value {
         Value::Null => Ok(Vec::new()),
         Value::List(items) => Ok(items.iter().map(|i| i.text.trim().to_string()).filter(|t| !t.is_empty()).collect()),
-        Value::Text { text, .. } => Ok(split_rules(text)),
+        Value::Text { text, .. } => Ok(frontmatter::split_list(text)),
         other => Err(format!("line {line}: `allowed-tools` should be a list of rules, not {}", other.describe())),
     }
-}
-
-/// Splits `Read, Grep, Bash(git log:*)` or `Read Grep Bash(git log *)` into rules, keeping
-/// what is inside parentheses whole.
-fn split_rules(text: &str) -> Vec<String> {
-    let mut rules = Vec::new();
-    let mut current = String::new();
-    let mut depth = 0usize;
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth == 0 && (c == ',' || c.is_whitespace()) {
-            if !current.trim().is_empty() {
-                rules.push(current.trim().to_string());
-            }
-            current.clear();
-        } else {
-            current.push(c);
-        }
-    }
-    if !current.trim().is_empty() {
-        rules.push(current.trim().to_string());
-    }
-    rules
 }
 
 #[cfg(test)]

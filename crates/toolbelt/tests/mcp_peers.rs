@@ -288,6 +288,13 @@ fn deferred_tools_are_loaded_with_tool_search_and_skills_are_prompts() {
         "---\nname: review\ndescription: Review a change\nargument-hint: \"[files]\"\n---\nReview $ARGUMENTS carefully.\n",
     )
     .unwrap();
+    let setup = root.join(".agents/skills/setup");
+    std::fs::create_dir_all(&setup).unwrap();
+    std::fs::write(
+        setup.join("SKILL.md"),
+        "---\ndescription: Set up\nallowed-tools: Bash(touch granted.txt)\n---\nSet it up.\n",
+    )
+    .unwrap();
     let trusted = Command::new(toolbelt())
         .arg("trust")
         .current_dir(&root)
@@ -317,10 +324,24 @@ fn deferred_tools_are_loaded_with_tool_search_and_skills_are_prompts() {
     assert!(after.contains(&"mcp__everything__echo".into()) && after.contains(&"mcp__everything__get-sum".into()));
     assert!(!after.contains(&"mcp__everything__get-tiny-image".into()), "{seen}");
     assert_eq!(seen["echo"], json!([false, "Echo: loaded"]), "{seen}");
-    assert_eq!(seen["prompts"], json!([["review", "Review a change", ["args"]]]), "{seen}");
+    assert_eq!(
+        seen["prompts"],
+        json!([["review", "Review a change", ["args"]], ["setup", "Set up", ["args"]]]),
+        "{seen}"
+    );
     let prompt = seen["prompt"][0].as_str().unwrap();
     assert!(prompt.ends_with("Review src/main.rs carefully."), "{prompt}");
     assert!(prompt.starts_with(&format!("Base directory for this skill: {}", skill.display())), "{prompt}");
+    // The person approved the project skill's rule: that command runs unasked, others still ask
+    // (and this person says no).
+    assert_eq!(seen["skill"], json!([false, ["Bash(touch granted.txt)"]]), "{seen}");
+    assert_eq!(seen["granted_bash"][0], false, "{seen}");
+    assert!(root.join("granted.txt").exists());
+    assert_eq!(seen["other_bash"][0], true, "{seen}");
+    assert!(!root.join("other.txt").exists());
+    let asked: Vec<&str> = seen["asked"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(asked.iter().any(|m| m.contains("The skill `setup`")), "{asked:?}");
+    assert!(!asked.iter().any(|m| m.contains("touch granted.txt") && !m.contains("The skill")), "{asked:?}");
 }
 
 #[test]

@@ -22,13 +22,26 @@ async def on_message(message):
         seen["list_changed"] += 1
 
 
+async def elicit(context, params):
+    seen["asked"].append(params.message)
+    props = (params.requested_schema or {}).get("properties", {})
+    if "decision" in props:
+        # A permission prompt: this person says no.
+        return types.ElicitResult(action="decline")
+    if "asks that these be allowed" in params.message:
+        return types.ElicitResult(action="accept", content={"q1": "Allow"})
+    return types.ElicitResult(action="cancel")
+
+
 async def roots(context):
     return types.ListRootsResult(roots=[types.Root(uri=f"file://{root}")])
 
 
 async def main():
     server = StdioServerParameters(command=sys.argv[1], args=["mcp"])
-    async with Client(server, message_handler=on_message, list_roots_callback=roots) as client:
+    async with Client(
+        server, message_handler=on_message, list_roots_callback=roots, elicitation_callback=elicit
+    ) as client:
         tools = await client.list_tools()
         seen["before"] = sorted(t.name for t in tools.tools)
         search = next(t for t in tools.tools if t.name == "ToolSearch")
@@ -49,9 +62,16 @@ async def main():
         seen["prompts"] = [[p.name, p.description, [a.name for a in (p.arguments or [])]] for p in prompts.prompts]
         got = await client.get_prompt("review", {"args": "src/main.rs"})
         seen["prompt"] = [m.content.text for m in got.messages]
+        # A project's skill asks the person before its allowed-tools are granted.
+        r = await client.call_tool("Skill", {"skill": "setup"})
+        seen["skill"] = [r.is_error, r.structured_content["granted"] if r.structured_content else None]
+        r = await client.call_tool("Bash", {"command": "touch granted.txt"})
+        seen["granted_bash"] = [r.is_error, r.content[0].text]
+        r = await client.call_tool("Bash", {"command": "touch other.txt"})
+        seen["other_bash"] = [r.is_error, r.content[0].text]
 
 
-seen = {"list_changed": 0}
+seen = {"list_changed": 0, "asked": []}
 root = sys.argv[2]
 anyio.run(main)
 print(json.dumps(seen))

@@ -10,6 +10,7 @@ use toolbelt_core::{CallLimits, DynTool, Registry, RegistryError};
 
 pub mod agents;
 mod blocking;
+pub mod code;
 pub mod files;
 pub mod interaction;
 pub mod knowledge;
@@ -55,6 +56,7 @@ pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     let mut tools = planning::tools();
     tools.extend(interaction::tools());
     tools.extend(knowledge::tools());
+    tools.extend(code::tools());
     tools.extend(files::tools());
     tools.extend(search::tools());
     tools.extend(shell::tools(limits));

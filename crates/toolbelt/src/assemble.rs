@@ -15,6 +15,7 @@ use toolbelt_policy::protected::ProtectedPaths;
 use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
+use toolbelt_tools::code::index::CodeIndexDir;
 use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::knowledge::skills::{SkillDirs, SkillPrompts};
 use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
@@ -392,6 +393,7 @@ impl Assembly {
         services.insert(Prompts(Arc::new(SkillPrompts(skills.clone()))));
         services.insert(skills);
         services.insert(self.snippet_store());
+        services.insert(CodeIndexDir(self.loc.cache_dir.join("code-index")));
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

@@ -220,11 +220,14 @@ pub struct Locations {
     /// (`~/.local/share/toolbelt`). The snippets live here unless `snippets.scope` is
     /// `project`.
     pub data_dir: PathBuf,
+    /// What toolbelt can always rebuild: `$XDG_CACHE_HOME/toolbelt` (`~/.cache/toolbelt`). The
+    /// code index lives here.
+    pub cache_dir: PathBuf,
 }
 
 impl Locations {
     /// The standard locations for a project, from `HOME`, `XDG_CONFIG_HOME`,
-    /// `XDG_STATE_HOME`, `XDG_DATA_HOME` and `TOOLBELT_MANAGED_CONFIG`.
+    /// `XDG_STATE_HOME`, `XDG_DATA_HOME`, `XDG_CACHE_HOME` and `TOOLBELT_MANAGED_CONFIG`.
     pub fn discover(cwd: &Path, project: &Path) -> Self {
         Self::discover_with(cwd, project, |name| std::env::var_os(name))
     }
@@ -236,6 +239,7 @@ impl Locations {
         let config_home = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
         let state_home = var("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
         let data_home = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
+        let cache_home = var("XDG_CACHE_HOME").unwrap_or_else(|| home.join(".cache"));
         let mut managed_files: Vec<PathBuf> = var("TOOLBELT_MANAGED_CONFIG").into_iter().collect();
         managed_files.push(PathBuf::from("/etc/toolbelt/managed.toml"));
         Self {
@@ -247,6 +251,7 @@ impl Locations {
             managed_files,
             state_dir: state_home.join("toolbelt"),
             data_dir: data_home.join("toolbelt"),
+            cache_dir: cache_home.join("toolbelt"),
         }
     }
 

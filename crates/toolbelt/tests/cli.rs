@@ -16,6 +16,7 @@ fn toolbelt(dir: &std::path::Path) -> Command {
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_STATE_HOME", home.join(".local/state"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("CI", "true")
         .env_remove("TOOLBELT_LOG")
         .env_remove("TOOLBELT_MANAGED_CONFIG");

@@ -214,6 +214,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ),
         ("Config", json!({"setting": "runtime.output_budget"})),
         ("ToolSearch", json!({"query": "worktree"})),
+        ("code_query", json!({"query": "notes", "type": "all"})),
         ("Skill", json!({"skill": "notes", "args": "notes.txt"})),
         ("EnterPlanMode", json!({})),
         ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),

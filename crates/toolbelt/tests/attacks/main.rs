@@ -142,6 +142,7 @@ impl World {
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_CACHE_HOME", self.home.join(".cache"))
             .env("CI", "true")
             .env_remove("TOOLBELT_LOG")
             .env_remove("TOOLBELT_MANAGED_CONFIG")

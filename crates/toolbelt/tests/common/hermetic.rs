@@ -14,6 +14,7 @@ pub fn toolbelt(root: &Path) -> Command {
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_STATE_HOME", home.join(".local/state"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("CI", "true")
         .env_remove("TOOLBELT_MANAGED_CONFIG")
         .env_remove("TOOLBELT_LOG");

@@ -32,8 +32,8 @@ pub struct Found {
 
 /// What one file's tagging gave.
 pub struct Tagged {
-    /// Its content's hash.
-    pub hash: String,
+    /// Its content's hash (64-bit xxh3, as SQLite stores integers).
+    pub hash: i64,
     /// `ok`, `error` (did not parse cleanly: tags kept where the parser recovered, or none),
     /// or `skipped` (too large, or no language).
     pub state: &'static str,
@@ -105,7 +105,7 @@ fn tag_file(
     let mut bytes = Vec::new();
     let file = open(&found.rel).ok()?;
     file.take(MAX_TAGGED_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
+    let hash = i64::from_ne_bytes(xxhash_rust::xxh3::xxh3_64(&bytes).to_ne_bytes());
     let Some(lang) = lang.filter(|_| bytes.len() as u64 <= MAX_TAGGED_BYTES) else {
         return Some(Tagged { hash, state: "skipped", symbols: Vec::new() });
     };

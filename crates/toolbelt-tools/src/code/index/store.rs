@@ -26,7 +26,7 @@ CREATE TABLE files (
     lpath    TEXT NOT NULL,
     size     INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
-    hash     TEXT NOT NULL,
+    hash     INTEGER NOT NULL,
     lang     TEXT,
     state    TEXT NOT NULL
 );
@@ -41,6 +41,12 @@ CREATE TABLE symbols (
     text  TEXT NOT NULL,
     scope TEXT
 );
+CREATE TABLE counts (
+    files   INTEGER NOT NULL,
+    symbols INTEGER NOT NULL,
+    errors  INTEGER NOT NULL
+);
+INSERT INTO counts VALUES (0, 0, 0);
 CREATE INDEX symbols_lower ON symbols (lower, file, line);
 CREATE INDEX symbols_file ON symbols (file);
 CREATE VIRTUAL TABLE symbols_tri USING fts5(lower, content = 'symbols', content_rowid = 'id', tokenize = 'trigram');
@@ -106,8 +112,8 @@ pub struct Seen {
     pub size: i64,
     /// Its modification time, in nanoseconds.
     pub mtime_ns: i64,
-    /// Its content's hash.
-    pub hash: String,
+    /// Its content's hash (64-bit xxh3).
+    pub hash: i64,
 }
 
 /// A file new or changed since the index last saw it, with its symbols.
@@ -119,8 +125,8 @@ pub struct Replaced {
     pub size: i64,
     /// Its modification time, in nanoseconds.
     pub mtime_ns: i64,
-    /// Its content's hash.
-    pub hash: String,
+    /// Its content's hash (64-bit xxh3).
+    pub hash: i64,
     /// Its language, when it has one.
     pub lang: Option<&'static str>,
     /// `ok`, `error` or `skipped`.
@@ -166,6 +172,9 @@ impl Store {
         let store_sql = |e: rusqlite::Error| IndexError::Sql { path: path.to_path_buf(), reason: e.to_string() };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(store_sql)?;
         use_wal(&conn, BUSY_TIMEOUT).map_err(store_sql)?;
+        // Each call opens its own connection: reading the file through the page cache's
+        // mapping spares a large index's pages being copied into a fresh cache every time.
+        conn.pragma_update(None, "mmap_size", 1_i64 << 30).map_err(store_sql)?;
         migrate(&mut conn, SCHEMA, SCHEMA_VERSION).map_err(|e| match e {
             MigrateError::Sql(e) => store_sql(e),
             MigrateError::Newer(found) => IndexError::Sql {
@@ -240,6 +249,13 @@ impl Store {
                         .map_err(sql)?;
                 }
             }
+            // Kept here so a query does not count a large index's rows.
+            tx.execute(
+                "UPDATE counts SET files = (SELECT count(*) FROM files), symbols = (SELECT count(*) FROM symbols), \
+                 errors = (SELECT count(*) FROM files WHERE state = 'error')",
+                [],
+            )
+            .map_err(sql)?;
         }
         tx.commit().map_err(sql)
     }
@@ -247,12 +263,9 @@ impl Store {
     /// How many files, symbols and files that did not parse the index holds.
     pub fn counts(&self) -> Result<(u64, u64, u64), IndexError> {
         self.conn
-            .query_row(
-                "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM symbols), \
-                 (SELECT count(*) FROM files WHERE state = 'error')",
-                [],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)),
-            )
+            .query_row("SELECT files, symbols, errors FROM counts", [], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            })
             .map(|(a, b, c)| (a.unsigned_abs(), b.unsigned_abs(), c.unsigned_abs()))
             .map_err(|e| self.sql(e))
     }

@@ -39,6 +39,7 @@ mod schema;
 mod session;
 mod settings;
 mod spec;
+pub mod time;
 mod tool;
 mod validate;
 pub mod vars;

@@ -318,7 +318,7 @@ pub(crate) fn parse_http_date(text: &str) -> Option<SystemTime> {
     if !(1..=31).contains(&day) || !(0..24).contains(&h) || !(0..60).contains(&m) || !(0..61).contains(&s) {
         return None;
     }
-    let secs = days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s;
+    let secs = toolbelt_core::time::days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s;
     Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?))
 }
 
@@ -327,7 +327,7 @@ pub(crate) fn parse_http_date(text: &str) -> Option<SystemTime> {
 pub(crate) fn http_date(at: SystemTime) -> String {
     let secs = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = toolbelt_core::time::civil_from_days(days);
     format!(
         "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
         DAYS[days.rem_euclid(7) as usize],
@@ -336,29 +336,6 @@ pub(crate) fn http_date(at: SystemTime) -> String {
         rest % 3600 / 60,
         rest % 60
     )
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-#[cfg(any(test, feature = "testing"))]
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 #[cfg(test)]

@@ -181,30 +181,7 @@ impl AuditLog {
 /// `time` as RFC 3339 in UTC with milliseconds (`2026-11-22T14:03:07.123Z`).
 pub fn rfc3339(time: SystemTime) -> String {
     let since = time.duration_since(SystemTime::UNIX_EPOCH).unwrap_or(Duration::ZERO);
-    let secs = since.as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(i64::try_from(days).unwrap_or(0));
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60,
-        since.subsec_millis()
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
-    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    toolbelt_core::time::rfc3339_millis(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

@@ -191,9 +191,11 @@ fn query(input: &CodeQueryInput, cx: &ToolContext) -> Result<CodeQueryOutput, To
     let hits = search(index.store.conn(), &input.query, wanted, &under, limit * 2).map_err(sql_error)?;
     let hidden = cx.hidden();
     let cwd = cx.cwd();
+    let mut readable: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
     let matches: Vec<CodeMatch> = hits
         .into_iter()
         .filter(|h| !hidden.as_ref().is_some_and(|hp| hp.is_hidden(&index.root.join(&h.path))))
+        .filter(|h| *readable.entry(h.path.clone()).or_insert_with(|| index.readable(&h.path)))
         .take(limit)
         .map(|h| {
             let abs = index.root.join(&h.path);

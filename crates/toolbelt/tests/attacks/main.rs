@@ -6,7 +6,8 @@
 //!   repository's skill that asks for every command;
 //! * `git.rs` — "read-only" git starts programs a repository names;
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
-//! * `read_rules.rs` — read denials covered only the Read tool; read-only commands read
+//! * `read_rules.rs` — read denials covered only the Read tool (and a shared code index must
+//!   not show another session's, or a hard link's, definitions); read-only commands read
 //!   anywhere; commands saw toolbelt's secrets;
 //! * `read_only.rs` — a "read-only" test or `printf` that a checkout's file names or the
 //!   environment turn into code (`test -v 'a[$(…)]'`);

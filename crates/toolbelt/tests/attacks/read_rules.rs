@@ -214,3 +214,30 @@ fn http_post(port: u16, token: &str, session: Option<&str>, body: &Value) -> std
         .unwrap_or(Value::Null);
     Ok((session, value))
 }
+
+#[test]
+fn code_query_shows_no_denied_linked_or_outside_definition() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    w.write("secret.rs", "pub fn hunter2_function() {}\n");
+    std::fs::hard_link(w.root.join("secret.rs"), w.root.join("innocent.rs")).unwrap();
+    let outside = w.home.join("elsewhere/stolen.rs");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "pub fn stolen_definition() {}\n").unwrap();
+    std::os::unix::fs::symlink(&outside, w.root.join("linked.rs")).unwrap();
+    w.write("lib.rs", "pub fn visible_function() {}\n");
+    let deny = ["--deny", "Read(./secret.rs)"];
+    // A session without the rule indexed the secret first; the denied one must not see it.
+    let (code, out) = w.call("code_query", json!({"query": "hunter2_function"}), &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("secret.rs:1:8 function hunter2_function"), "{out}");
+    for query in ["hunter2_function", "hunter2", "stolen_definition"] {
+        let (code, out) = w.call("code_query", json!({"query": query}), &deny);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.starts_with("No matches."), "{query}: {out}");
+    }
+    let (_, out) = w.call("code_query", json!({"query": "innocent", "type": "file"}), &deny);
+    assert!(!out.contains("innocent.rs:1"), "a hard link to a denied file was listed: {out}");
+    let (_, out) = w.call("code_query", json!({"query": "visible_function"}), &deny);
+    assert!(out.contains("lib.rs:1:8 function visible_function"), "{out}");
+}

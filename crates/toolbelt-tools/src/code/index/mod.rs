@@ -65,6 +65,8 @@ pub struct Index {
     pub store: Store,
     /// What bringing it up to date did.
     pub refreshed: Refreshed,
+    /// The workspace, opened for this call.
+    start: Start,
 }
 
 impl Index {
@@ -80,16 +82,27 @@ impl Index {
             return Err(ToolError::Cancelled);
         }
         let seen = store.seen().map_err(|e| ToolError::failed(e.to_string()))?;
-        let handle = start.ws.dir(&start.loc);
-        let open = |rel: &str| open_searched(&start.ws, handle, Path::new(rel), &root.join(rel));
         let threads = std::thread::available_parallelism().map_or(2, usize::from);
-        let changes = scan::diff(&seen, found, threads, &open);
+        let changes = scan::diff(&seen, found, threads, &|rel: &str| open(&start, &root, rel));
         let refreshed = Refreshed { updated: changes.replaced.len(), removed: changes.removed.len() };
         if !changes.is_empty() {
             store.apply(&changes).map_err(|e| ToolError::failed(e.to_string()))?;
         }
-        Ok(Self { root, store, refreshed })
+        Ok(Self { root, store, refreshed, start })
     }
+
+    /// Whether this call may read the file at `rel` (below the root) now: opened as every
+    /// file tool opens one — confined, a regular file, and, when it has other names (hard
+    /// links), only if none of them is hidden from this session. The index is shared by
+    /// sessions with different rules, so what it holds is shown only after this check.
+    pub fn readable(&self, rel: &str) -> bool {
+        open(&self.start, &self.root, rel).is_ok()
+    }
+}
+
+/// Opens `rel` below `root` as Grep opens a file.
+fn open(start: &Start, root: &Path, rel: &str) -> std::io::Result<std::fs::File> {
+    open_searched(&start.ws, start.ws.dir(&start.loc), Path::new(rel), &root.join(rel))
 }
 
 /// Every file below `root` a search would visit (`.gitignore` respected, hidden and denied

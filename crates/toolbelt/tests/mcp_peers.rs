@@ -61,6 +61,18 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
+/// Trusts the project at `root` (its own MCP servers start only then), as its user.
+fn trust(root: &Path) {
+    let trusted = Command::new(toolbelt())
+        .arg("trust")
+        .current_dir(root)
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("home/.config"))
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
+}
+
 fn run(mut cmd: Command, root: &Path, stdin: &str) -> Value {
     cmd.current_dir(root)
         .env("HOME", root.join("home"))
@@ -219,15 +231,7 @@ fn reference_servers_as_upstreams_through_the_gateway() {
         ),
     )
     .unwrap();
-    // The project's own MCP servers start only once it is trusted.
-    let trusted = Command::new(toolbelt())
-        .arg("trust")
-        .current_dir(&root)
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("home/.config"))
-        .output()
-        .unwrap();
-    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
+    trust(&root);
     let calls = json!([
         ["mcp__everything__echo", {"message": "through the gateway"}],
         ["mcp__everything__get-sum", {"a": 2, "b": 40}],
@@ -295,14 +299,7 @@ fn deferred_tools_are_loaded_with_tool_search_and_skills_are_prompts() {
         "---\ndescription: Set up\nallowed-tools: Bash(touch granted.txt)\n---\nSet it up.\n",
     )
     .unwrap();
-    let trusted = Command::new(toolbelt())
-        .arg("trust")
-        .current_dir(&root)
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("home/.config"))
-        .output()
-        .unwrap();
-    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
+    trust(&root);
     let mut cmd = Command::new(peers.python());
     cmd.arg(script("discovery_client.py")).arg(toolbelt()).arg(&root);
     let seen = run(cmd, &root, "");

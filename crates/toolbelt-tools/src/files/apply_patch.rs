@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
+use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
 use crate::files::support::journal::{self, JournalDir};
 use crate::files::support::ledger::{FileLedger, FileState};
@@ -79,6 +80,9 @@ pub struct ApplyPatchOutput {
     /// Hunks that matched only tolerantly (whitespace, Unicode punctuation), and anything
     /// left behind.
     pub notes: Vec<String>,
+    /// Errors a running language server reports that this change introduced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Introduced>,
 }
 
 impl Render for ApplyPatchOutput {
@@ -101,7 +105,7 @@ impl Render for ApplyPatchOutput {
         for note in &self.notes {
             text.push_str(&format!("\nNote: {note}"));
         }
-        vec![Content::text(text)]
+        with_diagnostics(vec![Content::text(text)], &self.diagnostics)
     }
 }
 
@@ -158,7 +162,18 @@ impl Tool for ApplyPatch {
     }
 
     async fn call(&self, input: ApplyPatchInput, cx: ToolContext) -> Result<ApplyPatchOutput, ToolError> {
-        run_blocking(&cx, move |cx| run(&input.input, cx)).await
+        let mut out = run_blocking(&cx, move |cx| run(&input.input, cx)).await?;
+        let mut changed = Vec::new();
+        let mut deleted = Vec::new();
+        for f in &out.files {
+            match f.status {
+                FileStatus::Deleted => deleted.push(absolute(&cx, &f.path)),
+                FileStatus::Added | FileStatus::Modified => changed.push(absolute(&cx, &f.path)),
+            }
+            deleted.extend(f.moved_from.as_deref().map(|m| absolute(&cx, m)));
+        }
+        out.diagnostics = after_change(&cx, &changed, &deleted).await;
+        Ok(out)
     }
 }
 
@@ -183,7 +198,7 @@ fn run(text: &str, cx: &ToolContext) -> Result<ApplyPatchOutput, ToolError> {
             _ => FileLedger::forget(cx, &change.loc.abs),
         }
     }
-    Ok(ApplyPatchOutput { files: outcome.files, notes })
+    Ok(ApplyPatchOutput { files: outcome.files, notes, diagnostics: Vec::new() })
 }
 
 /// The path as the model should see it: relative to the cwd when inside it.

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
+use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
 use crate::files::support::change::{Target, load, numbered, open_for_change, save, shown, with_notes};
 use crate::files::support::encoding::TextFormat;
@@ -51,6 +52,9 @@ pub struct EditOutput {
     /// undone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Errors a running language server reports that this change introduced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Introduced>,
     /// The edited region, numbered, and where it starts and ends.
     #[serde(skip)]
     snippet: Option<(usize, usize, String)>,
@@ -80,7 +84,7 @@ impl Render for EditOutput {
             Some((from, to, snippet)) => format!("{what}. Lines {from}-{to} now read:\n{snippet}"),
             None => format!("{what}."),
         };
-        with_notes(text, &self.notes)
+        with_diagnostics(with_notes(text, &self.notes), &self.diagnostics)
     }
 }
 
@@ -134,11 +138,14 @@ impl Tool for Edit {
     }
 
     async fn call(&self, input: EditInput, cx: ToolContext) -> Result<EditOutput, ToolError> {
-        run_blocking(&cx, move |cx| {
+        let path = absolute(&cx, &input.file_path);
+        let mut out = run_blocking(&cx, move |cx| {
             let one = [Change { old: &input.old_string, new: &input.new_string, all: input.replace_all }];
             apply(cx, &input.file_path, &one)
         })
-        .await
+        .await?;
+        out.diagnostics = after_change(&cx, &[path], &[]).await;
+        Ok(out)
     }
 }
 
@@ -215,6 +222,7 @@ pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Resul
         edits: changes.len(),
         replacements: total,
         notes,
+        diagnostics: Vec::new(),
         snippet: (!snippet.is_empty()).then_some((from, to, snippet)),
     })
 }

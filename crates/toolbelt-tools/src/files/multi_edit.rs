@@ -6,6 +6,7 @@ use serde::Deserialize;
 use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
+use crate::code::language_servers::after_change::after_change;
 
 use crate::files::edit::{Change, EditOutput, apply};
 use crate::files::support::roots::absolute;
@@ -64,7 +65,8 @@ impl Tool for MultiEdit {
     }
 
     async fn call(&self, input: MultiEditInput, cx: ToolContext) -> Result<EditOutput, ToolError> {
-        run_blocking(&cx, move |cx| {
+        let path = absolute(&cx, &input.file_path);
+        let mut out = run_blocking(&cx, move |cx| {
             let changes: Vec<Change<'_>> = input
                 .edits
                 .iter()
@@ -72,6 +74,8 @@ impl Tool for MultiEdit {
                 .collect();
             apply(cx, &input.file_path, &changes)
         })
-        .await
+        .await?;
+        out.diagnostics = after_change(&cx, &[path], &[]).await;
+        Ok(out)
     }
 }

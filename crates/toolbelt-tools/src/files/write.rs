@@ -12,6 +12,7 @@ use toolbelt_core::{
 };
 
 use crate::blocking::run_blocking;
+use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
 use crate::files::support::change::{Target, load, open_for_change, save, shown, with_notes};
 use crate::files::support::encoding::TextFormat;
@@ -43,6 +44,9 @@ pub struct WriteOutput {
     /// undone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Errors a running language server reports that this change introduced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Introduced>,
 }
 
 /// Whether a write created the file or replaced it.
@@ -68,7 +72,7 @@ impl Render for WriteOutput {
             self.lines,
             if self.lines == 1 { "" } else { "s" }
         );
-        with_notes(text, &self.notes)
+        with_diagnostics(with_notes(text, &self.notes), &self.diagnostics)
     }
 }
 
@@ -101,7 +105,10 @@ impl Tool for Write {
     }
 
     async fn call(&self, input: WriteInput, cx: ToolContext) -> Result<WriteOutput, ToolError> {
-        run_blocking(&cx, move |cx| write(&input, cx)).await
+        let path = absolute(&cx, &input.file_path);
+        let mut out = run_blocking(&cx, move |cx| write(&input, cx)).await?;
+        out.diagnostics = after_change(&cx, &[path], &[]).await;
+        Ok(out)
     }
 }
 
@@ -114,5 +121,5 @@ fn write(input: &WriteInput, cx: &ToolContext) -> Result<WriteOutput, ToolError>
     };
     let state = save(&ws, cx, &loc, &input.content, format)?;
     let lines = input.content.lines().count();
-    Ok(WriteOutput { file_path: shown(cx, &abs), kind, bytes: state.size, lines, notes })
+    Ok(WriteOutput { file_path: shown(cx, &abs), kind, bytes: state.size, lines, notes, diagnostics: Vec::new() })
 }

@@ -1,0 +1,320 @@
+//! Language servers for the code tools: which server serves a file ([`config`]), starting
+//! one lazily per (workspace root, server) and keeping it ([`LanguageServers`]), talking to
+//! it ([`rpc`], [`server`]), its diagnostics ([`diagnostics`]), and what an edit shows of
+//! them ([`after_change`]).
+//!
+//! A server runs under the same sandbox as Bash commands (Landlock, seccomp, hidden paths
+//! masked), from the session's roots at the time it starts; it is a program that reads the
+//! whole project and may run some of it (build scripts, plugins a config names).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use toolbelt_core::{ToolContext, ToolError};
+
+pub mod after_change;
+pub mod config;
+pub mod diagnostics;
+pub mod position;
+pub mod rpc;
+pub mod server;
+
+pub use config::{LspSettings, ServerSpec};
+pub use server::Server;
+
+/// What went wrong with a language server.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LspError {
+    /// No server serves this kind of file.
+    #[error("{0}")]
+    NoServer(String),
+    /// The server could not be started.
+    #[error("the language server {server} could not start: {reason}")]
+    Start {
+        /// Its name.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server exited.
+    #[error("the language server {server} exited{}", stderr_note(.stderr))]
+    Crashed {
+        /// Its name.
+        server: String,
+        /// The last lines of its stderr.
+        stderr: String,
+    },
+    /// It crashed too often, or too recently, to be started now.
+    #[error("{0}")]
+    GaveUp(String),
+    /// No answer in time.
+    #[error(
+        "the language server {server} did not answer {method} within {seconds:.0} s; it may still be loading the project: retry in a moment"
+    )]
+    Timeout {
+        /// Its name.
+        server: String,
+        /// The request.
+        method: String,
+        /// The deadline.
+        seconds: f64,
+    },
+    /// The server answered with an error.
+    #[error("the language server {server} answered {method} with an error ({code}): {message}")]
+    Server {
+        /// Its name.
+        server: String,
+        /// The request.
+        method: String,
+        /// The JSON-RPC code.
+        code: i64,
+        /// The message.
+        message: String,
+    },
+    /// The server said something that is not LSP.
+    #[error("the language server {server} broke the protocol: {reason}")]
+    Protocol {
+        /// Its name.
+        server: String,
+        /// What.
+        reason: String,
+    },
+}
+
+fn stderr_note(stderr: &str) -> String {
+    if stderr.trim().is_empty() { String::new() } else { format!("; the end of its stderr:\n{stderr}") }
+}
+
+impl From<LspError> for ToolError {
+    fn from(e: LspError) -> Self {
+        ToolError::failed(e.to_string())
+    }
+}
+
+/// One server's place: the server while it runs, and its crash record.
+#[derive(Debug, Default)]
+struct Slot {
+    server: Option<Arc<Server>>,
+    crashes: u32,
+    retry_at: Option<Instant>,
+    last_crash: Option<String>,
+}
+
+/// The language servers of a runtime: a service (`cx.service::<LanguageServers>()`) the
+/// front end sets up from the settings. Servers start on first use, one per (workspace
+/// root, server), and are shut down with it ([`LanguageServers::shutdown_all`], or killed
+/// when it is dropped).
+#[derive(Debug)]
+pub struct LanguageServers {
+    settings: LspSettings,
+    slots: Mutex<HashMap<(PathBuf, String), Arc<tokio::sync::Mutex<Slot>>>>,
+}
+
+impl LanguageServers {
+    /// Servers as `settings` say.
+    pub fn new(settings: LspSettings) -> Self {
+        Self { settings, slots: Mutex::new(HashMap::new()) }
+    }
+
+    /// The settings in effect.
+    pub fn settings(&self) -> &LspSettings {
+        &self.settings
+    }
+
+    /// The server spec for `path` and the workspace root to start it in, or why there is none.
+    pub fn choose(&self, path: &Path, roots: &[PathBuf]) -> Result<(Arc<ServerSpec>, PathBuf), LspError> {
+        let ext = config::extension(path);
+        let shown = ext.as_deref().map_or_else(|| "files without an extension".to_owned(), |e| format!(".{e} files"));
+        if !self.settings.enabled {
+            return Err(LspError::NoServer(format!(
+                "language servers are turned off (lsp.enabled = false); turn them on to use them for {shown}"
+            )));
+        }
+        let candidates = self.settings.candidates(path);
+        if let Some(spec) = candidates.iter().find(|s| s.program().is_some()) {
+            let root = workspace_root(path, roots, &spec.root_markers);
+            return Ok((Arc::new(spec.clone()), root));
+        }
+        let mut text = if candidates.is_empty() {
+            format!(
+                "No language server is set up for {shown}. Configure one under [lsp.servers.NAME] (command, args, \
+                 extensions) in the settings; built in are rust-analyzer, basedpyright/pyright, \
+                 typescript-language-server, gopls and clangd for their languages"
+            )
+        } else {
+            let wanted: Vec<String> = candidates
+                .iter()
+                .map(|s| match &s.install_hint {
+                    Some(hint) => format!("{} (`{}`; install: {hint})", s.name, s.command),
+                    None => format!("{} (`{}`, from {})", s.name, s.command, s.origin),
+                })
+                .collect();
+            format!(
+                "No language server for {shown} is installed: none of these is on PATH: {}. Install one, or \
+                 configure another under [lsp.servers.NAME]",
+                wanted.join("; ")
+            )
+        };
+        if !self.settings.problems.is_empty() {
+            text.push_str(&format!(". Problems in the configuration: {}", self.settings.problems.join("; ")));
+        }
+        Err(LspError::NoServer(text))
+    }
+
+    /// The running server for `path`, started if needed (under the sandbox of `cx`). A server
+    /// that crashed is restarted, waiting longer after each crash.
+    pub async fn server_for(&self, cx: &ToolContext, path: &Path) -> Result<Arc<Server>, LspError> {
+        let (spec, root) = self.choose(path, &cx.session().roots())?;
+        let slot = self.slot(&root, &spec.name);
+        let mut slot = slot.lock().await;
+        if let Some(server) = slot.server.clone() {
+            if server.is_alive() {
+                return Ok(server);
+            }
+            slot.crashes += 1;
+            slot.last_crash = Some(server.stderr_tail());
+            let backoff = Duration::from_millis(500 * 2u64.pow(slot.crashes.min(6) - 1)).min(Duration::from_secs(30));
+            slot.retry_at = Some(Instant::now() + backoff);
+            slot.server = None;
+        }
+        if slot.crashes > spec.max_restarts {
+            return Err(LspError::GaveUp(format!(
+                "the language server {} crashed {} times and is not restarted again in this session{}",
+                spec.name,
+                slot.crashes,
+                stderr_note(slot.last_crash.as_deref().unwrap_or(""))
+            )));
+        }
+        if let Some(at) = slot.retry_at {
+            let wait = at.saturating_duration_since(Instant::now());
+            if wait > Duration::from_secs(5) {
+                return Err(LspError::GaveUp(format!(
+                    "the language server {} crashed {} times; it is restarted in {} s: retry then",
+                    spec.name,
+                    slot.crashes,
+                    wait.as_secs() + 1
+                )));
+            }
+            tokio::time::sleep(wait).await;
+        }
+        let (confinement, env) = launch_plan(cx)?;
+        let server = Server::start(spec, root, confinement, env).await?;
+        slot.server = Some(server.clone());
+        Ok(server)
+    }
+
+    /// The running servers that serve `path` (none is started).
+    pub fn running_for(&self, path: &Path) -> Vec<Arc<Server>> {
+        self.running().into_iter().filter(|s| s.spec.language_of(path).is_some() && path.starts_with(&s.root)).collect()
+    }
+
+    /// Every running server.
+    pub fn running(&self) -> Vec<Arc<Server>> {
+        let slots: Vec<_> = self.slots.lock().unwrap_or_else(PoisonError::into_inner).values().cloned().collect();
+        slots
+            .iter()
+            .filter_map(|slot| slot.try_lock().ok().and_then(|s| s.server.clone()))
+            .filter(|s| s.is_alive())
+            .collect()
+    }
+
+    /// Shuts every server down (politely, then killing what is left).
+    pub async fn shutdown_all(&self) {
+        let slots: Vec<_> = self.slots.lock().unwrap_or_else(PoisonError::into_inner).drain().map(|(_, s)| s).collect();
+        let mut servers = Vec::new();
+        for slot in slots {
+            if let Some(server) = slot.lock().await.server.take() {
+                servers.push(server);
+            }
+        }
+        futures_util::future::join_all(servers.iter().map(|s| s.shutdown())).await;
+    }
+
+    fn slot(&self, root: &Path, name: &str) -> Arc<tokio::sync::Mutex<Slot>> {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots.entry((root.to_path_buf(), name.to_owned())).or_default().clone()
+    }
+}
+
+/// The sandbox a server starts under, and the environment it gets (Bash's: secrets removed).
+fn launch_plan(
+    cx: &ToolContext,
+) -> Result<
+    (Option<crate::shell::support::sandbox::Confinement>, Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>),
+    LspError,
+> {
+    let (confinement, notice) = crate::shell::support::confine::plan(cx)
+        .map_err(|e| LspError::Start { server: "(any)".into(), reason: e.to_string() })?;
+    if let Some(notice) = notice {
+        tracing::warn!("language server: {notice}");
+    }
+    let bash = cx.service::<crate::shell::support::config::BashConfig>().map(|c| (*c).clone()).unwrap_or_default();
+    Ok((confinement, crate::shell::support::env::changes(&bash)))
+}
+
+/// The text of `path` (at most 16 MiB, invalid UTF-8 replaced), opened as the file tools
+/// open one: confined to `roots`, a regular file, no hard link to a hidden file. None when
+/// this session may not read it.
+pub fn read_text(roots: &crate::files::support::roots::OpenRoots, path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let loc = roots.locate(path).ok()?;
+    let file = crate::search::support::open::open_searched(roots, roots.dir(&loc), &loc.rel, path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(16 << 20).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The workspace root for `path`: the nearest folder above it holding one of `markers`,
+/// within the session root that holds it; else that root (or the file's folder when no
+/// root holds it).
+pub fn workspace_root(path: &Path, roots: &[PathBuf], markers: &[String]) -> PathBuf {
+    let root = roots.iter().filter(|r| path.starts_with(r)).max_by_key(|r| r.components().count());
+    let fallback = root.cloned().or_else(|| path.parent().map(Path::to_path_buf)).unwrap_or_else(|| PathBuf::from("/"));
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if root.is_some_and(|r| !d.starts_with(r)) {
+            break;
+        }
+        if markers.iter().any(|m| d.join(m).exists()) {
+            return d.to_path_buf();
+        }
+        if root.is_some_and(|r| d == r) {
+            break;
+        }
+        dir = d.parent();
+    }
+    fallback
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nearest_marked_folder_inside_the_root_is_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        std::fs::write(root.join("a/pyproject.toml"), "").unwrap();
+        let markers = vec!["pyproject.toml".to_owned()];
+        assert_eq!(workspace_root(&root.join("a/b/c/x.py"), &[root.clone()], &markers), root.join("a"));
+        assert_eq!(workspace_root(&root.join("x.py"), &[root.clone()], &markers), root);
+        // A marker above the root is not looked at.
+        let inner = root.join("a/b");
+        assert_eq!(workspace_root(&inner.join("c/x.py"), &[inner.clone()], &markers), inner);
+    }
+
+    #[test]
+    fn no_server_names_the_file_type_and_what_would_serve_it() {
+        let servers = LanguageServers::new(LspSettings { use_defaults: true, ..LspSettings::default() });
+        let err = servers.choose(Path::new("/p/x.zig"), &[]).unwrap_err().to_string();
+        assert!(err.contains(".zig files") && err.contains("[lsp.servers.NAME]"), "{err}");
+        let mut settings = LspSettings::default();
+        settings.servers.push(ServerSpec::new("nope", "definitely-not-a-server-xyz", &[], &[("go", "go")]));
+        settings.use_defaults = false;
+        let err = LanguageServers::new(settings).choose(Path::new("/p/x.go"), &[]).unwrap_err().to_string();
+        assert!(err.contains(".go files") && err.contains("definitely-not-a-server-xyz"), "{err}");
+    }
+}

@@ -16,6 +16,7 @@ use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::code::index::CodeIndexDir;
+use toolbelt_tools::code::language_servers::LanguageServers;
 use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::knowledge::skills::{SkillDirs, SkillPrompts};
 use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
@@ -394,6 +395,7 @@ impl Assembly {
         services.insert(skills);
         services.insert(self.snippet_store());
         services.insert(CodeIndexDir(self.loc.cache_dir.join("code-index")));
+        services.insert(LanguageServers::new(self.settings.lsp.clone()));
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

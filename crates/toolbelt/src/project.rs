@@ -101,9 +101,13 @@ impl OpenSession {
         runtime.start_session(&self.session, source).await;
     }
 
-    /// Runs the SessionEnd hooks and saves a named session's state.
+    /// Runs the SessionEnd hooks, shuts the language servers down and saves a named
+    /// session's state.
     pub async fn close(self, runtime: &Runtime) -> anyhow::Result<()> {
         runtime.end_session(&self.session, EndReason::Exit).await;
+        if let Some(servers) = runtime.services().get::<toolbelt_tools::code::language_servers::LanguageServers>() {
+            servers.shutdown_all().await;
+        }
         if let Some(file) = &self.state_file {
             self.session.save_state(file)?;
         }

@@ -34,6 +34,7 @@ pub mod agent;
 mod claude;
 mod env;
 mod locations;
+mod lsp;
 pub mod model_access;
 mod resolve;
 pub mod schema;

@@ -101,6 +101,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    // For LSP and Diagnostics: clangd serves C (.ci/run installs it).
+    std::fs::write(root.join("calc.c"), "int twice(int v) {\n    return v * 2;\n}\n").unwrap();
     let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": "x = 1",
         "outputs": [], "execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
     std::fs::write(root.join("nb.ipynb"), notebook.to_string()).unwrap();
@@ -215,6 +217,10 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Config", json!({"setting": "runtime.output_budget"})),
         ("ToolSearch", json!({"query": "worktree"})),
         ("code_query", json!({"query": "notes", "type": "all"})),
+        ("LSP", json!({"operation": "documentSymbol", "filePath": "calc.c"})),
+        ("LSP", json!({"operation": "hover", "filePath": "calc.c", "line": 1, "character": 5})),
+        ("Diagnostics", json!({"path": "calc.c"})),
+        ("Diagnostics", json!({})),
         ("Skill", json!({"skill": "notes", "args": "notes.txt"})),
         ("EnterPlanMode", json!({})),
         ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),

@@ -101,7 +101,7 @@ pub struct LspItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Nesting: children of a symbol, call sites under a call.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub depth: u32,
 }
 

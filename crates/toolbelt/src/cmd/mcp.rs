@@ -47,7 +47,11 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         tracing::warn!("{signal}: stopped the {trees} command(s) still running");
         std::process::exit(if signal == "terminated" { 143 } else { 130 });
     });
+    let servers = runtime.services().get::<toolbelt_tools::code::language_servers::LanguageServers>();
     let served = serve(args, &setup, runtime, options).await;
+    if let Some(servers) = servers {
+        servers.shutdown_all().await;
+    }
     if let Some(gateway) = gateway {
         gateway.shutdown().await;
     }

@@ -65,6 +65,8 @@ pub struct Settings {
     /// Whose snippets the snippet tools work on (`snippets.scope`): the user's, or the
     /// project's own. Only a choice between the two fixed places: no setting names a file.
     pub snippets: SnippetScope,
+    /// The language servers the LSP and Diagnostics tools use (`[lsp]`).
+    pub lsp: toolbelt_tools::code::language_servers::LspSettings,
 }
 
 /// The settings of `toolbelt mcp --http`.
@@ -179,7 +181,9 @@ impl Settings {
             Some("project") => SnippetScope::Project,
             _ => SnippetScope::User,
         };
+        let lsp = super::lsp::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home, compat_claude);
         let settings = Settings {
+            lsp,
             agent,
             web,
             mcp_servers,

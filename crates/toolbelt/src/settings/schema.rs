@@ -209,6 +209,26 @@ pub const KEYS: &[KeyDef] = &[
         "{}",
         "an upstream MCP server: command, args, env, cwd (stdio) or url, headers, bearer_token_env (HTTP); enabled_tools, disabled_tools, timeout, startup_timeout, enabled",
     ),
+    key("lsp.enabled", Kind::Bool, "true", "use language servers (the LSP and Diagnostics tools, errors after edits)"),
+    key(
+        "lsp.defaults",
+        Kind::Bool,
+        "true",
+        "use rust-analyzer, basedpyright/pyright, typescript-language-server, gopls and clangd when on PATH",
+    ),
+    key(
+        "lsp.diagnostics_timeout",
+        Kind::Int { min: 0, max: 60_000 },
+        "3000",
+        "milliseconds an edit waits for a running language server's diagnostics (0: do not wait)",
+    ),
+    key("lsp.request_timeout", Kind::Int { min: 1, max: 600 }, "30", "seconds one language server request may take"),
+    key(
+        "lsp.servers.*",
+        Kind::Table,
+        "{}",
+        "a language server: command, args, extensions (a list, or extension = language id), env, initialization_options, settings, root_markers, startup_timeout, max_restarts",
+    ),
     key(
         "agent.provider",
         Kind::Text,

@@ -138,8 +138,9 @@ pub fn defaults() -> Vec<ServerSpec> {
         ServerSpec::new("gopls", "gopls", &[], &[("go", "go")])
             .markers(&["go.mod", "go.work"])
             .hint("go install golang.org/x/tools/gopls@latest"),
-        // No background index: it would write `.cache/clangd` into the user's repository.
-        ServerSpec::new("clangd", "clangd", &["--background-index=false"], C)
+        // Its background index (for references across files) cannot land in the project:
+        // language servers run read-only under the sandbox, so it stays in memory.
+        ServerSpec::new("clangd", "clangd", &["--background-index"], C)
             .markers(&["compile_commands.json", "compile_flags.txt", ".clangd"])
             .hint("apt install clangd (or your system's package of it)"),
     ]

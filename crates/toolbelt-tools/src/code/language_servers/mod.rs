@@ -12,7 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use std::ffi::OsString;
+use std::os::unix::fs::DirBuilderExt as _;
+
 use toolbelt_core::{ToolContext, ToolError};
+
+use crate::shell::support::sandbox::Confinement;
 
 pub mod after_change;
 pub mod config;
@@ -93,6 +98,12 @@ impl From<LspError> for ToolError {
     }
 }
 
+/// A server's place: its workspace root and its name.
+type SlotKey = (PathBuf, String);
+
+/// What a server's environment changes from ours: a variable set, or removed when None.
+pub type EnvChanges = Vec<(OsString, Option<OsString>)>;
+
 /// One server's place: the server while it runs, and its crash record.
 #[derive(Debug, Default)]
 struct Slot {
@@ -109,7 +120,7 @@ struct Slot {
 #[derive(Debug)]
 pub struct LanguageServers {
     settings: LspSettings,
-    slots: Mutex<HashMap<(PathBuf, String), Arc<tokio::sync::Mutex<Slot>>>>,
+    slots: Mutex<HashMap<SlotKey, Arc<tokio::sync::Mutex<Slot>>>>,
 }
 
 impl LanguageServers {
@@ -199,7 +210,7 @@ impl LanguageServers {
             }
             tokio::time::sleep(wait).await;
         }
-        let (confinement, env) = launch_plan(cx)?;
+        let (confinement, env) = launch_plan(cx, &spec.name)?;
         let server = Server::start(spec, root, confinement, env).await?;
         slot.server = Some(server.clone());
         Ok(server)
@@ -239,19 +250,41 @@ impl LanguageServers {
 }
 
 /// The sandbox a server starts under, and the environment it gets (Bash's: secrets removed).
-fn launch_plan(
-    cx: &ToolContext,
-) -> Result<
-    (Option<crate::shell::support::sandbox::Confinement>, Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>),
-    LspError,
-> {
-    let (confinement, notice) = crate::shell::support::confine::plan(cx)
-        .map_err(|e| LspError::Start { server: "(any)".into(), reason: e.to_string() })?;
-    if let Some(notice) = notice {
-        tracing::warn!("language server: {notice}");
+/// A server only reads the workspace: the one place it may write (besides the temp
+/// directory, as commands may) is a scratch folder of its own, its `TMPDIR`; so nothing it
+/// keeps, such as an index, lands in the project. The network stays as the sandbox
+/// settings say.
+fn launch_plan(cx: &ToolContext, name: &str) -> Result<(Option<Confinement>, EnvChanges), LspError> {
+    use crate::shell::support::sandbox::{SandboxMode, WhenUnavailable};
+    let start_error = |reason: String| LspError::Start { server: name.to_owned(), reason };
+    let scratch = std::env::temp_dir().join(format!("toolbelt-lsp-{}", nix::unistd::geteuid())).join(name);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&scratch)
+        .map_err(|e| start_error(format!("its scratch folder {} cannot be made: {e}", scratch.display())))?;
+    let mut config = crate::shell::support::confine::sandbox_config(cx);
+    if config.mode == SandboxMode::ReadOnly {
+        config.mode = SandboxMode::WorkspaceWrite;
     }
+    config.writable_roots.clear();
+    let masks = cx.hidden().map(|h| h.masks()).unwrap_or_default();
+    let confinement = match Confinement::for_command(&config, std::slice::from_ref(&scratch), &masks) {
+        Ok(confinement) => confinement,
+        Err(why) if config.when_unavailable == WhenUnavailable::Refuse => {
+            return Err(start_error(format!(
+                "the sandbox cannot be applied here ({why}) and the settings say to refuse"
+            )));
+        }
+        Err(why) => {
+            tracing::warn!("a language server runs without the sandbox: {why}");
+            None
+        }
+    };
     let bash = cx.service::<crate::shell::support::config::BashConfig>().map(|c| (*c).clone()).unwrap_or_default();
-    Ok((confinement, crate::shell::support::env::changes(&bash)))
+    let mut env = crate::shell::support::env::changes(&bash);
+    env.push(("TMPDIR".into(), Some(scratch.into_os_string())));
+    Ok((confinement, env))
 }
 
 /// The text of `path` (at most 16 MiB, invalid UTF-8 replaced), opened as the file tools
@@ -299,11 +332,11 @@ mod tests {
         std::fs::create_dir_all(root.join("a/b/c")).unwrap();
         std::fs::write(root.join("a/pyproject.toml"), "").unwrap();
         let markers = vec!["pyproject.toml".to_owned()];
-        assert_eq!(workspace_root(&root.join("a/b/c/x.py"), &[root.clone()], &markers), root.join("a"));
-        assert_eq!(workspace_root(&root.join("x.py"), &[root.clone()], &markers), root);
+        assert_eq!(workspace_root(&root.join("a/b/c/x.py"), std::slice::from_ref(&root), &markers), root.join("a"));
+        assert_eq!(workspace_root(&root.join("x.py"), std::slice::from_ref(&root), &markers), root);
         // A marker above the root is not looked at.
         let inner = root.join("a/b");
-        assert_eq!(workspace_root(&inner.join("c/x.py"), &[inner.clone()], &markers), inner);
+        assert_eq!(workspace_root(&inner.join("c/x.py"), std::slice::from_ref(&inner), &markers), inner);
     }
 
     #[test]

@@ -167,7 +167,7 @@ impl Server {
         spec: Arc<ServerSpec>,
         root: PathBuf,
         confinement: Option<Confinement>,
-        env: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>,
+        env: super::EnvChanges,
     ) -> Result<Arc<Server>, LspError> {
         let name = spec.name.clone();
         let program = spec.program().ok_or_else(|| LspError::Start {
@@ -322,8 +322,8 @@ impl Server {
     /// whole new text when it changed. Returns the document's version when something was
     /// sent, None when the server already had this text.
     pub async fn sync(&self, path: &Path, text: &str, stamp: Option<(u64, std::time::SystemTime)>) -> Option<i32> {
-        let Some(language) = self.spec.language_of(path) else { return None };
-        let Ok(uri) = Url::from_file_path(path) else { return None };
+        let language = self.spec.language_of(path)?;
+        let uri = Url::from_file_path(path).ok()?;
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let mut docs = self.docs.lock().await;
         match docs.get_mut(path) {

@@ -51,13 +51,15 @@
 //! # The safe list
 //!
 //! Any arguments: `cat cmp column comm cut df diff du fmt fold grep head id ls nl paste pwd
-//! readlink realpath rev stat tail tr uname wc which whoami` — none of them has an option that
-//! writes or runs anything. No files (any value, see above): `echo printf test [ true false :
-//! exit expr seq basename dirname`.
+//! readlink realpath rev shellcheck stat tail tr uname wc which whoami` — none of them has an
+//! option that writes or runs anything. No files (any value, see above): `echo printf test [
+//! true false : exit expr seq basename dirname`.
 //!
 //! Checked arguments: `cd` (any directory), `find` (no `-exec`, `-execdir`, `-ok`, `-okdir`,
 //! `-delete`, `-fprint`, `-fprint0`, `-fprintf`, `-fls`), `rg` (no `--pre`, `--pre-glob`,
-//! `-z`/`--search-zip`, `--hostname-bin`), `sed` (only `sed -n <N|N,M|$>p [files]`), `sort`
+//! `-z`/`--search-zip`, `--hostname-bin`), `ruff` (only `ruff check` with `--no-cache` and
+//! `--no-fix`, without `--fix`, `--add-noqa`, `--output-file`/`-o`, `--watch`/`-w` or
+//! `--config`), `sed` (only `sed -n <N|N,M|$>p [files]`), `sort`
 //! (no `-o`/`--output`, `--compress-program`), `uniq` (at most one file: a second one is
 //! written), `date` (no `-s`/`--set`), `file` (no `-C`/`--compile`), `tree` (no `-o`, `-R`),
 //! `env` (only bare `env`: with arguments it runs a program) and `git`: global options only

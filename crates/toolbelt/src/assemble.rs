@@ -396,6 +396,7 @@ impl Assembly {
         services.insert(self.snippet_store());
         services.insert(CodeIndexDir(self.loc.cache_dir.join("code-index")));
         services.insert(LanguageServers::new(self.settings.lsp.clone()));
+        services.insert(self.settings.lint.clone());
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);

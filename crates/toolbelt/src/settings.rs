@@ -33,6 +33,7 @@
 pub mod agent;
 mod claude;
 mod env;
+mod lint;
 mod locations;
 mod lsp;
 pub mod model_access;

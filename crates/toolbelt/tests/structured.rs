@@ -103,6 +103,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     std::fs::write(root.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
     // For LSP and Diagnostics: clangd serves C (.ci/run installs it).
     std::fs::write(root.join("calc.c"), "int twice(int v) {\n    return v * 2;\n}\n").unwrap();
+    // For Lint: a shell script shellcheck has something to say about (.ci/run installs it).
+    std::fs::write(root.join("deploy.sh"), "#!/bin/sh\ncd /srv\n").unwrap();
     let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": "x = 1",
         "outputs": [], "execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
     std::fs::write(root.join("nb.ipynb"), notebook.to_string()).unwrap();
@@ -221,6 +223,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("LSP", json!({"operation": "hover", "filePath": "calc.c", "line": 1, "character": 5})),
         ("Diagnostics", json!({"path": "calc.c"})),
         ("Diagnostics", json!({})),
+        ("Lint", json!({"path": "deploy.sh"})),
         ("Skill", json!({"skill": "notes", "args": "notes.txt"})),
         ("EnterPlanMode", json!({})),
         ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),

@@ -6,8 +6,34 @@ use crate::words::{ComputedKind, Word};
 
 /// Programs none of whose options write files or run other programs.
 const ANY_ARGUMENTS: &[&str] = &[
-    "cat", "cmp", "column", "comm", "cut", "df", "diff", "du", "fmt", "fold", "grep", "head", "id", "ls", "nl",
-    "paste", "pwd", "readlink", "realpath", "rev", "stat", "tail", "tr", "uname", "wc", "which", "whoami",
+    "cat",
+    "cmp",
+    "column",
+    "comm",
+    "cut",
+    "df",
+    "diff",
+    "du",
+    "fmt",
+    "fold",
+    "grep",
+    "head",
+    "id",
+    "ls",
+    "nl",
+    "paste",
+    "pwd",
+    "readlink",
+    "realpath",
+    "rev",
+    "shellcheck",
+    "stat",
+    "tail",
+    "tr",
+    "uname",
+    "wc",
+    "which",
+    "whoami",
 ];
 
 /// Programs and builtins that take no file and whose options neither write nor run anything:
@@ -17,7 +43,8 @@ const NO_FILES: &[&str] =
     &["echo", "printf", "test", "[", "true", "false", ":", "exit", "expr", "seq", "basename", "dirname"];
 
 /// Programs that are read-only only with some arguments; see [`check`].
-const CHECKED_ARGUMENTS: &[&str] = &["cd", "date", "env", "file", "find", "git", "rg", "sed", "sort", "tree", "uniq"];
+const CHECKED_ARGUMENTS: &[&str] =
+    &["cd", "date", "env", "file", "find", "git", "rg", "ruff", "sed", "sort", "tree", "uniq"];
 
 /// Most combinations of variable values one command is checked with.
 const MAX_COMBINATIONS: usize = 64;
@@ -156,6 +183,7 @@ fn check_one(name: &str, args: &[Word]) -> Result<(), String> {
         "find" => find(args),
         "git" => git::check(args),
         "rg" => denied(name, args, &RG),
+        "ruff" => ruff(args),
         "sed" => sed(args),
         "sort" => denied(name, args, &SORT),
         "tree" => denied(name, args, &TREE),
@@ -260,6 +288,45 @@ fn find(args: &[Word]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Only `ruff check` told to write nothing: `--no-cache` (else it keeps a cache in the
+/// project) and `--no-fix` (else a project's `fix = true` edits files), and none of the
+/// options that write (`--fix`, `--add-noqa`, `--output-file`), watch, or take settings from
+/// the command line (`--config`, which could turn fixing back on).
+fn ruff(args: &[Word]) -> Result<(), String> {
+    const WRITES: &[&str] =
+        &["--fix", "--fix-only", "--unsafe-fixes", "--add-noqa", "--output-file", "--watch", "--config"];
+    let Some((sub, rest)) = args.split_first() else {
+        return Err("`ruff` without `check` is not read-only".into());
+    };
+    if sub.text != "check" {
+        return Err(format!("`ruff {}` is not read-only (only `ruff check --no-cache --no-fix` is)", sub.text));
+    }
+    let options = rest.iter().take_while(|a| a.text != "--");
+    let mut no_cache = false;
+    let mut no_fix = false;
+    for arg in options {
+        let name = arg.text.split('=').next().unwrap_or(&arg.text);
+        if let Some(option) = WRITES.iter().find(|w| **w == name) {
+            return Err(format!("`ruff check {option}` writes files or reads settings that may"));
+        }
+        if let Some(cluster) = short_cluster(&arg.text) {
+            if let Some(letter) = cluster_has(cluster, &['w', 'o'], &[]) {
+                return Err(format!("`ruff check -{letter}` watches or writes a file"));
+            }
+            no_cache |= cluster.contains('n');
+        }
+        no_cache |= name == "--no-cache";
+        no_fix |= name == "--no-fix";
+    }
+    match (no_cache, no_fix) {
+        (true, true) => Ok(()),
+        (false, _) => Err("`ruff check` without `--no-cache` writes its cache into the project".into()),
+        (true, false) => {
+            Err("`ruff check` without `--no-fix` edits files when the project's settings say `fix = true`".into())
+        }
+    }
 }
 
 /// Only `sed -n SCRIPT [FILE…]` where SCRIPT prints a line or a range: `5p`, `1,20p`, `$p`.

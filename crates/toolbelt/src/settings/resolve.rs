@@ -67,6 +67,8 @@ pub struct Settings {
     pub snippets: SnippetScope,
     /// The language servers the LSP and Diagnostics tools use (`[lsp]`).
     pub lsp: toolbelt_tools::code::language_servers::LspSettings,
+    /// The linters the Lint tool runs (`[lint]`).
+    pub lint: toolbelt_tools::code::linters::LintSettings,
 }
 
 /// The settings of `toolbelt mcp --http`.
@@ -182,8 +184,10 @@ impl Settings {
             _ => SnippetScope::User,
         };
         let lsp = super::lsp::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home, compat_claude);
+        let lint = super::lint::resolve(loaded.entries.as_slice(), &mut r.problems);
         let settings = Settings {
             lsp,
+            lint,
             agent,
             web,
             mcp_servers,

@@ -229,6 +229,14 @@ pub const KEYS: &[KeyDef] = &[
         "{}",
         "a language server: command, args, extensions (a list, or extension = language id), env, initialization_options, settings, root_markers, startup_timeout, max_restarts",
     ),
+    key("lint.defaults", Kind::Bool, "true", "run clippy, ruff, eslint and shellcheck where the project uses them"),
+    key("lint.timeout", Kind::Int { min: 1, max: 3600 }, "600", "seconds one Lint call may take"),
+    key(
+        "lint.linters.*",
+        Kind::Table,
+        "{}",
+        "a linter: command ({path} is the path linted), format (cargo, ruff, eslint, shellcheck, sarif, lines), extensions, root_markers",
+    ),
     key(
         "agent.provider",
         Kind::Text,

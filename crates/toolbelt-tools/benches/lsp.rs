@@ -56,7 +56,12 @@ fn setup(lang: &str) -> (LspSettings, &'static str, u32, u32) {
                 25,
             )
         }
-        _ => (json!({"command": "clangd", "args": ["--background-index=false"], "extensions": ["c", "h"]}), "main.c", 7, 13),
+        _ => (
+            json!({"command": "clangd", "args": ["--background-index=false"], "extensions": ["c", "h"]}),
+            "main.c",
+            7,
+            13,
+        ),
     };
     let spec = spec_from_json(lang, &entry, "bench", "extensions").unwrap();
     (LspSettings { servers: vec![spec], use_defaults: false, ..LspSettings::default() }, file, line, character)
@@ -78,7 +83,14 @@ fn main() {
     let cx = || {
         let mut services = Extensions::default();
         services.insert_arc(Arc::clone(&servers));
-        ToolContext::new("b", Arc::clone(&session), CancellationToken::new(), EventSink::none(), Limits::default(), services)
+        ToolContext::new(
+            "b",
+            Arc::clone(&session),
+            CancellationToken::new(),
+            EventSink::none(),
+            Limits::default(),
+            services,
+        )
     };
     let call = |input: Value| -> (Duration, Value) {
         let entry = registry.lookup("LSP").unwrap();
@@ -93,7 +105,10 @@ fn main() {
     println!("server: {} on {}", out["server"].as_str().unwrap_or("?"), root.display());
     println!("first call (start, load, answer)  {:>9.1} ms", first.as_secs_f64() * 1e3);
     println!();
-    println!("{:<22} {:>12} {:>12} {:>14} {:>14}", "operation (warm)", "tool p50", "tool p90", "server p50", "server p90");
+    println!(
+        "{:<22} {:>12} {:>12} {:>14} {:>14}",
+        "operation (warm)", "tool p50", "tool p90", "server p50", "server p90"
+    );
     let uri = lsp_types::Url::from_file_path(root.join(file)).unwrap();
     let server = rt.block_on(servers.server_for(&cx(), &root.join(file))).unwrap();
     let position = json!({"textDocument": {"uri": uri}, "position": {"line": line - 1, "character": character - 1}});

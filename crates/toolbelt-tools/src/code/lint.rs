@@ -146,7 +146,13 @@ impl Render for LintOutput {
                 file = Some(&f.path);
                 text.push('\n');
             }
-            text.push_str(&format!("\n{}:{}:{} {}", f.path, f.line, f.column, f.severity));
+            // A linter that gives no column (or line) leaves it out, as compilers print it.
+            let at = match (f.line, f.column) {
+                (0, _) => f.path.clone(),
+                (line, 0) => format!("{}:{line}", f.path),
+                (line, column) => format!("{}:{line}:{column}", f.path),
+            };
+            text.push_str(&format!("\n{at} {}", f.severity));
             if let Some(code) = &f.code {
                 text.push_str(&format!(" {code}"));
             }

@@ -6,7 +6,7 @@
 //! timeout = 600          # seconds one Lint call may take
 //!
 //! [lint.linters.mypy]
-//! command = "mypy --no-color-output {path}"   # bash; {path} is the path linted
+//! command = "mypy --show-column-numbers --cache-dir=/dev/null {path}"   # bash; {path}: the path linted
 //! format = "lines"                            # cargo, ruff, eslint, shellcheck, sarif or lines
 //! extensions = ["py"]                         # runs when such files are there
 //! root_markers = ["pyproject.toml"]           # runs in the nearest folder holding one

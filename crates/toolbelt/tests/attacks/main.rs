@@ -5,6 +5,8 @@
 //! * `self_widening.rs` — the agent rewrites what configures its next session, or loads a
 //!   repository's skill that asks for every command;
 //! * `git.rs` — "read-only" git starts programs a repository names;
+//! * `linters.rs` — Lint runs a repository's own linter binaries, or a linter makes toolbelt
+//!   read its report through a link to a file the session may not read;
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
 //! * `read_rules.rs` — read denials covered only the Read tool (and a shared code index must
 //!   not show another session's, or a hard link's, definitions); read-only commands read
@@ -37,6 +39,7 @@ mod audit;
 mod audit_mcp;
 mod deny_rules;
 mod git;
+mod linters;
 mod mcp_server;
 mod patch_crash;
 mod read_only;

@@ -256,12 +256,16 @@ impl Tool for Lsp {
         let cancel = cx.cancellation().clone();
         let work = async {
             let server = servers.server_for(&cx, &real).await?;
+            // Files another process changed since they were sent, read as the file tools
+            // read (confined, regular, not hidden); one this session may no longer read (a
+            // link now pointing at a denied file) is closed rather than sent.
             for stale in server.stale().await {
-                match std::fs::read_to_string(&stale) {
-                    Ok(t) => {
+                let text = if cx.is_hidden(&stale) { None } else { sources.text(&stale).map(str::to_owned) };
+                match text {
+                    Some(t) => {
                         server.sync(&stale, &t, stamp(&stale)).await;
                     }
-                    Err(_) => server.close(&stale).await,
+                    None => server.close(&stale).await,
                 }
             }
             server.sync(&real, &text, stamp(&real)).await;
@@ -276,7 +280,7 @@ impl Tool for Lsp {
             () = cancel.cancelled() => return Err(ToolError::Cancelled),
         };
         ops::tidy(input.operation, &mut found.items);
-        let total = found.items.len();
+        let total = found.items.len() + found.unread;
         found.items.truncate(MAX_ITEMS);
         Ok(LspOutput {
             operation: input.operation,

@@ -4,6 +4,7 @@
 //! result. No server is started for this: an edit never waits for one to load a project.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -48,13 +49,17 @@ pub async fn after_change(cx: &ToolContext, changed: &[PathBuf], deleted: &[Path
         }
     }
     let wait = servers.settings().diagnostics_wait;
+    let roots = crate::files::support::roots::OpenRoots::open_for_reading(cx).ok();
     let checks = changed.iter().map(|path| {
         let servers = servers.clone();
+        let roots = roots.as_ref();
         async move {
             let real = real(path);
             let mut found = Vec::new();
             for server in servers.running_for(&real) {
-                let Ok(text) = std::fs::read_to_string(&real) else { continue };
+                // Read back as the file tools read (a command may have swapped it since).
+                let text = roots.filter(|_| !cx.is_hidden(&real)).and_then(|r| super::read_text(r, &real));
+                let Some(text) = text else { continue };
                 let was_open = server.is_open(&real).await;
                 let before = server.diagnostics.get(&real).map(|p| p.items).unwrap_or_default();
                 let generation = server.diagnostics.generation();
@@ -84,7 +89,15 @@ pub async fn after_change(cx: &ToolContext, changed: &[PathBuf], deleted: &[Path
             found
         }
     });
-    let mut all: Vec<Introduced> = futures_util::future::join_all(checks).await.into_iter().flatten().collect();
+    // The change is made: however the servers behave, its result is not held up past the
+    // wait (and a little for the sync), nor past a cancellation.
+    let bound = wait + Duration::from_secs(2);
+    let joined = tokio::select! {
+        done = tokio::time::timeout(bound, futures_util::future::join_all(checks)) => done.ok(),
+        () = cx.cancellation().cancelled() => None,
+    };
+    let Some(joined) = joined else { return Vec::new() };
+    let mut all: Vec<Introduced> = joined.into_iter().flatten().collect();
     all.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
     all.dedup();
     all

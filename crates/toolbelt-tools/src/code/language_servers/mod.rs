@@ -20,6 +20,7 @@ use toolbelt_core::{ToolContext, ToolError};
 use crate::shell::support::sandbox::Confinement;
 
 pub mod after_change;
+mod client;
 pub mod config;
 pub mod diagnostics;
 pub mod position;
@@ -177,7 +178,7 @@ impl LanguageServers {
     /// The running server for `path`, started if needed (under the sandbox of `cx`). A server
     /// that crashed is restarted, waiting longer after each crash.
     pub async fn server_for(&self, cx: &ToolContext, path: &Path) -> Result<Arc<Server>, LspError> {
-        let (spec, root) = self.choose(path, &cx.session().roots())?;
+        let (spec, root) = self.choose(path, &cx.roots())?;
         let slot = self.slot(&root, &spec.name);
         let mut slot = slot.lock().await;
         if let Some(server) = slot.server.clone() {
@@ -186,8 +187,7 @@ impl LanguageServers {
             }
             slot.crashes += 1;
             slot.last_crash = Some(server.stderr_tail());
-            let backoff = Duration::from_millis(500 * 2u64.pow(slot.crashes.min(6) - 1)).min(Duration::from_secs(30));
-            slot.retry_at = Some(Instant::now() + backoff);
+            slot.retry_at = Some(Instant::now() + backoff(slot.crashes));
             slot.server = None;
         }
         if slot.crashes > spec.max_restarts {
@@ -211,9 +211,21 @@ impl LanguageServers {
             tokio::time::sleep(wait).await;
         }
         let (confinement, env) = launch_plan(cx, &spec.name)?;
-        let server = Server::start(spec, root, confinement, env).await?;
-        slot.server = Some(server.clone());
-        Ok(server)
+        match Server::start(spec, root, confinement, env).await {
+            Ok(server) => {
+                slot.server = Some(server.clone());
+                Ok(server)
+            }
+            // A start that fails counts as a crash: the next waits longer, and after
+            // `max_restarts` the server is given up on, rather than every call waiting out
+            // its startup timeout again.
+            Err(e) => {
+                slot.crashes += 1;
+                slot.last_crash = Some(e.to_string());
+                slot.retry_at = Some(Instant::now() + backoff(slot.crashes));
+                Err(e)
+            }
+        }
     }
 
     /// The running servers that serve `path` (none is started).
@@ -257,12 +269,12 @@ impl LanguageServers {
 fn launch_plan(cx: &ToolContext, name: &str) -> Result<(Option<Confinement>, EnvChanges), LspError> {
     use crate::shell::support::sandbox::{SandboxMode, WhenUnavailable};
     let start_error = |reason: String| LspError::Start { server: name.to_owned(), reason };
-    let scratch = std::env::temp_dir().join(format!("toolbelt-lsp-{}", nix::unistd::geteuid())).join(name);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&scratch)
-        .map_err(|e| start_error(format!("its scratch folder {} cannot be made: {e}", scratch.display())))?;
+    let base = std::env::temp_dir().join(format!("toolbelt-lsp-{}", nix::unistd::geteuid()));
+    let scratch = base.join(safe_name(name));
+    for dir in [&base, &scratch] {
+        private_dir(dir)
+            .map_err(|e| start_error(format!("its scratch folder {} cannot be used: {e}", dir.display())))?;
+    }
     let mut config = crate::shell::support::confine::sandbox_config(cx);
     if config.mode == SandboxMode::ReadOnly {
         config.mode = SandboxMode::WorkspaceWrite;
@@ -285,6 +297,38 @@ fn launch_plan(cx: &ToolContext, name: &str) -> Result<(Option<Confinement>, Env
     let mut env = crate::shell::support::env::changes(&bash);
     env.push(("TMPDIR".into(), Some(scratch.into_os_string())));
     Ok((confinement, env))
+}
+
+/// How long to wait before starting a server again after its `crashes`-th crash: 0.5 s,
+/// doubling, at most 16 s.
+fn backoff(crashes: u32) -> Duration {
+    Duration::from_millis(500 * 2u64.pow(crashes.clamp(1, 6) - 1))
+}
+
+/// A server's name as one path component: letters, digits, `.`, `_` and `-` only, never
+/// `.` or `..` (a name from a plugin's `.lsp.json` is the plugin's to choose).
+fn safe_name(name: &str) -> String {
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
+    if safe.chars().all(|c| c == '.') { format!("_{safe}") } else { safe }
+}
+
+/// Makes `dir` (its parent exists), or accepts it as it is only if it is a real folder (not
+/// a link), ours and nobody else's (0700): the shared temporary directory is anybody's to
+/// plant a folder or a link in, and this one is given to a server to write.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        Err(_) => {}
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    let ours = meta.uid() == nix::unistd::geteuid().as_raw();
+    if !meta.file_type().is_dir() || !ours || meta.mode() & 0o077 != 0 {
+        return Err(std::io::Error::other("it exists and is not a folder of this user's alone (0700); remove it"));
+    }
+    Ok(())
 }
 
 /// The text of `path` (at most 16 MiB, invalid UTF-8 replaced), opened as the file tools
@@ -337,6 +381,24 @@ mod tests {
         // A marker above the root is not looked at.
         let inner = root.join("a/b");
         assert_eq!(workspace_root(&inner.join("c/x.py"), std::slice::from_ref(&inner), &markers), inner);
+    }
+
+    #[test]
+    fn a_scratch_folder_is_a_private_one_named_safely() {
+        assert_eq!(safe_name("../../home/u"), ".._.._home_u");
+        assert_eq!(safe_name(".."), "_..");
+        assert_eq!(safe_name("rust-analyzer"), "rust-analyzer");
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("mine");
+        private_dir(&mine).unwrap();
+        private_dir(&mine).unwrap();
+        // Planted by someone else: a link, or a folder others may write.
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("link")).unwrap();
+        assert!(private_dir(&dir.path().join("link")).is_err());
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        assert!(private_dir(&open).is_err());
     }
 
     #[test]

@@ -20,9 +20,9 @@ pub fn to_lsp(text: &str, line: u32, character: u32) -> Result<Position, String>
 /// The 1-based line and character of an LSP position in `text` (None when unknown: the
 /// position's line is given, the character counted in UTF-16 units as is).
 pub fn from_lsp(text: Option<&str>, position: Position) -> (u32, u32) {
-    let line = position.line + 1;
+    let line = position.line.saturating_add(1);
     let Some(content) = text.and_then(|t| t.split('\n').nth(position.line as usize)) else {
-        return (line, position.character + 1);
+        return (line, position.character.saturating_add(1));
     };
     let mut units = 0;
     let mut chars = 0;

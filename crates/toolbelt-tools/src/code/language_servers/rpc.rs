@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader,
 };
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// The largest message accepted from a server; a longer one ends the connection (a server
@@ -49,9 +49,22 @@ pub trait Inbound: Send + Sync + 'static {
 
 type Pending = Mutex<HashMap<i64, oneshot::Sender<Result<Value, RpcError>>>>;
 
+/// Frames waiting for the writer; past this many, sending waits (up to [`SEND_TIMEOUT`]).
+const OUTBOX: usize = 1024;
+
+/// The longest a message waits to be queued, and the longest one write to the server's
+/// stdin may take: a server that stops reading its input is treated as gone (the connection
+/// closes, and the next call starts the server again) rather than left to hang every call.
+const SEND_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// One connection to a server.
+///
+/// Messages go out through one writer task fed by a queue: a send only queues a whole
+/// frame, so a call cancelled while sending never leaves half a message on the server's
+/// stdin, and the reader (which answers the server's own requests) never waits on a write
+/// while the server waits on us to read.
 pub struct Rpc {
-    writer: tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>,
+    outbox: mpsc::Sender<Vec<u8>>,
     pending: Arc<Pending>,
     next_id: AtomicI64,
     closed: CancellationToken,
@@ -64,36 +77,40 @@ impl std::fmt::Debug for Rpc {
 }
 
 impl Rpc {
-    /// Starts reading `reader` (the server's stdout) on a task of its own; `inbound` gets
-    /// what the server sends on its own.
+    /// Starts reading `reader` (the server's stdout) and writing `writer` (its stdin) on
+    /// tasks of their own; `inbound` gets what the server sends on its own.
     pub fn start(
         reader: impl AsyncRead + Send + Unpin + 'static,
         writer: impl AsyncWrite + Send + Unpin + 'static,
         inbound: Arc<dyn Inbound>,
     ) -> Arc<Rpc> {
+        let (outbox, frames) = mpsc::channel(OUTBOX);
         let rpc = Arc::new(Rpc {
-            writer: tokio::sync::Mutex::new(Box::new(writer)),
+            outbox: outbox.clone(),
             pending: Arc::new(Mutex::new(HashMap::new())),
             next_id: AtomicI64::new(1),
             closed: CancellationToken::new(),
         });
-        let weak = Arc::downgrade(&rpc);
+        tokio::spawn(write_frames(writer, frames, rpc.closed.clone()));
         let pending = rpc.pending.clone();
         let closed = rpc.closed.clone();
         tokio::spawn(async move {
             let mut reader = BufReader::new(reader);
             loop {
-                let message = match read_message(&mut reader).await {
-                    Ok(Some(message)) => message,
-                    Ok(None) => break,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "language server connection broke");
-                        break;
-                    }
+                let message = tokio::select! {
+                    read = read_message(&mut reader) => match read {
+                        Ok(Some(message)) => message,
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "language server connection broke");
+                            break;
+                        }
+                    },
+                    () = closed.cancelled() => break,
                 };
                 if let Some(reply) = dispatch(message, &pending, inbound.as_ref()) {
-                    let Some(rpc) = weak.upgrade() else { break };
-                    if rpc.send(&reply).await.is_err() {
+                    // Never wait here: a full queue means the server is not reading.
+                    if outbox.try_send(frame(&reply)).is_err() {
                         break;
                     }
                 }
@@ -117,6 +134,11 @@ impl Rpc {
         self.closed.cancelled().await;
     }
 
+    /// Closes the connection (the server exited): waiting requests fail at once.
+    pub fn close(&self) {
+        self.closed.cancel();
+    }
+
     /// Sends a request and waits up to `timeout` for its answer (cancelling it on the server
     /// when the deadline passes).
     pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, RpcError> {
@@ -126,16 +148,15 @@ impl Rpc {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap_or_else(PoisonError::into_inner).insert(id, tx);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if self.send(&message).await.is_err() {
-            self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        // Taken out again however this ends, a cancelled call included.
+        let _forget = Forget { pending: &self.pending, id };
+        if self.send(&message(Some(id), method, params)).await.is_err() {
             return Err(RpcError::Closed);
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => Err(RpcError::Closed),
             Err(_) => {
-                self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
                 let _ = self.notify("$/cancelRequest", json!({"id": id})).await;
                 Err(RpcError::Timeout)
             }
@@ -144,26 +165,85 @@ impl Rpc {
 
     /// Sends a notification.
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), RpcError> {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params})).await
+        self.send(&message(None, method, params)).await
     }
 
+    /// Queues a message for the writer.
     async fn send(&self, message: &Value) -> Result<(), RpcError> {
         if self.is_closed() {
             return Err(RpcError::Closed);
         }
-        let body = serde_json::to_vec(message).map_err(|_| RpcError::Closed)?;
-        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        frame.extend_from_slice(&body);
-        let mut writer = self.writer.lock().await;
+        match self.outbox.send_timeout(frame(message), SEND_TIMEOUT).await {
+            Ok(()) => Ok(()),
+            Err(_) => {
+                self.closed.cancel();
+                Err(RpcError::Closed)
+            }
+        }
+    }
+}
+
+/// Takes a request's waiter out of the pending map when dropped.
+struct Forget<'a> {
+    pending: &'a Pending,
+    id: i64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+    }
+}
+
+/// A request (with `id`) or a notification; `params` left out when null, as JSON-RPC 2.0
+/// allows only an object or an array there.
+fn message(id: Option<i64>, method: &str, params: Value) -> Value {
+    let mut message = json!({"jsonrpc": "2.0", "method": method});
+    if let Some(id) = id {
+        message["id"] = json!(id);
+    }
+    if !params.is_null() {
+        message["params"] = params;
+    }
+    message
+}
+
+/// A message framed with its `Content-Length` header.
+fn frame(message: &Value) -> Vec<u8> {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+/// Writes queued frames in order, each within [`SEND_TIMEOUT`]; a failed or stuck write
+/// closes the connection.
+async fn write_frames(
+    mut writer: impl AsyncWrite + Send + Unpin,
+    mut frames: mpsc::Receiver<Vec<u8>>,
+    closed: CancellationToken,
+) {
+    loop {
+        let frame = tokio::select! {
+            frame = frames.recv() => match frame {
+                Some(frame) => frame,
+                None => break,
+            },
+            () = closed.cancelled() => break,
+        };
         let written = async {
             writer.write_all(&frame).await?;
             writer.flush().await
         };
-        written.await.map_err(|_| {
-            self.closed.cancel();
-            RpcError::Closed
-        })
+        match tokio::time::timeout(SEND_TIMEOUT, written).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) | Err(_) => {
+                closed.cancel();
+                break;
+            }
+        }
     }
+    let _ = writer.shutdown().await;
 }
 
 /// Routes one message: a response to its waiting request, a notification or a request to
@@ -206,7 +286,8 @@ async fn read_message(reader: &mut (impl AsyncBufRead + Unpin)) -> std::io::Resu
     let mut line = String::new();
     loop {
         line.clear();
-        if reader.read_line(&mut line).await? == 0 {
+        // At most one byte past the limit is read: a header with no end is refused below.
+        if (&mut *reader).take(1025).read_line(&mut line).await? == 0 {
             return Ok(None);
         }
         let header = line.trim_end_matches(['\r', '\n']);
@@ -279,6 +360,33 @@ mod tests {
         assert_eq!(second, Err(RpcError::Closed));
         server.await.unwrap();
         assert!(rpc.is_closed());
+    }
+
+    #[tokio::test]
+    async fn a_call_cancelled_while_its_message_is_written_leaves_the_stream_whole() {
+        // A pipe of 64 bytes: a large message takes many writes, as the server reads.
+        let (client_end, server_end) = tokio::io::duplex(64);
+        let (r, w) = tokio::io::split(client_end);
+        let rpc = Rpc::start(r, w, Arc::new(Quiet));
+        let big = json!({"text": "x".repeat(20_000)});
+        // Given up on long before the server has read it all.
+        let cancelled = tokio::time::timeout(Duration::from_millis(1), rpc.notify("textDocument/didOpen", big)).await;
+        let _ = cancelled;
+        let _ = tokio::time::timeout(Duration::from_millis(1), rpc.request("hover", json!({}), Duration::from_secs(5)))
+            .await;
+        rpc.notify("exit", Value::Null).await.unwrap();
+        let (server_read, _server_write) = tokio::io::split(server_end);
+        let mut reader = BufReader::new(server_read);
+        let mut methods = Vec::new();
+        for _ in 0..3 {
+            let message = read_message(&mut reader).await.unwrap().unwrap();
+            methods.push(message["method"].as_str().unwrap().to_owned());
+            if message["method"] == "exit" {
+                // No `params: null`: JSON-RPC allows only an object or an array there.
+                assert!(message.get("params").is_none(), "{message}");
+            }
+        }
+        assert_eq!(methods, ["textDocument/didOpen", "hover", "exit"]);
     }
 
     #[tokio::test]

@@ -8,20 +8,16 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use lsp_types::notification::Notification as _;
-use lsp_types::{ClientCapabilities, InitializeResult, ServerCapabilities, Url};
+use lsp_types::{InitializeResult, ServerCapabilities, Url};
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt as _;
 
 use super::LspError;
+use super::client::{Client, Progress, initialize_params, keep_stderr};
 use super::config::ServerSpec;
 use super::diagnostics::DiagnosticStore;
-use super::rpc::{Inbound, Rpc, RpcError};
+use super::rpc::{Rpc, RpcError};
 use crate::shell::support::sandbox::Confinement;
 use crate::shell::support::tree::{TAG_VAR, Tree, become_subreaper, new_tag};
-
-/// Lines of the server's stderr kept, to say why it failed.
-const STDERR_LINES: usize = 20;
 
 /// An open document: the version sent last and what its text was.
 #[derive(Debug, Clone)]
@@ -29,7 +25,17 @@ struct Doc {
     version: i32,
     hash: u64,
     stamp: Option<(u64, std::time::SystemTime)>,
+    /// When it was last synced, by a counter: the least recently used is closed first.
+    used: u64,
 }
+
+/// Most documents kept open on a server; past it the least recently used one is closed (a
+/// server keeps, and re-checks, every open document).
+const MAX_OPEN: usize = 64;
+
+/// The longest a request waits for work the server reports in progress once the project
+/// has loaded (a check run after a save, say): long enough for most, never a minute.
+const BUSY_WAIT: Duration = Duration::from_secs(2);
 
 /// A running server.
 pub struct Server {
@@ -46,6 +52,10 @@ pub struct Server {
     rpc: Arc<Rpc>,
     progress: Arc<Progress>,
     first_open: Mutex<Option<Instant>>,
+    /// Whether the first load is over: later requests wait at most [`BUSY_WAIT`].
+    loaded: std::sync::atomic::AtomicBool,
+    /// Counts syncs, for [`Doc::used`].
+    uses: std::sync::atomic::AtomicU64,
     pid: Option<u32>,
     tree: Tree,
     docs: tokio::sync::Mutex<HashMap<PathBuf, Doc>>,
@@ -55,109 +65,6 @@ pub struct Server {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server").field("name", &self.spec.name).field("root", &self.root).finish_non_exhaustive()
-    }
-}
-
-/// The work a server reports in progress (`$/progress` begin without end yet): loading a
-/// project, indexing. Answers asked for meanwhile can be wrong (an import not yet followed),
-/// so requests wait for it to end, up to a bound.
-#[derive(Debug)]
-struct Progress {
-    active: Mutex<std::collections::HashSet<String>>,
-    count: tokio::sync::watch::Sender<usize>,
-}
-
-impl Progress {
-    fn new() -> Self {
-        Self { active: Mutex::new(std::collections::HashSet::new()), count: tokio::sync::watch::channel(0).0 }
-    }
-
-    fn update(&self, params: &Value) {
-        let token = params.get("token").map(Value::to_string).unwrap_or_default();
-        let kind = params.pointer("/value/kind").and_then(Value::as_str);
-        let mut active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
-        match kind {
-            Some("begin") => {
-                active.insert(token);
-            }
-            Some("end") => {
-                active.remove(&token);
-            }
-            _ => return,
-        }
-        self.count.send_replace(active.len());
-    }
-
-    /// Waits until no work is in progress, for at most `limit`; a wait that starts within
-    /// `grace` of `since` first gives the server that long to announce work.
-    async fn quiet(&self, since: Instant, grace: Duration, limit: Duration) {
-        let mut rx = self.count.subscribe();
-        let deadline = tokio::time::Instant::now() + limit;
-        let announce = tokio::time::Instant::from_std(since + grace);
-        if *rx.borrow() == 0 && tokio::time::Instant::now() < announce {
-            let _ = tokio::time::timeout_at(announce.min(deadline), rx.wait_for(|n| *n > 0)).await;
-        }
-        let _ = tokio::time::timeout_at(deadline, rx.wait_for(|n| *n == 0)).await;
-    }
-}
-
-/// Answers what a server sends on its own; keeps its diagnostics.
-struct Client {
-    diagnostics: Arc<DiagnosticStore>,
-    progress: Arc<Progress>,
-    settings: Value,
-    root: Url,
-    name: String,
-}
-
-impl Inbound for Client {
-    fn notification(&self, method: &str, params: Value) {
-        if method == lsp_types::notification::PublishDiagnostics::METHOD {
-            if let Ok(params) = serde_json::from_value(params) {
-                self.diagnostics.publish(params);
-            }
-        } else if method == "$/progress" {
-            self.progress.update(&params);
-        } else if method == "window/logMessage" || method == "window/showMessage" {
-            let text = params.get("message").and_then(Value::as_str).unwrap_or("");
-            tracing::debug!(server = %self.name, "{text}");
-        }
-    }
-
-    fn request(&self, method: &str, params: Value) -> Result<Value, (i64, String)> {
-        match method {
-            "workspace/configuration" => {
-                let items = params.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-                Ok(Value::Array(items.iter().map(|item| self.section(item)).collect()))
-            }
-            "workspace/workspaceFolders" => Ok(json!([{"uri": self.root, "name": "root"}])),
-            // toolbelt's tools write files; a server never does.
-            "workspace/applyEdit" => {
-                Ok(json!({"applied": false, "failureReason": "edits are made with the file tools"}))
-            }
-            "window/workDoneProgress/create"
-            | "client/registerCapability"
-            | "client/unregisterCapability"
-            | "window/showMessageRequest"
-            | "window/showDocument"
-            | "workspace/semanticTokens/refresh"
-            | "workspace/inlayHint/refresh"
-            | "workspace/inlineValue/refresh"
-            | "workspace/codeLens/refresh"
-            | "workspace/diagnostic/refresh"
-            | "workspace/foldingRange/refresh" => Ok(Value::Null),
-            _ => Err((-32601, format!("{method} is not supported by this client"))),
-        }
-    }
-}
-
-impl Client {
-    /// The settings under `item.section` (dotted), or all of them.
-    fn section(&self, item: &Value) -> Value {
-        let Some(section) = item.get("section").and_then(Value::as_str).filter(|s| !s.is_empty()) else {
-            return self.settings.clone();
-        };
-        section.split('.').try_fold(&self.settings, |v, key| v.get(key)).cloned().unwrap_or(Value::Null)
     }
 }
 
@@ -173,6 +80,10 @@ impl Server {
         let program = spec.program().ok_or_else(|| LspError::Start {
             server: name.clone(),
             reason: format!("`{}` is not on PATH", spec.command),
+        })?;
+        let root_uri = Url::from_directory_path(&root).map_err(|()| LspError::Start {
+            server: name.clone(),
+            reason: format!("{} is not absolute", root.display()),
         })?;
         become_subreaper();
         let tag = new_tag();
@@ -206,16 +117,8 @@ impl Server {
         };
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         keep_stderr(stderr, stderr_tail.clone());
-        // The child is reaped by the task; the tree (its process group) is killed on drop.
-        tokio::spawn(async move {
-            let _ = child.wait().await;
-        });
         let diagnostics = Arc::new(DiagnosticStore::default());
         let progress = Arc::new(Progress::new());
-        let root_uri = Url::from_directory_path(&root).map_err(|()| LspError::Start {
-            server: name.clone(),
-            reason: format!("{} is not absolute", root.display()),
-        })?;
         let client = Client {
             diagnostics: diagnostics.clone(),
             progress: progress.clone(),
@@ -224,6 +127,16 @@ impl Server {
             name: name.clone(),
         };
         let rpc = Rpc::start(stdout, stdin, Arc::new(client));
+        // The child is reaped by this task, which closes the connection when it exits (a
+        // process it started may still hold its stdout open); the tree (its process group)
+        // is killed on drop.
+        let connection = Arc::downgrade(&rpc);
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+            if let Some(rpc) = connection.upgrade() {
+                rpc.close();
+            }
+        });
         let mut server = Server {
             spec: spec.clone(),
             root,
@@ -233,6 +146,8 @@ impl Server {
             rpc,
             progress,
             first_open: Mutex::new(None),
+            loaded: std::sync::atomic::AtomicBool::new(false),
+            uses: std::sync::atomic::AtomicU64::new(0),
             pid,
             tree,
             docs: tokio::sync::Mutex::new(HashMap::new()),
@@ -288,7 +203,11 @@ impl Server {
         // was opened, give it a moment to say it started loading.
         let first_open = *self.first_open.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(opened) = first_open {
-            self.progress.quiet(opened, Duration::from_millis(750), self.spec.startup_timeout).await;
+            use std::sync::atomic::Ordering::Relaxed;
+            let limit = if self.loaded.load(Relaxed) { BUSY_WAIT } else { self.spec.startup_timeout };
+            if self.progress.quiet(opened, Duration::from_millis(750), limit).await {
+                self.loaded.store(true, Relaxed);
+            }
         }
         let mut tries = 0;
         let value = loop {
@@ -325,31 +244,57 @@ impl Server {
         let language = self.spec.language_of(path)?;
         let uri = Url::from_file_path(path).ok()?;
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        let used = self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut docs = self.docs.lock().await;
         match docs.get_mut(path) {
             Some(doc) if doc.hash == hash => {
                 doc.stamp = stamp;
+                doc.used = used;
                 None
             }
             Some(doc) => {
                 doc.version += 1;
                 doc.hash = hash;
                 doc.stamp = stamp;
+                doc.used = used;
                 let params =
                     json!({"textDocument": {"uri": uri, "version": doc.version}, "contentChanges": [{"text": text}]});
                 let _ = self.rpc.notify("textDocument/didChange", params).await;
-                let _ = self.rpc.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}})).await;
+                // The file is on disk as sent (toolbelt wrote it): say so to a server that
+                // asked to hear of saves (some check only then).
+                if self.wants_saves() {
+                    let _ = self.rpc.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}})).await;
+                }
                 Some(doc.version)
             }
             None => {
-                if docs.is_empty() {
+                if docs.is_empty() && self.first_open.lock().unwrap_or_else(PoisonError::into_inner).is_none() {
                     *self.first_open.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
                 }
-                docs.insert(path.to_path_buf(), Doc { version: 1, hash, stamp });
+                if docs.len() >= MAX_OPEN
+                    && let Some(oldest) = docs.iter().min_by_key(|(_, d)| d.used).map(|(p, _)| p.clone())
+                {
+                    docs.remove(&oldest);
+                    if let Ok(old) = Url::from_file_path(&oldest) {
+                        let _ = self.rpc.notify("textDocument/didClose", json!({"textDocument": {"uri": old}})).await;
+                    }
+                }
+                docs.insert(path.to_path_buf(), Doc { version: 1, hash, stamp, used });
                 let item = json!({"uri": uri, "languageId": language, "version": 1, "text": text});
                 let _ = self.rpc.notify("textDocument/didOpen", json!({"textDocument": item})).await;
                 Some(1)
             }
+        }
+    }
+
+    /// Whether the server asked for `didSave` (its sync options name `save`).
+    fn wants_saves(&self) -> bool {
+        match &self.capabilities.text_document_sync {
+            Some(lsp_types::TextDocumentSyncCapability::Options(options)) => options
+                .save
+                .as_ref()
+                .is_some_and(|s| !matches!(s, lsp_types::TextDocumentSyncSaveOptions::Supported(false))),
+            _ => false,
         }
     }
 
@@ -405,59 +350,4 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// Keeps the last [`STDERR_LINES`] lines the server writes to stderr.
-fn keep_stderr(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
-    tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-            if tail.len() == STDERR_LINES {
-                tail.pop_front();
-            }
-            tail.push_back(line.chars().take(500).collect());
-        }
-    });
-}
-
-/// What the client says about itself in `initialize`.
-fn initialize_params(root: &Url, spec: &ServerSpec) -> Value {
-    let capabilities: ClientCapabilities = serde_json::from_value(json!({
-        "general": {"positionEncodings": ["utf-16"]},
-        "workspace": {
-            "configuration": true,
-            "workspaceFolders": true,
-            "symbol": {"symbolKind": {"valueSet": (1..=26).collect::<Vec<u32>>()}},
-            "didChangeConfiguration": {"dynamicRegistration": false}
-        },
-        "textDocument": {
-            "synchronization": {"didSave": true, "dynamicRegistration": false},
-            "publishDiagnostics": {"relatedInformation": false, "versionSupport": true},
-            "hover": {"contentFormat": ["markdown", "plaintext"]},
-            "definition": {"linkSupport": true},
-            "implementation": {"linkSupport": true},
-            "references": {},
-            "documentSymbol": {"hierarchicalDocumentSymbolSupport": true, "symbolKind": {"valueSet": (1..=26).collect::<Vec<u32>>()}},
-            "callHierarchy": {}
-        },
-        "window": {"workDoneProgress": true}
-    }))
-    .unwrap_or_default();
-    let mut params = json!({
-        // Null, not our pid: a sandboxed server may not signal us (Landlock scopes signals), and
-        // servers that watch the pid with `kill(pid, 0)` would take that for our death and
-        // exit. Its stdin closing when we go is what ends it.
-        "processId": null,
-        "clientInfo": {"name": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
-        "rootUri": root,
-        "rootPath": root.to_file_path().ok(),
-        "workspaceFolders": [{"uri": root, "name": "root"}],
-        "capabilities": capabilities,
-    });
-    // Absent rather than null: some servers read null options as "options given, all unset".
-    if let Some(options) = &spec.initialization_options {
-        params["initializationOptions"] = options.clone();
-    }
-    params
 }

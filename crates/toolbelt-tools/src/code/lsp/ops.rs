@@ -25,7 +25,14 @@ pub struct Found {
     pub items: Vec<LspItem>,
     /// Hover text.
     pub hover: Option<String>,
+    /// Symbols past [`MAX_READ`] that were counted but not read.
+    pub unread: usize,
 }
+
+/// Most workspace symbols whose files are read (each read to show its line): a query
+/// matching thousands of names does not read thousands of files for a list cut to a few
+/// hundred.
+const MAX_READ: usize = 1000;
 
 /// Runs `operation` at `position` in `uri` on `server`.
 pub async fn run(
@@ -120,7 +127,9 @@ pub async fn run(
                 server.call("workspace/symbol", json!({"query": query}), timeout).await.map_err(named)?;
             match answer {
                 None => {}
-                Some(WorkspaceSymbolResponse::Flat(symbols)) => {
+                Some(WorkspaceSymbolResponse::Flat(mut symbols)) => {
+                    found.unread = symbols.len().saturating_sub(MAX_READ);
+                    symbols.truncate(MAX_READ);
                     for s in symbols {
                         found.items.extend(sources.item(
                             &s.location.uri,
@@ -131,7 +140,9 @@ pub async fn run(
                         ));
                     }
                 }
-                Some(WorkspaceSymbolResponse::Nested(symbols)) => {
+                Some(WorkspaceSymbolResponse::Nested(mut symbols)) => {
+                    found.unread = symbols.len().saturating_sub(MAX_READ);
+                    symbols.truncate(MAX_READ);
                     for s in symbols {
                         let (u, start) = match s.location {
                             lsp_types::OneOf::Left(l) => (l.uri, l.range.start),

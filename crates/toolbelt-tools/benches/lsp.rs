@@ -9,6 +9,9 @@
 //! by `.ci/run`).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,18 +24,6 @@ use toolbelt_tools::code::language_servers::{LanguageServers, LspSettings};
 fn percentile(times: &mut [Duration], p: f64) -> f64 {
     times.sort();
     times[((times.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1e3
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 /// The server for `lang`, and the file and position the requests are about (a use of a
@@ -74,7 +65,7 @@ fn main() {
     let (settings, file, line, character) = setup(&lang);
     let dir = tempfile::Builder::new().prefix("lsp-bench-").tempdir().unwrap();
     let root: PathBuf = dir.path().canonicalize().unwrap().join(&lang);
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp").join(&lang), &root);
+    common::copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp").join(&lang), &root);
     let session = Arc::new(SessionState::new("bench", root.clone(), vec![root.clone()]));
     let servers = Arc::new(LanguageServers::new(settings));
     let registry = Registry::new();

@@ -47,21 +47,9 @@ struct Project {
 fn project(name: &str) -> Project {
     let dir = tempfile::Builder::new().prefix("lint-").tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join(name);
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint").join(name), &root);
+    common::copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint").join(name), &root);
     let session = Arc::new(SessionState::new("t", root.clone(), vec![root.clone()]));
     Project { _dir: dir, root, session, settings: LintSettings::default() }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 /// Every file below `root` (but `skip`) with its bytes, to see that linting changed nothing.
@@ -252,7 +240,7 @@ async fn configured_linters_printing_sarif_and_text_lines() {
     assert!(out["linters"][0]["command"].as_str().unwrap().ends_with("--output-format=sarif app/main.py"), "{out}");
     assert!(!out["linters"][0]["command"].as_str().unwrap().starts_with("cd "), "{out}");
 
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint/c"), &p.root.join("c"));
+    common::copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint/c"), &p.root.join("c"));
     let (text, out) = p.lint(json!({"path": "c/calc.c", "linter": "gcc"})).await;
     let got = found(&out);
     assert!(got.contains(&"c/calc.c:3:17 error -".to_owned()), "{got:?}\n{text}");

@@ -70,21 +70,9 @@ fn project(lang: &str) -> Option<Project> {
     // Not `.tmp…`: TypeScript leaves out files below a folder whose name starts with a dot.
     let dir = tempfile::Builder::new().prefix("lsp-").tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join(lang);
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp").join(lang), &root);
+    common::copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp").join(lang), &root);
     let session = Arc::new(SessionState::new("t", root.clone(), vec![root.clone()]));
     Some(Project { _dir: dir, root, session, servers: Arc::new(LanguageServers::new(settings)) })
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 impl Project {

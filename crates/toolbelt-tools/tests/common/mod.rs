@@ -100,3 +100,16 @@ pub async fn err_in(cx: ToolContext, tool: &str, input: Value) -> String {
         Err(e) => e.to_string(),
     }
 }
+
+/// Copies the folder `from` (a fixture project) to `to`, recursively.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}

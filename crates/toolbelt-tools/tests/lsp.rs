@@ -344,3 +344,32 @@ async fn a_file_type_no_server_serves_is_named_with_what_would_serve_it() {
     let (text, _) = common::ok_in(cx(), "Diagnostics", json!({})).await;
     assert!(text.starts_with("No language server is running yet"), "{text}");
 }
+
+#[tokio::test]
+async fn multi_edit_apply_patch_and_write_show_the_errors_they_introduce() {
+    let Some(p) = project("c") else { return };
+    p.lsp_items(json!({"operation": "documentSymbol", "filePath": "main.c"})).await;
+    p.call("Read", json!({"file_path": "main.c"})).await;
+    let (text, out) = p
+        .call(
+            "MultiEdit",
+            json!({"file_path": "main.c", "edits": [{"old_string": "distance2(a, b)", "new_string": "distance2(a)"}]}),
+        )
+        .await;
+    assert!(text.contains("The language server reports 1 new error after this change:"), "{text}");
+    assert!(text.contains("main.c:7:24: error"), "{text}");
+    assert_eq!(out["diagnostics"][0]["line"], 7, "{out}");
+
+    let patch = "*** Begin Patch\n*** Update File: main.c\n@@\n-    int d = distance2(a);\n+    int d = a + b;\n*** End Patch\n";
+    let (text, out) = p.call("ApplyPatch", json!({"patch": patch})).await;
+    assert!(text.contains("new error after this change:"), "{text}");
+    assert!(text.contains("main.c:7:15: error"), "{text}");
+    assert!(out["diagnostics"].as_array().is_some_and(|d| d.len() == 1), "{out}");
+
+    p.call("Read", json!({"file_path": "main.c"})).await;
+    let (text, _) =
+        p.call("Write", json!({"file_path": "main.c", "content": "int main(void) {\n    return missing;\n}\n"})).await;
+    assert!(text.contains("main.c:2:12: error"), "{text}");
+    // The error the patch made is gone with it: only the new one is reported.
+    assert!(!text.contains("main.c:7:"), "{text}");
+}

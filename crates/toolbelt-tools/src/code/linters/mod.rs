@@ -153,6 +153,13 @@ impl Target<'_> {
         if self.path.is_dir() { self.path } else { self.path.parent().unwrap_or(self.path) }
     }
 
+    /// Where a linter runs unless the project marks a folder for it: the working directory
+    /// when the path is inside it (paths in the lines and reports read as the user types
+    /// them), else the root holding the path.
+    fn home(&self) -> &Path {
+        if self.path.starts_with(self.cwd) { self.cwd } else { self.root() }
+    }
+
     /// The root holding the path (the longest that does), or the path's folder.
     fn root(&self) -> &Path {
         self.roots
@@ -237,9 +244,8 @@ pub fn plan(settings: &LintSettings, target: &Target<'_>, survey: &Survey, only:
         if spec.extensions.is_empty() || spec.extensions.iter().any(|e| survey.has_extension(e)) || only.is_some() {
             // Where its user would type it: the working directory (or the root holding the
             // path outside it), unless its markers say otherwise.
-            let home = if target.path.starts_with(target.cwd) { target.cwd } else { target.root() };
             let names: Vec<&str> = spec.root_markers.iter().map(String::as_str).collect();
-            let cwd = target.nearest(&names).unwrap_or_else(|| home.to_path_buf());
+            let cwd = target.nearest(&names).unwrap_or_else(|| target.home().to_path_buf());
             let command = spec.command.replace("{path}", &target.arg(&cwd));
             plan.runs.push(Planned {
                 linter: spec.name.clone(),
@@ -305,7 +311,7 @@ fn default_linter(name: &str, target: &Target<'_>, survey: &Survey, plan: &mut P
             }
             let cwd = target
                 .nearest(&["pyproject.toml", "ruff.toml", ".ruff.toml"])
-                .unwrap_or_else(|| target.dir().to_path_buf());
+                .unwrap_or_else(|| target.home().to_path_buf());
             let Some(program) = target.program(&cwd, &[".venv/bin/ruff", "venv/bin/ruff"], "ruff") else {
                 return unavailable("ruff is not installed (`pip install ruff`, or `uv tool install ruff`)");
             };
@@ -357,7 +363,7 @@ fn default_linter(name: &str, target: &Target<'_>, survey: &Survey, plan: &mut P
                     "shellcheck is not installed (`apt install shellcheck`, `brew install shellcheck`)",
                 );
             }
-            let cwd = target.dir().to_path_buf();
+            let cwd = target.home().to_path_buf();
             let files: Vec<String> = survey
                 .shell_scripts
                 .iter()

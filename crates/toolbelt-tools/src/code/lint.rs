@@ -235,11 +235,12 @@ impl Tool for Lint {
         let mut linters = Vec::new();
         let mut findings = Vec::new();
         let mut notes = plan.notes.clone();
+        let real_target = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
         for (planned, ran) in plan.runs.iter().zip(runs) {
             let ran = ran?;
             let Ran { findings: found, exit_code, failure, duration, notice } = ran;
             notes.extend(notice);
-            let inside: Vec<Finding> = found.into_iter().filter(|f| inside(&cx, &target, f)).collect();
+            let inside: Vec<Finding> = found.into_iter().filter(|f| inside(&cx, &target, &real_target, f)).collect();
             linters.push(LinterReport {
                 name: planned.linter.clone(),
                 status: if failure.is_some() { "failed" } else { "ok" }.to_owned(),
@@ -312,11 +313,11 @@ fn declare(plan: &Plan, target: &std::path::Path) -> Access {
     plan.runs.iter().fold(access.reads(target.to_path_buf()), |a, r| a.executes(r.line.clone()))
 }
 
-/// Whether a finding lies inside the path linted and may be shown to this call.
-fn inside(cx: &ToolContext, target: &std::path::Path, finding: &Finding) -> bool {
+/// Whether a finding lies inside the path linted (as given, or as it really is) and may be
+/// shown to this call.
+fn inside(cx: &ToolContext, target: &std::path::Path, real_target: &std::path::Path, finding: &Finding) -> bool {
     let path = std::path::Path::new(&finding.path);
-    let real_target = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
-    (path.starts_with(target) || path.starts_with(&real_target)) && !cx.is_hidden(path)
+    (path.starts_with(target) || path.starts_with(real_target)) && !cx.is_hidden(path)
 }
 
 /// The error when nothing applies: what was looked for, and why each found one cannot run.

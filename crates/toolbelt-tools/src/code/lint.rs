@@ -237,8 +237,18 @@ impl Tool for Lint {
         let mut notes = plan.notes.clone();
         let real_target = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
         for (planned, ran) in plan.runs.iter().zip(runs) {
-            let ran = ran?;
-            let Ran { findings: found, exit_code, failure, duration, notice } = ran;
+            // A linter that could not start is that linter's failure; the others' reports stand.
+            let Ran { findings: found, exit_code, failure, duration, notice } = match ran {
+                Ok(ran) => ran,
+                Err(ToolError::Cancelled) => return Err(ToolError::Cancelled),
+                Err(e) => Ran {
+                    findings: Vec::new(),
+                    exit_code: None,
+                    failure: Some(e.to_string()),
+                    duration: std::time::Duration::ZERO,
+                    notice: None,
+                },
+            };
             notes.extend(notice);
             let inside: Vec<Finding> = found.into_iter().filter(|f| inside(&cx, &target, &real_target, f)).collect();
             linters.push(LinterReport {

@@ -5,6 +5,8 @@
 //! * `self_widening.rs` — the agent rewrites what configures its next session, or loads a
 //!   repository's skill that asks for every command;
 //! * `git.rs` — "read-only" git starts programs a repository names;
+//! * `language_servers.rs` — a language server (running the project's code) writes into the
+//!   project or outside it;
 //! * `linters.rs` — Lint runs a repository's own linter binaries, or a linter makes toolbelt
 //!   read its report through a link to a file the session may not read;
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
@@ -39,6 +41,7 @@ mod audit;
 mod audit_mcp;
 mod deny_rules;
 mod git;
+mod language_servers;
 mod linters;
 mod mcp_server;
 mod patch_crash;

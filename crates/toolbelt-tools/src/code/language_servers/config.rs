@@ -171,16 +171,7 @@ pub fn spec_from_json(name: &str, entry: &Value, origin: &str, extensions_key: &
     let get = |camel: &str, snake: &str| entry.get(camel).or_else(|| entry.get(snake)).filter(|v| !v.is_null());
     let command = entry.get("command").and_then(Value::as_str).filter(|c| !c.trim().is_empty());
     let command = command.ok_or("`command` is missing (the program to start)")?;
-    let strings = |v: Option<&Value>, what: &str| -> Result<Vec<String>, String> {
-        match v {
-            None => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|i| i.as_str().map(str::to_owned).ok_or_else(|| format!("`{what}` must be a list of strings")))
-                .collect(),
-            Some(_) => Err(format!("`{what}` must be a list of strings")),
-        }
-    };
+    let strings = string_list;
     let args = strings(entry.get("args"), "args")?;
     let mut languages = BTreeMap::new();
     match entry.get(extensions_key).or_else(|| entry.get("extensions")) {
@@ -230,6 +221,19 @@ pub fn spec_from_json(name: &str, entry: &Value, origin: &str, extensions_key: &
     }
     spec.origin = origin.to_owned();
     Ok(spec)
+}
+
+/// A settings value that must be a list of strings (absent or null: empty), or what is
+/// wrong with it, naming `what`.
+pub fn string_list(value: Option<&Value>, what: &str) -> Result<Vec<String>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_owned).ok_or_else(|| format!("`{what}` must be a list of strings")))
+            .collect(),
+        Some(_) => Err(format!("`{what}` must be a list of strings")),
+    }
 }
 
 /// The usual language id of a file extension (lower case, no dot).

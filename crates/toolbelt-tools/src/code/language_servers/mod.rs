@@ -270,7 +270,8 @@ fn launch_plan(cx: &ToolContext, name: &str) -> Result<(Option<Confinement>, Env
     use crate::shell::support::sandbox::{SandboxMode, WhenUnavailable};
     let start_error = |reason: String| LspError::Start { server: name.to_owned(), reason };
     let base = std::env::temp_dir().join(format!("toolbelt-lsp-{}", nix::unistd::geteuid()));
-    let scratch = base.join(safe_name(name));
+    // A name from a plugin's `.lsp.json` is the plugin's to choose: one path component.
+    let scratch = base.join(crate::shell::support::spill::safe_name(name));
     for dir in [&base, &scratch] {
         private_dir(dir)
             .map_err(|e| start_error(format!("its scratch folder {} cannot be used: {e}", dir.display())))?;
@@ -303,14 +304,6 @@ fn launch_plan(cx: &ToolContext, name: &str) -> Result<(Option<Confinement>, Env
 /// doubling, at most 16 s.
 fn backoff(crashes: u32) -> Duration {
     Duration::from_millis(500 * 2u64.pow(crashes.clamp(1, 6) - 1))
-}
-
-/// A server's name as one path component: letters, digits, `.`, `_` and `-` only, never
-/// `.` or `..` (a name from a plugin's `.lsp.json` is the plugin's to choose).
-fn safe_name(name: &str) -> String {
-    let safe: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
-    if safe.chars().all(|c| c == '.') { format!("_{safe}") } else { safe }
 }
 
 /// Makes `dir` (its parent exists), or accepts it as it is only if it is a real folder (not
@@ -385,8 +378,9 @@ mod tests {
 
     #[test]
     fn a_scratch_folder_is_a_private_one_named_safely() {
+        use crate::shell::support::spill::safe_name;
         assert_eq!(safe_name("../../home/u"), ".._.._home_u");
-        assert_eq!(safe_name(".."), "_..");
+        assert_eq!(safe_name(".."), "_");
         assert_eq!(safe_name("rust-analyzer"), "rust-analyzer");
         let dir = tempfile::tempdir().unwrap();
         let mine = dir.path().join("mine");

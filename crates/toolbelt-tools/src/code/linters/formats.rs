@@ -115,7 +115,7 @@ pub fn parse(format: Format, stdout: &str, stderr: &str) -> Result<Vec<Finding>,
         Format::Ruff => Ok(ruff(typed(stdout)?)),
         Format::Eslint => Ok(eslint(typed(stdout)?)),
         Format::Shellcheck => Ok(shellcheck(typed(stdout)?)),
-        Format::Sarif => sarif(&json(stdout)?),
+        Format::Sarif => sarif(&typed::<Value>(stdout)?),
         Format::Lines => Ok(stdout.lines().chain(stderr.lines()).filter_map(line).collect()),
     }
 }
@@ -181,10 +181,6 @@ fn typed<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Unreadable> {
         let start: String = text.chars().take(120).collect();
         Unreadable(format!("its output is not the JSON expected ({e}); it begins: {start}"))
     })
-}
-
-fn json(text: &str) -> Result<Value, Unreadable> {
-    typed(text)
 }
 
 /// Present and not null: a fix, a suggestion.

@@ -27,7 +27,7 @@ mod survey;
 pub use formats::{Finding, Format, Severity};
 pub use survey::Survey;
 
-use crate::code::language_servers::config::find_program;
+use crate::code::language_servers::config::{find_program, string_list};
 
 /// A linter from the settings: `[lint.linters.NAME]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,16 +74,7 @@ pub fn spec_from_json(name: &str, entry: &Value, origin: &str) -> Result<LinterS
         Some(f) => Format::parse(f).ok_or_else(|| format!("`format` \"{f}\" is not one of {}", Format::NAMES))?,
         None => return Err(format!("`format` is missing (what it prints: {})", Format::NAMES)),
     };
-    let strings = |key: &str| -> Result<Vec<String>, String> {
-        match entry.get(key) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|i| i.as_str().map(str::to_owned).ok_or_else(|| format!("`{key}` must be a list of strings")))
-                .collect(),
-            Some(_) => Err(format!("`{key}` must be a list of strings")),
-        }
-    };
+    let strings = |key: &str| string_list(entry.get(key), key);
     let extensions =
         strings("extensions")?.into_iter().map(|e| e.trim_start_matches('.').to_ascii_lowercase()).collect();
     Ok(LinterSpec {

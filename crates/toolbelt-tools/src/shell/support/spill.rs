@@ -103,7 +103,7 @@ fn private_dirs(root: &Dir, rel: &Path) -> std::io::Result<()> {
 }
 
 /// A name safe as one path component: letters, digits, `-`, `_` and `.` kept, the rest `_`.
-fn safe_name(raw: &str) -> String {
+pub(crate) fn safe_name(raw: &str) -> String {
     let name: String = raw
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })

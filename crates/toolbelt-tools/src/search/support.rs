@@ -26,6 +26,7 @@ pub(crate) mod matcher;
 pub(crate) mod open;
 mod ordered;
 mod pages;
+mod whole;
 
 use std::path::{Path, PathBuf};
 

@@ -292,6 +292,20 @@ pub(super) fn search_file(
     sink: &mut Collect<'_>,
 ) -> io::Result<Outcome> {
     let result = searcher.search_file(sink.matcher, file, &mut *sink);
+    outcome(result, sink)
+}
+
+/// [`search_file`] for a file already read whole into `bytes` (one no larger than
+/// [`WHOLE`](super::whole::WHOLE): the searcher then looks for binary data in all of it before
+/// the first match, as it does when it reads the file itself).
+pub(super) fn search_bytes(searcher: &mut Searcher, bytes: &[u8], sink: &mut Collect<'_>) -> io::Result<Outcome> {
+    let result = searcher.search_slice(sink.matcher, bytes, &mut *sink);
+    outcome(result, sink)
+}
+
+/// What a search of one file came to; drops what it added to the sink's output unless the
+/// file has matches.
+fn outcome(result: io::Result<()>, sink: &mut Collect<'_>) -> io::Result<Outcome> {
     if result.is_err() || sink.binary || sink.count == 0 {
         sink.discard();
     }

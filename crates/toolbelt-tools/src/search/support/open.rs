@@ -22,6 +22,11 @@ use crate::files::support::roots::OpenRoots;
 /// blocking the open, is left set, as it changes nothing when reading a regular file (the
 /// handle is only read by the searcher, then closed).
 pub fn open_searched(ws: &OpenRoots, dir: &Dir, rel: &Path, path: &Path) -> io::Result<File> {
+    open_searched_sized(ws, dir, rel, path).map(|(file, _)| file)
+}
+
+/// [`open_searched`], with the file's length when it was opened (from the same `fstat`).
+pub fn open_searched_sized(ws: &OpenRoots, dir: &Dir, rel: &Path, path: &Path) -> io::Result<(File, u64)> {
     let mut options = OpenOptions::new();
     options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     let file = dir.open_with(rel, &options)?.into_std();
@@ -32,5 +37,5 @@ pub fn open_searched(ws: &OpenRoots, dir: &Dir, rel: &Path, path: &Path) -> io::
     if meta.nlink() > 1 {
         ws.check_links(&file, path).map_err(|e| io::Error::other(e.to_string()))?;
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }

@@ -17,8 +17,9 @@ use ignore::{WalkBuilder, WalkState};
 use toolbelt_core::CancellationToken;
 
 use super::collect::Collect;
-use super::content::{CANCEL_EVERY, Found, Mode, Outcome, Output, Plan, search_file};
-use super::open::open_searched;
+use super::content::{CANCEL_EVERY, Found, Mode, Outcome, Output, Plan, search_bytes, search_file};
+use super::open::open_searched_sized;
+use super::whole::{WHOLE, WholeFile};
 use super::{Shown, Start, WalkErrors};
 use crate::files::support::regular::NotRegular;
 
@@ -305,6 +306,8 @@ struct Searcher<'a> {
     /// The file below the root, and its absolute path (reused from file to file).
     rel: Vec<u8>,
     abs: PathBuf,
+    /// Small files, read whole.
+    whole: WholeFile,
 }
 
 impl<'a> Searcher<'a> {
@@ -318,6 +321,7 @@ impl<'a> Searcher<'a> {
             cancel,
             rel: Vec::new(),
             abs: PathBuf::new(),
+            whole: WholeFile::default(),
         }
     }
 
@@ -338,9 +342,13 @@ impl<'a> Searcher<'a> {
             // Opened beneath the root's handle: confined at open time; without blocking, and
             // only if the handle is a regular file (the entry may have been swapped since the
             // walk). A second name of a file outside the roots, or of a hidden one, is skipped.
-            let result = open_searched(&self.start.ws, dir, rel, &self.abs).and_then(|file| {
+            let result = open_searched_sized(&self.start.ws, dir, rel, &self.abs).and_then(|(mut file, len)| {
                 let mut sink = Collect::new(self.plan, &self.matcher, self.shown, &self.abs, self.cancel, &mut out);
-                let outcome = search_file(&mut self.searcher, &file, &mut sink)?;
+                let bytes = if len <= WHOLE { self.whole.read(&mut file, len)? } else { None };
+                let outcome = match bytes {
+                    Some(bytes) => search_bytes(&mut self.searcher, bytes, &mut sink)?,
+                    None => search_file(&mut self.searcher, &file, &mut sink)?,
+                };
                 Ok(match outcome {
                     Outcome::Hits => Some(RunFile {
                         count: sink.count,

@@ -45,8 +45,8 @@ pub struct ToolEntry {
     validator: Validator,
     enabled: bool,
     /// About how many characters its definition takes ([`definition_size`]), for the
-    /// automatic deferral of [`Defer::Auto`] tools; counted once, when it joins.
-    size: usize,
+    /// automatic deferral of [`Defer::Auto`] tools; counted once, when first needed.
+    size: Arc<OnceLock<usize>>,
 }
 
 impl std::fmt::Debug for ToolEntry {
@@ -108,8 +108,8 @@ impl Inner {
         let enabled = || self.tools.values().filter(|e| e.enabled);
         let auto = self.defer_over.is_some_and(|limit| {
             let mut size = 0usize;
-            for entry in enabled().filter(|e| e.spec().defer == Defer::Auto) {
-                size = size.saturating_add(entry.size);
+            for entry in enabled().filter(|e| e.tool.names().defer == Defer::Auto) {
+                size = size.saturating_add(*entry.size.get_or_init(|| definition_size(entry.spec())));
                 if size > limit {
                     return true;
                 }
@@ -117,9 +117,9 @@ impl Inner {
             false
         });
         enabled()
-            .map(ToolEntry::spec)
-            .filter(|s| s.defer == Defer::Deferred || (auto && s.defer == Defer::Auto))
-            .map(|s| s.name.clone())
+            .map(|e| e.tool.names())
+            .filter(|n| n.defer == Defer::Deferred || (auto && n.defer == Defer::Auto))
+            .map(|n| n.name.to_string())
             .collect()
     }
 }
@@ -184,26 +184,26 @@ impl Registry {
     }
 
     fn insert(&self, tool: Arc<dyn DynTool>, validator: Validator) -> Result<(), RegistryError> {
-        let spec = tool.spec();
+        // The names only: a typed tool's schemas are not derived for joining.
+        let own = tool.names();
         let mut inner = self.write();
-        let mut names: Vec<&String> = std::iter::once(&spec.name).chain(&spec.aliases).collect();
+        let mut names: Vec<&str> = std::iter::once(own.name).chain(own.aliases.iter().map(String::as_str)).collect();
         names.dedup();
         for name in &names {
             if let Some(owner) = inner.names.get(*name) {
                 return Err(RegistryError::Duplicate {
-                    tool: spec.name.clone(),
-                    name: (*name).clone(),
+                    tool: own.name.to_string(),
+                    name: (*name).to_string(),
                     owner: owner.clone(),
                 });
             }
         }
         for name in names {
-            inner.names.insert(name.clone(), spec.name.clone());
+            inner.names.insert(name.to_string(), own.name.to_string());
         }
-        let enabled = !inner.hide.as_ref().is_some_and(|hide| hide(spec));
-        let size = if spec.defer == Defer::Auto { definition_size(spec) } else { 0 };
-        let entry = ToolEntry { validator, enabled, size, tool: Arc::clone(&tool) };
-        inner.tools.insert(spec.name.clone(), entry);
+        let enabled = !inner.hide.as_ref().is_some_and(|hide| hide(tool.spec()));
+        let entry = ToolEntry { validator, enabled, size: Arc::default(), tool: Arc::clone(&tool) };
+        inner.tools.insert(own.name.to_string(), entry);
         drop(inner);
         if enabled {
             self.changed();

@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -19,7 +19,7 @@ use crate::deferred::DescribeContext;
 use crate::error::{FieldError, ToolError};
 use crate::output::{Render, ToolOutput};
 use crate::schema::{input_schema, output_schema};
-use crate::spec::ToolSpec;
+use crate::spec::{Defer, ToolSpec};
 
 /// A boxed, sendable future: what erased tools and async policy traits return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -199,31 +199,70 @@ pub trait DynTool: Send + Sync + 'static {
 
     /// Runs the call.
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// The names the tool answers to and whether it is deferred: what the registry reads as
+    /// the tool joins. The same as [`DynTool::spec`]'s; a tool whose spec is costly to build
+    /// (a typed tool's schemas) answers without building it.
+    fn names(&self) -> ToolNames<'_> {
+        ToolNames::of(self.spec())
+    }
 }
 
+/// A tool's canonical name, its aliases and whether it is deferred ([`DynTool::names`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ToolNames<'a> {
+    /// The canonical name.
+    pub name: &'a str,
+    /// The other names it answers to.
+    pub aliases: &'a [String],
+    /// Whether its definition is sent up front.
+    pub defer: Defer,
+}
+
+impl<'a> ToolNames<'a> {
+    /// The names of `spec`.
+    pub fn of(spec: &'a ToolSpec) -> Self {
+        Self { name: &spec.name, aliases: &spec.aliases, defer: spec.defer }
+    }
+}
+
+/// A typed tool, erased. Its schemas are derived when the spec is first asked for: a process
+/// that registers every tool and calls one (`toolbelt call`) derives one tool's schemas, not
+/// some sixty (about 1.6 ms of its start-up).
 struct Erased<T: Tool> {
     tool: T,
-    spec: ToolSpec,
+    /// The tool's own spec, schemas not derived yet: its names and flags.
+    head: ToolSpec,
+    /// The complete spec, made at first use.
+    spec: OnceLock<ToolSpec>,
 }
 
-/// Turns a typed tool into the erased form, deriving its input and output schemas once.
+/// Turns a typed tool into the erased form; its input and output schemas are derived once,
+/// when its spec is first asked for.
 pub fn erase<T: Tool>(tool: T) -> Arc<dyn DynTool> {
-    let mut spec = tool.spec();
-    spec.input_schema = input_schema::<T::Input>();
-    spec.output_schema = Some(output_schema::<T::Output>());
-    Arc::new(Erased { tool, spec })
+    let head = tool.spec();
+    Arc::new(Erased { tool, head, spec: OnceLock::new() })
 }
 
 impl<T: Tool> Erased<T> {
     fn input<'p>(&self, p: &'p Prepared) -> Result<&'p T::Input, ToolError> {
         p.typed::<T::Input>()
-            .ok_or_else(|| ToolError::internal(format!("input prepared for another tool reached `{}`", self.spec.name)))
+            .ok_or_else(|| ToolError::internal(format!("input prepared for another tool reached `{}`", self.head.name)))
     }
 }
 
 impl<T: Tool> DynTool for Erased<T> {
     fn spec(&self) -> &ToolSpec {
-        &self.spec
+        self.spec.get_or_init(|| {
+            let mut spec = self.head.clone();
+            spec.input_schema = input_schema::<T::Input>();
+            spec.output_schema = Some(output_schema::<T::Output>());
+            spec
+        })
+    }
+
+    fn names(&self) -> ToolNames<'_> {
+        ToolNames::of(&self.head)
     }
 
     fn prepare(&self, input: Value) -> Result<Prepared, ToolError> {
@@ -231,7 +270,7 @@ impl<T: Tool> DynTool for Erased<T> {
             Ok(typed) => Ok(Prepared::new(input, typed)),
             // The schema already passed, so this is a constraint serde alone knows of.
             Err(e) => Err(ToolError::InvalidInput {
-                tool: self.spec.name.clone(),
+                tool: self.head.name.clone(),
                 problems: vec![FieldError { path: String::new(), message: e.to_string() }],
             }),
         }
@@ -250,7 +289,7 @@ impl<T: Tool> DynTool for Erased<T> {
     }
 
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        let name = &self.spec.name;
+        let name = &self.head.name;
         match input.into_typed::<T::Input>() {
             Some(typed) => Box::pin(async move { typed_output(name, self.tool.call(typed, cx).await?) }),
             None => Box::pin(std::future::ready(Err(ToolError::internal(format!(

@@ -126,6 +126,10 @@ impl PermissionEngine {
     /// Disables every tool of `registry` a bare deny rule names, so it leaves every listing
     /// and export (a call to it is denied, naming the rule: [`Authorizer::hidden`]).
     pub fn hide_denied(&self, registry: &Registry) {
+        // Without a bare deny rule no spec is looked at (a typed tool's is built at first use).
+        if !self.rules.deny.iter().any(Rule::is_bare) {
+            return;
+        }
         for entry in registry.entries() {
             if entry.is_enabled() && self.hiding_rule(entry.spec()).is_some() {
                 registry.set_enabled(&entry.spec().name, false);

@@ -7,12 +7,14 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
+use std::io;
 use std::ops::Range;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use cap_std::fs::Dir;
 use ignore::{WalkBuilder, WalkState};
 use toolbelt_core::CancellationToken;
 
@@ -308,6 +310,8 @@ struct Searcher<'a> {
     abs: PathBuf,
     /// Small files, read whole.
     whole: WholeFile,
+    /// The directory the last file was in, below the root, and its handle.
+    parent: Option<(Vec<u8>, Dir)>,
 }
 
 impl<'a> Searcher<'a> {
@@ -322,6 +326,7 @@ impl<'a> Searcher<'a> {
             rel: Vec::new(),
             abs: PathBuf::new(),
             whole: WholeFile::default(),
+            parent: None,
         }
     }
 
@@ -332,17 +337,25 @@ impl<'a> Searcher<'a> {
         let mut out = out.unwrap_or_else(|| Output { text: String::with_capacity(capacity), ..Output::default() });
         let (mut hits, mut errors) = (Vec::new(), WalkErrors::default());
         let root = self.start.ws.root_path(&self.start.loc);
-        let dir = self.start.ws.dir(&self.start.loc);
         for file in files {
             key_path(file.key(keys), &mut self.rel);
             let rel = Path::new(OsStr::from_bytes(&self.rel));
             self.abs.clear();
             self.abs.push(root);
             self.abs.push(rel);
-            // Opened beneath the root's handle: confined at open time; without blocking, and
-            // only if the handle is a regular file (the entry may have been swapped since the
-            // walk). A second name of a file outside the roots, or of a hidden one, is skipped.
-            let result = open_searched_sized(&self.start.ws, dir, rel, &self.abs).and_then(|(mut file, len)| {
+            // Opened beneath its directory's handle, itself opened beneath the root's: confined
+            // at open time; without blocking, and only if the handle is a regular file (the
+            // entry may have been swapped since the walk). A second name of a file outside the
+            // roots, or of a hidden one, is skipped.
+            let root_dir = self.start.ws.dir(&self.start.loc);
+            let (dir, name) = match parent_of(&mut self.parent, root_dir, &self.rel) {
+                Ok(found) => found,
+                Err(e) => {
+                    errors.push_message(format!("{}: {e}", self.abs.display()));
+                    continue;
+                }
+            };
+            let result = open_searched_sized(&self.start.ws, dir, name, &self.abs).and_then(|(mut file, len)| {
                 let mut sink = Collect::new(self.plan, &self.matcher, self.shown, &self.abs, self.cancel, &mut out);
                 let bytes = if len <= WHOLE { self.whole.read(&mut file, len)? } else { None };
                 let outcome = match bytes {
@@ -366,6 +379,29 @@ impl<'a> Searcher<'a> {
             }
         }
         Run { out, files: hits, errors }
+    }
+}
+
+/// The handle of the directory `rel` (a file's path below `root`) is in, from `open` (the
+/// directory the last file was in) or opened beneath `root` into it, and the file's
+/// name in it. Files in path order come a directory at a time, so each directory is opened
+/// once per run of its files: a file's open then looks up one name (not every component of
+/// its path again), and the threads do not all take and drop references to the root's
+/// directory entry, which they would contend for.
+fn parent_of<'a, 'p>(open: &'a mut Option<(Vec<u8>, Dir)>, root: &'a Dir, rel: &'p [u8]) -> io::Result<(&'a Dir, &'p Path)> {
+    let Some(slash) = rel.iter().rposition(|&b| b == b'/') else {
+        return Ok((root, Path::new(OsStr::from_bytes(rel))));
+    };
+    let (parent, name) = (&rel[..slash], &rel[slash + 1..]);
+    let name = Path::new(OsStr::from_bytes(name));
+    if !open.as_ref().is_some_and(|(open, _)| open == parent) {
+        *open = None;
+        let dir = root.open_dir(Path::new(OsStr::from_bytes(parent)))?;
+        *open = Some((parent.to_vec(), dir));
+    }
+    match open {
+        Some((_, dir)) => Ok((dir, name)),
+        None => Ok((root, Path::new(OsStr::from_bytes(rel)))),
     }
 }
 

@@ -305,8 +305,26 @@ fn parity_tree(root: &Path) {
             (".hidden.txt", b"foo hidden\n"),
             ("blob.bin", b"foo\0\x01\x02foo"),
             ("src/core/deep/ml.rs", b"fn alpha() {\n    foo();\n}\n\nfn beta() {\n    bar();\n}\n"),
+            // Byte-order marks: UTF-8, and UTF-16 (searched transcoded, as rg does).
+            ("docs/bom8.txt", b"\xEF\xBB\xBFfoo after a UTF-8 mark\nbar\n"),
+            ("docs/utf16.txt", &utf16le("foo in UTF-16\nbar baz\nTODO: héllo\n")),
         ],
     );
+    // Larger than the files read whole (64 KiB): read as a stream, matches near its end too.
+    let mut big = String::new();
+    for i in 0..6_000 {
+        big.push_str(&format!("line {i} {} {}\n", WORDS[next(WORDS.len())], WORDS[next(WORDS.len())]));
+    }
+    big.push_str("foo at the very end");
+    assert!(big.len() > 64 * 1024);
+    put(root, &[("src/big.txt", big.as_bytes())]);
+}
+
+/// `text` in UTF-16LE with its byte-order mark.
+fn utf16le(text: &str) -> Vec<u8> {
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    bytes
 }
 
 #[tokio::test]

@@ -388,7 +388,11 @@ impl<'a> Searcher<'a> {
 /// once per run of its files: a file's open then looks up one name (not every component of
 /// its path again), and the threads do not all take and drop references to the root's
 /// directory entry, which they would contend for.
-fn parent_of<'a, 'p>(open: &'a mut Option<(Vec<u8>, Dir)>, root: &'a Dir, rel: &'p [u8]) -> io::Result<(&'a Dir, &'p Path)> {
+fn parent_of<'a, 'p>(
+    open: &'a mut Option<(Vec<u8>, Dir)>,
+    root: &'a Dir,
+    rel: &'p [u8],
+) -> io::Result<(&'a Dir, &'p Path)> {
     let Some(slash) = rel.iter().rposition(|&b| b == b'/') else {
         return Ok((root, Path::new(OsStr::from_bytes(rel))));
     };

@@ -398,7 +398,7 @@ fn parent_of<'a, 'p>(
     };
     let (parent, name) = (&rel[..slash], &rel[slash + 1..]);
     let name = Path::new(OsStr::from_bytes(name));
-    if !open.as_ref().is_some_and(|(open, _)| open == parent) {
+    if open.as_ref().is_none_or(|(open, _)| open != parent) {
         *open = None;
         let dir = root.open_dir(Path::new(OsStr::from_bytes(parent)))?;
         *open = Some((parent.to_vec(), dir));

@@ -37,3 +37,21 @@ fn every_tool_schema_compiles() {
         assert!(compiled.is_ok(), "{}: {:?}", spec.name, compiled.err());
     }
 }
+
+/// The registry joins a tool by its names alone (its schemas are derived at first use): what
+/// `names()` says must be what the complete spec says, for every tool.
+#[test]
+fn every_tool_names_itself_as_its_spec_does() {
+    let tools = toolbelt_tools::builtin()
+        .into_iter()
+        .chain(toolbelt_tools::settings::tools())
+        .chain(toolbelt_tools::agents::tools(&[]));
+    for tool in tools {
+        let names = tool.names();
+        let spec = tool.spec();
+        assert_eq!(names.name, spec.name);
+        assert_eq!(names.aliases, spec.aliases.as_slice(), "{}", spec.name);
+        assert_eq!(names.defer, spec.defer, "{}", spec.name);
+        assert!(spec.input_schema["type"] == "object", "{}: the derived schema is there", spec.name);
+    }
+}

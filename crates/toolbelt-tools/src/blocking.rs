@@ -14,3 +14,11 @@ where
         .await
         .map_err(|e| ToolError::internal(format!("the tool's blocking task failed: {e}")))?
 }
+
+/// How many processors this process may run on, read once: the standard library reads the
+/// cgroup's CPU quota from its files at every call (several system calls), which every search
+/// would otherwise pay for its walker's and its searchers' thread counts.
+pub fn processors() -> usize {
+    static PROCESSORS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PROCESSORS.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}

@@ -231,7 +231,9 @@ pub fn walker(
         .git_exclude(respect)
         .require_git(false)
         .follow_links(false)
-        .max_depth(options.max_depth);
+        .max_depth(options.max_depth)
+        // As many as the walker would choose itself, without asking the system each time.
+        .threads(crate::blocking::processors().min(12));
     if respect {
         builder.add_custom_ignore_filename(".rgignore");
     }

@@ -82,7 +82,7 @@ impl Index {
             return Err(ToolError::Cancelled);
         }
         let seen = store.seen().map_err(|e| ToolError::failed(e.to_string()))?;
-        let threads = std::thread::available_parallelism().map_or(2, usize::from);
+        let threads = crate::blocking::processors();
         let changes = scan::diff(&seen, found, threads, &|rel: &str| open(&start, &root, rel));
         let refreshed = Refreshed { updated: changes.replaced.len(), removed: changes.removed.len() };
         if !changes.is_empty() {

@@ -121,7 +121,7 @@ pub fn search(
     };
     // As many threads as the walk had (one per processor), this one among them.
     let runs = listed.files.len().div_ceil(RUN);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 12).min(runs);
+    let threads = crate::blocking::processors().clamp(1, 12).min(runs);
     std::thread::scope(|scope| {
         for _ in 1..threads {
             let work = &work;

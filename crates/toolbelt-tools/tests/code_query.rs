@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, SessionState, ToolContext};
+use toolbelt_core::{Extensions, SessionState, ToolContext};
 use toolbelt_tools::code::index::CodeIndexDir;
 
 struct Project {
@@ -40,7 +40,7 @@ impl Project {
         let session = Arc::new(SessionState::new("t", self.root.clone(), vec![self.root.clone()]));
         let mut services = Extensions::default();
         services.insert(CodeIndexDir(self.cache.clone()));
-        ToolContext::new("c", session, CancellationToken::new(), EventSink::none(), Limits::default(), services)
+        common::cx_with(&session, services)
     }
 
     async fn query(&self, input: Value) -> Value {

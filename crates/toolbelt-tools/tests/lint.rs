@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, SessionState, ToolContext};
+use toolbelt_core::{Extensions, SessionState, ToolContext};
 use toolbelt_tools::code::linters::{LintSettings, spec_from_json};
 use toolbelt_tools::files::JournalDir;
 
@@ -86,14 +86,7 @@ impl Project {
         let mut services = Extensions::default();
         services.insert(JournalDir(common::journal_dir()));
         services.insert(self.settings.clone());
-        ToolContext::new(
-            "c",
-            self.session.clone(),
-            CancellationToken::new(),
-            EventSink::none(),
-            Limits::default(),
-            services,
-        )
+        common::cx_with(&self.session, services)
     }
 
     async fn lint(&self, input: Value) -> (String, Value) {

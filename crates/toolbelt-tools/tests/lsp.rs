@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, SessionState, ToolContext};
+use toolbelt_core::{Extensions, SessionState, ToolContext};
 use toolbelt_tools::code::language_servers::config::spec_from_json;
 use toolbelt_tools::code::language_servers::{LanguageServers, LspSettings};
 use toolbelt_tools::files::JournalDir;
@@ -86,14 +86,7 @@ impl Project {
                 ..Default::default()
             });
         }
-        ToolContext::new(
-            "c",
-            self.session.clone(),
-            CancellationToken::new(),
-            EventSink::none(),
-            Limits::default(),
-            services,
-        )
+        common::cx_with(&self.session, services)
     }
 
     async fn lsp(&self, input: Value) -> (String, Value) {
@@ -327,16 +320,7 @@ async fn a_file_type_no_server_serves_is_named_with_what_would_serve_it() {
     let session = Arc::new(SessionState::new("t", root.clone(), vec![root.clone()]));
     let mut services = Extensions::default();
     services.insert(LanguageServers::new(settings));
-    let cx = || {
-        ToolContext::new(
-            "c",
-            session.clone(),
-            CancellationToken::new(),
-            EventSink::none(),
-            Limits::default(),
-            services.clone(),
-        )
-    };
+    let cx = || common::cx_with(&session, services.clone());
     let e = common::err_in(cx(), "LSP", json!({"operation": "documentSymbol", "filePath": "notes.zig"})).await;
     assert!(e.contains("No language server is set up for .zig files") && e.contains("[lsp.servers.NAME]"), "{e}");
     let e = common::err_in(cx(), "LSP", json!({"operation": "documentSymbol", "filePath": "main.go"})).await;

@@ -4,6 +4,14 @@
 
 use serde_json::Value;
 
+/// The built-in, settings and agent tools.
+fn every_tool() -> impl Iterator<Item = std::sync::Arc<dyn toolbelt_core::DynTool>> {
+    toolbelt_tools::builtin()
+        .into_iter()
+        .chain(toolbelt_tools::settings::tools())
+        .chain(toolbelt_tools::agents::tools(&[]))
+}
+
 #[test]
 fn every_tool_declares_input_and_output_schemas() {
     for tool in toolbelt_tools::builtin() {
@@ -27,11 +35,7 @@ fn every_tool_declares_input_and_output_schemas() {
 /// against JSON Schema's meta-schema, as registering a tool from elsewhere does.
 #[test]
 fn every_tool_schema_compiles() {
-    let tools = toolbelt_tools::builtin()
-        .into_iter()
-        .chain(toolbelt_tools::settings::tools())
-        .chain(toolbelt_tools::agents::tools(&[]));
-    for tool in tools {
+    for tool in every_tool() {
         let spec = tool.spec();
         let compiled = toolbelt_core::InputValidator::compile(&spec.name, &spec.input_schema, &spec.param_aliases);
         assert!(compiled.is_ok(), "{}: {:?}", spec.name, compiled.err());
@@ -42,11 +46,7 @@ fn every_tool_schema_compiles() {
 /// `names()` says must be what the complete spec says, for every tool.
 #[test]
 fn every_tool_names_itself_as_its_spec_does() {
-    let tools = toolbelt_tools::builtin()
-        .into_iter()
-        .chain(toolbelt_tools::settings::tools())
-        .chain(toolbelt_tools::agents::tools(&[]));
-    for tool in tools {
+    for tool in every_tool() {
         let names = tool.names();
         let spec = tool.spec();
         assert_eq!(names.name, spec.name);

@@ -28,6 +28,11 @@ pub fn cx(session: &Arc<SessionState>) -> ToolContext {
     services.insert(JournalDir(journal_dir()));
     services.insert(TaskListStore::project(session.cwd().join(".test-tasks.db")));
     services.insert(SnippetStore::project(&session.cwd().join(".test-snippets")));
+    cx_with(session, services)
+}
+
+/// A call context over `session` with exactly `services` (a test that sets up its own).
+pub fn cx_with(session: &Arc<SessionState>, services: Extensions) -> ToolContext {
     ToolContext::new(
         "call",
         Arc::clone(session),

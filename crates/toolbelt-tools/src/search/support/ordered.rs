@@ -337,6 +337,7 @@ impl<'a> Searcher<'a> {
         let mut out = out.unwrap_or_else(|| Output { text: String::with_capacity(capacity), ..Output::default() });
         let (mut hits, mut errors) = (Vec::new(), WalkErrors::default());
         let root = self.start.ws.root_path(&self.start.loc);
+        let root_dir = self.start.ws.dir(&self.start.loc);
         for file in files {
             key_path(file.key(keys), &mut self.rel);
             let rel = Path::new(OsStr::from_bytes(&self.rel));
@@ -347,7 +348,6 @@ impl<'a> Searcher<'a> {
             // at open time; without blocking, and only if the handle is a regular file (the
             // entry may have been swapped since the walk). A second name of a file outside the
             // roots, or of a hidden one, is skipped.
-            let root_dir = self.start.ws.dir(&self.start.loc);
             let (dir, name) = match parent_of(&mut self.parent, root_dir, &self.rel) {
                 Ok(found) => found,
                 Err(e) => {

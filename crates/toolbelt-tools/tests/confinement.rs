@@ -136,9 +136,11 @@ async fn a_directory_swapped_during_walks_never_shows_outside_names() {
     let mut saw_inside = false;
     while walks < 400 {
         walks += 1;
-        for (tool, input) in
-            [("Glob", json!({"pattern": "**/*.txt"})), ("ListDir", json!({"recursive": true, "limit": 5000}))]
-        {
+        for (tool, input) in [
+            ("Glob", json!({"pattern": "**/*.txt"})),
+            ("ListDir", json!({"recursive": true, "limit": 5000})),
+            ("Grep", json!({"pattern": "x", "output_mode": "content"})),
+        ] {
             if let Ok(out) = call(&session, tool, input).await {
                 let text = out.joined_text();
                 assert!(!text.contains("outside-"), "{tool} leaked: {text}");

@@ -10,12 +10,14 @@
 //! Confinement: the start is resolved with [`OpenRoots::real`] (symlinks and `..` resolved
 //! beneath a root), so a start outside the roots is refused before anything is read. The walk
 //! never follows symlinks, so it stays beneath the start, and Grep opens every file it reads
-//! through the root's directory handle, so a directory swapped for a symlink mid-walk still
-//! cannot make it read a file outside the roots. The walker lists directories by path, so
-//! such a swap could make it list another place's names: every entry Glob and ListDir report
-//! is therefore looked up again beneath the root's handle ([`Start::confirm`]) and kept only
-//! when it is the very file the walk saw (same inode), its size and time read from that
-//! confined lookup — names, sizes and times from outside never reach a result. Ignore files in the
+//! beneath its directory's handle, itself opened beneath the root's, so a directory swapped for
+//! a symlink mid-walk still cannot make it read a file outside the roots. The walker lists
+//! directories by path, so such a swap could make it list another place's names: every entry
+//! Glob and ListDir report is therefore looked up again beneath the root's handle
+//! ([`Start::confirm`]) and kept only when it is the very file the walk saw (same inode), its
+//! size and time read from that confined lookup; Grep keeps a file only when the handle it
+//! opened is the inode the walk listed, and passes over, unnamed, a listed file that is not
+//! there beneath the root — names, sizes and times from outside never reach a result. Ignore files in the
 //! start's parent directories are consulted as `rg` consults them (they only ever hide files).
 
 mod collect;

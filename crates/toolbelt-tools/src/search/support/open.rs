@@ -3,7 +3,7 @@
 //! [`OpenRoots::check_links`]), in fewer system calls, which a search of tens of thousands of
 //! files feels.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io;
 use std::path::Path;
 
@@ -25,8 +25,9 @@ pub fn open_searched(ws: &OpenRoots, dir: &Dir, rel: &Path, path: &Path) -> io::
     open_searched_sized(ws, dir, rel, path).map(|(file, _)| file)
 }
 
-/// [`open_searched`], with the file's length when it was opened (from the same `fstat`).
-pub fn open_searched_sized(ws: &OpenRoots, dir: &Dir, rel: &Path, path: &Path) -> io::Result<(File, u64)> {
+/// [`open_searched`], with the file's metadata when it was opened (the same `fstat`): its
+/// length, and its inode, to tell whether it is the file a walk listed.
+pub fn open_searched_sized(ws: &OpenRoots, dir: &Dir, rel: &Path, path: &Path) -> io::Result<(File, Metadata)> {
     let mut options = OpenOptions::new();
     options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     let file = dir.open_with(rel, &options)?.into_std();
@@ -37,5 +38,5 @@ pub fn open_searched_sized(ws: &OpenRoots, dir: &Dir, rel: &Path, path: &Path) -
     if meta.nlink() > 1 {
         ws.check_links(&file, path).map_err(|e| io::Error::other(e.to_string()))?;
     }
-    Ok((file, meta.len()))
+    Ok((file, meta))
 }

@@ -10,6 +10,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::ops::Range;
 use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -24,6 +25,7 @@ use super::open::open_searched_sized;
 use super::whole::{WHOLE, WholeFile};
 use super::{Shown, Start, WalkErrors};
 use crate::files::support::regular::NotRegular;
+use crate::files::support::roots::escapes;
 
 /// Files searched as one run: enough that handing a run over costs little, few enough that
 /// the threads share the work evenly and the runs come in nearly in order.
@@ -47,6 +49,8 @@ struct File {
     head: u64,
     start: usize,
     end: usize,
+    /// The inode the walk listed it with (0: not known).
+    ino: u64,
 }
 
 impl File {
@@ -56,7 +60,7 @@ impl File {
         for (to, from) in head.iter_mut().zip(key) {
             *to = *from;
         }
-        Self { head: u64::from_be_bytes(head), start, end: keys.len() }
+        Self { head: u64::from_be_bytes(head), start, end: keys.len(), ino: 0 }
     }
 
     fn key<'k>(&self, keys: &'k [u8]) -> &'k [u8] {
@@ -236,7 +240,7 @@ fn list(start: &Start, walk: &WalkBuilder, cancel: &CancellationToken) -> Listed
             if let Some(rel) = start.rel_in_root(entry.path()) {
                 let at = mine.keys.len();
                 push_key(&mut mine.keys, rel.as_os_str().as_encoded_bytes());
-                mine.files.push(File::new(&mine.keys, at));
+                mine.files.push(File { ino: entry.ino().unwrap_or(0), ..File::new(&mine.keys, at) });
             }
             WalkState::Continue
         })
@@ -350,12 +354,20 @@ impl<'a> Searcher<'a> {
             // roots, or of a hidden one, is skipped.
             let (dir, name) = match parent_of(&mut self.parent, root_dir, &self.rel) {
                 Ok(found) => found,
+                Err(e) if gone(&e) => continue,
                 Err(e) => {
                     errors.push_message(format!("{}: {e}", self.abs.display()));
                     continue;
                 }
             };
-            let result = open_searched_sized(&self.start.ws, dir, name, &self.abs).and_then(|(mut file, len)| {
+            let listed = file.ino;
+            let result = open_searched_sized(&self.start.ws, dir, name, &self.abs).and_then(|(mut file, meta)| {
+                // Not the file the walk listed: a directory on its path was swapped since, and
+                // the walk may have listed another place.
+                if listed != 0 && meta.ino() != listed {
+                    return Ok(None);
+                }
+                let len = meta.len();
                 let mut sink = Collect::new(self.plan, &self.matcher, self.shown, &self.abs, self.cancel, &mut out);
                 let bytes = if len <= WHOLE { self.whole.read(&mut file, len)? } else { None };
                 let outcome = match bytes {
@@ -375,11 +387,20 @@ impl<'a> Searcher<'a> {
             match result {
                 Ok(Some(hit)) => hits.push(hit),
                 Ok(None) => {}
+                Err(e) if gone(&e) => {}
                 Err(e) => errors.push_message(format!("{}: {e}", self.abs.display())),
             }
         }
         Run { out, files: hits, errors }
     }
+}
+
+/// Whether a listed file is no longer beneath the root where the walk saw it: removed since,
+/// or a directory on its path swapped for a file or for a symlink leading out. The walk lists
+/// directories by path, so such a swap can make it list another place's names; these files
+/// are skipped without a word, so no name from elsewhere reaches the result.
+fn gone(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) || escapes(e)
 }
 
 /// The handle of the directory `rel` (a file's path below `root`) is in, from `open` (the

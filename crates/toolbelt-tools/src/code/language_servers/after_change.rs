@@ -49,17 +49,27 @@ pub async fn after_change(cx: &ToolContext, changed: &[PathBuf], deleted: &[Path
         }
     }
     let wait = servers.settings().diagnostics_wait;
+    let running: Vec<(&PathBuf, PathBuf, Vec<_>)> = changed
+        .iter()
+        .map(|path| {
+            let real = real(path);
+            let running = servers.running_for(&real);
+            (path, real, running)
+        })
+        .filter(|(_, _, running)| !running.is_empty())
+        .collect();
+    if running.is_empty() {
+        return Vec::new();
+    }
     let roots = crate::files::support::roots::OpenRoots::open_for_reading(cx).ok();
-    let checks = changed.iter().map(|path| {
-        let servers = servers.clone();
+    let checks = running.into_iter().map(|(path, real, running)| {
         let roots = roots.as_ref();
         async move {
-            let real = real(path);
             let mut found = Vec::new();
-            for server in servers.running_for(&real) {
-                // Read back as the file tools read (a command may have swapped it since).
-                let text = roots.filter(|_| !cx.is_hidden(&real)).and_then(|r| super::read_text(r, &real));
-                let Some(text) = text else { continue };
+            // Read back once, as the file tools read (a command may have swapped it since).
+            let text = roots.filter(|_| !cx.is_hidden(&real)).and_then(|r| super::read_text(r, &real));
+            let Some(text) = text else { return found };
+            for server in running {
                 let was_open = server.is_open(&real).await;
                 let before = server.diagnostics.get(&real).map(|p| p.items).unwrap_or_default();
                 let generation = server.diagnostics.generation();

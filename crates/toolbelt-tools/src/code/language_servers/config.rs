@@ -16,6 +16,9 @@ pub struct ServerSpec {
     pub command: String,
     /// Its arguments.
     pub args: Vec<String>,
+    /// Its arguments when it runs without the sandbox, when they differ: an index it keeps
+    /// on disk would otherwise be written into the project.
+    pub unconfined_args: Option<Vec<String>>,
     /// Variables set in its environment.
     pub env: BTreeMap<String, String>,
     /// File extensions it serves (lower case, no dot) and the language id of each.
@@ -44,6 +47,7 @@ impl ServerSpec {
             name: name.to_owned(),
             command: command.to_owned(),
             args: args.iter().map(|a| (*a).to_owned()).collect(),
+            unconfined_args: None,
             env: BTreeMap::new(),
             languages: languages.iter().map(|(e, l)| ((*e).to_owned(), (*l).to_owned())).collect(),
             initialization_options: None,
@@ -59,6 +63,19 @@ impl ServerSpec {
     fn markers(mut self, markers: &[&str]) -> Self {
         self.root_markers = markers.iter().map(|m| (*m).to_owned()).collect();
         self
+    }
+
+    fn unconfined(mut self, args: &[&str]) -> Self {
+        self.unconfined_args = Some(args.iter().map(|a| (*a).to_owned()).collect());
+        self
+    }
+
+    /// The arguments it starts with, `confined` or not.
+    pub fn args_when(&self, confined: bool) -> &[String] {
+        match &self.unconfined_args {
+            Some(args) if !confined => args,
+            _ => &self.args,
+        }
     }
 
     fn hint(mut self, hint: &str) -> Self {
@@ -139,8 +156,10 @@ pub fn defaults() -> Vec<ServerSpec> {
             .markers(&["go.mod", "go.work"])
             .hint("go install golang.org/x/tools/gopls@latest"),
         // Its background index (for references across files) cannot land in the project:
-        // language servers run read-only under the sandbox, so it stays in memory.
+        // language servers run read-only under the sandbox, so it stays in memory; without
+        // the sandbox there is no background index.
         ServerSpec::new("clangd", "clangd", &["--background-index"], C)
+            .unconfined(&["--background-index=false"])
             .markers(&["compile_commands.json", "compile_flags.txt", ".clangd"])
             .hint("apt install clangd (or your system's package of it)"),
     ]
@@ -171,8 +190,7 @@ pub fn spec_from_json(name: &str, entry: &Value, origin: &str, extensions_key: &
     let get = |camel: &str, snake: &str| entry.get(camel).or_else(|| entry.get(snake)).filter(|v| !v.is_null());
     let command = entry.get("command").and_then(Value::as_str).filter(|c| !c.trim().is_empty());
     let command = command.ok_or("`command` is missing (the program to start)")?;
-    let strings = string_list;
-    let args = strings(entry.get("args"), "args")?;
+    let args = string_list(entry.get("args"), "args")?;
     let mut languages = BTreeMap::new();
     match entry.get(extensions_key).or_else(|| entry.get("extensions")) {
         Some(Value::Object(map)) => {
@@ -182,7 +200,7 @@ pub fn spec_from_json(name: &str, entry: &Value, origin: &str, extensions_key: &
             }
         }
         Some(Value::Array(_)) => {
-            for ext in strings(entry.get("extensions"), "extensions")? {
+            for ext in string_list(entry.get("extensions"), "extensions")? {
                 let ext = ext.trim_start_matches('.').to_ascii_lowercase();
                 let lang = language_for_extension(&ext).unwrap_or_else(|| name.to_owned());
                 languages.insert(ext, lang);
@@ -208,7 +226,7 @@ pub fn spec_from_json(name: &str, entry: &Value, origin: &str, extensions_key: &
     spec.env = env;
     spec.initialization_options = get("initializationOptions", "initialization_options").cloned();
     spec.settings = get("settings", "settings").cloned();
-    spec.root_markers = strings(get("rootMarkers", "root_markers"), "root_markers")?;
+    spec.root_markers = string_list(get("rootMarkers", "root_markers"), "root_markers")?;
     // `.lsp.json` gives milliseconds; settings give seconds.
     spec.startup_timeout = match get("startupTimeout", "startup_timeout") {
         Some(ms) if extensions_key == "extensionToLanguage" => {
@@ -282,6 +300,22 @@ impl LspSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clangd_keeps_no_index_on_disk_without_the_sandbox() {
+        let clangd = defaults().into_iter().find(|s| s.name == "clangd").unwrap();
+        assert_eq!(clangd.args_when(true), ["--background-index"]);
+        assert_eq!(clangd.args_when(false), ["--background-index=false"]);
+        // A configured server starts with its own arguments either way.
+        let mine = spec_from_json(
+            "mine",
+            &json!({"command": "clangd", "args": ["-x"], "extensions": ["c"]}),
+            "settings",
+            "extensions",
+        )
+        .unwrap();
+        assert_eq!((mine.args_when(true), mine.args_when(false)), (&["-x".to_owned()][..], &["-x".to_owned()][..]));
+    }
     use serde_json::json;
 
     #[test]

@@ -370,8 +370,7 @@ mod tests {
         let rpc = Rpc::start(r, w, Arc::new(Quiet));
         let big = json!({"text": "x".repeat(20_000)});
         // Given up on long before the server has read it all.
-        let cancelled = tokio::time::timeout(Duration::from_millis(1), rpc.notify("textDocument/didOpen", big)).await;
-        let _ = cancelled;
+        let _ = tokio::time::timeout(Duration::from_millis(1), rpc.notify("textDocument/didOpen", big)).await;
         let _ = tokio::time::timeout(Duration::from_millis(1), rpc.request("hover", json!({}), Duration::from_secs(5)))
             .await;
         rpc.notify("exit", Value::Null).await.unwrap();

@@ -52,7 +52,7 @@ pub struct Server {
     rpc: Arc<Rpc>,
     progress: Arc<Progress>,
     first_open: Mutex<Option<Instant>>,
-    /// Whether the first load is over: later requests wait at most [`BUSY_WAIT`].
+    /// Whether the first wait for the load is over: later requests wait at most [`BUSY_WAIT`].
     loaded: std::sync::atomic::AtomicBool,
     /// Counts syncs, for [`Doc::used`].
     uses: std::sync::atomic::AtomicU64,
@@ -89,7 +89,7 @@ impl Server {
         let tag = new_tag();
         let mut command = tokio::process::Command::new(&program);
         command
-            .args(&spec.args)
+            .args(spec.args_when(confinement.is_some()))
             .current_dir(&root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -205,9 +205,14 @@ impl Server {
         if let Some(opened) = first_open {
             use std::sync::atomic::Ordering::Relaxed;
             let limit = if self.loaded.load(Relaxed) { BUSY_WAIT } else { self.spec.startup_timeout };
-            if self.progress.quiet(opened, Duration::from_millis(750), limit).await {
-                self.loaded.store(true, Relaxed);
+            // Not past the server's end (the request below then says it exited), and the full
+            // startup wait only once: a progress report that never ends does not hold every
+            // later call for as long.
+            tokio::select! {
+                _ = self.progress.quiet(opened, Duration::from_millis(750), limit) => {}
+                () = self.rpc.closed() => {}
             }
+            self.loaded.store(true, Relaxed);
         }
         let mut tries = 0;
         let value = loop {
@@ -268,9 +273,7 @@ impl Server {
                 Some(doc.version)
             }
             None => {
-                if docs.is_empty() && self.first_open.lock().unwrap_or_else(PoisonError::into_inner).is_none() {
-                    *self.first_open.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
-                }
+                self.first_open.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(Instant::now);
                 if docs.len() >= MAX_OPEN
                     && let Some(oldest) = docs.iter().min_by_key(|(_, d)| d.used).map(|(p, _)| p.clone())
                 {

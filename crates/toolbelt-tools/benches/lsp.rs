@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, Registry, SessionState, ToolContext};
+use toolbelt_core::{Extensions, Registry, SessionState};
 use toolbelt_tools::code::language_servers::config::spec_from_json;
 use toolbelt_tools::code::language_servers::{LanguageServers, LspSettings};
 
@@ -74,14 +74,7 @@ fn main() {
     let cx = || {
         let mut services = Extensions::default();
         services.insert_arc(Arc::clone(&servers));
-        ToolContext::new(
-            "b",
-            Arc::clone(&session),
-            CancellationToken::new(),
-            EventSink::none(),
-            Limits::default(),
-            services,
-        )
+        common::cx_with(&session, services)
     };
     let call = |input: Value| -> (Duration, Value) {
         let entry = registry.lookup("LSP").unwrap();

@@ -58,7 +58,7 @@
 //! Checked arguments: `cd` (any directory), `find` (no `-exec`, `-execdir`, `-ok`, `-okdir`,
 //! `-delete`, `-fprint`, `-fprint0`, `-fprintf`, `-fls`), `rg` (no `--pre`, `--pre-glob`,
 //! `-z`/`--search-zip`, `--hostname-bin`), `ruff` (only `ruff check` with `--no-cache` and
-//! `--no-fix`, without `--fix`, `--add-noqa`, `--output-file`/`-o`, `--watch`/`-w` or
+//! `--no-fix` and `--no-fix-only`, without `--fix`, `--add-noqa`, `--output-file`/`-o`, `--watch`/`-w` or
 //! `--config`), `sed` (only `sed -n <N|N,M|$>p [files]`), `sort`
 //! (no `-o`/`--output`, `--compress-program`), `uniq` (at most one file: a second one is
 //! written), `date` (no `-s`/`--set`), `file` (no `-C`/`--compile`), `tree` (no `-o`, `-R`),

@@ -137,7 +137,7 @@ async fn ruff_lists_the_findings_and_applies_no_fix_whatever_the_project_says() 
     );
     assert_eq!(
         out["linters"][0]["command"],
-        ".venv/bin/ruff check --no-cache --no-fix --output-format=json --force-exclude -- ."
+        ".venv/bin/ruff check --no-cache --no-fix --no-fix-only --output-format=json --force-exclude -- ."
     );
     assert!(text.contains("app/main.py:1:8 error F401 `os` imported but unused [fixable]"), "{text}");
     assert!(text.contains("`ruff check --fix`"), "{text}");
@@ -218,7 +218,7 @@ async fn configured_linters_printing_sarif_and_text_lines() {
     let mut p = project("python");
     let gcc = json!({"command": "gcc -fsyntax-only -Wall {path}", "format": "lines", "extensions": ["c"]});
     let sarif = json!({
-        "command": format!("{} check --no-cache --no-fix --output-format=sarif {{path}}", ruff.display()),
+        "command": format!("{} check --no-cache --no-fix --no-fix-only --output-format=sarif {{path}}", ruff.display()),
         "format": "sarif",
         "extensions": ["py"],
     });

@@ -291,7 +291,8 @@ fn find(args: &[Word]) -> Result<(), String> {
 }
 
 /// Only `ruff check` told to write nothing: `--no-cache` (else it keeps a cache in the
-/// project) and `--no-fix` (else a project's `fix = true` edits files), and none of the
+/// project), `--no-fix` and `--no-fix-only` (else a project's `fix = true` or `fix-only = true`
+/// edits files: `--no-fix` alone leaves `fix-only` on), and none of the
 /// options that write (`--fix`, `--add-noqa`, `--output-file`), watch, or take settings from
 /// the command line (`--config`, which could turn fixing back on).
 fn ruff(args: &[Word]) -> Result<(), String> {
@@ -301,11 +302,14 @@ fn ruff(args: &[Word]) -> Result<(), String> {
         return Err("`ruff` without `check` is not read-only".into());
     };
     if sub.text != "check" {
-        return Err(format!("`ruff {}` is not read-only (only `ruff check --no-cache --no-fix` is)", sub.text));
+        return Err(format!(
+            "`ruff {}` is not read-only (only `ruff check --no-cache --no-fix --no-fix-only` is)",
+            sub.text
+        ));
     }
     let options = rest.iter().take_while(|a| a.text != "--");
     let mut no_cache = false;
-    let mut no_fix = false;
+    let (mut no_fix, mut no_fix_only) = (false, false);
     for arg in options {
         let name = arg.text.split('=').next().unwrap_or(&arg.text);
         if let Some(option) = WRITES.iter().find(|w| **w == name) {
@@ -319,12 +323,19 @@ fn ruff(args: &[Word]) -> Result<(), String> {
         }
         no_cache |= name == "--no-cache";
         no_fix |= name == "--no-fix";
+        no_fix_only |= name == "--no-fix-only";
     }
-    match (no_cache, no_fix) {
+    if !no_cache {
+        return Err("`ruff check` without `--no-cache` writes its cache into the project".into());
+    }
+    match (no_fix, no_fix_only) {
         (true, true) => Ok(()),
-        (false, _) => Err("`ruff check` without `--no-cache` writes its cache into the project".into()),
-        (true, false) => {
+        (false, _) => {
             Err("`ruff check` without `--no-fix` edits files when the project's settings say `fix = true`".into())
+        }
+        (true, false) => {
+            Err("`ruff check` without `--no-fix-only` edits files when the project's settings say `fix-only = true`"
+                .into())
         }
     }
 }

@@ -310,7 +310,7 @@ fn default_linter(name: &str, target: &Target<'_>, survey: &Survey, plan: &mut P
                 linter: name.into(),
                 // No cache written into the project; fixes never applied, whatever its config says.
                 command: format!(
-                    "{} check --no-cache --no-fix --output-format=json --force-exclude -- {}",
+                    "{} check --no-cache --no-fix --no-fix-only --output-format=json --force-exclude -- {}",
                     quote(&program),
                     target.arg(&cwd)
                 ),
@@ -398,7 +398,7 @@ pub struct PlanKey {
 const KEPT: usize = 64;
 
 impl Plans {
-    /// Keeps `plan` for the call `key` names (several calls alike are taken in turn).
+    /// Keeps `plan` for the call `key` names.
     pub fn keep(&self, key: PlanKey, plan: Plan) {
         let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if kept.len() >= KEPT {
@@ -407,10 +407,11 @@ impl Plans {
         kept.push((key, plan));
     }
 
-    /// The oldest plan kept for `key`, taken out.
+    /// The newest plan kept for `key`, taken out: the one made when this call was described
+    /// (an older one may be a refused call's, whose lines were judged and refused).
     pub fn take(&self, key: &PlanKey) -> Option<Plan> {
         let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let at = kept.iter().position(|(k, _)| k == key)?;
+        let at = kept.iter().rposition(|(k, _)| k == key)?;
         Some(kept.remove(at).1)
     }
 }

@@ -154,9 +154,16 @@ impl Survey {
 }
 
 /// Whether a file without extension starts with a `#!` line naming a shell ShellCheck reads.
+/// Only a regular file is read: opened without blocking and without following a final
+/// symlink, so a FIFO named as the path cannot hold the call.
 fn shell_shebang(file: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let mut head = [0u8; 64];
-    let Ok(mut f) = std::fs::File::open(file) else { return false };
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(file);
+    let Ok(mut f) = opened else { return false };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let n = f.read(&mut head).unwrap_or(0);
     let Some(line) = head[..n].strip_prefix(b"#!") else { return false };
     let line = String::from_utf8_lossy(line);
@@ -192,7 +199,10 @@ mod tests {
             std::fs::create_dir_all(root.join(name).parent().unwrap()).unwrap();
             std::fs::write(root.join(name), text).unwrap();
         }
+        // A FIFO without an extension is not read for a `#!` line (that would block).
+        nix::unistd::mkfifo(&root.join("bin/pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         let cx = ToolContext::detached(root.clone());
+        assert!(Survey::of(&root.join("bin/pipe"), &cx).is_ok_and(|s| s.shell_scripts.is_empty()));
         let survey = Survey::of(&root, &cx).unwrap();
         assert_eq!(survey.shell_scripts, [root.join("bin/tool"), root.join("run.sh")]);
         assert_eq!(survey.topmost("Cargo.toml"), [root.join("a"), root.join("b")]);

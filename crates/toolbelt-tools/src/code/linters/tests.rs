@@ -32,7 +32,7 @@ fn the_tree_chooses_the_linters_and_lines_start_from_the_working_directory() {
         lines,
         [
             ("clippy", "cd svc && cargo clippy --all-targets --message-format=json"),
-            ("ruff", "ruff check --no-cache --no-fix --output-format=json --force-exclude -- ."),
+            ("ruff", "ruff check --no-cache --no-fix --no-fix-only --output-format=json --force-exclude -- ."),
             ("shellcheck", "shellcheck -f json1 -- tools/run.sh"),
         ]
     );

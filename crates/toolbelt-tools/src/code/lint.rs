@@ -210,8 +210,10 @@ impl Tool for Lint {
         Ok(access)
     }
 
+    /// The longest the settings allow: the linters stop at `lint.timeout` (a little before,
+    /// with a margin), so a setting past the default is honoured.
     fn timeout(&self, _input: &LintInput) -> Option<std::time::Duration> {
-        Some(LintSettings::default().timeout)
+        Some(crate::code::linters::MAX_TIMEOUT)
     }
 
     async fn call(&self, input: LintInput, cx: ToolContext) -> Result<LintOutput, ToolError> {

@@ -88,6 +88,9 @@ const fn limit(path: &'static str, kind: Kind, default: fn() -> String, doc: &'s
 const SEARCH_DOC: &str = "a search provider: api_key_env (the variable holding its key), base_url (its endpoint; \
      required for searxng) (user settings only)";
 
+/// The longest `lint.timeout`: what a Lint call's own limit is.
+const LINT_MAX_TIMEOUT: i64 = toolbelt_tools::code::linters::MAX_TIMEOUT.as_secs() as i64;
+
 const HOOK_DOC: &str = "hook groups: {matcher, hooks = [{type = \"command\"|\"http\", …}]}";
 
 /// Every key, in the order `config show` prints them.
@@ -230,7 +233,7 @@ pub const KEYS: &[KeyDef] = &[
         "a language server: command, args, extensions (a list, or extension = language id), env, initialization_options, settings, root_markers, startup_timeout, max_restarts",
     ),
     key("lint.defaults", Kind::Bool, "true", "run clippy, ruff, eslint and shellcheck where the project uses them"),
-    key("lint.timeout", Kind::Int { min: 1, max: 3600 }, "600", "seconds one Lint call may take"),
+    key("lint.timeout", Kind::Int { min: 1, max: LINT_MAX_TIMEOUT }, "600", "seconds one Lint call may take"),
     key(
         "lint.linters.*",
         Kind::Table,

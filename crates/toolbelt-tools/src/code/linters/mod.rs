@@ -394,6 +394,10 @@ pub struct PlanKey {
     pub linter: Option<String>,
 }
 
+/// The longest `lint.timeout` the settings take: a Lint call's own limit, so the linters'
+/// limit (`lint.timeout`, shorter) is what stops them, with the advice to raise it.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// Most plans kept at once (calls described and not yet run: refused ones never run).
 const KEPT: usize = 64;
 

@@ -192,10 +192,17 @@ impl Target<'_> {
     fn arg(&self, cwd: &Path) -> String {
         match self.path.strip_prefix(cwd) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
-            Ok(rel) => quote(&rel.to_string_lossy()),
-            Err(_) => quote(&self.path.to_string_lossy()),
+            Ok(rel) => path_word(rel),
+            Err(_) => path_word(self.path),
         }
     }
+}
+
+/// A path as one bash word that no program reads as an option: a relative one starting with
+/// `-` (a file named `--fix`) is written `./--fix`.
+fn path_word(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if text.starts_with('-') { quote(&format!("./{text}")) } else { quote(&text) }
 }
 
 /// `text` as one bash word: bare when it is plain, else in single quotes.
@@ -251,8 +258,8 @@ pub fn plan(settings: &LintSettings, target: &Target<'_>, survey: &Survey, only:
     for run in &mut plan.runs {
         run.line = match run.cwd.strip_prefix(target.cwd) {
             Ok(rel) if rel.as_os_str().is_empty() => run.command.clone(),
-            Ok(rel) => format!("cd {} && {}", quote(&rel.to_string_lossy()), run.command),
-            Err(_) => format!("cd {} && {}", quote(&run.cwd.to_string_lossy()), run.command),
+            Ok(rel) => format!("cd {} && {}", path_word(rel), run.command),
+            Err(_) => format!("cd {} && {}", path_word(&run.cwd), run.command),
         };
     }
     if survey.scripts_left_out > 0 {

@@ -78,6 +78,10 @@ fn quoting_and_settings_tables() {
     assert_eq!(quote("src/a.py"), "src/a.py");
     assert_eq!(quote("my file's.sh"), r"'my file'\''s.sh'");
     assert_eq!(quote("-rf"), "'-rf'");
+    // A path starting with `-` is never an option to the linter.
+    assert_eq!(path_word(Path::new("--fix")), "./--fix");
+    assert_eq!(path_word(Path::new("-x y")), "'./-x y'");
+    assert_eq!(path_word(Path::new("/abs/-x")), "/abs/-x");
     let err = spec_from_json("x", &serde_json::json!({"command": "x"}), "t").unwrap_err();
     assert!(err.contains("`format` is missing"), "{err}");
     let err = spec_from_json("x", &serde_json::json!({"command": "x", "format": "xml"}), "t").unwrap_err();

@@ -217,3 +217,64 @@ fn the_agent_delegates_to_a_sub_agent_and_shows_what_it_does() {
     assert_eq!(back["tool_call_id"], "a1");
     assert!(back["content"].as_str().unwrap().starts_with("They say: status draft."), "{back}");
 }
+
+/// The tool results the second request carried back to the model, by call id.
+fn results_of(request: &toolbelt_agent::testing::RecordedRequest) -> std::collections::HashMap<String, String> {
+    request
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap().to_string(), m["content"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn a_refused_call_in_the_loop_names_the_rule_or_the_closest_tools() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::openai([
+        Turn::tool_calls([
+            ("w1".to_string(), "WebFetch".to_string(), json!({"url": "https://example.com", "prompt": "x"})),
+            ("u1".to_string(), "Raed".to_string(), json!({"file_path": "notes.md"})),
+            ("n1".to_string(), "Frobnicate".to_string(), json!({})),
+            ("a1".to_string(), "read_file".to_string(), json!({"path": "notes.md"})),
+        ]),
+        Turn::text("done"),
+    ])
+    .unwrap();
+    let out = run(&root, Some(&server), &["agent", "Look around.", "--deny", "WebFetch"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let results = results_of(&server.requests()[1]);
+    // A tool a deny rule removed: the rule, where it comes from, and no list of every tool.
+    let denied = &results["w1"];
+    assert!(denied.contains("`WebFetch` is denied by the rule `WebFetch` (flag --deny)"), "{denied}");
+    assert!(!denied.contains("Grep") && denied.len() < 300, "no list of the agent's tools: {denied}");
+    // A name no tool has: not a permission matter, and the closest of the agent's tools.
+    let unknown = &results["u1"];
+    assert!(!unknown.contains("permission denied"), "{unknown}");
+    assert!(unknown.contains("unknown tool `Raed`; did you mean `Read`?"), "{unknown}");
+    let nothing_close = &results["n1"];
+    assert!(nothing_close.contains("unknown tool `Frobnicate`"), "{nothing_close}");
+    assert!(!nothing_close.contains("Grep") && nothing_close.len() < 300, "{nothing_close}");
+    // A tool's other name is that tool.
+    assert!(results["a1"].contains("status: draft"), "{}", results["a1"]);
+}
+
+#[test]
+fn a_sub_agent_refused_a_tool_its_definition_leaves_out_is_told_so_briefly() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::openai([
+        Turn::tool_call("e1", "Edit", json!({"file_path": "notes.md", "old_string": "draft", "new_string": "x"})),
+        Turn::text("I may not edit."),
+    ])
+    .unwrap();
+    let out = run(
+        &root,
+        Some(&server),
+        &["call", "Agent", r#"{"prompt":"Edit the notes.","subagent_type":"Explore"}"#, "--json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let refused = &results_of(&server.requests()[1])["e1"];
+    assert!(refused.contains("`Edit` is not one of this agent's tools"), "{refused}");
+    assert!(refused.contains("`Explore`"), "it names the definition that leaves it out: {refused}");
+    assert_eq!(std::fs::read_to_string(root.join("notes.md")).unwrap(), "status: draft\n");
+}

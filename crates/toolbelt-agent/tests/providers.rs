@@ -451,8 +451,10 @@ async fn an_unreachable_server_and_a_missing_key_say_what_to_do() {
     assert!(matches!(e, ProviderError::Config { .. }));
     assert_eq!(
         e.to_string(),
-        "model provider `anthropic` is not usable: its API key is read from $ANTHROPIC_API_KEY, which is not set: export \
-         ANTHROPIC_API_KEY=… (or point api_key_env in [agent.providers.anthropic] at the variable that holds the key)"
+        "model provider `anthropic` is not usable: its API key is read from $ANTHROPIC_API_KEY, which is not set in \
+         toolbelt's environment: set ANTHROPIC_API_KEY where toolbelt is started (`export ANTHROPIC_API_KEY=…` in a \
+         shell; for `toolbelt mcp`, the `env` of toolbelt's entry in the MCP host's configuration), or point \
+         api_key_env in [agent.providers.anthropic] at the variable that holds the key"
     );
 }
 

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolbelt_core::{AgentReport, AgentRequest, AgentStatus, CancellationToken, ToolContext, ToolError};
+use toolbelt_core::{
+    AgentReport, AgentRequest, AgentService as _, AgentStatus, CancellationToken, ToolContext, ToolError,
+};
 use toolbelt_policy::SubagentInfo;
 use toolbelt_runtime::{Runtime, Session};
 
@@ -45,11 +47,12 @@ pub(crate) fn prepare(
         )));
     }
     let def = host.definition(request.agent_type.as_deref().unwrap_or("general-purpose"))?;
-    let provider = host.provider_for(cx.session()).ok_or_else(|| {
-        ToolError::failed(
+    let provider = host.provider_for(cx.session()).ok_or_else(|| match host.unusable() {
+        Some(why) => ToolError::failed(format!("agents have no usable model provider: {why}")),
+        None => ToolError::failed(
             "no model provider is configured for agents: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add \
              [agent.providers.NAME] to the settings (`toolbelt config check` says what is in force)",
-        )
+        ),
     })?;
     let mut background = request.background;
     if let Some(team) = &request.team {

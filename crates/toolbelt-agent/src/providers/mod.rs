@@ -131,11 +131,7 @@ pub fn build_with(
             None => {
                 return Err(ProviderError::Config {
                     provider: config.name.clone(),
-                    message: format!(
-                        "its API key is read from ${var}, which is not set: export {var}=… (or point api_key_env \
-                         in [agent.providers.{}] at the variable that holds the key)",
-                        config.name
-                    ),
+                    message: missing_key(var, &config.name),
                 });
             }
         },
@@ -145,6 +141,18 @@ pub fn build_with(
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config, key, options.timeouts)?),
     };
     Ok(Arc::new(Retrying::new(inner, options.retry)))
+}
+
+/// What a provider whose key variable `var` is not set says: the variable, that it is
+/// toolbelt's own environment that lacks it, and where that environment comes from — a
+/// shell's, or, for `toolbelt mcp`, the one the MCP host starts it with (a key exported in
+/// the person's shell is not in it).
+fn missing_key(var: &str, provider: &str) -> String {
+    format!(
+        "its API key is read from ${var}, which is not set in toolbelt's environment: set {var} where toolbelt is \
+         started (`export {var}=…` in a shell; for `toolbelt mcp`, the `env` of toolbelt's entry in the MCP host's \
+         configuration), or point api_key_env in [agent.providers.{provider}] at the variable that holds the key"
+    )
 }
 
 /// Checks what can be checked of `config` without its key: its base URL is an http(s) URL,
@@ -336,7 +344,8 @@ mod tests {
         };
         let e = build(&config, &env(&[])).unwrap_err();
         assert!(matches!(e, ProviderError::Config { .. }));
-        assert!(e.to_string().contains("$WORK_LLM_KEY, which is not set: export WORK_LLM_KEY=…"), "{e}");
+        assert!(e.to_string().contains("$WORK_LLM_KEY, which is not set in toolbelt's environment"), "{e}");
+        assert!(e.to_string().contains("`export WORK_LLM_KEY=…` in a shell"), "{e}");
         let p = build(&config, &env(&[("WORK_LLM_KEY", "k")])).unwrap();
         assert_eq!((p.name(), p.default_model()), ("work", ANTHROPIC_DEFAULT_MODEL));
         assert!(!format!("{p:?}").contains("\"k\""), "the key stays out of Debug: {p:?}");

@@ -278,3 +278,46 @@ fn a_sub_agent_refused_a_tool_its_definition_leaves_out_is_told_so_briefly() {
     assert!(refused.contains("`Explore`"), "it names the definition that leaves it out: {refused}");
     assert_eq!(std::fs::read_to_string(root.join("notes.md")).unwrap(), "status: draft\n");
 }
+
+#[test]
+fn a_refused_connection_is_reported_at_once_with_where_base_url_comes_from() {
+    let (_dir, root) = workspace();
+    // A loopback port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let started = std::time::Instant::now();
+    let out = hermetic::toolbelt(&root)
+        .env("OPENAI_BASE_URL", &url)
+        .env("OPENAI_API_KEY", "k")
+        .args(["agent", "Say hi."])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "could not connect to {url}/chat/completions: connection refused; is the server running? (base_url from \
+             $OPENAI_BASE_URL)"
+        )),
+        "{stderr}"
+    );
+    // Nothing listens there, and that does not pass in seconds: one more try, not the
+    // backoff a rate limit gets (five tries over 7.5 to 15 s).
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+
+    // A provider of the settings: the table and the file it is in.
+    let config = root.join(".test-home/.config/toolbelt/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, format!("[agent.providers.local]\nkind = \"openai\"\nbase_url = \"{url}\"\n")).unwrap();
+    let out = hermetic::toolbelt(&root).args(["agent", "Say hi."]).output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "connection refused; is the server running? (base_url from [agent.providers.local] in user {}:1)",
+            config.display()
+        )),
+        "{stderr}"
+    );
+}

@@ -214,16 +214,19 @@ pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Vec<ProviderConfig> {
         out.push(ProviderConfig {
             name: "openai".into(),
             kind: ProviderKind::OpenAi,
+            base_url_from: openai_url.as_ref().map(|_| "$OPENAI_BASE_URL".to_string()),
             base_url: openai_url,
             api_key_env: openai_key,
             model: var("OPENAI_MODEL"),
         });
     }
     if var("ANTHROPIC_API_KEY").is_some() {
+        let base_url = var("ANTHROPIC_BASE_URL");
         out.push(ProviderConfig {
             name: "anthropic".into(),
             kind: ProviderKind::Anthropic,
-            base_url: var("ANTHROPIC_BASE_URL"),
+            base_url_from: base_url.as_ref().map(|_| "$ANTHROPIC_BASE_URL".to_string()),
+            base_url,
             api_key_env: Some("ANTHROPIC_API_KEY".into()),
             model: var("ANTHROPIC_MODEL"),
         });
@@ -313,6 +316,8 @@ mod tests {
             (local[0].api_key_env.as_deref(), local[0].base_url.as_deref()),
             (None, Some("http://localhost:11434/v1"))
         );
+        assert_eq!(local[0].base_url_from.as_deref(), Some("$OPENAI_BASE_URL"));
+        assert_eq!(both[1].base_url_from, None, "Anthropic's own URL");
     }
 
     #[test]
@@ -339,6 +344,7 @@ mod tests {
             name: "work".into(),
             kind: ProviderKind::Anthropic,
             base_url: None,
+            base_url_from: None,
             api_key_env: Some("WORK_LLM_KEY".into()),
             model: None,
         };

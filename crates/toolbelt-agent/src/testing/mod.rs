@@ -132,6 +132,7 @@ impl ScriptedServer {
                 Protocol::Anthropic => ProviderKind::Anthropic,
             },
             base_url: Some(self.base_url()),
+            base_url_from: None,
             api_key_env: api_key_env.map(str::to_string),
             model: Some(SCRIPTED_MODEL.to_string()),
         }

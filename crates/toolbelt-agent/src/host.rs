@@ -6,6 +6,7 @@
 //! [`AgentLimits`]. A session's agents live in its state ([`roster`]): when the session ends,
 //! every agent it started is stopped.
 
+mod identity;
 mod launch;
 mod report;
 pub(crate) mod roster;
@@ -25,6 +26,8 @@ use crate::config::AgentLimits;
 use crate::definitions::{AgentDefinition, Catalog};
 use crate::provider::Provider;
 use roster::RosterSlot;
+
+pub use identity::SubAgent;
 
 /// The provider a session's agents use instead of the host's, when it has one: an MCP host
 /// offering sampling puts its own here. Saves as nothing.

@@ -117,7 +117,9 @@ impl Session {
     /// Says who sends the session's calls from now on (an MCP client once it introduced
     /// itself, or from a new address).
     pub fn set_client(&self, client: ClientInfo) {
-        *self.client.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(client);
+        let client = Arc::new(client);
+        self.state.with_slot::<crate::client::SessionClient, _>(|slot| slot.client = Some(Arc::clone(&client)));
+        *self.client.write().unwrap_or_else(PoisonError::into_inner) = client;
     }
 
     /// Who sends the session's calls.

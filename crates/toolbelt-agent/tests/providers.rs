@@ -359,7 +359,9 @@ async fn a_wrong_base_url_or_model_says_what_to_set() {
     let text = reply.unwrap_err().to_string();
     assert!(text.contains("HTTP 404: Unknown request URL: POST /chat/completions"), "{text}");
     assert!(
-        text.contains("set model = \"…\" in [agent.providers.local], and check base_url (from [agent.providers.local])"),
+        text.contains(
+            "set model = \"…\" in [agent.providers.local], and check base_url (from [agent.providers.local])"
+        ),
         "{text}"
     );
 }

@@ -5,6 +5,10 @@
 //! The prompt goes to the controlling terminal (`/dev/tty`), not to stdout (results) or stdin
 //! (which may carry the call's input), so it works inside pipelines. With no terminal, or
 //! under CI, there is nobody to ask and the call is denied with the rule that would allow it.
+//!
+//! A sub-agent's call is asked about under the agent's name (its id, name, type, whether it
+//! runs in the background, what it was started to do): a background agent's question comes
+//! while the agent that started it is busy elsewhere.
 
 use std::fs::File;
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -53,6 +57,8 @@ impl Approver for TerminalApprover {
 
 /// What is asked, owned so it can move to the prompting thread.
 struct Question {
+    /// The sub-agent that asks, when one does.
+    agent: Option<String>,
     tool: String,
     wants: String,
     reason: String,
@@ -64,6 +70,7 @@ struct Question {
 impl Question {
     fn of(call: &CallInfo<'_>, verdict: &Verdict) -> Self {
         Self {
+            agent: toolbelt_agent::SubAgent::of(call.session).map(|a| a.label()),
             tool: call.tool.name.clone(),
             wants: call.wants(),
             reason: verdict.reason.clone(),
@@ -74,7 +81,10 @@ impl Question {
     }
 
     fn ask(&self, tty: &mut File) -> std::io::Result<Approval> {
-        let mut text = format!("\n{} wants to {}\n", self.tool, self.wants);
+        let mut text = match &self.agent {
+            Some(agent) => format!("\n{agent} asks:\n{} wants to {}\n", self.tool, self.wants),
+            None => format!("\n{} wants to {}\n", self.tool, self.wants),
+        };
         text.push_str(&format!("  why it asks: {} [{}]\n", self.reason, self.source));
         text.push_str("  y  allow once\n  s  allow for this session\n");
         if !self.rules.is_empty() {

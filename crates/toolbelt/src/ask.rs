@@ -44,13 +44,23 @@ impl CliPeople {
 }
 
 impl Asker for CliPeople {
-    fn ask<'a>(&'a self, _: &'a SessionState, request: &'a AskRequest) -> BoxFuture<'a, Result<Vec<Answer>, AskError>> {
+    fn ask<'a>(
+        &'a self,
+        session: &'a SessionState,
+        request: &'a AskRequest,
+    ) -> BoxFuture<'a, Result<Vec<Answer>, AskError>> {
+        // A sub-agent's question says which agent asks (see `approve.rs`).
+        let agent = toolbelt_agent::SubAgent::of(session).map(|a| a.label());
         Box::pin(async move {
             let Some(tty) = &self.tty else { return Err(AskError::Nobody(self.why_not.clone())) };
             let (tty, request) = (Arc::clone(tty), request.clone());
             // Blocking reads, on a thread that may block; the lock keeps questions whole.
             tokio::task::spawn_blocking(move || {
                 let mut tty = tty.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(agent) = &agent {
+                    write!(tty, "\n{agent} asks:")
+                        .map_err(|e| AskError::Failed(format!("the terminal failed ({e})")))?;
+                }
                 ask_at(&mut tty, &request)
             })
             .await

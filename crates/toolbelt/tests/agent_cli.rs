@@ -5,6 +5,8 @@
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/pty.rs"]
+mod pty;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -320,4 +322,52 @@ fn a_refused_connection_is_reported_at_once_with_where_base_url_comes_from() {
         )),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_background_sub_agent_s_question_at_the_terminal_says_which_agent_asks() {
+    let (_dir, root) = workspace();
+    let task = "Touch the marker file.";
+    let server = ScriptedServer::openai([
+        // The main agent: starts a named agent in the background, waits for it, answers.
+        Turn::tool_call(
+            "a1",
+            "Agent",
+            json!({"description": "touch the marker", "prompt": task, "name": "scout", "run_in_background": true}),
+        )
+        .in_conversation("Tidy up."),
+        Turn::tool_call("w1", "TaskOutput", json!({"task_id": "agent_1", "block": true, "timeout": 60000}))
+            .in_conversation("Tidy up."),
+        Turn::text("All tidy.").in_conversation("Tidy up."),
+        // The background agent: a command that asks, then a question of its own.
+        Turn::tool_call("b1", "Bash", json!({"command": "touch marker"})).in_conversation(task),
+        Turn::tool_call(
+            "q1",
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Touch another?", "header": "Marker", "multiSelect": false,
+                "options": [{"label": "Yes", "description": "one more"}, {"label": "No", "description": "enough"}]}]}),
+        )
+        .in_conversation(task),
+        Turn::text("Touched.").in_conversation(task),
+    ])
+    .unwrap();
+    let home = root.join(".test-home");
+    let (config, state) = (home.join(".config"), home.join(".local/state"));
+    let vars: Vec<(String, String)> = server.env();
+    let mut env: Vec<(&str, &Path)> = vars.iter().map(|(k, v)| (k.as_str(), Path::new(v.as_str()))).collect();
+    env.extend([("HOME", home.as_path()), ("XDG_CONFIG_HOME", config.as_path()), ("XDG_STATE_HOME", state.as_path())]);
+    let (out, code) = pty::toolbelt_in_pty(&["agent", "Tidy up."], &root, &env, "choice [", "y\n2\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("agent_1 `scout` (general-purpose, in the background: touch the marker) asks:\nBash wants to run `touch marker`"),
+        "the question names the agent that asks: {out}"
+    );
+    assert!(root.join("marker").exists(), "{out}");
+    assert!(
+        out.contains(
+            "agent_1 `scout` (general-purpose, in the background: touch the marker) asks:\n[Marker] Touch another?"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("All tidy."), "{out}");
 }

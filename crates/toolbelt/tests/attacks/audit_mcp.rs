@@ -143,7 +143,11 @@ fn a_sub_agent_s_records_name_the_client_it_runs_under_and_the_agent() {
         &[
             initialize,
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            call(2, "Agent", json!({"prompt": "What do the notes say?", "description": "read notes", "subagent_type": "Explore"})),
+            call(
+                2,
+                "Agent",
+                json!({"prompt": "What do the notes say?", "description": "read notes", "subagent_type": "Explore"}),
+            ),
         ],
     );
     assert_eq!(answers[1]["result"]["isError"], false, "{}", answers[1]);

@@ -161,7 +161,11 @@ impl Session {
         };
         let corrupt = |source| SessionError::Corrupt { path: path.to_path_buf(), source };
         let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(corrupt)?;
-        self.state.load(value).map_err(corrupt)
+        self.state.load(value).map_err(corrupt)?;
+        // The saved state holds no client (whoever opens the session is): the one said
+        // before loading is mirrored into the state again.
+        self.set_client((*self.client()).clone());
+        Ok(())
     }
 
     /// Saves the state to `path` atomically (a temp file beside it, then a rename), so a

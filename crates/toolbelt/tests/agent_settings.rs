@@ -251,7 +251,6 @@ impl Project {
                 send(serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}), true)
             })
             .collect();
-        drop(send);
         drop(stdin);
         child.wait().unwrap();
         answers

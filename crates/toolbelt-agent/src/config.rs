@@ -24,6 +24,10 @@ pub struct ProviderConfig {
     /// Its base URL (`https://api.openai.com/v1`, `http://localhost:11434/v1`…); the
     /// protocol's usual one when absent.
     pub base_url: Option<String>,
+    /// Where `base_url` was set, as messages about reaching it name it (`$OPENAI_BASE_URL`,
+    /// `[agent.providers.local] in user ~/.config/toolbelt/config.toml:4`); `None` when it
+    /// is not known, or there is no `base_url`.
+    pub base_url_from: Option<String>,
     /// The name of the environment variable holding its API key; none for a local server
     /// that takes no key.
     pub api_key_env: Option<String>,

@@ -6,6 +6,7 @@
 //! [`AgentLimits`]. A session's agents live in its state ([`roster`]): when the session ends,
 //! every agent it started is stopped.
 
+mod identity;
 mod launch;
 mod report;
 pub(crate) mod roster;
@@ -26,6 +27,8 @@ use crate::definitions::{AgentDefinition, Catalog};
 use crate::provider::Provider;
 use roster::RosterSlot;
 
+pub use identity::SubAgent;
+
 /// The provider a session's agents use instead of the host's, when it has one: an MCP host
 /// offering sampling puts its own here. Saves as nothing.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -44,6 +47,8 @@ impl SessionSlot for SessionProvider {
 pub struct AgentHost {
     runtime: OnceLock<Weak<Runtime>>,
     providers: Vec<Arc<dyn Provider>>,
+    /// Why each configured provider that could not be set up could not.
+    unusable: Vec<String>,
     definitions: Catalog,
     limits: AgentLimits,
 }
@@ -52,7 +57,19 @@ impl AgentHost {
     /// A host over `providers` (the first is the default; none when only an MCP host's
     /// sampling will be used), with these definitions and limits.
     pub fn new(providers: Vec<Arc<dyn Provider>>, definitions: Catalog, limits: AgentLimits) -> Arc<Self> {
-        Arc::new(Self { runtime: OnceLock::new(), providers, definitions, limits })
+        Self::configured(providers, Vec::new(), definitions, limits)
+    }
+
+    /// [`AgentHost::new`] knowing why the configured providers that are not among
+    /// `providers` could not be set up (`unusable`, one message each), which is what a start
+    /// without a model says.
+    pub fn configured(
+        providers: Vec<Arc<dyn Provider>>,
+        unusable: Vec<String>,
+        definitions: Catalog,
+        limits: AgentLimits,
+    ) -> Arc<Self> {
+        Arc::new(Self { runtime: OnceLock::new(), providers, unusable, definitions, limits })
     }
 
     /// The handle to put among the runtime's services, so the agent tools find this host.
@@ -180,6 +197,10 @@ impl AgentService for AgentHost {
 
     fn available(&self, session: &SessionState) -> bool {
         self.available_for(session)
+    }
+
+    fn unusable(&self) -> Option<String> {
+        (self.providers.is_empty() && !self.unusable.is_empty()).then(|| self.unusable.join("; "))
     }
 }
 

@@ -26,7 +26,7 @@ pub mod testing;
 
 pub use config::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
 pub use definitions::{AgentDefinition, Catalog, SearchDirs, discover};
-pub use host::{AgentHost, SessionProvider};
+pub use host::{AgentHost, SessionProvider, SubAgent};
 pub use message::{Message, Part, Reply, Request, Role, StopReason, StreamEvent, ToolChoice, ToolDef, Usage};
 pub use provider::{Provider, ProviderError, StreamSink};
 pub use run::{Conversation, Inbox, NoInbox, RunEvent, RunEvents, RunOutcome, RunSpec, run};

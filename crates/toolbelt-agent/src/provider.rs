@@ -68,6 +68,21 @@ pub enum ProviderError {
         /// What failed.
         message: String,
     },
+    /// Nothing listens at the provider's address: the connection was refused. That seldom
+    /// passes in seconds (a server that is not running, a wrong port), so it is tried again
+    /// only once ([`crate::providers::Retrying`]).
+    #[error(
+        "model provider `{provider}` could not connect to {url}: connection refused; is the server running? \
+         (base_url from {from})"
+    )]
+    Refused {
+        /// The provider's name.
+        provider: String,
+        /// The URL tried.
+        url: String,
+        /// Where its base URL was set (`$OPENAI_BASE_URL`, a settings file's table).
+        from: String,
+    },
     /// The reply stream broke off or was not the protocol it should be.
     #[error("model provider `{provider}` sent a reply that could not be read: {message}")]
     Stream {
@@ -92,7 +107,7 @@ impl ProviderError {
     pub fn is_retryable(&self) -> bool {
         match self {
             ProviderError::Status { status, .. } => *status == 429 || *status == 408 || *status >= 500,
-            ProviderError::Connect { .. } | ProviderError::Timeout { .. } => true,
+            ProviderError::Connect { .. } | ProviderError::Refused { .. } | ProviderError::Timeout { .. } => true,
             ProviderError::Config { .. } | ProviderError::Stream { .. } => false,
         }
     }

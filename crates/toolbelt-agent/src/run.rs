@@ -45,6 +45,8 @@ pub struct RunSpec {
     /// Where the events of its tool calls go (a sub-agent's progress, a command's output):
     /// a terminal, the parent call's progress, or nowhere.
     pub tool_events: EventSink,
+    /// The name of the agent definition it runs (`Explore`, `main`), which refusals name.
+    pub definition: String,
 }
 
 /// The conversation a run continues, and what it has cost so far. It outlives a run, so a
@@ -333,14 +335,13 @@ async fn run_tools(
     let mut slots = Vec::new();
     for (i, call) in calls.iter().enumerate() {
         events(RunEvent::ToolCall(call));
-        match runtime.registry().entry(&call.name) {
-            Some(entry) if spec.allowed.contains(&entry.spec().name) => {
+        match refusal(runtime, spec, &call.name) {
+            None => {
                 batch.push(call.clone());
                 slots.push(i);
             }
-            _ => {
+            Some(error) => {
                 // Through the runtime, so the refusal is in the audit log like any other.
-                let error = ToolError::Denied { reason: unavailable(&call.name, spec) };
                 let plan = runtime.refuse(call.clone(), error);
                 let refused = runtime.run(session, plan, &spec.tool_events, cancel).await;
                 events(RunEvent::ToolResult(call, &refused));
@@ -360,11 +361,50 @@ async fn run_tools(
         .collect()
 }
 
-/// The error for a call to a tool this agent does not have.
-fn unavailable(name: &str, spec: &RunSpec) -> String {
+/// Why the loop refuses a call to `name` before the runtime sees it; `None` for a call the
+/// runtime is to judge. A name or alias of one of the agent's tools goes to the runtime, and
+/// so does a tool the policy hides (a bare deny rule): the runtime refuses that one, naming
+/// the rule, as it would for anyone. A name no tool has is an unknown tool, with the closest
+/// of the agent's own tools; a tool its definition leaves out is refused, saying so briefly
+/// (the model has the list of its tools).
+fn refusal(runtime: &Runtime, spec: &RunSpec, name: &str) -> Option<ToolError> {
+    let registry = runtime.registry();
+    match registry.lookup(name) {
+        Ok(entry) if spec.allowed.contains(&entry.spec().name) => None,
+        Ok(entry) => Some(ToolError::Denied { reason: left_out(&entry.spec().name, spec) }),
+        Err(ToolError::Disabled { .. }) => None,
+        Err(_) => Some(ToolError::UnknownTool {
+            name: name.to_string(),
+            suggestions: registry.closest(name, |tool| spec.allowed.contains(tool)),
+        }),
+    }
+}
+
+/// The most of an agent's tools a refusal lists; beyond that it points at the model's own
+/// tool list.
+const LISTED_TOOLS: usize = 10;
+
+/// The reason for a call to `tool`, which exists, but which this agent was not given.
+fn left_out(tool: &str, spec: &RunSpec) -> String {
+    let why = if toolbelt_core::AGENT_TOOLS.contains(&tool) {
+        format!(
+            "an agent gets the agent tools only when its definition (`{}`) names them and agents may nest deeper \
+             than it (agent.max_depth)",
+            spec.definition
+        )
+    } else if spec.allowed.is_empty() {
+        format!("this agent's model (provider `{}`) takes no tools", spec.provider.name())
+    } else {
+        format!("its definition, `{}`, leaves it out", spec.definition)
+    };
     let mut names: Vec<&str> = spec.allowed.iter().map(String::as_str).collect();
     names.sort_unstable();
-    format!("`{name}` is not one of this agent's tools; use one of: {}", names.join(", "))
+    let instead = match names.len() {
+        0 => "answer in text".to_string(),
+        n if n <= LISTED_TOOLS => format!("use one of: {}", names.join(", ")),
+        _ => "use one of the tools you were given".to_string(),
+    };
+    format!("`{tool}` is not one of this agent's tools: {why}; {instead}")
 }
 
 fn out_of_time(convo: &Conversation, spec: &RunSpec, pending: &[ToolCall]) -> RunOutcome {

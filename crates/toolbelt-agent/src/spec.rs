@@ -45,6 +45,7 @@ pub fn run_spec(
         budget: limits.time_budget,
         max_tokens: limits.max_tokens,
         tool_events: EventSink::none(),
+        definition: def.name.clone(),
     }
 }
 

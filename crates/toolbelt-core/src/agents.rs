@@ -173,6 +173,13 @@ pub trait AgentService: Send + Sync + std::fmt::Debug {
         let _ = session;
         true
     }
+
+    /// Why the runtime has no model of its own for agents when providers are configured but
+    /// none of them could be set up: each one's problem and what to set (its key variable is
+    /// not set…). `None` when one is usable, or when none is configured.
+    fn unusable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The handle the runtime's services hold ([`crate::Extensions`] are keyed by type).

@@ -33,6 +33,42 @@ pub struct Choice {
     pub label: String,
     /// What it means.
     pub description: String,
+    /// The letter that picks it at a terminal, for a decision toolbelt itself puts to the
+    /// person (a plan's approval, a skill's grant): one of [`keys`], meaning there what it
+    /// means in a permission prompt. A question whose choices all have one is asked with the
+    /// letters instead of numbers, and picking [`keys::NO`] lets the person say why, which
+    /// becomes the answer's own words ([`Answer::other`]). `None` for a model's question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<char>,
+}
+
+impl Choice {
+    /// A choice picked by its number (a model's question).
+    pub fn new(label: impl Into<String>, description: impl Into<String>) -> Self {
+        Self { label: label.into(), description: description.into(), key: None }
+    }
+
+    /// A choice picked by the letter `key` (one of [`keys`]).
+    pub fn keyed(key: char, label: impl Into<String>, description: impl Into<String>) -> Self {
+        Self { label: label.into(), description: description.into(), key: Some(key) }
+    }
+}
+
+/// The letters a person answers toolbelt's own decisions with at a terminal — a call's
+/// permission, a plan's approval, a skill's grant — so that one letter means one thing in all
+/// of them. (A model's questions, whose choices can be anything, are answered by number.)
+pub mod keys {
+    /// Yes: allow the call once; approve the plan.
+    pub const YES: char = 'y';
+    /// Yes, for the rest of the session.
+    pub const SESSION: char = 's';
+    /// Yes, always: a rule written to the project-local settings.
+    pub const ALWAYS: char = 'a';
+    /// Yes, and every edit inside the workspace for the rest of the session runs without
+    /// asking (`acceptEdits` mode).
+    pub const EDITS: char = 'e';
+    /// No: deny the call; keep planning. The person may then say why, for the model.
+    pub const NO: char = 'n';
 }
 
 /// What to ask: questions, and text to show before them (a plan to approve).

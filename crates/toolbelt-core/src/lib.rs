@@ -48,7 +48,7 @@ pub use access::{Access, Concurrency, PROTECTED_NAMES, Touch};
 pub use agents::{
     AGENT_TOOLS, AgentReport, AgentRequest, AgentService, AgentStatus, Agents, TeamMember, TeamReport, is_agent_id,
 };
-pub use ask::{Answer, AskError, AskRequest, Asker, Choice, Nobody, People, Question, Tone};
+pub use ask::{Answer, AskError, AskRequest, Asker, Choice, Nobody, People, Question, Tone, keys};
 pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};
 pub use deferred::{DescribeContext, LoadedTools, MAX_NAMED as MAX_NAMED_DEFERRED, ToolCatalog, deferred_note};
 pub use error::{FieldError, ToolError};

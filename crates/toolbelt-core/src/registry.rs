@@ -323,6 +323,13 @@ impl Registry {
         }
     }
 
+    /// The (at most three) enabled tools whose names or aliases are closest to `name`, best
+    /// first, among those whose canonical name `keep` accepts: what an error about a name
+    /// that no tool of a narrower set has suggests instead.
+    pub fn closest(&self, name: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
+        closest_in(&self.read(), name, &keep)
+    }
+
     /// The tool registered under this canonical name, enabled or not (to say why a disabled
     /// tool is refused).
     pub fn entry(&self, name: &str) -> Option<ToolEntry> {
@@ -357,11 +364,17 @@ impl Registry {
 
 /// Up to three registered names closest to `name`, canonical names only, best first.
 fn suggest(inner: &Inner, name: &str) -> Vec<String> {
+    closest_in(inner, name, &|_| true)
+}
+
+/// The (at most three) enabled tools whose names or aliases are closest to `name`, best
+/// first, among those whose canonical name `keep` accepts.
+fn closest_in(inner: &Inner, name: &str, keep: &dyn Fn(&str) -> bool) -> Vec<String> {
     let wanted = name.to_lowercase();
     let mut scored: Vec<(f64, &String)> = inner
         .names
         .iter()
-        .filter(|(_, canonical)| inner.tools.get(*canonical).is_some_and(|e| e.enabled))
+        .filter(|(_, canonical)| inner.tools.get(*canonical).is_some_and(|e| e.enabled) && keep(canonical))
         .map(|(n, canonical)| {
             let n = n.to_lowercase();
             let mut score = strsim::jaro_winkler(&n, &wanted);

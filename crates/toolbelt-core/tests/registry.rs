@@ -149,6 +149,10 @@ fn unknown_names_suggest_the_closest_tools() {
     assert_eq!(suggestions("multi_edits"), ["MultiEdit"]);
     assert!(suggestions("WebSearch").is_empty());
     assert_eq!(r.lookup("Reed").unwrap_err().to_string(), "unknown tool `Reed`; did you mean `Read`?");
+    // Among a narrower set only: an agent given MultiEdit alone is pointed at nothing else.
+    assert_eq!(r.closest("Raed", |_| true), ["Read"]);
+    assert!(r.closest("Raed", |tool| tool == "MultiEdit").is_empty());
+    assert_eq!(r.closest("multi_edits", |tool| tool == "MultiEdit"), ["MultiEdit"]);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use rmcp::model::{
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use toolbelt_core::BoxFuture;
-use toolbelt_policy::{Approval, Approver, CallInfo, NoApprover, Verdict};
+use toolbelt_policy::{Approval, Approver, CallInfo, NoApprover, Offer, Verdict, denial, offers};
 
 /// The runtime's approver: one approver per session id, [`NoApprover`] for the others.
 #[derive(Default)]
@@ -73,7 +73,7 @@ impl Approver for Elicitor {
         let params = question(call, verdict);
         Box::pin(async move {
             match self.peer.create_elicitation(params).await {
-                Ok(result) => answer(result.action, result.content.as_ref()),
+                Ok(result) => answer(&offers(verdict), result.action, result.content.as_ref()),
                 Err(e) => {
                     Approval::Deny { reason: format!("asking the user for approval failed ({e}); {}", verdict.reason) }
                 }
@@ -82,19 +82,13 @@ impl Approver for Elicitor {
     }
 }
 
-/// The elicitation: what the call does, why it asks, and the choices.
+/// The elicitation: what the call does, why it asks, and the choices — those the terminal
+/// offers, by the same names ([`offers`]).
 fn question(call: &CallInfo<'_>, verdict: &Verdict) -> ElicitRequestParams {
     let what = call.wants();
-    let mut choices = vec!["allow_once", "allow_session", "deny"];
-    let mut names = vec!["Allow once", "Allow for this session", "Deny"];
-    if !verdict.allow_rules.is_empty() {
-        choices.insert(2, "allow_always");
-        names.insert(2, "Always allow");
-    }
-    if verdict.offers_accept_edits {
-        choices.insert(choices.len() - 1, "accept_edits");
-        names.insert(names.len() - 1, "Allow all edits for the rest of this session");
-    }
+    let offered = offers(verdict);
+    let choices: Vec<&str> = offered.iter().map(|o| o.value).collect();
+    let names: Vec<&str> = offered.iter().map(|o| o.label.as_str()).collect();
     let always = if verdict.allow_rules.is_empty() {
         String::new()
     } else {
@@ -125,21 +119,18 @@ fn form(message: String, choices: &[&str], names: &[&str]) -> ElicitRequestParam
     }
 }
 
-fn answer(action: ElicitationAction, content: Option<&Value>) -> Approval {
-    let reason = content.and_then(|c| c["reason"].as_str()).map(str::trim).filter(|r| !r.is_empty());
-    match (action, content.and_then(|c| c["decision"].as_str())) {
-        (ElicitationAction::Accept, Some("allow_once")) => Approval::AllowOnce,
-        (ElicitationAction::Accept, Some("allow_session")) => Approval::AllowSession,
-        (ElicitationAction::Accept, Some("allow_always")) => Approval::AllowAlways,
-        (ElicitationAction::Accept, Some("accept_edits")) => Approval::AcceptEditsForSession,
-        (ElicitationAction::Accept, _) => Approval::Deny {
-            reason: match reason {
-                Some(r) => format!("the user denied this call: {r}"),
-                None => "the user denied this call".into(),
-            },
+/// The approval a form's answer gives: the offer whose value it returned (one that was
+/// offered only: a client cannot pick "always" where it was not offered), else a denial.
+fn answer(offered: &[Offer], action: ElicitationAction, content: Option<&Value>) -> Approval {
+    let reason = content.and_then(|c| c["reason"].as_str());
+    let picked = content.and_then(|c| c["decision"].as_str());
+    match action {
+        ElicitationAction::Accept => match offered.iter().find(|o| Some(o.value) == picked) {
+            Some(offer) => offer.approval(reason),
+            None => denial(reason),
         },
-        (ElicitationAction::Decline, _) => Approval::Deny { reason: "the user declined this call".into() },
-        (_, _) => Approval::Deny { reason: "the user dismissed the approval request".into() },
+        ElicitationAction::Decline => Approval::Deny { reason: "the user declined this call".into() },
+        _ => Approval::Deny { reason: "the user dismissed the approval request".into() },
     }
 }
 
@@ -176,6 +167,13 @@ mod tests {
 
     #[test]
     fn answers_become_approvals() {
+        let verdict = Verdict::new(
+            toolbelt_policy::Decision::Ask,
+            "asks",
+            toolbelt_policy::VerdictSource::Mode(toolbelt_policy::PermissionMode::Default),
+        );
+        let offered = offers(&verdict);
+        let answer = |action, content: Option<&Value>| answer(&offered, action, content);
         let accept = |decision: &str| json!({"decision": decision, "reason": "  "});
         assert_eq!(answer(ElicitationAction::Accept, Some(&accept("allow_session"))), Approval::AllowSession);
         assert_eq!(
@@ -184,6 +182,11 @@ mod tests {
         );
         assert_eq!(
             answer(ElicitationAction::Accept, Some(&accept("deny"))),
+            Approval::Deny { reason: "the user denied this call".into() }
+        );
+        // "Always" was not offered (no rule to remember): picking it anyway allows nothing.
+        assert_eq!(
+            answer(ElicitationAction::Accept, Some(&accept("allow_always"))),
             Approval::Deny { reason: "the user denied this call".into() }
         );
         assert_eq!(

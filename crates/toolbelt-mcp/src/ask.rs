@@ -210,10 +210,7 @@ mod tests {
         Question {
             question: "Which database?".into(),
             header: "Database".into(),
-            options: vec![
-                Choice { label: "SQLite".into(), description: "embedded".into() },
-                Choice { label: "Postgres".into(), description: "a server".into() },
-            ],
+            options: vec![Choice::new("SQLite", "embedded"), Choice::new("Postgres", "a server")],
             multi_select: multi,
         }
     }

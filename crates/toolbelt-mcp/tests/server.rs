@@ -115,6 +115,20 @@ async fn an_ask_becomes_an_elicitation() {
     assert_eq!(asked.len(), 1);
     assert!(asked[0].starts_with("Write wants to write ") && asked[0].contains("notes.md"), "{asked:?}");
     assert!(asked[0].contains("\"Always allow\" adds Edit(./notes.md)"), "{asked:?}");
+    // The answers the terminal offers, by the same names (`toolbelt_policy::offers`).
+    let form = h.seen.requests.lock().unwrap()[0].clone();
+    let decision = &form["requestedSchema"]["properties"]["decision"];
+    assert_eq!(decision["enum"], json!(["allow_once", "allow_session", "allow_always", "accept_edits", "deny"]));
+    assert_eq!(
+        decision["enumNames"],
+        json!([
+            "Allow once",
+            "Allow for this session",
+            "Always allow Edit(./notes.md)",
+            "Allow all edits for the rest of this session (acceptEdits mode)",
+            "Deny"
+        ])
+    );
 
     // Denied with a reason: the model reads it, nothing is written.
     *h.seen.answer.as_ref().unwrap().lock().unwrap() =

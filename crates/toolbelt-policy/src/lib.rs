@@ -26,6 +26,7 @@ mod engine;
 mod hook_api;
 pub mod hooks;
 mod mode;
+mod offers;
 pub mod paths;
 pub mod protected;
 pub mod rules;
@@ -38,6 +39,7 @@ pub use hook_api::{
 };
 pub use hooks::{HookFailure, HookOutcome};
 pub use mode::{PermissionMode, SessionMode};
+pub use offers::{Offer, denial, offers};
 pub use source::{RuleRef, VerdictSource};
 
 use std::path::Path;

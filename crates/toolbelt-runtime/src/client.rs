@@ -1,7 +1,15 @@
 //! Who sent a session's calls: the command line, or an MCP client (which one, over which
 //! transport, from where). The audit log names it in every record.
+//!
+//! A sub-agent's session runs under the client of the session that started it, naming the
+//! agent too: its calls are the model's, made within what that client's call began. The
+//! client is kept in the session's state as well ([`SessionClient`]), where the agent host,
+//! which sees a session only through its state, reads it.
 
-use serde::Serialize;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use toolbelt_core::{SessionSlot, SessionState};
 
 /// The longest client name or version kept (a client chooses them; the log stays readable).
 const MAX_FIELD: usize = 200;
@@ -49,6 +57,23 @@ pub struct ClientInfo {
     /// Over HTTP with a bearer token: which token (see [`token_id`]), never the token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_id: Option<String>,
+    /// For a sub-agent's calls: which agent made them (`agent_1 (Explore)`); the other fields
+    /// name the front end its tree of agents runs under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// A session's client in its state (see the module's documentation). Saves as nothing: a
+/// session's client is whoever opens it next.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct SessionClient {
+    /// The client, once one was said.
+    #[serde(skip)]
+    pub client: Option<Arc<ClientInfo>>,
+}
+
+impl SessionSlot for SessionClient {
+    const KEY: &'static str = "client";
 }
 
 impl ClientInfo {
@@ -66,6 +91,17 @@ impl ClientInfo {
             version: Some(bounded(version)),
             ..Self::default()
         }
+    }
+
+    /// The client of the session whose state is `state`, as it was last said
+    /// ([`crate::Session::set_client`]); `embedded` when nobody said.
+    pub fn of(state: &SessionState) -> ClientInfo {
+        state.with_slot::<SessionClient, _>(|slot| slot.client.as_deref().cloned()).unwrap_or_default()
+    }
+
+    /// This client, for the calls of the sub-agent `agent` (`agent_1 (Explore)`).
+    pub fn for_agent(&self, agent: &str) -> ClientInfo {
+        ClientInfo { agent: Some(bounded(agent)), ..self.clone() }
     }
 }
 
@@ -100,5 +136,17 @@ mod tests {
                 "peer": "127.0.0.1:5000", "token_id": &toolbelt_core::sha256_hex("s3cret")[..12]})
         );
         assert_eq!(ClientInfo::mcp(Transport::Stdio, &"x".repeat(500), "1").name.unwrap().chars().count(), 201);
+        assert_eq!(
+            serde_json::to_string(&ClientInfo::cli().for_agent("agent_1 (Explore)")).unwrap(),
+            r#"{"kind":"cli","agent":"agent_1 (Explore)"}"#
+        );
+    }
+
+    #[test]
+    fn a_session_s_client_is_in_its_state() {
+        let session = crate::Session::new("s", std::env::temp_dir(), Vec::new(), std::env::temp_dir().join("tb-s"));
+        assert_eq!(ClientInfo::of(session.state()), ClientInfo::default());
+        session.set_client(ClientInfo::mcp(Transport::Http, "inspector", "1"));
+        assert_eq!(ClientInfo::of(session.state()), ClientInfo::mcp(Transport::Http, "inspector", "1"));
     }
 }

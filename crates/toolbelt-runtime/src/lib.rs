@@ -43,7 +43,7 @@ pub mod wire;
 
 pub use audit::{AuditConfig, AuditLog, AuditRecord, redact, rfc3339};
 pub use call::{Outcome, ToolCall, ToolResult};
-pub use client::{ClientInfo, ClientKind, Transport, token_id};
+pub use client::{ClientInfo, ClientKind, SessionClient, Transport, token_id};
 pub use config::RuntimeConfig;
 pub use runtime::{Explanation, Runtime, RuntimeBuilder};
 pub use session::{EndReason, Session, SessionError, StartSource};

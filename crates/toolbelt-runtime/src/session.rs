@@ -117,7 +117,9 @@ impl Session {
     /// Says who sends the session's calls from now on (an MCP client once it introduced
     /// itself, or from a new address).
     pub fn set_client(&self, client: ClientInfo) {
-        *self.client.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(client);
+        let client = Arc::new(client);
+        self.state.with_slot::<crate::client::SessionClient, _>(|slot| slot.client = Some(Arc::clone(&client)));
+        *self.client.write().unwrap_or_else(PoisonError::into_inner) = client;
     }
 
     /// Who sends the session's calls.
@@ -159,7 +161,11 @@ impl Session {
         };
         let corrupt = |source| SessionError::Corrupt { path: path.to_path_buf(), source };
         let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(corrupt)?;
-        self.state.load(value).map_err(corrupt)
+        self.state.load(value).map_err(corrupt)?;
+        // The saved state holds no client (whoever opens the session is): the one said
+        // before loading is mirrored into the state again.
+        self.set_client((*self.client()).clone());
+        Ok(())
     }
 
     /// Saves the state to `path` atomically (a temp file beside it, then a rename), so a

@@ -247,7 +247,7 @@ async fn plan_mode_refuses_changes_until_a_person_approves_the_plan() {
 
 #[tokio::test]
 async fn approving_with_accept_edits_and_nobody_to_approve() {
-    let person = Person::answering([Ok(vec![answer("Approve this plan?", &["Approve, accept edits"], None)])]);
+    let person = Person::answering([Ok(vec![answer("Approve this plan?", &["Approve, allow all edits"], None)])]);
     let w = world(PermissionMode::Default, Some(person));
     w.call("EnterPlanMode", json!({})).await;
     let r = w.call("ExitPlanMode", json!({"plan": "Do it."})).await;

@@ -55,28 +55,36 @@ impl AgentSetup {
             Some(name) => self.providers.iter().find(|p| p.name() == name).cloned().ok_or_else(|| {
                 let names: Vec<&str> = self.providers.iter().map(|p| p.name()).collect();
                 if names.is_empty() {
-                    format!("there is no model provider `{name}`: none is configured; {}", self.how_to_configure())
+                    format!("there is no model provider `{name}`: {}", self.why_unavailable())
                 } else {
                     format!("there is no model provider `{name}`; the providers are: {}", names.join(", "))
                 }
             }),
-            None => self
-                .providers
-                .first()
-                .cloned()
-                .ok_or_else(|| format!("no model provider is configured; {}", self.how_to_configure())),
+            None => self.providers.first().cloned().ok_or_else(|| self.why_unavailable()),
         }
     }
 
-    fn how_to_configure(&self) -> String {
-        let mut text = "set OPENAI_API_KEY (with OPENAI_BASE_URL for a compatible server such as Ollama) or \
-                        ANTHROPIC_API_KEY, or add [agent.providers.NAME] with kind, base_url, api_key_env and model \
-                        to the settings"
-            .to_string();
-        if !self.problems.is_empty() {
-            text.push_str(&format!(" (configured but unusable: {})", self.problems.join("; ")));
+    /// Why agents cannot run: the configured providers that could not be set up, each with
+    /// what to set, or, when none is configured, how to configure one.
+    pub fn why_unavailable(&self) -> String {
+        if self.problems.is_empty() {
+            "no model provider is configured; set OPENAI_API_KEY (with OPENAI_BASE_URL for a compatible server such \
+             as Ollama) or ANTHROPIC_API_KEY, or add [agent.providers.NAME] with kind, base_url, api_key_env and \
+             model to the settings"
+                .to_string()
+        } else {
+            format!("no model provider is usable: {}", self.problems.join("; "))
         }
-        text
+    }
+
+    /// The canonical name of the agent tool `name` names (`Task` is `Agent`), whether or not
+    /// agents can run; `None` for any other name.
+    pub fn agent_tool(name: &str) -> Option<String> {
+        let registry = toolbelt_core::Registry::new();
+        for tool in toolbelt_tools::agents::tools(&[]) {
+            let _ = registry.register_lazy(tool);
+        }
+        registry.lookup(name).ok().map(|entry| entry.spec().name.clone())
     }
 
     /// The definition named `name`.
@@ -105,6 +113,6 @@ impl AgentSetup {
 
     /// A host running sub-agents on these providers, definitions and limits.
     pub fn host(&self) -> Arc<AgentHost> {
-        AgentHost::new(self.providers.clone(), self.catalog.clone(), self.limits)
+        AgentHost::configured(self.providers.clone(), self.problems.clone(), self.catalog.clone(), self.limits)
     }
 }

@@ -1,9 +1,10 @@
 //! The person at the terminal, for tools that ask (`AskUserQuestion`, a plan to approve) and
 //! tell (`Brief`).
 //!
-//! Questions go to the controlling terminal (`/dev/tty`) as numbered menus — several choices
-//! separated by commas, an answer of one's own typed in, `0` to decline — like the permission
-//! prompt, so they work inside pipelines. Messages go to stderr, where the CLI's progress
+//! Questions go to the controlling terminal (`/dev/tty`), like the permission prompt, so they
+//! work inside pipelines: a model's questions as numbered menus — several choices separated
+//! by commas, an answer of one's own typed in, `0` to decline —, and toolbelt's own decisions
+//! (a plan's approval, a skill's grant) with the permission prompt's letters (`keys.rs`). Messages go to stderr, where the CLI's progress
 //! goes. With no terminal, under CI, or in `toolbelt batch` (which runs unattended), nobody is
 //! asked: questions fail, saying so.
 
@@ -12,6 +13,8 @@ use std::io::{BufRead as _, BufReader, Write as _};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use toolbelt_core::{Answer, AskError, AskRequest, Asker, BoxFuture, Question, SessionState, Tone};
+
+use crate::keys;
 
 /// Tries of a question before it counts as unanswered.
 const TRIES: usize = 5;
@@ -44,13 +47,23 @@ impl CliPeople {
 }
 
 impl Asker for CliPeople {
-    fn ask<'a>(&'a self, _: &'a SessionState, request: &'a AskRequest) -> BoxFuture<'a, Result<Vec<Answer>, AskError>> {
+    fn ask<'a>(
+        &'a self,
+        session: &'a SessionState,
+        request: &'a AskRequest,
+    ) -> BoxFuture<'a, Result<Vec<Answer>, AskError>> {
+        // A sub-agent's question says which agent asks (see `approve.rs`).
+        let agent = toolbelt_agent::SubAgent::of(session).map(|a| a.label());
         Box::pin(async move {
             let Some(tty) = &self.tty else { return Err(AskError::Nobody(self.why_not.clone())) };
             let (tty, request) = (Arc::clone(tty), request.clone());
             // Blocking reads, on a thread that may block; the lock keeps questions whole.
             tokio::task::spawn_blocking(move || {
                 let mut tty = tty.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(agent) = &agent {
+                    write!(tty, "\n{agent} asks:")
+                        .map_err(|e| AskError::Failed(format!("the terminal failed ({e})")))?;
+                }
                 ask_at(&mut tty, &request)
             })
             .await
@@ -86,6 +99,10 @@ fn ask_at(tty: &mut File, request: &AskRequest) -> Result<Vec<Answer>, AskError>
 
 fn one(tty: &mut File, reader: &mut BufReader<File>, q: &Question) -> Result<Answer, AskError> {
     let io = |e: std::io::Error| AskError::Failed(format!("the terminal failed ({e})"));
+    let letters: Option<Vec<char>> = q.options.iter().map(|o| o.key).collect();
+    if let Some(letters) = letters.filter(|l| !l.is_empty() && !q.multi_select) {
+        return keyed(tty, reader, q, &letters).map_err(io)?.ok_or(AskError::Cancelled);
+    }
     let other = q.options.len() + 1;
     let mut menu = format!("\n[{}] {}\n", q.header, q.question);
     for (i, o) in q.options.iter().enumerate() {
@@ -137,6 +154,24 @@ fn one(tty: &mut File, reader: &mut BufReader<File>, q: &Question) -> Result<Ans
         }
     }
     Err(AskError::Failed(format!("no valid answer to \"{}\" after {TRIES} tries", q.question)))
+}
+
+/// A decision of toolbelt's own (a plan's approval), asked with letters as a permission is
+/// (`keys.rs`); the letter `n` lets the person say why, which becomes their own words.
+/// `None` when the terminal closed before an answer.
+fn keyed(
+    tty: &mut File,
+    reader: &mut BufReader<File>,
+    q: &Question,
+    letters: &[char],
+) -> std::io::Result<Option<Answer>> {
+    let choices: Vec<(char, String)> =
+        q.options.iter().filter_map(|o| o.key.map(|key| (key, format!("{} — {}", o.label, o.description)))).collect();
+    write!(tty, "\n[{}] {}\n{}", q.header, q.question, keys::lines(&choices))?;
+    let Some(key) = keys::read(tty, reader, letters)? else { return Ok(None) };
+    let other = if key == toolbelt_core::keys::NO { keys::why(tty, reader)? } else { None };
+    let selected = q.options.iter().filter(|o| o.key == Some(key)).map(|o| o.label.clone()).collect();
+    Ok(Some(Answer { question: q.question.clone(), selected, other }))
 }
 
 /// The choice numbers in `line`, in order and without repeats, when every one is a choice

@@ -8,6 +8,7 @@ mod approve;
 mod ask;
 mod cli;
 mod cmd;
+mod keys;
 mod output;
 mod project;
 

@@ -5,6 +5,8 @@
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/pty.rs"]
+mod pty;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -216,4 +218,156 @@ fn the_agent_delegates_to_a_sub_agent_and_shows_what_it_does() {
     let back = server.requests()[3].messages().iter().rev().find(|m| m["role"] == "tool").unwrap().clone();
     assert_eq!(back["tool_call_id"], "a1");
     assert!(back["content"].as_str().unwrap().starts_with("They say: status draft."), "{back}");
+}
+
+/// The tool results the second request carried back to the model, by call id.
+fn results_of(request: &toolbelt_agent::testing::RecordedRequest) -> std::collections::HashMap<String, String> {
+    request
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap().to_string(), m["content"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn a_refused_call_in_the_loop_names_the_rule_or_the_closest_tools() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::openai([
+        Turn::tool_calls([
+            ("w1".to_string(), "WebFetch".to_string(), json!({"url": "https://example.com", "prompt": "x"})),
+            ("u1".to_string(), "Raed".to_string(), json!({"file_path": "notes.md"})),
+            ("n1".to_string(), "Frobnicate".to_string(), json!({})),
+            ("a1".to_string(), "read_file".to_string(), json!({"path": "notes.md"})),
+        ]),
+        Turn::text("done"),
+    ])
+    .unwrap();
+    let out = run(&root, Some(&server), &["agent", "Look around.", "--deny", "WebFetch"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let results = results_of(&server.requests()[1]);
+    // A tool a deny rule removed: the rule, where it comes from, and no list of every tool.
+    let denied = &results["w1"];
+    assert!(denied.contains("`WebFetch` is denied by the rule `WebFetch` (flag --deny)"), "{denied}");
+    assert!(!denied.contains("Grep") && denied.len() < 300, "no list of the agent's tools: {denied}");
+    // A name no tool has: not a permission matter, and the closest of the agent's tools.
+    let unknown = &results["u1"];
+    assert!(!unknown.contains("permission denied"), "{unknown}");
+    assert!(unknown.contains("unknown tool `Raed`; did you mean `Read`?"), "{unknown}");
+    let nothing_close = &results["n1"];
+    assert!(nothing_close.contains("unknown tool `Frobnicate`"), "{nothing_close}");
+    assert!(!nothing_close.contains("Grep") && nothing_close.len() < 300, "{nothing_close}");
+    // A tool's other name is that tool.
+    assert!(results["a1"].contains("status: draft"), "{}", results["a1"]);
+}
+
+#[test]
+fn a_sub_agent_refused_a_tool_its_definition_leaves_out_is_told_so_briefly() {
+    let (_dir, root) = workspace();
+    let server = ScriptedServer::openai([
+        Turn::tool_call("e1", "Edit", json!({"file_path": "notes.md", "old_string": "draft", "new_string": "x"})),
+        Turn::text("I may not edit."),
+    ])
+    .unwrap();
+    let out = run(
+        &root,
+        Some(&server),
+        &["call", "Agent", r#"{"prompt":"Edit the notes.","subagent_type":"Explore"}"#, "--json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let refused = &results_of(&server.requests()[1])["e1"];
+    assert!(refused.contains("`Edit` is not one of this agent's tools"), "{refused}");
+    assert!(refused.contains("`Explore`"), "it names the definition that leaves it out: {refused}");
+    assert_eq!(std::fs::read_to_string(root.join("notes.md")).unwrap(), "status: draft\n");
+}
+
+#[test]
+fn a_refused_connection_is_reported_at_once_with_where_base_url_comes_from() {
+    let (_dir, root) = workspace();
+    // A loopback port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let started = std::time::Instant::now();
+    let out = hermetic::toolbelt(&root)
+        .env("OPENAI_BASE_URL", &url)
+        .env("OPENAI_API_KEY", "k")
+        .args(["agent", "Say hi."])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "could not connect to {url}/chat/completions: connection refused; is the server running? (base_url from \
+             $OPENAI_BASE_URL)"
+        )),
+        "{stderr}"
+    );
+    // Nothing listens there, and that does not pass in seconds: one more try, not the
+    // backoff a rate limit gets (five tries over 7.5 to 15 s).
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+
+    // A provider of the settings: the table and the file it is in.
+    let config = root.join(".test-home/.config/toolbelt/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, format!("[agent.providers.local]\nkind = \"openai\"\nbase_url = \"{url}\"\n")).unwrap();
+    let out = hermetic::toolbelt(&root).args(["agent", "Say hi."]).output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "connection refused; is the server running? (base_url from [agent.providers.local] in user {}:1)",
+            config.display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_background_sub_agent_s_question_at_the_terminal_says_which_agent_asks() {
+    let (_dir, root) = workspace();
+    let task = "Touch the marker file.";
+    let server = ScriptedServer::openai([
+        // The main agent: starts a named agent in the background, waits for it, answers.
+        Turn::tool_call(
+            "a1",
+            "Agent",
+            json!({"description": "touch the marker", "prompt": task, "name": "scout", "run_in_background": true}),
+        )
+        .in_conversation("Tidy up."),
+        Turn::tool_call("w1", "TaskOutput", json!({"task_id": "agent_1", "block": true, "timeout": 60000}))
+            .in_conversation("Tidy up."),
+        Turn::text("All tidy.").in_conversation("Tidy up."),
+        // The background agent: a command that asks, then a question of its own.
+        Turn::tool_call("b1", "Bash", json!({"command": "touch marker"})).in_conversation(task),
+        Turn::tool_call(
+            "q1",
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Touch another?", "header": "Marker", "multiSelect": false,
+                "options": [{"label": "Yes", "description": "one more"}, {"label": "No", "description": "enough"}]}]}),
+        )
+        .in_conversation(task),
+        Turn::text("Touched.").in_conversation(task),
+    ])
+    .unwrap();
+    let home = root.join(".test-home");
+    let (config, state) = (home.join(".config"), home.join(".local/state"));
+    let vars: Vec<(String, String)> = server.env();
+    let mut env: Vec<(&str, &Path)> = vars.iter().map(|(k, v)| (k.as_str(), Path::new(v.as_str()))).collect();
+    env.extend([("HOME", home.as_path()), ("XDG_CONFIG_HOME", config.as_path()), ("XDG_STATE_HOME", state.as_path())]);
+    let (out, code) = pty::toolbelt_in_pty(&["agent", "Tidy up."], &root, &env, "choice [", "y\n2\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("agent_1 `scout` (general-purpose, in the background: touch the marker) asks:\nBash wants to run `touch marker`"),
+        "the question names the agent that asks: {out}"
+    );
+    assert!(root.join("marker").exists(), "{out}");
+    assert!(
+        out.contains(
+            "agent_1 `scout` (general-purpose, in the background: touch the marker) asks:\n[Marker] Touch another?"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("All tidy."), "{out}");
 }

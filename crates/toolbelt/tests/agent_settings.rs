@@ -203,3 +203,85 @@ fn a_project_s_providers_wait_for_trust_and_never_redefine_the_user_s() {
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["agent.providers.work"]["value"]["base_url"], "https://llm.work.example/v1", "{json}");
 }
+
+impl Project {
+    /// `toolbelt mcp` over stdio, sent `calls` (`tools/call` params) after an `initialize` of a
+    /// client without sampling; the answers to the calls, in order.
+    fn mcp_calls(&self, calls: &[Value]) -> Vec<Value> {
+        use std::io::{BufRead as _, BufReader, Write as _};
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+        cmd.current_dir(&self.root)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("CI", "true")
+            .env_remove("TOOLBELT_LOG")
+            .env_remove("TOOLBELT_MANAGED_CONFIG");
+        for var in PROVIDER_VARS {
+            cmd.env_remove(var);
+        }
+        let mut child = cmd
+            .arg("mcp")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut send = |message: Value, answered: bool| {
+            writeln!(stdin, "{message}").unwrap();
+            stdin.flush().unwrap();
+            answered.then(|| {
+                let mut line = String::new();
+                stdout.read_line(&mut line).unwrap();
+                serde_json::from_str::<Value>(&line).unwrap()
+            })
+        };
+        send(
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+                "capabilities": {}, "clientInfo": {"name": "host", "version": "1"}}}),
+            true,
+        );
+        send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), false);
+        let answers = calls
+            .iter()
+            .enumerate()
+            .filter_map(|(i, params)| {
+                send(serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}), true)
+            })
+            .collect();
+        drop(stdin);
+        child.wait().unwrap();
+        answers
+    }
+}
+
+#[test]
+fn a_provider_whose_key_variable_is_unset_is_named_with_the_variable_everywhere() {
+    let p = Project::new();
+    p.user_settings("[agent.providers.work]\nkind = \"openai\"\napi_key_env = \"WORK_KEY\"\n");
+    let said = "model provider `work` is not usable: its API key is read from $WORK_KEY, which is not set";
+    let (_, check, _) = p.run(&["config", "check"], &[]);
+    assert!(check.contains(said), "{check}");
+
+    // Over MCP, to a host that offers no sampling: the provider and the variable, and where
+    // an MCP server's environment comes from — not "no model provider is configured".
+    let call = |name: &str| serde_json::json!({"name": name, "arguments": {"prompt": "x", "description": "y"}});
+    let answers = p.mcp_calls(&[call("Agent"), call("Task")]);
+    for answer in &answers {
+        let error = answer["error"]["message"].as_str().unwrap_or_else(|| panic!("{answer}"));
+        assert!(error.starts_with("`Agent` is not available in this session"), "{error}");
+        assert!(error.contains(said), "{error}");
+        assert!(error.contains("`env` of toolbelt's entry in the MCP host's configuration"), "{error}");
+        assert!(!error.contains("no model provider is configured"), "{error}");
+    }
+
+    // `toolbelt call Agent` and `toolbelt agent` say the same.
+    let (code, _, err) = p.run(&["call", "Agent", r#"{"prompt":"x","description":"y"}"#], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(said) && !err.contains("unknown tool"), "{err}");
+    let (code, _, err) = p.run(&["agent", "hello"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(said) && !err.contains("no model provider is configured"), "{err}");
+}

@@ -162,18 +162,28 @@ fn plan_mode_holds_across_a_named_sessions_calls_until_a_person_approves() {
     assert_eq!(code, 1);
     assert!(out.contains("could not be approved") && out.contains("stays in plan mode"), "{out}");
 
-    // Rejected at the terminal, with feedback.
+    // Rejected at the terminal, with feedback: asked with the permission prompt's letters,
+    // `n` then the reason, as a denied call is.
     let mut args = session.to_vec();
     let plan_text = plan.to_string();
     args.extend(["ExitPlanMode", &plan_text]);
-    let (out, code) = p.at_terminal(&args, "Pick one (1-4)", "4\nalso update the docs\n");
+    let (out, code) = p.at_terminal(&args, "choice [y/e/n]", "n\nalso update the docs\n");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("1. Write x.txt."), "the plan is shown: {out}");
+    assert!(
+        out.contains(
+            "[Plan] Approve this plan?\n  y  Approve — leave plan mode and carry it out, back in default mode\n  \
+             e  Approve, allow all edits — leave plan mode for acceptEdits mode: edits inside the workspace run \
+             without asking\n  n  Keep planning — stay in plan mode; say what to change\nchoice [y/e/n]: "
+        ),
+        "{out}"
+    );
+    assert!(out.contains("tell the model why (optional): "), "{out}");
     assert!(out.contains("wants changes to the plan: also update the docs"), "{out}");
     assert_eq!(call("Write", json!({"file_path": "x.txt", "content": "x"})).0, 1, "still planning");
 
     // Approved with "accept edits": the write runs without anyone to ask.
-    let (out, code) = p.at_terminal(&args, "Pick one (1-4)", "2\n");
+    let (out, code) = p.at_terminal(&args, "choice [y/e/n]", "e\n");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("acceptEdits"), "{out}");
     let (code, out, _) = call("Write", json!({"file_path": "x.txt", "content": "x"}));
@@ -183,7 +193,7 @@ fn plan_mode_holds_across_a_named_sessions_calls_until_a_person_approves() {
     // A session the settings put in plan mode cannot be approved out of it.
     let mut args = vec!["call", "--mode", "plan", "ExitPlanMode"];
     args.push(&plan_text);
-    let (out, code) = p.at_terminal(&args, "Pick one (1-4)", "1\n");
+    let (out, code) = p.at_terminal(&args, "choice [y/e/n]", "y\n");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("only the user can change that"), "{out}");
 }
@@ -273,4 +283,23 @@ fn config_reads_any_setting_and_changes_the_few_a_model_may() {
     // The next call reads the mode from the file: an edit runs without asking.
     let (code, out, _) = p.run(&["call", "Write", r#"{"file_path": "a.txt", "content": "a"}"#], "");
     assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_project_skill_s_grant_is_asked_with_the_permission_prompt_s_letters() {
+    let p = Project::new();
+    let skill = p.root.join(".agents/skills/setup/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(&skill, "---\ndescription: Set up\nallowed-tools: Bash(touch granted.txt)\n---\nSet it up.\n")
+        .unwrap();
+    let (out, code) = p.at_terminal(&["call", "Skill", r#"{"skill": "setup"}"#], "choice [s/n]", "n\nnot now\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(
+            "[Skill] Allow them?\n  s  Allow — for the rest of this session\n  n  Don't allow — load the skill; ask as \
+             usual\nchoice [s/n]: "
+        ),
+        "{out}"
+    );
+    assert!(out.contains("Bash(touch granted.txt) (the user did not allow them"), "{out}");
 }

@@ -407,7 +407,10 @@ fn grants_persist_in_named_sessions_and_always_rules_in_the_local_file() {
     let (out, code) = pty(&p, &["call", "--session", "work", "Bash", r#"{"command":"mkdir -p build"}"#], "s\n");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Bash wants to run `mkdir -p build`"), "{out}");
-    assert!(out.contains("a  always allow Bash(mkdir *)"), "{out}");
+    assert!(
+        out.contains("  y  Allow once\n  s  Allow for this session\n  a  Always allow Bash(mkdir *)\n  n  Deny\n"),
+        "the same answers, by the same names, as an MCP host's form: {out}"
+    );
     // The same named session remembers it (no terminal needed now).
     let (code, out, _) = p.run(&["call", "--session", "work", "Bash", r#"{"command":"mkdir -p build/x"}"#]);
     assert_eq!(code, 0, "{out}");
@@ -433,7 +436,7 @@ fn allowing_all_edits_lasts_for_the_named_session_only() {
     let write = |name: &str| json!({"file_path": format!("notes/{name}.md"), "content": "x\n"}).to_string();
     let (out, code) = pty(&p, &["call", "--session", "edits", "Write", &write("a")], "e\n");
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("e  allow all edits for the rest of this session (acceptEdits mode)"), "{out}");
+    assert!(out.contains("e  Allow all edits for the rest of this session (acceptEdits mode)"), "{out}");
     assert!(out.contains("choice [y/s/a/e/n]"), "{out}");
     // The session now accepts edits inside the workspace without asking…
     let (code, out, _) = p.run(&["call", "--session", "edits", "Write", &write("b")]);

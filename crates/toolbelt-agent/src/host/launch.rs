@@ -4,9 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolbelt_core::{AgentReport, AgentRequest, AgentStatus, CancellationToken, ToolContext, ToolError};
+use toolbelt_core::{
+    AgentReport, AgentRequest, AgentService as _, AgentStatus, CancellationToken, ToolContext, ToolError,
+};
 use toolbelt_policy::SubagentInfo;
-use toolbelt_runtime::{Runtime, Session};
+use toolbelt_runtime::{ClientInfo, Runtime, Session};
 
 use crate::host::report::report;
 use crate::host::roster::{AgentDepth, AgentRecord, RosterSlot};
@@ -45,11 +47,12 @@ pub(crate) fn prepare(
         )));
     }
     let def = host.definition(request.agent_type.as_deref().unwrap_or("general-purpose"))?;
-    let provider = host.provider_for(cx.session()).ok_or_else(|| {
-        ToolError::failed(
+    let provider = host.provider_for(cx.session()).ok_or_else(|| match host.unusable() {
+        Some(why) => ToolError::failed(format!("agents have no usable model provider: {why}")),
+        None => ToolError::failed(
             "no model provider is configured for agents: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add \
              [agent.providers.NAME] to the settings (`toolbelt config check` says what is in force)",
-        )
+        ),
     })?;
     let mut background = request.background;
     if let Some(team) = &request.team {
@@ -83,12 +86,15 @@ pub(crate) fn prepare(
     let spec = run_spec(runtime, provider, request.model.as_deref(), def, &limits, may_spawn);
     let id = roster.next_id();
     let parent_dir = cx.session().data_dir().unwrap_or_else(|| std::env::temp_dir().join("toolbelt-agents"));
+    // Its calls are recorded under the front end of the session that started it, naming it.
+    let client = ClientInfo::of(cx.session()).for_agent(&format!("{id} ({})", def.name));
     let session = Session::new(
         format!("{}-{id}", cx.session().id()),
         cx.cwd(),
         cx.session().roots(),
         parent_dir.join("agents").join(&id),
-    );
+    )
+    .with_client(client);
     // The session's own provider (an MCP host's sampling) is its agents' too, for the agents
     // they start in turn.
     if let Some(own) = cx.session().with_slot::<SessionProvider, _>(|p| p.provider.clone()) {

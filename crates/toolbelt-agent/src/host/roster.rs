@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use toolbelt_core::{AgentStatus, CancellationToken, SessionSlot};
 use toolbelt_runtime::Session;
 
+use super::SubAgent;
 use crate::run::{Conversation, Inbox, RunEvent, RunOutcome, RunSpec, brief_call};
 
 /// How many finished agents a roster keeps (running ones are always kept); the oldest
@@ -271,11 +272,22 @@ impl AgentRecord {
         }
     }
 
-    /// Sets the agent's depth and permission mode in its session, before each run (so
-    /// nothing that cleared the session's state can loosen them).
+    /// Sets the agent's depth, permission mode and identity in its session, before each run
+    /// (so nothing that cleared the session's state can loosen them, or make its questions
+    /// and its agents' records anonymous).
     pub fn apply_session_limits(&self) {
         let depth = self.depth;
         self.session.state().with_slot::<AgentDepth, _>(|d| d.depth = depth);
+        let identity = SubAgent {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            agent_type: self.agent_type.clone(),
+            description: self.description.clone(),
+            background: self.background,
+        };
+        self.session.state().with_slot::<SubAgent, _>(|a| *a = identity);
+        // The client in the session's state, for the agents this one starts.
+        self.session.set_client((*self.session.client()).clone());
         if let Some(mode) = self.mode {
             self.session.state().with_slot::<toolbelt_policy::SessionMode, _>(|m| m.mode = Some(mode));
         }

@@ -50,11 +50,7 @@ impl AnthropicProvider {
         let base = super::base_url(config)?;
         // A base URL given with its `/v1` gets no second one.
         let url = if base.ends_with("/v1") { format!("{base}/messages") } else { format!("{base}/v1/messages") };
-        let hints = Hints {
-            provider: config.name.clone(),
-            key_env: config.api_key_env.clone().filter(|_| key.is_some()),
-            model_env: (config.name == "anthropic").then_some("ANTHROPIC_MODEL"),
-        };
+        let hints = Hints::new(config, key.is_some(), (config.name == "anthropic").then_some("ANTHROPIC_MODEL"));
         Ok(Self {
             name: config.name.clone(),
             model: config.model.clone().unwrap_or_else(|| super::default_model(config.kind).to_string()),

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::Timeouts;
 use super::sse::{SseEvent, SseParser};
+use crate::config::{ProviderConfig, ProviderKind};
 use crate::provider::ProviderError;
 
 /// What a provider's messages tell the user to set.
@@ -20,9 +21,34 @@ pub(crate) struct Hints {
     pub key_env: Option<String>,
     /// The variable that names its model, for the provider the environment defines.
     pub model_env: Option<&'static str>,
+    /// Where its base URL was set, in words (`$OPENAI_BASE_URL`, a settings file's table).
+    pub base_url_from: String,
 }
 
 impl Hints {
+    /// The hints of the provider `config` describes, which sends its key when `sends_key`;
+    /// `model_env` names the variable of its model when the environment defines it.
+    pub fn new(config: &ProviderConfig, sends_key: bool, model_env: Option<&'static str>) -> Self {
+        let base_url_from = match (&config.base_url_from, &config.base_url) {
+            (Some(from), _) => from.clone(),
+            (None, Some(_)) => format!("[agent.providers.{}]", config.name),
+            (None, None) => format!(
+                "the default of kind \"{}\"; set base_url in [agent.providers.{}]",
+                match config.kind {
+                    ProviderKind::OpenAi => "openai",
+                    ProviderKind::Anthropic => "anthropic",
+                },
+                config.name
+            ),
+        };
+        Self {
+            provider: config.name.clone(),
+            key_env: config.api_key_env.clone().filter(|_| sends_key),
+            model_env,
+            base_url_from,
+        }
+    }
+
     fn table(&self) -> String {
         format!("[agent.providers.{}]", self.provider)
     }
@@ -95,14 +121,21 @@ impl Http {
                     message: format!("cannot make a request to {url}: {}", chain(&e)),
                 });
             }
+            Ok(Err(e)) if refused(&e) => {
+                return Err(ProviderError::Refused {
+                    provider: provider.clone(),
+                    url: url.to_string(),
+                    from: self.hints.base_url_from.clone(),
+                });
+            }
             Ok(Err(e)) => {
                 return Err(ProviderError::Connect {
                     provider: provider.clone(),
                     url: url.to_string(),
                     message: format!(
-                        "{}; is the server up, and is base_url in {} right?",
+                        "{}; is the server up, and is its base_url right (from {})?",
                         chain(&e),
-                        self.hints.table()
+                        self.hints.base_url_from
                     ),
                 });
             }
@@ -209,9 +242,9 @@ pub(crate) fn status_error(
         401 => format!("the API key was refused: {}", hints.check_key()),
         403 => format!("the API key may not do this: {}, and that it may use model `{model}`", hints.check_key()),
         404 => format!(
-            "there is no model `{model}` or no API at {url}: {}, and check base_url in {}",
+            "there is no model `{model}` or no API at {url}: {}, and check base_url (from {})",
             hints.set_model(),
-            hints.table()
+            hints.base_url_from
         ),
         408 | 504 => "the server timed out".to_string(),
         413 => "the conversation is too large for this server".to_string(),
@@ -273,6 +306,18 @@ pub(crate) fn chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// Whether `error` is a connection the other side refused (nothing listens there).
+fn refused(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(error);
+    while let Some(cause) = source {
+        if cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused) {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// An error body, read within the idle timeout and up to 64 KiB.
@@ -395,6 +440,7 @@ mod tests {
             provider: "openai".into(),
             key_env: Some("OPENAI_API_KEY".into()),
             model_env: Some("OPENAI_MODEL"),
+            base_url_from: "$OPENAI_BASE_URL".into(),
         };
         let e = status_error(&hints, 401, Some("bad key".into()), None, "m", "u");
         assert_eq!(
@@ -404,10 +450,16 @@ mod tests {
         let e = status_error(&hints, 404, None, None, "gpt-x", "http://h/v1/chat/completions");
         assert!(
             e.to_string().contains("no model `gpt-x`")
-                && e.to_string().contains("set $OPENAI_MODEL, or model = \"…\" in [agent.providers.openai]"),
+                && e.to_string().contains("set $OPENAI_MODEL, or model = \"…\" in [agent.providers.openai]")
+                && e.to_string().contains("check base_url (from $OPENAI_BASE_URL)"),
             "{e}"
         );
-        let local = Hints { provider: "local".into(), key_env: None, model_env: None };
+        let local = Hints {
+            provider: "local".into(),
+            key_env: None,
+            model_env: None,
+            base_url_from: "[agent.providers.local]".into(),
+        };
         let e = status_error(&local, 401, None, None, "m", "u");
         assert!(e.to_string().contains("set api_key_env = \"VARIABLE\" in [agent.providers.local]"), "{e}");
         assert!(status_error(&local, 529, None, None, "m", "u").is_retryable());

@@ -131,11 +131,7 @@ pub fn build_with(
             None => {
                 return Err(ProviderError::Config {
                     provider: config.name.clone(),
-                    message: format!(
-                        "its API key is read from ${var}, which is not set: export {var}=… (or point api_key_env \
-                         in [agent.providers.{}] at the variable that holds the key)",
-                        config.name
-                    ),
+                    message: missing_key(var, &config.name),
                 });
             }
         },
@@ -145,6 +141,18 @@ pub fn build_with(
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config, key, options.timeouts)?),
     };
     Ok(Arc::new(Retrying::new(inner, options.retry)))
+}
+
+/// What a provider whose key variable `var` is not set says: the variable, that it is
+/// toolbelt's own environment that lacks it, and where that environment comes from — a
+/// shell's, or, for `toolbelt mcp`, the one the MCP host starts it with (a key exported in
+/// the person's shell is not in it).
+fn missing_key(var: &str, provider: &str) -> String {
+    format!(
+        "its API key is read from ${var}, which is not set in toolbelt's environment: set {var} where toolbelt is \
+         started (`export {var}=…` in a shell; for `toolbelt mcp`, the `env` of toolbelt's entry in the MCP host's \
+         configuration), or point api_key_env in [agent.providers.{provider}] at the variable that holds the key"
+    )
 }
 
 /// Checks what can be checked of `config` without its key: its base URL is an http(s) URL,
@@ -206,16 +214,19 @@ pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Vec<ProviderConfig> {
         out.push(ProviderConfig {
             name: "openai".into(),
             kind: ProviderKind::OpenAi,
+            base_url_from: openai_url.as_ref().map(|_| "$OPENAI_BASE_URL".to_string()),
             base_url: openai_url,
             api_key_env: openai_key,
             model: var("OPENAI_MODEL"),
         });
     }
     if var("ANTHROPIC_API_KEY").is_some() {
+        let base_url = var("ANTHROPIC_BASE_URL");
         out.push(ProviderConfig {
             name: "anthropic".into(),
             kind: ProviderKind::Anthropic,
-            base_url: var("ANTHROPIC_BASE_URL"),
+            base_url_from: base_url.as_ref().map(|_| "$ANTHROPIC_BASE_URL".to_string()),
+            base_url,
             api_key_env: Some("ANTHROPIC_API_KEY".into()),
             model: var("ANTHROPIC_MODEL"),
         });
@@ -305,6 +316,8 @@ mod tests {
             (local[0].api_key_env.as_deref(), local[0].base_url.as_deref()),
             (None, Some("http://localhost:11434/v1"))
         );
+        assert_eq!(local[0].base_url_from.as_deref(), Some("$OPENAI_BASE_URL"));
+        assert_eq!(both[1].base_url_from, None, "Anthropic's own URL");
     }
 
     #[test]
@@ -331,12 +344,14 @@ mod tests {
             name: "work".into(),
             kind: ProviderKind::Anthropic,
             base_url: None,
+            base_url_from: None,
             api_key_env: Some("WORK_LLM_KEY".into()),
             model: None,
         };
         let e = build(&config, &env(&[])).unwrap_err();
         assert!(matches!(e, ProviderError::Config { .. }));
-        assert!(e.to_string().contains("$WORK_LLM_KEY, which is not set: export WORK_LLM_KEY=…"), "{e}");
+        assert!(e.to_string().contains("$WORK_LLM_KEY, which is not set in toolbelt's environment"), "{e}");
+        assert!(e.to_string().contains("`export WORK_LLM_KEY=…` in a shell"), "{e}");
         let p = build(&config, &env(&[("WORK_LLM_KEY", "k")])).unwrap();
         assert_eq!((p.name(), p.default_model()), ("work", ANTHROPIC_DEFAULT_MODEL));
         assert!(!format!("{p:?}").contains("\"k\""), "the key stays out of Debug: {p:?}");

@@ -46,11 +46,7 @@ impl OpenAiProvider {
     /// there is one.
     pub fn new(config: &ProviderConfig, key: Option<String>, timeouts: Timeouts) -> Result<Self, ProviderError> {
         let base = super::base_url(config)?;
-        let hints = Hints {
-            provider: config.name.clone(),
-            key_env: config.api_key_env.clone().filter(|_| key.is_some()),
-            model_env: (config.name == "openai").then_some("OPENAI_MODEL"),
-        };
+        let hints = Hints::new(config, key.is_some(), (config.name == "openai").then_some("OPENAI_MODEL"));
         Ok(Self {
             name: config.name.clone(),
             model: config.model.clone().unwrap_or_else(|| super::default_model(config.kind).to_string()),

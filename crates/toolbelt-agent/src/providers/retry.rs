@@ -2,6 +2,11 @@
 //! reply began, and timeouts are retried with exponential backoff and jitter, honouring the
 //! server's `retry-after`. Only a request whose reply has not begun is retried: once text
 //! streamed out, sending the request again would show it twice.
+//!
+//! A refused connection is tried again once only ([`REFUSED_TRIES`]): nothing listens at the
+//! base URL — a local server that is not running, a wrong port — which does not pass in the
+//! seconds a backoff waits, so the person hears of it at once rather than after 7 to 15 s of
+//! tries. The one retry covers a server caught restarting.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +16,9 @@ use toolbelt_core::BoxFuture;
 
 use crate::message::{Reply, Request, StreamEvent};
 use crate::provider::{Provider, ProviderError, StreamSink};
+
+/// Tries in all, the first included, of a request whose connection was refused.
+pub(crate) const REFUSED_TRIES: u32 = 2;
 
 /// How often and how patiently to try again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +97,11 @@ impl Retrying {
             if !error.is_retryable() || began.load(Ordering::Relaxed) {
                 return Err(error);
             }
-            if attempt >= self.policy.attempts {
+            let tries = match error {
+                ProviderError::Refused { .. } => self.policy.attempts.min(REFUSED_TRIES),
+                _ => self.policy.attempts,
+            };
+            if attempt >= tries {
                 if attempt == 1 {
                     return Err(error);
                 }
@@ -111,7 +123,7 @@ impl Retrying {
             tracing::warn!(
                 provider = self.inner.name(),
                 attempt,
-                of = self.policy.attempts,
+                of = tries,
                 "{error}; trying again in {}",
                 seconds(pause)
             );
@@ -176,6 +188,57 @@ mod tests {
         }
         let pauses: Vec<Duration> = (0..8).map(|_| policy.backoff(3)).collect();
         assert!(pauses.windows(2).any(|w| w[0] != w[1]), "jitter varies: {pauses:?}");
+    }
+
+    /// A provider failing every request with `error`, counting them.
+    #[derive(Debug)]
+    struct Failing {
+        error: ProviderError,
+        tries: std::sync::atomic::AtomicU32,
+    }
+
+    impl Provider for Failing {
+        fn name(&self) -> &str {
+            "p"
+        }
+
+        fn default_model(&self) -> &str {
+            "m"
+        }
+
+        fn complete<'a>(&'a self, _: &'a Request, _: StreamSink<'a>) -> BoxFuture<'a, Result<Reply, ProviderError>> {
+            self.tries.fetch_add(1, Ordering::Relaxed);
+            let error = self.error.clone();
+            Box::pin(async move { Err(error) })
+        }
+    }
+
+    /// How many tries `error` gets under a five-try policy.
+    async fn tries(error: ProviderError) -> u32 {
+        let inner = Arc::new(Failing { error, tries: Default::default() });
+        let policy =
+            RetryPolicy { attempts: 5, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(10) };
+        let request = Request {
+            model: "m".into(),
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Arc::from([]),
+            tool_choice: crate::message::ToolChoice::Auto,
+            max_tokens: 10,
+        };
+        let _ = Retrying::new(Arc::clone(&inner) as Arc<dyn Provider>, policy).complete(&request, &|_| {}).await;
+        inner.tries.load(Ordering::Relaxed)
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_tried_once_more_and_a_broken_one_to_the_end() {
+        let url = "http://127.0.0.1:9/v1".to_string();
+        let refused = ProviderError::Refused { provider: "p".into(), url: url.clone(), from: "$X".into() };
+        assert_eq!(tries(refused).await, REFUSED_TRIES);
+        let reset = ProviderError::Connect { provider: "p".into(), url, message: "connection reset".into() };
+        assert_eq!(tries(reset).await, 5);
+        let config = ProviderError::Config { provider: "p".into(), message: "no key".into() };
+        assert_eq!(tries(config).await, 1);
     }
 
     #[test]

@@ -132,6 +132,7 @@ impl ScriptedServer {
                 Protocol::Anthropic => ProviderKind::Anthropic,
             },
             base_url: Some(self.base_url()),
+            base_url_from: None,
             api_key_env: api_key_env.map(str::to_string),
             model: Some(SCRIPTED_MODEL.to_string()),
         }
@@ -195,7 +196,13 @@ fn json_response(status: u16, body: &Value, retry_after: Option<&str>) -> Respon
     response
 }
 
-/// Records the request and answers it with the next turn.
+/// The first user message of a request's conversation, as JSON text (whatever its shape).
+fn first_user_message(body: &Value) -> String {
+    let messages = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    messages.iter().find(|m| m["role"] == "user").map(|m| m["content"].to_string()).unwrap_or_default()
+}
+
+/// Records the request and answers it with the next turn (of its conversation).
 async fn answer(State(shared): State<Arc<Shared>>, request: axum::extract::Request) -> Response<Body> {
     let received = Instant::now();
     let (parts, body) = request.into_parts();
@@ -223,12 +230,23 @@ async fn answer(State(shared): State<Arc<Shared>>, request: axum::extract::Reque
         let message = format!("Unknown request URL: {method} {path} (this scripted server answers POST {expected})");
         return json_response(404, &script::error_body(protocol, 404, &message), None);
     }
-    let Some(turn) = lock(&shared.turns).pop_front() else {
+    let first = first_user_message(&lock(&shared.requests)[n - 1].body);
+    let next = {
+        let mut turns = lock(&shared.turns);
+        turns.iter().position(|t| t.answers(&first)).and_then(|i| turns.remove(i))
+    };
+    let Some(turn) = next else {
         let scripted = *lock(&shared.scripted);
-        let message = format!(
-            "the scripted server has no turn left: it was given {scripted} and this is a request beyond them; \
-             script one more turn"
-        );
+        let message = match lock(&shared.turns).len() {
+            0 => format!(
+                "the scripted server has no turn left: it was given {scripted} and this is a request beyond them; \
+                 script one more turn"
+            ),
+            left => format!(
+                "the scripted server has no turn left for this conversation (its {left} others are for other \
+                 conversations); script one more turn for it"
+            ),
+        };
         return json_response(500, &script::error_body(protocol, 500, &message), None);
     };
     tokio::time::sleep(turn.delay).await;

@@ -44,6 +44,7 @@ pub struct Turn {
     pub(crate) stall: Duration,
     pub(crate) stop: Option<StopReason>,
     pub(crate) usage: Usage,
+    pub(crate) conversation: Option<String>,
 }
 
 impl Turn {
@@ -54,6 +55,7 @@ impl Turn {
             stall: Duration::ZERO,
             stop: None,
             usage: Usage { input_tokens: 21, output_tokens: 8 },
+            conversation: None,
         }
     }
 
@@ -147,6 +149,19 @@ impl Turn {
     pub fn usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
         self.usage = Usage { input_tokens, output_tokens };
         self
+    }
+
+    /// Answers only a request of the conversation whose first user message contains
+    /// `marker` (the first such turn left, in script order): agents running side by side,
+    /// whose requests arrive in any order, each get their own turns.
+    pub fn in_conversation(mut self, marker: impl Into<String>) -> Self {
+        self.conversation = Some(marker.into());
+        self
+    }
+
+    /// Whether this turn may answer a request whose first user message is `first`.
+    pub(crate) fn answers(&self, first: &str) -> bool {
+        self.conversation.as_deref().is_none_or(|marker| first.contains(marker))
     }
 }
 

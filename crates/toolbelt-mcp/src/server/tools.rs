@@ -28,10 +28,23 @@ pub(super) fn agents_run_in(runtime: &Runtime, session: &Session) -> bool {
 /// The refusal of a call to an agent tool in a session where agents cannot run (the tool is
 /// not listed there): what is missing and what to configure. `None` for any other call.
 pub(super) fn refuse_agent_tool(runtime: &Runtime, session: &Session, name: &str) -> Option<McpError> {
-    let entry = runtime.registry().entry(name)?;
+    // By name or alias (`Task` is `Agent`); a tool a deny rule hides is the runtime's to refuse.
+    let entry = runtime.registry().lookup(name).ok()?;
     let canonical = &entry.spec().name;
     if !is_agent_tool(canonical) || agents_run_in(runtime, session) {
         return None;
+    }
+    // Providers are configured, but none could be set up (a key variable the host did not
+    // pass on): which, and what to set, as `toolbelt config check` says it.
+    if let Some(why) = runtime.services().get::<Agents>().and_then(|agents| agents.0.unusable()) {
+        return Some(McpError::invalid_params(
+            format!(
+                "`{canonical}` is not available in this session: agents need a model, and none is usable here: \
+                 {why}. (Agents can also run on the host's own model when the client declares the `sampling` \
+                 capability, with `sampling.tools` so they can use tools; this one does not.)"
+            ),
+            None,
+        ));
     }
     Some(McpError::invalid_params(
         format!(

@@ -166,7 +166,7 @@ fn checked(input: &AskUserQuestionInput) -> Result<Vec<Question>, ToolError> {
                     "the choice \"{label}\" appears twice in \"{text}\"; give each choice its own label"
                 )));
             }
-            options.push(Choice { label: label.to_string(), description: o.description.trim().to_string() });
+            options.push(Choice::new(label, o.description.trim()));
         }
         questions.push(Question {
             question: text.to_string(),

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
     Access, AskRequest, Category, Choice, Content, DescribeContext, Modes, People, PermissionClass, Question, Render,
-    SideEffects, Tool, ToolContext, ToolError, ToolSpec,
+    SideEffects, Tool, ToolContext, ToolError, ToolSpec, keys,
 };
 
 use super::skills::{Catalog, Scope, SkillDirs, discover, substitute};
@@ -193,8 +193,8 @@ async fn grant(cx: &ToolContext, skill: &super::skills::Skill) -> (Vec<String>, 
                 question: "Allow them?".into(),
                 header: "Skill".into(),
                 options: vec![
-                    Choice { label: "Allow".into(), description: "for the rest of this session".into() },
-                    Choice { label: "Don't allow".into(), description: "load the skill; ask as usual".into() },
+                    Choice::keyed(keys::SESSION, "Allow", "for the rest of this session"),
+                    Choice::keyed(keys::NO, "Don't allow", "load the skill; ask as usual"),
                 ],
                 multi_select: false,
             }],

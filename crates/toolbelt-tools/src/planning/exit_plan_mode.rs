@@ -7,13 +7,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
     Access, Annotations, AskError, AskRequest, Category, Choice, Content, People, PermissionClass, Question, Render,
-    SideEffects, Tool, ToolContext, ToolError, ToolSpec,
+    SideEffects, Tool, ToolContext, ToolError, ToolSpec, keys,
 };
 
 use super::enter_plan_mode::{PlanState, modes, no_modes};
 
+// The choices and their letters at a terminal: those of a permission prompt, meaning the same
+// there (`y` yes, `e` yes and every edit without asking, `n` no and say why).
 const APPROVE: &str = "Approve";
-const APPROVE_EDITS: &str = "Approve, accept edits";
+const APPROVE_EDITS: &str = "Approve, allow all edits";
 const KEEP_PLANNING: &str = "Keep planning";
 
 /// Input of `ExitPlanMode`.
@@ -185,16 +187,20 @@ fn request(input: &ExitPlanModeInput, previous: &str) -> AskRequest {
         intro
             .push_str(&format!("\n\nIf approved, these are allowed for the rest of the session: {}", rules.join(", ")));
     }
-    let option = |label: &str, description: String| Choice { label: label.into(), description };
+
     AskRequest {
         intro: Some(intro),
         questions: vec![Question {
             question: "Approve this plan?".into(),
             header: "Plan".into(),
             options: vec![
-                option(APPROVE, format!("leave plan mode and carry it out, back in {previous} mode")),
-                option(APPROVE_EDITS, "leave plan mode; edits inside the workspace run without asking".into()),
-                option(KEEP_PLANNING, "stay in plan mode; say what to change".into()),
+                Choice::keyed(keys::YES, APPROVE, format!("leave plan mode and carry it out, back in {previous} mode")),
+                Choice::keyed(
+                    keys::EDITS,
+                    APPROVE_EDITS,
+                    "leave plan mode for acceptEdits mode: edits inside the workspace run without asking",
+                ),
+                Choice::keyed(keys::NO, KEEP_PLANNING, "stay in plan mode; say what to change"),
             ],
             multi_select: false,
         }],

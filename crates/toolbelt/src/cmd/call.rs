@@ -27,6 +27,18 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     // records the refused call in the audit log. An unknown name is a usage error; a tool a
     // deny rule hides is a denial like any other (exit 1, naming the rule).
     if runtime.registry().lookup(&args.tool).is_err() {
+        // An agent tool, absent because agents cannot run here: why, not "unknown tool".
+        if let Some(tool) = toolbelt::agents::AgentSetup::agent_tool(&args.tool) {
+            let agents = setup.agents();
+            if !agents.available() {
+                return Err(Usage(format!(
+                    "`{tool}` is not available: agents are unavailable: {} (`toolbelt config check` says what is \
+                     in force)",
+                    agents.why_unavailable()
+                ))
+                .into());
+            }
+        }
         let refused = runtime.call(&open.session, call, &EventSink::none(), &CancellationToken::new()).await;
         if refused.outcome != Outcome::Denied {
             return Err(Usage(refused.text()).into());

@@ -43,7 +43,7 @@ use toolbelt_agent::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
 
 use super::resolve::winner;
 use super::trust::is_project_layer;
-use super::{Entry, Problem, Settings};
+use super::{Entry, Origin, Problem, Settings};
 
 /// A provider's table as written.
 #[derive(Debug, Deserialize)]
@@ -70,7 +70,7 @@ pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> AgentSe
     let mut providers = Vec::new();
     for name in names {
         let Some(entry) = winner(entries, &format!("agent.providers.{name}")) else { continue };
-        match provider(name, &entry.value) {
+        match provider(name, &entry.value, &entry.origin) {
             Ok(config) => providers.push(config),
             Err(message) => {
                 problems.push(Problem { origin: entry.origin.clone(), key: entry.key.clone(), message });
@@ -95,8 +95,8 @@ pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> AgentSe
     AgentSettings { providers, default_provider, limits }
 }
 
-/// One provider's table, checked.
-fn provider(name: &str, value: &serde_json::Value) -> Result<ProviderConfig, String> {
+/// One provider's table (found at `origin`), checked.
+fn provider(name: &str, value: &serde_json::Value, origin: &Origin) -> Result<ProviderConfig, String> {
     let table: Table = serde_json::from_value(value.clone()).map_err(|e| {
         format!("{e}; a provider takes kind = \"openai\" or \"anthropic\", base_url, api_key_env and model")
     })?;
@@ -112,10 +112,12 @@ fn provider(name: &str, value: &serde_json::Value) -> Result<ProviderConfig, Str
         None => return Err("no kind: set kind = \"openai\" (OpenAI-compatible) or \"anthropic\"".into()),
     };
     let text = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let base_url = text(table.base_url);
     let config = ProviderConfig {
         name: name.to_string(),
         kind,
-        base_url: text(table.base_url),
+        base_url_from: base_url.as_ref().map(|_| format!("[agent.providers.{name}] in {origin}")),
+        base_url,
         api_key_env: text(table.api_key_env),
         model: text(table.model),
     };

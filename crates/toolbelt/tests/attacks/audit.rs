@@ -279,3 +279,29 @@ fn a_sandboxed_command_cannot_truncate_or_append_to_the_log() {
     assert_eq!(code, 0, "{verified}; the command said: {out}");
     assert!(verified.starts_with("ok: 3 records"), "the first call, and the two commands refused: {verified}");
 }
+
+#[test]
+fn a_sub_agent_s_records_name_the_command_line_and_the_agent() {
+    let p = Project::new();
+    std::fs::write(p.root.join("notes.txt"), "hello\n").unwrap();
+    let (read, reply) = (
+        toolbelt_agent::testing::Turn::tool_call("r1", "Read", json!({"file_path": "notes.txt"})),
+        toolbelt_agent::testing::Turn::text("It says hello."),
+    );
+    let model = toolbelt_agent::testing::ScriptedServer::openai([read.clone(), reply.clone(), read, reply]).unwrap();
+    let agent = json!({"prompt": "What do the notes say?", "description": "read notes", "subagent_type": "Explore"});
+    // Twice in a named session: the second time its saved state is loaded first.
+    for _ in 0..2 {
+        let args = ["call", "--session", "work", "Agent", &agent.to_string()];
+        let out = p.toolbelt().envs(model.env()).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let records = p.records();
+    let reads: Vec<&Value> = records.iter().filter(|r| r["tool"] == "Read").collect();
+    assert_eq!(reads.len(), 2, "{records:?}");
+    for read in reads {
+        assert_eq!(read["client"], json!({"kind": "cli", "agent": "agent_1 (Explore)"}), "{read}");
+    }
+    let started = records.iter().find(|r| r["tool"] == "Agent").unwrap_or_else(|| panic!("{records:?}"));
+    assert_eq!(started["client"], json!({"kind": "cli"}), "{started}");
+}

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
+use toolbelt_agent::testing::{ScriptedServer, Turn};
 
 struct Project {
     _dir: tempfile::TempDir,
@@ -51,8 +52,14 @@ impl Project {
 
 /// Sends each message on stdin, reads one answer line per request.
 fn converse(p: &Project, args: &[&str], messages: &[Value]) -> Vec<Value> {
+    converse_with(p, &[], args, messages)
+}
+
+/// [`converse`] with these variables set.
+fn converse_with(p: &Project, env: &[(String, String)], args: &[&str], messages: &[Value]) -> Vec<Value> {
     let mut child = p
         .toolbelt()
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .arg("mcp")
         .args(args)
         .stdin(Stdio::piped())
@@ -116,6 +123,46 @@ fn over_stdio_records_name_the_client_and_refused_calls_are_recorded() {
     assert_eq!((records[2]["tool"].clone(), records[2]["outcome"].clone()), (json!("Bash"), json!("denied")));
     assert_eq!(records[2]["input"], json!({"command": "curl -H 'Authorization: Bearer [redacted]' x"}));
     assert!(p.verify().starts_with("ok: 3 records"));
+}
+
+#[test]
+fn a_sub_agent_s_records_name_the_client_it_runs_under_and_the_agent() {
+    let p = Project::new();
+    let model = ScriptedServer::openai([
+        Turn::tool_call("r1", "Read", json!({"file_path": "notes.txt"})),
+        Turn::text("It says one."),
+    ])
+    .unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "audit-probe", "version": "1.2.3"}}});
+    let answers = converse_with(
+        &p,
+        &model.env(),
+        &[],
+        &[
+            initialize,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            call(
+                2,
+                "Agent",
+                json!({"prompt": "What do the notes say?", "description": "read notes", "subagent_type": "Explore"}),
+            ),
+        ],
+    );
+    assert_eq!(answers[1]["result"]["isError"], false, "{}", answers[1]);
+    let (text, records) = p.records();
+    let client = json!({"kind": "mcp", "transport": "stdio", "name": "audit-probe", "version": "1.2.3"});
+    let read = records.iter().find(|r| r["tool"] == "Read").unwrap_or_else(|| panic!("{text}"));
+    // The sub-agent's call: the MCP client whose call started it, and which agent made it —
+    // not an "embedded" program nobody can name.
+    let mut by_agent = client.clone();
+    by_agent["agent"] = json!("agent_1 (Explore)");
+    assert_eq!(read["client"], by_agent, "{text}");
+    assert!(read["session"].as_str().unwrap().ends_with("-agent_1"), "{read}");
+    let agent = records.iter().find(|r| r["tool"] == "Agent").unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(agent["client"], client, "{text}");
+    assert!(p.verify().starts_with("ok: 2 records"));
 }
 
 /// Kills the server when the test ends, however it ends.

@@ -22,7 +22,8 @@
 //! * `special_files.rs` — a device read whole filled memory, a FIFO blocked the file tools,
 //!   Write replaced a device with a regular file;
 //! * `audit.rs`, `audit_mcp.rs` — the audit log as evidence: out of the workspace, owner-only,
-//!   secrets redacted by pattern, refused calls and the client recorded, and `toolbelt audit
+//!   secrets redacted by pattern, refused calls and the client recorded (a sub-agent's calls
+//!   under the front end that started it, not an anonymous "embedded"), and `toolbelt audit
 //!   verify` catching a truncated, an edited and a deleted record;
 //! * `mcp_server.rs` — the MCP server itself: sessions without bound or end, tokens and
 //!   origins, and stdio lines that went unanswered;

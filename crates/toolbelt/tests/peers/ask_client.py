@@ -28,7 +28,7 @@ async def elicit(context, params):
             return types.ElicitResult(action="decline")
         return types.ElicitResult(action="accept", content={"q1": "SQLite", "q1_other": "version 3.45"})
     if "Approve this plan?" in params.message:
-        return types.ElicitResult(action="accept", content={"q1": "Approve, accept edits"})
+        return types.ElicitResult(action="accept", content={"q1": "Approve, allow all edits"})
     return types.ElicitResult(action="cancel")
 
 

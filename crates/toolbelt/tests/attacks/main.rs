@@ -1,7 +1,8 @@
 //! Attacks that once worked against toolbelt, each performed through the real binary (and over
 //! MCP), each shown to fail. Every file is one trust boundary:
 //!
-//! * `trust.rs` — a cloned repository runs its own code (hooks, MCP servers, looser settings);
+//! * `trust.rs` — a cloned repository runs its own code (hooks, MCP servers, looser settings), or
+//!   another user's settings above a folder become its project's;
 //! * `self_widening.rs` — the agent rewrites what configures its next session, or loads a
 //!   repository's skill that asks for every command;
 //! * `git.rs` — "read-only" git starts programs a repository names;

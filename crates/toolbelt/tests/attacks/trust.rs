@@ -178,3 +178,50 @@ fn pty(w: &World, args: &[&str], answers: &str) -> (String, i32) {
     let env = [("HOME", w.home.as_path()), ("XDG_CONFIG_HOME", &config), ("XDG_STATE_HOME", &state)];
     crate::pty::toolbelt_in_pty(args, &w.root, &env, "[y/N]", answers)
 }
+
+#[test]
+fn another_user_s_settings_above_a_folder_do_not_make_it_their_project() {
+    // Only root can give a file to another user; elsewhere there is nothing to show.
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: making a directory another user's needs root");
+        return;
+    }
+    let w = World::new();
+    // A shared directory (a `/tmp` of sorts) where another user left settings: a hook, and a
+    // deny rule hiding the Read tool, so it shows when they would apply.
+    let shared = w.outside.join("shared");
+    let hook = format!("touch {}", quoted(&w.marker("foreign-hook")));
+    let config = shared.join(".toolbelt/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!("[permissions]\ndeny = [\"Read\"]\n\n[[hooks.SessionStart]]\nhooks = [{{ type = \"command\", command = {hook:?} }}]\n"),
+    )
+    .unwrap();
+    let stranger = 4242;
+    for path in [&shared, &shared.join(".toolbelt"), &config] {
+        std::os::unix::fs::chown(path, Some(stranger), Some(stranger)).unwrap();
+    }
+    // The user's own folder below it.
+    let mine = shared.join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "mine\n").unwrap();
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        let out = w.toolbelt().current_dir(dir).args(args).output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, shown, err) = run(&mine, &["trust", "--show"]);
+    assert_eq!(code, 0, "{shown}{err}");
+    assert!(shown.starts_with(&format!("{} sets nothing", mine.display())), "mine is its own project: {shown}");
+    assert!(err.contains("owned by another user (uid 4242)"), "it says why: {err}");
+    let (code, out, _) = run(&mine, &["call", "Read", r#"{"file_path": "notes.txt"}"#]);
+    assert_eq!(code, 0, "the stranger's deny rule does not apply here: {out}");
+    // Trusting "this project" trusts this folder, never the stranger's settings above it.
+    assert_eq!(run(&mine, &["trust"]).0, 0);
+    assert_eq!(run(&mine, &["call", "TodoWrite", r#"{"todos": []}"#]).0, 0);
+    assert!(w.markers_left().is_empty(), "{:?}", w.markers_left());
+    // Working in the shared directory itself is a choice: its settings are its project's.
+    let (_, shown, _) = run(&shared, &["trust", "--show"]);
+    assert!(shown.starts_with(&format!("{} is not trusted", shared.display())), "{shown}");
+}

@@ -7,7 +7,8 @@
 //! |---|---|
 //! | user | `$XDG_CONFIG_HOME/toolbelt/config.toml` (`~/.config/toolbelt/config.toml`) |
 //! | project | `<project>/.mcp.json` (Claude Code's MCP servers), then `<project>/.toolbelt/config.toml` (shared, committed) |
-//! | project-local | `<project>/.toolbelt/config.local.toml` (personal, git-ignored; "always" approvals land here) |
+//! | project-local | `<project>/.toolbelt/config.local.toml` (personal, git-ignored) |
+//! | grants | `$XDG_STATE_HOME/toolbelt/projects/<project>-<hash>/grants.toml`: the rules a person allowed "always" in this project (see [`store`]) |
 //! | environment | `TOOLBELT_<SECTION>__<KEY>` (`TOOLBELT_PERMISSIONS__MODE=plan`) |
 //! | flags | `--mode`, `--allow`, `--deny`, `--add-dir`, `--sandbox`, … |
 //! | managed | `/etc/toolbelt/managed.toml` |
@@ -35,6 +36,7 @@ mod claude;
 mod env;
 mod lint;
 mod locations;
+pub mod loosening;
 mod lsp;
 pub mod model_access;
 mod resolve;
@@ -53,6 +55,7 @@ pub use locations::{Locations, project_root};
 pub use resolve::{McpHttpSettings, Settings, ShellSettings};
 pub use store::{LocalRuleStore, StoreError, StoreProblem};
 pub use toolbelt_mcp::client::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
+pub use trust::is_project_layer;
 pub use trust::{Trust, TrustStore};
 
 /// A settings layer, ordered from lowest to highest precedence.
@@ -70,6 +73,8 @@ pub enum Layer {
     ClaudeLocal,
     /// `.toolbelt/config.local.toml`.
     Local,
+    /// The rules a person allowed "always" in this project, in the user's state directory.
+    Grants,
     /// `TOOLBELT_…` variables.
     Env,
     /// Command-line flags.
@@ -93,6 +98,7 @@ impl Layer {
             Layer::Project => "project",
             Layer::ClaudeLocal => "claude local",
             Layer::Local => "project-local",
+            Layer::Grants => "grants",
             Layer::Env => "env",
             Layer::Flags => "flag",
             Layer::Managed => "managed",
@@ -193,23 +199,62 @@ pub struct Loaded {
     pub entries: Vec<Entry>,
     /// Files that were read.
     pub files_read: Vec<(Layer, PathBuf)>,
-    /// Mistakes found while reading (syntax, unknown keys, wrong types).
+    /// Mistakes found while reading (syntax, unknown keys, wrong types) that stop calls: the
+    /// user's own files', and a trusted project's.
     pub problems: Vec<Problem>,
     /// Whether the project's own settings apply ([`trust`]); when they do not, their
     /// loosening entries are not in `entries`.
     pub trust: Trust,
-    /// The digest of what the project's files set that needs trust (what `toolbelt trust`
-    /// records).
+    /// What the project's files set that needs trust and would apply (what `toolbelt trust`
+    /// reviews and records).
     pub pending: trust::Pending,
     /// Things to tell the user once (a project setting ignored, and why).
     pub notices: Vec<String>,
-    /// Problems in project files that are not applied (the project is not trusted).
+    /// What a project sets that never applies, trusted or not (a value looser than the
+    /// user's own, a key only the user sets), for the trust review; also in `notices` when
+    /// the project's settings apply.
+    pub review_notes: Vec<String>,
+    /// Problems in the files of a project nobody trusted: said, but calls go on without what
+    /// they concern ([`Loaded::ignored_notice`]).
     pub ignored_problems: Vec<Problem>,
     /// What Claude Code's settings files contributed when only their restrictions apply
     /// (without `--claude-settings`), to tell the user.
     pub claude_note: Option<String>,
     /// How many entries of Claude Code's files were left out for want of the opt-in.
     pub claude_skipped: usize,
+}
+
+impl Loaded {
+    /// Whether `problem` stops calls: one in the user's own settings, or in the files of a
+    /// project the user trusted. A repository nobody trusted cannot stop toolbelt with a
+    /// broken file: its problems are said and what they concern is left out.
+    pub fn is_fatal(&self, problem: &Problem) -> bool {
+        !trust::is_project_layer(problem.origin.layer) || matches!(self.trust, Trust::Trusted { .. })
+    }
+
+    /// Moves the problems of `problems` that do not stop calls ([`Loaded::is_fatal`]) to
+    /// [`Loaded::ignored_problems`]; returns the rest.
+    pub fn keep_fatal(&mut self, problems: Vec<Problem>) -> Vec<Problem> {
+        let (fatal, ignored): (Vec<Problem>, Vec<Problem>) = problems.into_iter().partition(|p| self.is_fatal(p));
+        self.ignored_problems.extend(ignored);
+        fatal
+    }
+
+    /// The lines saying the project's files have problems that were left out, and what to do.
+    pub fn ignored_notice(&self) -> Option<String> {
+        if self.ignored_problems.is_empty() {
+            return None;
+        }
+        let mut text = format!(
+            "this project's settings have {} problem(s); calls go on without what they concern, and `toolbelt \
+             trust` refuses the project until they are fixed (`toolbelt config check` lists them):",
+            self.ignored_problems.len()
+        );
+        for problem in &self.ignored_problems {
+            text.push_str(&format!("\n  {problem}"));
+        }
+        Some(text)
+    }
 }
 
 /// Reads every layer. `flags` are the command line's entries; `env` the process environment;
@@ -224,6 +269,64 @@ pub fn load(
     flags: Vec<Entry>,
     env: impl IntoIterator<Item = (String, String)>,
     claude_flag: bool,
+) -> Loaded {
+    load_as(loc, flags, env, claude_flag, Assume::Store)
+}
+
+/// [`load`] as it would be once the project is trusted with everything it asks for, the
+/// settings that loosen the policy included: what `toolbelt trust` checks before it trusts,
+/// and what `config check` checks in a project waiting for trust.
+pub fn load_trusted(
+    loc: &Locations,
+    flags: Vec<Entry>,
+    env: impl IntoIterator<Item = (String, String)>,
+    claude_flag: bool,
+) -> Loaded {
+    load_as(loc, flags, env, claude_flag, Assume::Trusted)
+}
+
+/// What the project's waiting settings would be in each way of reading it — without and with
+/// Claude Code's files applying whole — so one trust covers both (`--claude-settings` then
+/// never reads as a change). `flags` without their `compat.claude` for the first.
+pub fn trust_views(loc: &Locations, flags: &[Entry], env: &[(String, String)]) -> [trust::Pending; 2] {
+    let without: Vec<Entry> = flags.iter().filter(|e| e.key != "compat.claude").cloned().collect();
+    [load(loc, without, env.to_vec(), false).pending, load(loc, flags.to_vec(), env.to_vec(), true).pending]
+}
+
+/// Every problem the project's own files would have once trusted with everything they ask
+/// for (`claude`: with Claude Code's files applying whole): syntax, unknown keys, values of
+/// the wrong type, rules that do not parse, directories that are not there. What `toolbelt
+/// trust` refuses a project for, and what `config check` reports of a project waiting for
+/// trust.
+pub fn project_problems(loc: &Locations, flags: &[Entry], env: &[(String, String)], claude: bool) -> Vec<Problem> {
+    let flags = flags.iter().filter(|e| claude || e.key != "compat.claude").cloned().collect();
+    let loaded = load_trusted(loc, flags, env.to_vec(), claude);
+    let rule_env = toolbelt_policy::rules::RuleEnv { home: loc.home.clone(), cwd: loc.cwd.clone() };
+    let (_, resolved) = Settings::resolve(&loaded, loc, &rule_env);
+    let mut out: Vec<Problem> = Vec::new();
+    for problem in loaded.problems.into_iter().chain(loaded.ignored_problems).chain(resolved) {
+        if trust::is_project_layer(problem.origin.layer) && !out.contains(&problem) {
+            out.push(problem);
+        }
+    }
+    out
+}
+
+/// Where the trust decision comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Assume {
+    /// The trust store.
+    Store,
+    /// The project is trusted, loosening settings included.
+    Trusted,
+}
+
+fn load_as(
+    loc: &Locations,
+    flags: Vec<Entry>,
+    env: impl IntoIterator<Item = (String, String)>,
+    claude_flag: bool,
+    assume: Assume,
 ) -> Loaded {
     let mut loaded = Loaded::default();
     read_files(&mut loaded, loc.files(false));
@@ -240,37 +343,65 @@ pub fn load(
     // Every layer in precedence order; within a layer, file order (the sort is stable).
     loaded.entries.sort_by_key(|e| e.origin.layer);
     loaded.files_read.sort_by_key(|(layer, _)| *layer);
+    // Every value is checked, whether it will apply or not.
+    let mut problems = Vec::new();
+    for entry in &loaded.entries {
+        check_entry(entry, &mut problems);
+    }
+    loaded.problems.extend(problems);
+
+    // What a project sets that never applies, trusted or not, goes first: the trust digest
+    // and review then cover only what would apply.
+    let mut review = Vec::new();
+    trust::keep_user_floor(&mut loaded.entries, &mut review);
+    agent::keep_user_providers(&mut loaded.entries, &mut review);
+    web::keep_user_network(&mut loaded.entries, &mut review);
+    model_access::keep_user_opt_in(&mut loaded.entries, &mut review);
+    keep_user_audit(&mut loaded.entries, &mut review);
 
     loaded.pending = trust::Pending::of(&loaded.entries, &loc.project);
-    loaded.trust = Trust::decide(&loaded.entries, &loc.project, &TrustStore::at(loc));
-    if matches!(loaded.trust, Trust::Untrusted { .. }) {
-        loaded.entries.retain(|e| !trust::is_project_layer(e.origin.layer) || trust::only_restricts(e));
-        loaded.files_read.retain(|(layer, _)| !trust::is_project_layer(*layer));
-        // A broken file of an untrusted project is not the user's problem, unless it is
-        // about a rule that applies anyway.
-        let (kept, ignored) = std::mem::take(&mut loaded.problems).into_iter().partition(|p: &Problem| {
-            !trust::is_project_layer(p.origin.layer)
-                || matches!(p.key.as_str(), "permissions.deny" | "permissions.ask" | "shell.deny_commands")
-        });
-        loaded.problems = kept;
-        loaded.ignored_problems = ignored;
+    loaded.trust = match assume {
+        Assume::Store => Trust::decide(&loaded.pending, &loc.project, &TrustStore::at(loc)),
+        Assume::Trusted if loaded.pending.is_empty() => Trust::NotNeeded,
+        Assume::Trusted => Trust::Trusted { loosening: true },
+    };
+    match &loaded.trust {
+        Trust::Untrusted { .. } => {
+            loaded.entries.retain(|e| !trust::is_project_layer(e.origin.layer) || trust::only_restricts(e));
+            loaded.files_read.retain(|(layer, _)| !trust::is_project_layer(*layer));
+        }
+        Trust::Trusted { loosening: false } if !loaded.pending.loosening.is_empty() => {
+            loaded.entries.retain(|e| !trust::is_project_layer(e.origin.layer) || loosening::reason(e).is_none());
+            loaded.notices.push(format!(
+                "{} setting(s) of this project that loosen the policy are not applied ({}): it was trusted \
+                 without them; review them with `toolbelt trust --show` and apply them with `toolbelt trust \
+                 --allow-loosening`",
+                loaded.pending.loosening.len(),
+                loaded.pending.loosening_gist()
+            ));
+            loaded.notices.extend(review.iter().cloned());
+        }
+        Trust::Trusted { .. } | Trust::NotNeeded => loaded.notices.extend(review.iter().cloned()),
     }
+    loaded.review_notes = review;
+    let problems = std::mem::take(&mut loaded.problems);
+    loaded.problems = loaded.keep_fatal(problems);
     // Read speculatively for the digest: Claude Code's files apply only if a trusted layer
     // still asks for them.
     if wants_claude && !claude_flag && !resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false) {
         keep_claude_restrictions(&mut loaded);
     }
     loaded.claude_note = claude_note(&loaded, wants_claude);
-    trust::keep_user_floor(&mut loaded.entries, &mut loaded.notices);
-    agent::keep_user_providers(&mut loaded.entries, &mut loaded.notices);
-    web::keep_user_network(&mut loaded.entries, &mut loaded.notices);
-    model_access::keep_user_opt_in(&mut loaded.entries, &mut loaded.notices);
-    // The audit log is the user's evidence: a project's files cannot switch it off, move it
-    // or make it rotate away.
-    loaded.entries.retain(|e| {
+    loaded
+}
+
+/// The audit log is the user's evidence: a project's files cannot switch it off, move it or
+/// make it rotate away.
+fn keep_user_audit(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
+    entries.retain(|e| {
         let project_audit = trust::is_project_layer(e.origin.layer) && e.key.starts_with("audit.");
         if project_audit {
-            loaded.notices.push(format!(
+            notices.push(format!(
                 "{} in {} is ignored: the audit log is set up by the user (user or managed settings, \
                  TOOLBELT_AUDIT__* variables, --audit), never by a project",
                 e.key, e.origin
@@ -278,12 +409,6 @@ pub fn load(
         }
         !project_audit
     });
-    let mut problems = Vec::new();
-    for entry in &loaded.entries {
-        check_entry(entry, &mut problems);
-    }
-    loaded.problems.extend(problems);
-    loaded
 }
 
 /// Without Claude compatibility, keeps only the entries of Claude Code's files that restrict
@@ -292,9 +417,11 @@ fn keep_claude_restrictions(loaded: &mut Loaded) {
     let before = loaded.entries.len();
     loaded.entries.retain(|e| !e.origin.layer.is_claude() || trust::only_restricts(e));
     loaded.claude_skipped += before - loaded.entries.len();
-    loaded.problems.retain(|p| {
+    let keep = |p: &Problem| {
         !p.origin.layer.is_claude() || matches!(p.key.as_str(), "" | "permissions.deny" | "permissions.ask")
-    });
+    };
+    loaded.problems.retain(keep);
+    loaded.ignored_problems.retain(keep);
 }
 
 /// What Claude Code's files contributed, to tell the user; `None` when none was found.
@@ -344,6 +471,10 @@ fn read_files(loaded: &mut Loaded, files: impl IntoIterator<Item = (Layer, PathB
         };
         loaded.files_read.push((layer, file.clone()));
         let before = loaded.entries.len();
+        if layer == Layer::Grants {
+            store::grant_entries(&file, &text, &mut loaded.entries, &mut loaded.problems);
+            continue;
+        }
         if file.file_name().is_some_and(|n| n == ".mcp.json") {
             claude::mcp_json_entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
         } else if layer.is_claude() {

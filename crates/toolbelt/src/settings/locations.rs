@@ -146,9 +146,16 @@ impl Locations {
         self.state_dir.join("projects").join(format!("{name}-{}", &digest[..16]))
     }
 
-    /// The project-local file, where "always" approvals are written.
+    /// The project-local file (`.toolbelt/config.local.toml`), where the `Config` tool writes.
     pub fn local_file(&self) -> PathBuf {
         self.project.join(".toolbelt/config.local.toml")
+    }
+
+    /// Where the rules a person allowed "always" in this project are kept: `grants.toml` in
+    /// the project's state directory, the user's own (see `settings/store.rs` for why not in
+    /// the project).
+    pub fn grants_file(&self) -> PathBuf {
+        self.project_state_dir().join("grants.toml")
     }
 
     /// The settings files of every layer in precedence order (lowest first), whether they
@@ -168,6 +175,7 @@ impl Locations {
             files.push((Layer::ClaudeLocal, self.project.join(".claude/settings.local.json")));
         }
         files.push((Layer::Local, self.local_file()));
+        files.push((Layer::Grants, self.grants_file()));
         files.extend(self.managed_files.iter().map(|f| (Layer::Managed, f.clone())));
         files
     }
@@ -176,7 +184,7 @@ impl Locations {
     pub fn base_of(&self, layer: Layer) -> &Path {
         match layer {
             Layer::ClaudeUser | Layer::User => &self.home,
-            Layer::ClaudeProject | Layer::Project | Layer::ClaudeLocal | Layer::Local => &self.project,
+            Layer::ClaudeProject | Layer::Project | Layer::ClaudeLocal | Layer::Local | Layer::Grants => &self.project,
             Layer::Env | Layer::Flags => &self.cwd,
             Layer::Managed => Path::new("/"),
         }

@@ -127,20 +127,16 @@ impl Reread {
         (loc, loaded)
     }
 
-    /// The writer of `loc`'s project-local file, which refreshes the project's trust after a
-    /// write when it was `applied` (trusted) before.
-    fn store(&self, loc: Locations, applied: bool) -> settings::LocalRuleStore {
-        let this = self.clone();
-        settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
-            let [without, with] = settings::trust_views(&loc, &this.flags, &this.env);
-            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &[&without, &with]);
-        })
-    }
-
-    /// [`Reread::store`] for a project whose trust is read first.
+    /// The writer of `loc`'s project-local file (the `Config` tool's), which keeps the
+    /// project trusted after a write when its settings applied before.
     fn store_keeping_trust(&self, loc: &Locations) -> settings::LocalRuleStore {
         let before = settings::load(loc, self.flags.clone(), self.env.clone(), self.claude);
-        self.store(loc.clone(), !matches!(before.trust, settings::Trust::Untrusted { .. }))
+        let before = settings::trust::BeforeWrite::of(&before);
+        let (this, loc) = (self.clone(), loc.clone());
+        settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
+            let [without, with] = settings::trust_views(&loc, &this.flags, &this.env);
+            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, before, &[&without, &with]);
+        })
     }
 }
 

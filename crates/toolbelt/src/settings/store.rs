@@ -368,6 +368,27 @@ mod tests {
     }
 
     #[test]
+    fn grants_are_owner_only_outside_git_and_hold_only_allow_rules() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state/projects/p-0123/grants.toml");
+        let store = LocalRuleStore::grants(&file);
+        let place = store.add_allow_rules(&["Bash(make *)".into()], dir.path()).unwrap();
+        assert_eq!(place, format!("grants {}", file.display()));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "[permissions]\nallow = [\"Bash(make *)\"]\n");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&file), mode(file.parent().unwrap())), (0o600, 0o700));
+        assert!(!file.parent().unwrap().join(".gitignore").exists());
+        let (mut entries, mut problems) = (Vec::new(), Vec::new());
+        let text = "[permissions]\nallow = [\"Read\"]\nmode = \"bypassPermissions\"\n";
+        grant_entries(&file, text, &mut entries, &mut problems);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].origin.layer, Layer::Grants);
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].to_string().contains(":3: permissions.mode: this file keeps only"), "{problems:?}");
+    }
+
+    #[test]
     fn a_broken_file_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config.local.toml");

@@ -252,17 +252,37 @@ impl Trust {
     }
 }
 
-/// Keeps a project's settings applying after toolbelt itself wrote to them (a setting the
-/// `Config` tool changed, approved by a person): when they applied before the write (the
-/// project was trusted, or set nothing that needed trust), the project is trusted as it is
-/// now, in each of its `views`, with the consent it had (a project that needed no trust
-/// before has only what was just approved to consent to). A project whose settings were
-/// waiting for trust stays waiting: one approved change does not trust the rest.
-pub fn refresh_after_write(store: &TrustStore, project: &Path, applied_before: bool, views: &[&Pending]) {
-    if !applied_before {
-        return;
+/// How a project's own settings stood before toolbelt wrote to them (the `Config` tool's
+/// change, approved by a person).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BeforeWrite {
+    /// They waited for trust: one approved change does not trust the rest.
+    Waiting,
+    /// They applied (the project was trusted, or set nothing that needed trust).
+    Applied {
+        /// Whether what loosens the policy may apply after the write: the trust included it,
+        /// or there was none of it, so anything loosening now is the change just approved.
+        loosening: bool,
+    },
+}
+
+impl BeforeWrite {
+    /// How `loaded`'s project stands.
+    pub fn of(loaded: &super::Loaded) -> Self {
+        match loaded.trust {
+            Trust::Untrusted { .. } => BeforeWrite::Waiting,
+            Trust::NotNeeded => BeforeWrite::Applied { loosening: true },
+            Trust::Trusted { loosening } => {
+                BeforeWrite::Applied { loosening: loosening || loaded.pending.loosening.is_empty() }
+            }
+        }
     }
-    let loosening = store.record(project).is_none_or(|r| r.loosening);
+}
+
+/// Keeps a project's settings applying after toolbelt itself wrote to them: when they
+/// applied `before`, the project is trusted as it is now, in each of its `views`.
+pub fn refresh_after_write(store: &TrustStore, project: &Path, before: BeforeWrite, views: &[&Pending]) {
+    let BeforeWrite::Applied { loosening } = before else { return };
     if let Err(e) = store.trust(project, views, loosening) {
         tracing::warn!("could not keep {} trusted after writing its settings: {e}", project.display());
     }

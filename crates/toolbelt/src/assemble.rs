@@ -349,7 +349,7 @@ impl Assembly {
     /// ([`crate::project_sandbox`]).
     pub fn project_sandbox(&self, engine: &PermissionEngine) -> Arc<dyn Confiner> {
         let masks = engine.hidden_paths().map(|h| h.masks()).unwrap_or_default();
-        ProjectSandbox::new(self.sandbox(), self.roots.clone(), masks)
+        ProjectSandbox::confiner(self.sandbox(), self.roots.clone(), masks)
     }
 
     /// The sandbox settings, holding the protected paths read-only.

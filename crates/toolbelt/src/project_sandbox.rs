@@ -31,8 +31,8 @@ pub struct ProjectSandbox {
 
 impl ProjectSandbox {
     /// The sandbox of `config` (its protected paths set), writing inside `roots`, hiding
-    /// `masks`.
-    pub fn new(config: SandboxConfig, roots: Vec<PathBuf>, masks: Vec<PathBuf>) -> Arc<dyn Confiner> {
+    /// `masks`, as a [`Confiner`].
+    pub fn confiner(config: SandboxConfig, roots: Vec<PathBuf>, masks: Vec<PathBuf>) -> Arc<dyn Confiner> {
         Arc::new(Self { config, roots, masks })
     }
 }

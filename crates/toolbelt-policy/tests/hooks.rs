@@ -455,9 +455,14 @@ impl toolbelt_policy::confine::Confiner for Marking {
 #[tokio::test]
 async fn confined_hooks_start_as_their_confiner_prepares_them_and_not_at_all_when_it_refuses() {
     let f = Fixture::new();
-    let user = f.script("user.sh", "echo \"{\\\"hookSpecificOutput\\\": {\\\"additionalContext\\\": \\\"user ${CONFINED:-no}\\\"}}\"");
-    let project =
-        f.script("project.sh", "echo \"{\\\"hookSpecificOutput\\\": {\\\"additionalContext\\\": \\\"project ${CONFINED:-no}\\\"}}\"");
+    let user = f.script(
+        "user.sh",
+        "echo \"{\\\"hookSpecificOutput\\\": {\\\"additionalContext\\\": \\\"user ${CONFINED:-no}\\\"}}\"",
+    );
+    let project = f.script(
+        "project.sh",
+        "echo \"{\\\"hookSpecificOutput\\\": {\\\"additionalContext\\\": \\\"project ${CONFINED:-no}\\\"}}\"",
+    );
     let hooks = HookSet::from_json(&command("PreToolUse", "Bash", &[&user], None))
         .unwrap()
         .with_confined_json(&command("PreToolUse", "Bash", &[&project], None), Arc::new(Marking { refuse: false }))

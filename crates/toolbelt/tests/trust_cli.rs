@@ -85,6 +85,10 @@ fn a_broken_file_of_a_repository_nobody_trusted_stops_no_call() {
     assert!(err.contains(&format!("{}:1: not valid JSON", json.display())), "{err}");
     assert!(err.contains("permissions.deny: invalid rule `Bash(`"), "{err}");
     assert!(err.contains("hooks.PreToolUs: unknown key"), "{err}");
+    // The MCP server starts too (here, to find no client), saying so where hosts log it.
+    let (_, _, err) = run(&root, &["mcp"]);
+    assert!(err.contains(&format!("{}:1: not valid JSON", json.display())), "{err}");
+    assert!(err.contains("MCP handshake") && !err.contains("the settings have"), "{err}");
     // The user's own broken settings stay an error: nothing runs until they are fixed.
     write(&root, ".test-home/.config/toolbelt/config.toml", "[permissions]\nmode = \"acceptEdit\"\n");
     let (code, _, err) = run(&root, READ);

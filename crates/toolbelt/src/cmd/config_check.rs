@@ -87,11 +87,18 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
     let applies_whole = matches!(setup.loaded.trust, Trust::Trusted { loosening: true } | Trust::NotNeeded)
         && setup.loaded.ignored_problems.is_empty();
     if !applies_whole {
+        let why = match setup.loaded.trust {
+            Trust::Trusted { .. } => {
+                " (a setting that loosens the policy, not applied; `toolbelt trust --allow-loosening` refuses it until \
+                 it is fixed)"
+            }
+            _ => {
+                " (calls leave it out while the project is not trusted; `toolbelt trust` refuses it until it is fixed)"
+            }
+        };
         messages.extend(setup.project_problems().iter().filter(|p| !setup.problems.contains(p)).map(|p| {
             let mut m = Message::of(Severity::Error, p);
-            m.message.push_str(
-                " (calls leave it out while the project is not trusted; `toolbelt trust` refuses it until it is fixed)",
-            );
+            m.message.push_str(why);
             m
         }));
     }

@@ -92,7 +92,10 @@ fn question(call: &CallInfo<'_>, verdict: &Verdict) -> ElicitRequestParams {
     let always = if verdict.allow_rules.is_empty() {
         String::new()
     } else {
-        format!(" \"Always allow\" adds {} to the project's settings.", verdict.allow_rules.join(", "))
+        format!(
+            " \"Always allow\" adds {} to the rules this project runs without asking, in every later session.",
+            verdict.allow_rules.join(", ")
+        )
     };
     let message = format!(
         "{} wants to {what}. It needs approval: {} [{}].{always}",

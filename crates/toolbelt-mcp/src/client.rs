@@ -26,6 +26,7 @@ use std::sync::Arc;
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::{Registry, erase};
+use toolbelt_policy::confine::Confiner;
 
 pub use config::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
 pub use list_resources::ListMcpResources;
@@ -65,8 +66,25 @@ impl Gateway {
     /// Starts every server and waits for each one's first attempt (bounded by its startup
     /// timeout); their tools join `registry`, with ListMcpResources and ReadMcpResource.
     pub async fn start(servers: Vec<(String, UpstreamConfig)>, registry: Arc<Registry>) -> Gateway {
-        let upstreams: Arc<Vec<Arc<Upstream>>> =
-            Arc::new(servers.into_iter().map(|(name, config)| Arc::new(Upstream::new(name, config))).collect());
+        Self::start_confined(servers, registry, |_| None).await
+    }
+
+    /// [`Gateway::start`], each stdio server started by what `confiner` gives for its name
+    /// (a project's servers start in the sandbox, [`toolbelt_policy::confine`]).
+    pub async fn start_confined(
+        servers: Vec<(String, UpstreamConfig)>,
+        registry: Arc<Registry>,
+        confiner: impl Fn(&str) -> Option<Arc<dyn Confiner>>,
+    ) -> Gateway {
+        let upstreams: Arc<Vec<Arc<Upstream>>> = Arc::new(
+            servers
+                .into_iter()
+                .map(|(name, config)| {
+                    let confine = confiner(&name);
+                    Arc::new(Upstream::new(name, config).confined(confine))
+                })
+                .collect(),
+        );
         let shutdown = CancellationToken::new();
         let mut supervisors = Vec::new();
         for upstream in upstreams.iter() {

@@ -41,10 +41,11 @@ pub struct PermissionRules {
 /// Why a [`RuleStore`] could not save rules: the store's own error.
 pub type RuleStoreError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Where "always allow" rules are written (the project-local settings file).
+/// Where "always allow" rules are kept (for the `toolbelt` binary: the user's grants for the
+/// project, in the user's state directory).
 pub trait RuleStore: Send + Sync {
     /// Adds allow rules to the settings for good; returns where they were written (a label
-    /// for the rules' origin, `project-local /p/.toolbelt/config.local.toml`), or why they
+    /// for the rules' origin, `grants /home/me/.local/state/toolbelt/projects/p-…/grants.toml`), or why they
     /// could not be. `workspace` is the first workspace root of the session that approved
     /// them: the rules' `./` paths are relative to it, and they belong to its project.
     fn add_allow_rules(&self, rules: &[String], workspace: &std::path::Path) -> Result<String, RuleStoreError>;

@@ -44,6 +44,7 @@ pub use config::{DEFAULT_TIMEOUT, HookError, Matcher};
 pub use outcome::{HookFailure, HookOutcome};
 pub use runner::{InProcessHook, InProcessHookError};
 
+use crate::confine::Confiner;
 use crate::{
     CallInfo, Finished, HookEvent, HookRun, Hooks, PostToolOutcome, PostToolReport, PreToolOutcome, SessionInfo,
     SubagentInfo, Verdict, VerdictSource,
@@ -75,18 +76,29 @@ impl HookSet {
 
     /// Hooks from settings in Claude Code's JSON shape (`{"PreToolUse": [{matcher, hooks}]}`).
     pub fn from_json(settings: &Value) -> Result<Self, HookError> {
-        let mut set = Self::new();
+        Self::new().add_json(settings, None)
+    }
+
+    /// Adds the hooks of `settings` (Claude Code's JSON shape) after these, their commands
+    /// started by `confiner` ([`crate::confine`]): a project's hooks.
+    pub fn with_confined_json(self, settings: &Value, confiner: Arc<dyn Confiner>) -> Result<Self, HookError> {
+        self.add_json(settings, Some(confiner))
+    }
+
+    fn add_json(mut self, settings: &Value, confine: Option<Arc<dyn Confiner>>) -> Result<Self, HookError> {
         for (event, matcher, handlers) in config::parse(settings)? {
             let handlers = handlers
                 .into_iter()
                 .map(|c| match c.handler {
-                    RawHandler::Command { command, .. } => Handler::Command { command, timeout: c.timeout },
+                    RawHandler::Command { command, .. } => {
+                        Handler::Command { command, timeout: c.timeout, confine: confine.clone() }
+                    }
                     RawHandler::Http { url, headers, .. } => Handler::Http { url, headers, timeout: c.timeout },
                 })
                 .collect();
-            set.groups.push(Group { event, matcher, handlers });
+            self.groups.push(Group { event, matcher, handlers });
         }
-        Ok(set)
+        Ok(self)
     }
 
     /// The permission mode hooks are told (`permission_mode`).

@@ -22,6 +22,7 @@
 /// Read-only command classification (from `toolbelt-command`, shared with the shell tool).
 pub use toolbelt_command::readonly;
 
+pub mod confine;
 mod engine;
 mod hook_api;
 pub mod hooks;
@@ -254,16 +255,21 @@ impl Approver for NoApprover {
     }
 }
 
+/// Where a person puts an allow rule for good: a project's own files count only once the
+/// project is trusted, so the user's settings come first.
+const SETTINGS_HINT: &str =
+    "your settings (~/.config/toolbelt/config.toml; a project's .toolbelt/config.toml applies once it is trusted)";
+
 /// The message for an `Ask` nobody can answer: what needed approval, what decided so, and the
 /// rule that would allow it.
 pub fn unattended_denial(call: &CallInfo<'_>, verdict: &Verdict) -> String {
     let mut fix = if verdict.allow_rules.is_empty() {
-        "to allow it, add an allow rule for it to permissions.allow in .toolbelt/config.local.toml".to_string()
+        format!("to allow it, add an allow rule for it to permissions.allow in {SETTINGS_HINT}")
     } else {
         let rules: Vec<String> = verdict.allow_rules.iter().map(|r| format!("`{r}`")).collect();
         let flags: Vec<String> = verdict.allow_rules.iter().map(|r| allow_flag(r)).collect();
         format!(
-            "to allow it, add {} {} to permissions.allow in .toolbelt/config.local.toml or pass {}",
+            "to allow it, add {} {} to permissions.allow in {SETTINGS_HINT}, or pass {}",
             if rules.len() == 1 { "the rule" } else { "the rules" },
             rules.join(" and "),
             flags.join(" ")

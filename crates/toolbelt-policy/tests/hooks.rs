@@ -436,3 +436,44 @@ async fn subagent_hooks_match_the_agent_type_and_see_how_it_stopped() {
     assert_eq!(input["status"], "max_turns");
     assert_eq!(input["last_assistant_message"], "halfway there");
 }
+
+/// Marks the commands it prepares (a variable the hook prints), or refuses them.
+struct Marking {
+    refuse: bool,
+}
+
+impl toolbelt_policy::confine::Confiner for Marking {
+    fn confine(&self, command: &mut tokio::process::Command) -> Result<(), String> {
+        if self.refuse {
+            return Err("the sandbox cannot be applied here".into());
+        }
+        command.env("CONFINED", "yes");
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn confined_hooks_start_as_their_confiner_prepares_them_and_not_at_all_when_it_refuses() {
+    let f = Fixture::new();
+    let user = f.script(
+        "user.sh",
+        "echo \"{\\\"hookSpecificOutput\\\": {\\\"additionalContext\\\": \\\"user ${CONFINED:-no}\\\"}}\"",
+    );
+    let project = f.script(
+        "project.sh",
+        "echo \"{\\\"hookSpecificOutput\\\": {\\\"additionalContext\\\": \\\"project ${CONFINED:-no}\\\"}}\"",
+    );
+    let hooks = HookSet::from_json(&command("PreToolUse", "Bash", &[&user], None))
+        .unwrap()
+        .with_confined_json(&command("PreToolUse", "Bash", &[&project], None), Arc::new(Marking { refuse: false }))
+        .unwrap();
+    let out = pre(&f, &hooks, &f.bash, json!({})).await;
+    assert_eq!(out.additional_context, ["user no", "project yes"], "only the project's hook is confined");
+    let refusing = HookSet::new()
+        .with_confined_json(&command("PreToolUse", "Bash", &[&project], None), Arc::new(Marking { refuse: true }))
+        .unwrap();
+    let out = pre(&f, &refusing, &f.bash, json!({})).await;
+    assert!(out.runs[0].failed(), "{:?}", out.runs);
+    assert_eq!(out.runs[0].outcome.to_string(), "error: not started: the sandbox cannot be applied here");
+    assert!(out.additional_context.is_empty());
+}

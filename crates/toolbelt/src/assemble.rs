@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use toolbelt_core::{Asker, Extensions, People, Prompts, Registry, SettingsService};
 use toolbelt_mcp::client::Gateway;
+use toolbelt_policy::confine::Confiner;
 use toolbelt_policy::hooks::HookSet;
 use toolbelt_policy::protected::ProtectedPaths;
 use toolbelt_policy::rules::RuleEnv;
-use toolbelt_policy::{Approver, PermissionEngine};
+use toolbelt_policy::{Approver, Authorizer as _, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::code::index::CodeIndexDir;
 use toolbelt_tools::code::language_servers::LanguageServers;
@@ -28,6 +29,7 @@ use toolbelt_tools::web::Web;
 use toolbelt_agent::SearchDirs;
 
 use crate::agents::AgentSetup;
+use crate::project_sandbox::ProjectSandbox;
 use crate::settings::model_access::ModelSettings;
 use crate::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
 
@@ -125,20 +127,16 @@ impl Reread {
         (loc, loaded)
     }
 
-    /// The writer of `loc`'s project-local file, which refreshes the project's trust after a
-    /// write when it was `applied` (trusted) before.
-    fn store(&self, loc: Locations, applied: bool) -> settings::LocalRuleStore {
-        let this = self.clone();
-        settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
-            let now = settings::load(&loc, this.flags.clone(), this.env.clone(), this.claude);
-            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, applied, &now.pending);
-        })
-    }
-
-    /// [`Reread::store`] for a project whose trust is read first.
+    /// The writer of `loc`'s project-local file (the `Config` tool's), which keeps the
+    /// project trusted after a write when its settings applied before.
     fn store_keeping_trust(&self, loc: &Locations) -> settings::LocalRuleStore {
         let before = settings::load(loc, self.flags.clone(), self.env.clone(), self.claude);
-        self.store(loc.clone(), !matches!(before.trust, settings::Trust::Untrusted { .. }))
+        let before = settings::trust::BeforeWrite::of(&before);
+        let (this, loc) = (self.clone(), loc.clone());
+        settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
+            let [without, with] = settings::trust_views(&loc, &this.flags, &this.env);
+            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, before, &[&without, &with]);
+        })
     }
 }
 
@@ -176,8 +174,9 @@ impl Assembly {
         let loaded = settings::load(&loc, flags.clone(), env.clone(), claude);
         let rule_env = RuleEnv { home: loc.home.clone(), cwd: cwd.clone() };
         let (settings, resolve_problems) = Settings::resolve(&loaded, &loc, &rule_env);
+        let mut loaded = loaded;
         let mut problems = loaded.problems.clone();
-        problems.extend(resolve_problems);
+        problems.extend(loaded.keep_fatal(resolve_problems));
         for dir in &settings.additional_directories {
             if !roots.contains(dir) {
                 roots.push(dir.clone());
@@ -234,9 +233,22 @@ impl Assembly {
     /// setting the user's floor overrides, what Claude Code's files contributed.
     pub fn notices(&self) -> Vec<String> {
         let mut out: Vec<String> = self.loaded.trust.notice(&self.loc.project).into_iter().collect();
+        out.extend(self.loaded.ignored_notice());
         out.extend(self.loaded.notices.iter().cloned());
         out.extend(self.loaded.claude_note.clone());
         out
+    }
+
+    /// The settings as they would be once the project is trusted with everything it asks
+    /// for ([`settings::load_trusted`]).
+    pub fn loaded_as_trusted(&self) -> Loaded {
+        settings::load_trusted(&self.loc, self.reread.flags.clone(), self.reread.env.clone(), self.reread.claude)
+    }
+
+    /// The problems the project's own files would have once trusted
+    /// ([`settings::project_problems`]).
+    pub fn project_problems(&self) -> Vec<Problem> {
+        settings::project_problems(&self.loc, &self.reread.flags, &self.reread.env, self.reread.claude)
     }
 
     /// Fails with every settings problem when there is any.
@@ -244,22 +256,22 @@ impl Assembly {
         if self.problems.is_empty() { Ok(()) } else { Err(AssembleError::InvalidSettings(self.problems.clone())) }
     }
 
-    /// The permission engine of these settings, writing "always" rules to the project-local file.
+    /// The permission engine of these settings, writing "always" rules to the project's
+    /// grants in the user's state directory.
     pub fn engine(&self) -> PermissionEngine {
         PermissionEngine::new(self.settings.permissions.clone(), self.rule_env.clone())
             .with_store(Arc::new(self.rule_store()))
             .with_protected(self.protected_paths())
     }
 
-    /// Where "always" rules go: the project-local file, keeping the project trusted when it
-    /// was (its digest covers that file). Rules approved in a session working elsewhere (an
-    /// MCP client's roots in another project) go to that project's file, the same way.
+    /// Where "always" rules go: the project's grants file in the user's state directory
+    /// ([`Locations::grants_file`]), which applies whether the project is trusted or not and
+    /// which no repository can ship. Rules approved in a session working elsewhere (an MCP
+    /// client's roots in another project) go to that project's grants, the same way.
     fn rule_store(&self) -> settings::LocalRuleStore {
-        let applied = !matches!(self.loaded.trust, settings::Trust::Untrusted { .. });
-        let reread = self.reread.clone();
-        self.reread.store(self.loc.clone(), applied).elsewhere(&self.cwd, move |project| {
-            let (loc, _) = reread.load(project);
-            reread.store_keeping_trust(&loc)
+        let home = self.reread.home.clone();
+        settings::LocalRuleStore::grants(self.loc.grants_file()).elsewhere(&self.cwd, move |project| {
+            settings::LocalRuleStore::grants(locations(project, project, home.as_deref()).grants_file())
         })
     }
 
@@ -325,8 +337,19 @@ impl Assembly {
         // The servers' tools a bare deny rule names join hidden, however late they come.
         let engine = self.engine();
         registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
-        let gateway = Gateway::start(self.settings.mcp_servers.clone(), Arc::clone(registry)).await;
+        let sandbox = self.project_sandbox(&self.engine());
+        let projects = self.settings.project_servers.clone();
+        let confiner = move |name: &str| projects.iter().any(|p| p == name).then(|| Arc::clone(&sandbox));
+        let gateway = Gateway::start_confined(self.settings.mcp_servers.clone(), Arc::clone(registry), confiner).await;
         Some(gateway)
+    }
+
+    /// What a project's own hooks and stdio MCP servers start in: the shell commands'
+    /// sandbox, over the workspace roots, hiding what `engine`'s Read deny rules name
+    /// ([`crate::project_sandbox`]).
+    pub fn project_sandbox(&self, engine: &PermissionEngine) -> Arc<dyn Confiner> {
+        let masks = engine.hidden_paths().map(|h| h.masks()).unwrap_or_default();
+        ProjectSandbox::confiner(self.sandbox(), self.roots.clone(), masks)
     }
 
     /// The sandbox settings, holding the protected paths read-only.
@@ -405,6 +428,7 @@ impl Assembly {
             services.insert(host.handle());
         }
         let hooks = HookSet::from_json(&self.settings.hooks)
+            .and_then(|hooks| hooks.with_confined_json(&self.settings.project_hooks, self.project_sandbox(&engine)))
             .map_err(|e| AssembleError::Hooks(e.to_string()))?
             .with_permission_mode(engine.mode().as_str())
             .with_project_dir(&self.loc.project);

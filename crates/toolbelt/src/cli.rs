@@ -186,6 +186,12 @@ pub struct TrustArgs {
     /// List the trusted projects.
     #[arg(long, conflicts_with = "path")]
     pub list: bool,
+
+    /// Also apply the project's settings that loosen the policy (a mode that asks less,
+    /// allow rules, the sandbox off or the network on, more directories); without it they
+    /// are left out, saying so.
+    #[arg(long, conflicts_with_all = ["show", "revoke", "list"])]
+    pub allow_loosening: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,8 @@
 //! |---|---|
 //! | user | `$XDG_CONFIG_HOME/toolbelt/config.toml` (`~/.config/toolbelt/config.toml`) |
 //! | project | `<project>/.mcp.json` (Claude Code's MCP servers), then `<project>/.toolbelt/config.toml` (shared, committed) |
-//! | project-local | `<project>/.toolbelt/config.local.toml` (personal, git-ignored; "always" approvals land here) |
+//! | project-local | `<project>/.toolbelt/config.local.toml` (personal, git-ignored) |
+//! | grants | `$XDG_STATE_HOME/toolbelt/projects/<project>-<hash>/grants.toml`: the rules a person allowed "always" in this project (see [`store`]) |
 //! | environment | `TOOLBELT_<SECTION>__<KEY>` (`TOOLBELT_PERMISSIONS__MODE=plan`) |
 //! | flags | `--mode`, `--allow`, `--deny`, `--add-dir`, `--sandbox`, … |
 //! | managed | `/etc/toolbelt/managed.toml` |
@@ -34,7 +35,9 @@ pub mod agent;
 mod claude;
 mod env;
 mod lint;
+mod load;
 mod locations;
+pub mod loosening;
 mod lsp;
 pub mod model_access;
 mod resolve;
@@ -49,10 +52,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub use load::{load, load_trusted, project_problems, trust_views};
 pub use locations::{Locations, project_root};
 pub use resolve::{McpHttpSettings, Settings, ShellSettings};
 pub use store::{LocalRuleStore, StoreError, StoreProblem};
 pub use toolbelt_mcp::client::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
+pub use trust::is_project_layer;
 pub use trust::{Trust, TrustStore};
 
 /// A settings layer, ordered from lowest to highest precedence.
@@ -70,6 +75,8 @@ pub enum Layer {
     ClaudeLocal,
     /// `.toolbelt/config.local.toml`.
     Local,
+    /// The rules a person allowed "always" in this project, in the user's state directory.
+    Grants,
     /// `TOOLBELT_…` variables.
     Env,
     /// Command-line flags.
@@ -93,6 +100,7 @@ impl Layer {
             Layer::Project => "project",
             Layer::ClaudeLocal => "claude local",
             Layer::Local => "project-local",
+            Layer::Grants => "grants",
             Layer::Env => "env",
             Layer::Flags => "flag",
             Layer::Managed => "managed",
@@ -193,17 +201,23 @@ pub struct Loaded {
     pub entries: Vec<Entry>,
     /// Files that were read.
     pub files_read: Vec<(Layer, PathBuf)>,
-    /// Mistakes found while reading (syntax, unknown keys, wrong types).
+    /// Mistakes found while reading (syntax, unknown keys, wrong types) that stop calls: the
+    /// user's own files', and a trusted project's.
     pub problems: Vec<Problem>,
     /// Whether the project's own settings apply ([`trust`]); when they do not, their
     /// loosening entries are not in `entries`.
     pub trust: Trust,
-    /// The digest of what the project's files set that needs trust (what `toolbelt trust`
-    /// records).
+    /// What the project's files set that needs trust and would apply (what `toolbelt trust`
+    /// reviews and records).
     pub pending: trust::Pending,
     /// Things to tell the user once (a project setting ignored, and why).
     pub notices: Vec<String>,
-    /// Problems in project files that are not applied (the project is not trusted).
+    /// What a project sets that never applies, trusted or not (a value looser than the
+    /// user's own, a key only the user sets), for the trust review; also in `notices` when
+    /// the project's settings apply.
+    pub review_notes: Vec<String>,
+    /// Problems in the files of a project nobody trusted: said, but calls go on without what
+    /// they concern ([`Loaded::ignored_notice`]).
     pub ignored_problems: Vec<Problem>,
     /// What Claude Code's settings files contributed when only their restrictions apply
     /// (without `--claude-settings`), to tell the user.
@@ -212,154 +226,36 @@ pub struct Loaded {
     pub claude_skipped: usize,
 }
 
-/// Reads every layer. `flags` are the command line's entries; `env` the process environment;
-/// `claude_flag` is `--claude-settings`. Never fails: problems are collected in the result.
-///
-/// The project's own files apply only when the project is trusted ([`trust`]): until then
-/// only their deny and ask rules are kept. Claude Code's files are always read, and their deny
-/// and ask rules always apply; the rest of them applies when `compat.claude` (or the flag)
-/// says so, that setting itself waiting for trust when a project sets it.
-pub fn load(
-    loc: &Locations,
-    flags: Vec<Entry>,
-    env: impl IntoIterator<Item = (String, String)>,
-    claude_flag: bool,
-) -> Loaded {
-    let mut loaded = Loaded::default();
-    read_files(&mut loaded, loc.files(false));
-    loaded.entries.extend(env::entries(env, &mut loaded.problems));
-    loaded.entries.extend(flags);
-    let wants_claude = claude_flag || resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false);
-    // Claude Code's files are always read: their deny and ask rules only make the policy
-    // stricter and apply in any case; the rest (allow rules, mode, hooks) waits for the opt-in.
-    let claude = loc.files(true).into_iter().filter(|(layer, _)| layer.is_claude());
-    read_files(&mut loaded, claude);
-    if !wants_claude {
-        keep_claude_restrictions(&mut loaded);
+impl Loaded {
+    /// Whether `problem` stops calls: one in the user's own settings, or in the files of a
+    /// project the user trusted. A repository nobody trusted cannot stop toolbelt with a
+    /// broken file: its problems are said and what they concern is left out.
+    pub fn is_fatal(&self, problem: &Problem) -> bool {
+        !trust::is_project_layer(problem.origin.layer) || matches!(self.trust, Trust::Trusted { .. })
     }
-    // Every layer in precedence order; within a layer, file order (the sort is stable).
-    loaded.entries.sort_by_key(|e| e.origin.layer);
-    loaded.files_read.sort_by_key(|(layer, _)| *layer);
 
-    loaded.pending = trust::Pending::of(&loaded.entries, &loc.project);
-    loaded.trust = Trust::decide(&loaded.entries, &loc.project, &TrustStore::at(loc));
-    if matches!(loaded.trust, Trust::Untrusted { .. }) {
-        loaded.entries.retain(|e| !trust::is_project_layer(e.origin.layer) || trust::only_restricts(e));
-        loaded.files_read.retain(|(layer, _)| !trust::is_project_layer(*layer));
-        // A broken file of an untrusted project is not the user's problem, unless it is
-        // about a rule that applies anyway.
-        let (kept, ignored) = std::mem::take(&mut loaded.problems).into_iter().partition(|p: &Problem| {
-            !trust::is_project_layer(p.origin.layer)
-                || matches!(p.key.as_str(), "permissions.deny" | "permissions.ask" | "shell.deny_commands")
-        });
-        loaded.problems = kept;
-        loaded.ignored_problems = ignored;
+    /// Moves the problems of `problems` that do not stop calls ([`Loaded::is_fatal`]) to
+    /// [`Loaded::ignored_problems`]; returns the rest.
+    pub fn keep_fatal(&mut self, problems: Vec<Problem>) -> Vec<Problem> {
+        let (fatal, ignored): (Vec<Problem>, Vec<Problem>) = problems.into_iter().partition(|p| self.is_fatal(p));
+        self.ignored_problems.extend(ignored);
+        fatal
     }
-    // Read speculatively for the digest: Claude Code's files apply only if a trusted layer
-    // still asks for them.
-    if wants_claude && !claude_flag && !resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false) {
-        keep_claude_restrictions(&mut loaded);
-    }
-    loaded.claude_note = claude_note(&loaded, wants_claude);
-    trust::keep_user_floor(&mut loaded.entries, &mut loaded.notices);
-    agent::keep_user_providers(&mut loaded.entries, &mut loaded.notices);
-    web::keep_user_network(&mut loaded.entries, &mut loaded.notices);
-    model_access::keep_user_opt_in(&mut loaded.entries, &mut loaded.notices);
-    // The audit log is the user's evidence: a project's files cannot switch it off, move it
-    // or make it rotate away.
-    loaded.entries.retain(|e| {
-        let project_audit = trust::is_project_layer(e.origin.layer) && e.key.starts_with("audit.");
-        if project_audit {
-            loaded.notices.push(format!(
-                "{} in {} is ignored: the audit log is set up by the user (user or managed settings, \
-                 TOOLBELT_AUDIT__* variables, --audit), never by a project",
-                e.key, e.origin
-            ));
+
+    /// The lines saying the project's files have problems that were left out, and what to do.
+    pub fn ignored_notice(&self) -> Option<String> {
+        if self.ignored_problems.is_empty() {
+            return None;
         }
-        !project_audit
-    });
-    let mut problems = Vec::new();
-    for entry in &loaded.entries {
-        check_entry(entry, &mut problems);
-    }
-    loaded.problems.extend(problems);
-    loaded
-}
-
-/// Without Claude compatibility, keeps only the entries of Claude Code's files that restrict
-/// (deny and ask rules), and only the problems that stop one of those from applying.
-fn keep_claude_restrictions(loaded: &mut Loaded) {
-    let before = loaded.entries.len();
-    loaded.entries.retain(|e| !e.origin.layer.is_claude() || trust::only_restricts(e));
-    loaded.claude_skipped += before - loaded.entries.len();
-    loaded.problems.retain(|p| {
-        !p.origin.layer.is_claude() || matches!(p.key.as_str(), "" | "permissions.deny" | "permissions.ask")
-    });
-}
-
-/// What Claude Code's files contributed, to tell the user; `None` when none was found.
-fn claude_note(loaded: &Loaded, wanted: bool) -> Option<String> {
-    let mut files: Vec<String> = Vec::new();
-    let read = loaded.files_read.iter().filter(|(layer, _)| layer.is_claude()).map(|(_, file)| file.as_path());
-    let named = loaded.entries.iter().filter(|e| e.origin.layer.is_claude()).filter_map(|e| e.origin.file.as_deref());
-    for file in read.chain(named) {
-        let file = file.display().to_string();
-        if !files.contains(&file) {
-            files.push(file);
+        let mut text = format!(
+            "this project's settings have {} problem(s); calls go on without what they concern, and `toolbelt \
+             trust` refuses the project until they are fixed (`toolbelt config check` lists them):",
+            self.ignored_problems.len()
+        );
+        for problem in &self.ignored_problems {
+            text.push_str(&format!("\n  {problem}"));
         }
-    }
-    if files.is_empty() || wanted && loaded.claude_skipped == 0 {
-        return None;
-    }
-    let count = |key: &str| loaded.entries.iter().filter(|e| e.origin.layer.is_claude() && e.key == key).count();
-    let mut note = format!(
-        "Claude Code's settings ({}): {} deny and {} ask rule(s) applied",
-        files.join(", "),
-        count("permissions.deny"),
-        count("permissions.ask")
-    );
-    if loaded.claude_skipped > 0 {
-        note.push_str(&format!(
-            "; {} other setting(s) (allow rules, mode, hooks…) not applied: pass --claude-settings or set \
-             [compat] claude = true to use them",
-            loaded.claude_skipped
-        ));
-    }
-    Some(note)
-}
-
-fn read_files(loaded: &mut Loaded, files: impl IntoIterator<Item = (Layer, PathBuf)>) {
-    for (layer, file) in files {
-        let text = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                loaded.problems.push(Problem {
-                    origin: Origin::file(layer, &file, None),
-                    key: String::new(),
-                    message: format!("cannot be read: {e}"),
-                });
-                continue;
-            }
-        };
-        loaded.files_read.push((layer, file.clone()));
-        let before = loaded.entries.len();
-        if file.file_name().is_some_and(|n| n == ".mcp.json") {
-            claude::mcp_json_entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
-        } else if layer.is_claude() {
-            claude::entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
-        } else {
-            toml_file::entries(layer, &file, &text, &mut loaded.entries, &mut loaded.problems);
-        }
-        debug_assert!(loaded.entries[before..].iter().all(|e| e.origin.layer == layer));
-    }
-}
-
-/// Checks an entry against its key's type (unknown keys were reported when read).
-fn check_entry(entry: &Entry, problems: &mut Vec<Problem>) {
-    let Some(def) = schema::find(&entry.key) else { return };
-    if let Err(e) = schema::check(def, &entry.value) {
-        problems.push(Problem { origin: entry.origin.clone(), key: entry.key.clone(), message: e.to_string() });
+        Some(text)
     }
 }
 

@@ -370,4 +370,26 @@ fn a_background_sub_agent_s_question_at_the_terminal_says_which_agent_asks() {
         "{out}"
     );
     assert!(out.contains("All tidy."), "{out}");
+#[test]
+fn subagent_hooks_in_the_settings_are_accepted_and_run() {
+    let (_dir, root) = workspace();
+    // The user's own settings: a broken file there would stop every call.
+    let config = root.join(".test-home/.config/toolbelt/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let log = root.join("subagents.log");
+    std::fs::write(
+        &config,
+        format!(
+            "[[hooks.SubagentStart]]\nmatcher = \"Explore\"\nhooks = [{{ type = \"command\", command = \"echo start >> '{log}'\" }}]\n\n\
+             [[hooks.SubagentStop]]\nhooks = [{{ type = \"command\", command = \"echo stop >> '{log}'\" }}]\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    let out = run(&root, None, &["config", "check"]);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let server = ScriptedServer::openai([Turn::text("The notes are a draft.")]).unwrap();
+    let out = run(&root, Some(&server), &["call", "Agent", r#"{"prompt":"Notes?","subagent_type":"Explore"}"#]);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "start\nstop\n");
 }

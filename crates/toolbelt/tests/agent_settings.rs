@@ -179,9 +179,14 @@ fn a_project_s_providers_wait_for_trust_and_never_redefine_the_user_s() {
         ),
         "{out}"
     );
-    assert!(out.contains("model providers team (sends $GITHUB_TOKEN to https://collect.example/v1), work"), "{out}");
+    // (Only what would apply: the user's own `work` is never the project's to redefine.)
+    assert!(
+        out.contains("model provider team (sends $GITHUB_TOKEN to https://collect.example/v1), agent.provider"),
+        "{out}"
+    );
     let (_, shown, _) = p.run(&["trust", "--show"], &env);
     assert!(shown.contains("— sends $GITHUB_TOKEN to https://collect.example/v1"), "{shown}");
+    assert!(shown.contains("never applied from a project") && shown.contains("agent.providers.work"), "{shown}");
 
     // Trusted: the project's own provider applies; the user's `work` stays the user's.
     let (code, out, err) = p.run(&["trust"], &env);

@@ -61,13 +61,15 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
-/// Trusts the project at `root` (its own MCP servers start only then), as its user.
+/// Trusts the project at `root` (its own MCP servers start only then), as its user, with
+/// the settings that loosen the policy.
 fn trust(root: &Path) {
     let trusted = Command::new(toolbelt())
-        .arg("trust")
+        .args(["trust", "--allow-loosening"])
         .current_dir(root)
         .env("HOME", root.join("home"))
         .env("XDG_CONFIG_HOME", root.join("home/.config"))
+        .env("XDG_STATE_HOME", root.join("home/.local/state"))
         .output()
         .unwrap();
     assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
@@ -77,6 +79,7 @@ fn run(mut cmd: Command, root: &Path, stdin: &str) -> Value {
     cmd.current_dir(root)
         .env("HOME", root.join("home"))
         .env("XDG_CONFIG_HOME", root.join("home/.config"))
+        .env("XDG_STATE_HOME", root.join("home/.local/state"))
         .env_remove("TOOLBELT_MANAGED_CONFIG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -403,16 +406,25 @@ fn the_first_call_waits_for_the_clients_roots_and_always_goes_to_their_project()
     // The very first call resolved its path in the client's root, though the answer to
     // roots/list came half a second after the call.
     assert_eq!(seen["read"], json!([false, "     1\thello from the client's root"]), "{seen}");
-    // "Always allow": the file written in the client's root, the rule saved in that project's
-    // settings (relative to it), and not asked again.
+    // "Always allow": the file written in the client's root, the rule saved in the user's
+    // grants for that project (relative to it), and not asked again.
     assert_eq!(seen["write"][0], false, "{seen}");
     assert_eq!(seen["asked"].as_array().unwrap().len(), 1, "{seen}");
     assert_eq!(seen["again"][0], false, "{seen}");
     assert_eq!(std::fs::read_to_string(client_root.join("new.txt")).unwrap(), "again\n");
-    let local = std::fs::read_to_string(client_root.join(".toolbelt/config.local.toml")).unwrap();
-    assert!(local.contains("\"Edit(./new.txt)\""), "{local}");
+    let projects = server_dir.join("home/.local/state/toolbelt/projects");
+    let name = client_root.file_name().unwrap().to_string_lossy().replace('.', "_");
+    let grants: Vec<PathBuf> = std::fs::read_dir(&projects)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("grants.toml"))
+        .filter(|g| g.exists())
+        .collect();
+    assert_eq!(grants.len(), 1, "{grants:?}");
+    assert!(grants[0].parent().unwrap().file_name().unwrap().to_string_lossy().starts_with(&name), "{grants:?}");
+    let text = std::fs::read_to_string(&grants[0]).unwrap();
+    assert!(text.contains("\"Edit(./new.txt)\""), "{text}");
     assert!(!server_dir.join("new.txt").exists());
-    assert!(!server_dir.join(".toolbelt/config.local.toml").exists());
+    assert!(!client_root.join(".toolbelt/config.local.toml").exists());
 }
 
 #[test]

@@ -49,9 +49,10 @@ impl Project {
         cmd
     }
 
-    /// Trusts the project as its files are now, so its own settings apply.
+    /// Trusts the project as its files are now, so its own settings apply — those that loosen
+    /// the policy included (these tests are about how settings merge, not about trust).
     fn trust(&self) {
-        let (code, out, err) = self.run(&["trust"]);
+        let (code, out, err) = self.run(&["trust", "--allow-loosening"]);
         assert_eq!(code, 0, "{out}{err}");
     }
 
@@ -149,7 +150,10 @@ fn config_check_names_file_line_and_fix() {
         ".toolbelt/config.toml",
         "[permissions]\nalow = [\"Bash\"]\ndeny = [\"Bash(\", \"Read(./x)\"]\nmode = \"yolo\"\n\n[sandbox]\nnetwork = \"yes\"\n",
     );
-    p.trust();
+    // Such a project cannot be trusted; its files are checked all the same.
+    let (code, _, err) = p.run(&["trust"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot trust") && err.contains("permissions.alow: unknown key"), "{err}");
     let (code, out, _) = p.run(&["config", "check"]);
     assert_eq!(code, 1, "{out}");
     let f = file.display();
@@ -173,10 +177,23 @@ fn config_check_names_file_line_and_fix() {
     assert_eq!(v["messages"][0]["key"], "permissions.alow");
     assert_eq!(v["messages"][0]["file"], f.to_string());
     assert_eq!(v["messages"][0]["severity"], "error");
-    // Other commands refuse to run with broken settings (exit 2), pointing at the check.
+    // Other commands go on without what a project nobody trusted got wrong, saying so…
+    let (code, out, err) = p.run(&["call", "Read", r#"{"file_path":"x"}"#]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("Read(./x)"), "its valid deny rule applies at once: {out}");
+    assert!(err.contains("toolbelt config check") && err.contains(&format!("{f}:2: permissions.alow")), "{err}");
+    // …and refuse to run with the user's own broken settings (exit 2), pointing at the check.
+    std::fs::create_dir_all(p.home.join(".config/toolbelt")).unwrap();
+    std::fs::write(
+        p.home.join(".config/toolbelt/config.toml"),
+        "[permissions]
+mode = \"yolo\"\n",
+    )
+    .unwrap();
     let (code, _, err) = p.run(&["call", "Read", r#"{"file_path":"x"}"#]);
     assert_eq!(code, 2);
     assert!(err.contains("toolbelt config check"), "{err}");
+    std::fs::remove_file(p.home.join(".config/toolbelt/config.toml")).unwrap();
 
     std::fs::write(&file, "[permissions]\nallow = [\"Bsh(ls *)\", \"LS\"]\n").unwrap();
     p.trust();
@@ -401,7 +418,7 @@ fn an_approved_read_outside_the_roots_reaches_only_that_place() {
 }
 
 #[test]
-fn grants_persist_in_named_sessions_and_always_rules_in_the_local_file() {
+fn grants_persist_in_named_sessions_and_always_rules_in_the_user_s_grants() {
     let p = Project::new();
     // Grant for the session, through a real terminal.
     let (out, code) = pty(&p, &["call", "--session", "work", "Bash", r#"{"command":"mkdir -p build"}"#], "s\n");
@@ -417,11 +434,12 @@ fn grants_persist_in_named_sessions_and_always_rules_in_the_local_file() {
     // Another session does not.
     assert_eq!(p.run(&["call", "Bash", r#"{"command":"mkdir -p build/y"}"#]).0, 1);
 
-    // "Always" writes the rule to the project-local settings.
+    // "Always" keeps the rule in the user's grants for the project.
     let (out, code) = pty(&p, &["call", "Bash", r#"{"command":"touch build/z"}"#], "a\n");
     assert_eq!(code, 0, "{out}");
-    let local = std::fs::read_to_string(p.root.join(".toolbelt/config.local.toml")).unwrap();
-    assert!(local.contains("allow = [\"Bash(touch *)\"]"), "{local}");
+    let grants = grants_file(&p.home.join(".local/state"));
+    assert!(std::fs::read_to_string(&grants).unwrap().contains("allow = [\"Bash(touch *)\"]"));
+    assert!(!p.root.join(".toolbelt/config.local.toml").exists());
     assert_eq!(p.run(&["call", "Bash", r#"{"command":"touch build/z"}"#]).0, 0);
 
     // "Deny" with a reason: the model reads the reason.
@@ -451,6 +469,14 @@ fn allowing_all_edits_lasts_for_the_named_session_only() {
     assert_eq!(p.run(&["call", "Write", &write("c")]).0, 1);
     let (out, _) = pty(&p, &["call", "Bash", r#"{"command":"mkdir -p build"}"#], "n\n\n");
     assert!(out.contains("choice [y/s/a/n]"), "{out}");
+}
+
+/// The grants file of the one project in the state directory `state`.
+fn grants_file(state: &std::path::Path) -> PathBuf {
+    let projects = std::fs::read_dir(state.join("toolbelt/projects")).unwrap();
+    let dirs: Vec<PathBuf> = projects.map(|e| e.unwrap().path()).filter(|d| d.join("grants.toml").exists()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].join("grants.toml")
 }
 
 /// Runs toolbelt under a pseudo-terminal in the project, answering its permission prompt.

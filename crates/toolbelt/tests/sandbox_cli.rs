@@ -1,5 +1,6 @@
 //! `toolbelt sandbox check`: the facts it prints and its exit status, on this machine and on
-//! one where a seccomp profile hides Landlock (as some container runtimes do).
+//! one where a seccomp profile hides Landlock (as some container runtimes do) — where a
+//! project's hooks, which start only in the sandbox, do not start.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::{Command, Output, Stdio};
@@ -68,12 +69,16 @@ fn hide_landlock() -> seccompiler::BpfProgram {
 }
 
 /// Runs `toolbelt` with Landlock hidden by a seccomp filter installed before exec.
-#[allow(unsafe_code)]
 fn without_landlock(args: &[&str]) -> Output {
-    use std::os::unix::process::CommandExt as _;
-    let program = hide_landlock();
     let mut cmd = toolbelt();
     cmd.args(args);
+    without_landlock_in(&mut cmd, hide_landlock())
+}
+
+/// Runs `cmd` with `program` (from [`hide_landlock`]) installed before exec.
+#[allow(unsafe_code)]
+fn without_landlock_in(cmd: &mut Command, program: seccompiler::BpfProgram) -> Output {
+    use std::os::unix::process::CommandExt as _;
     // SAFETY: the hook only makes the prctl and seccomp system calls on a program built
     // before the fork; it does not allocate.
     unsafe {
@@ -96,4 +101,53 @@ fn check_exits_1_with_the_reason_when_landlock_is_hidden() {
 
     let out = without_landlock(&["sandbox", "check", "--sandbox", "danger-full-access"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn a_project_s_hook_does_not_start_unconfined_where_the_sandbox_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (root, home) = (base.join("project"), base.join("home"));
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        "[[hooks.SessionStart]]\nhooks = [{ type = \"command\", command = \"touch \\\"$TOOLBELT_PROJECT_DIR\\\"/ran\" }]\n",
+    )
+    .unwrap();
+    let hermetic = |cmd: &mut Command| {
+        cmd.current_dir(&root)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("CI", "true")
+            .env_remove("TOOLBELT_MANAGED_CONFIG");
+    };
+    let mut trust = toolbelt();
+    hermetic(&mut trust);
+    assert!(trust.arg("trust").output().unwrap().status.success());
+    let call = ["call", "TodoWrite", r#"{"todos": []}"#];
+    let run = |env: Option<(&str, &str)>| {
+        let program = hide_landlock();
+        let mut cmd = toolbelt();
+        hermetic(&mut cmd);
+        cmd.args(call);
+        if let Some((key, value)) = env {
+            cmd.env(key, value);
+        }
+        without_landlock_in(&mut cmd, program)
+    };
+    // By default nobody is there to ask each time: the hook is not started, saying why.
+    let out = run(None);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("start only in the sandbox, which cannot be applied here"), "{err}");
+    assert!(!root.join("ran").exists(), "the hook ran unconfined");
+    // The user's own `if_unsandboxed = "run"` lets it run, unconfined, saying so.
+    let out = run(Some(("TOOLBELT_SANDBOX__IF_UNSANDBOXED", "run")));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(err.contains("run without the sandbox"), "{err}");
+    assert!(root.join("ran").exists(), "{err}");
 }

@@ -17,6 +17,7 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::vars::{expand_env, unset_env_vars};
 use toolbelt_core::{ToolContext, ToolError, ToolOutput};
+use toolbelt_policy::confine::Confiner;
 use url::Url;
 
 use super::config::{UpstreamConfig, UpstreamTransport};
@@ -57,6 +58,8 @@ pub struct Upstream {
     attempted: tokio::sync::Notify,
     /// The tools it contributed: each one's name on the server and in the registry.
     pub(super) registered: Mutex<Vec<(String, String)>>,
+    /// What a stdio server starts under (a project's servers: the sandbox).
+    confine: Option<Arc<dyn Confiner>>,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -80,7 +83,14 @@ impl Upstream {
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             attempted: tokio::sync::Notify::new(),
             registered: Mutex::new(Vec::new()),
+            confine: None,
         }
+    }
+
+    /// A stdio server started by `confine` ([`toolbelt_policy::confine`]), when given.
+    pub(super) fn confined(mut self, confine: Option<Arc<dyn Confiner>>) -> Self {
+        self.confine = confine;
+        self
     }
 
     /// Where it stands now.
@@ -239,6 +249,9 @@ impl Upstream {
         command.args(args).envs(env.iter().map(|(k, v)| (k, expand_env(v))));
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
+        }
+        if let Some(confine) = &self.confine {
+            confine.confine(&mut command).map_err(|why| format!("`{program}` was not started: {why}"))?;
         }
         let (transport, stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())

@@ -12,6 +12,8 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use toolbelt_core::BoxFuture;
 use toolbelt_core::vars::expand_env;
 
+use crate::confine::Confiner;
+
 /// Why an in-process hook failed: any error of its own (a `String` converts too, with `.into()`).
 pub type InProcessHookError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -50,8 +52,17 @@ const OUTPUT_CAP: usize = 1024 * 1024;
 /// One handler, ready to run.
 #[derive(Clone)]
 pub(super) enum Handler {
-    Command { command: String, timeout: Duration },
-    Http { url: String, headers: BTreeMap<String, String>, timeout: Duration },
+    /// A shell command; `confine` puts it under the sandbox (a project's hooks).
+    Command {
+        command: String,
+        timeout: Duration,
+        confine: Option<Arc<dyn Confiner>>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        timeout: Duration,
+    },
     InProcess(Arc<dyn InProcessHook>),
 }
 
@@ -74,7 +85,10 @@ impl Handler {
     /// Runs the handler with `input`; never fails, never outlives its timeout.
     pub async fn run(&self, input: &Value, cwd: &Path, project_dir: Option<&Path>) -> Response {
         match self {
-            Handler::Command { command, timeout } => run_command(command, *timeout, input, cwd, project_dir).await,
+            Handler::Command { command, timeout, confine } => {
+                let started = Started { cwd, project: project_dir, confine: confine.as_deref() };
+                run_command(command, *timeout, input, started).await
+            }
             Handler::Http { url, headers, timeout } => run_http(url, headers, *timeout, input).await,
             Handler::InProcess(hook) => match hook.run(input).await {
                 Ok(Value::Null) => Response::Nothing,
@@ -87,7 +101,15 @@ impl Handler {
     }
 }
 
-async fn run_command(command: &str, timeout: Duration, input: &Value, cwd: &Path, project: Option<&Path>) -> Response {
+/// Where and how a command hook starts.
+struct Started<'a> {
+    cwd: &'a Path,
+    project: Option<&'a Path>,
+    confine: Option<&'a dyn Confiner>,
+}
+
+async fn run_command(command: &str, timeout: Duration, input: &Value, started: Started<'_>) -> Response {
+    let Started { cwd, project, confine } = started;
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
         .arg(command)
@@ -99,6 +121,11 @@ async fn run_command(command: &str, timeout: Duration, input: &Value, cwd: &Path
         .kill_on_drop(true);
     if let Some(dir) = project {
         cmd.env("TOOLBELT_PROJECT_DIR", dir).env("CLAUDE_PROJECT_DIR", dir);
+    }
+    if let Some(confine) = confine
+        && let Err(why) = confine.confine(&mut cmd)
+    {
+        return Response::Failed(format!("not started: {why}"));
     }
     let mut child = match cmd.spawn() {
         Ok(child) => child,

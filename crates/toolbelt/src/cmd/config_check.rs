@@ -5,8 +5,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use std::path::PathBuf;
 use toolbelt::settings::agent::{self, AgentsStatus};
-use toolbelt::settings::{Origin, Problem};
+
+use toolbelt::settings::{Layer, Origin, Problem, Trust};
 use toolbelt_policy::rules::{Rule, RuleOrigin};
 
 use crate::cmd::Setup;
@@ -79,14 +81,30 @@ impl Message {
 /// Runs the check; exit 1 when there is an error.
 pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
     let mut messages: Vec<Message> = setup.problems.iter().map(|p| Message::of(Severity::Error, p)).collect();
-    messages.extend(unknown_tool_warnings(setup));
+    // The project's files are checked as they would apply once trusted, whether they apply
+    // now or not: a project waiting for trust (a clone, a repository's CI) is checked too.
+    let as_trusted = setup.loaded_as_trusted();
+    let applies_whole = matches!(setup.loaded.trust, Trust::Trusted { loosening: true } | Trust::NotNeeded)
+        && setup.loaded.ignored_problems.is_empty();
+    if !applies_whole {
+        let why = match setup.loaded.trust {
+            Trust::Trusted { .. } => {
+                " (a setting that loosens the policy, not applied; `toolbelt trust --allow-loosening` refuses it until \
+                 it is fixed)"
+            }
+            _ => {
+                " (calls leave it out while the project is not trusted; `toolbelt trust` refuses it until it is fixed)"
+            }
+        };
+        messages.extend(setup.project_problems().iter().filter(|p| !setup.problems.contains(p)).map(|p| {
+            let mut m = Message::of(Severity::Error, p);
+            m.message.push_str(why);
+            m
+        }));
+    }
+    messages.extend(unknown_tool_warnings(setup, &as_trusted.entries));
     let (agents, agents_ready) = agents_message(setup);
     let agents_json = json!({"available": agents_ready, "message": agents.message});
-    messages.extend(setup.loaded.ignored_problems.iter().map(|p| {
-        let mut m = Message::of(Severity::Note, p);
-        m.message.push_str(" (not applied: the project is not trusted)");
-        m
-    }));
     // File and line order: layer by layer as they are read, each file top to bottom.
     messages.sort_by(|a, b| {
         let key =
@@ -118,6 +136,8 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
     messages.push(Message { severity: Severity::Note, origin: None, key: String::new(), message: web });
     let errors = messages.iter().filter(|m| m.severity == Severity::Error).count();
     let files = &setup.loaded.files_read;
+    // The project's files read but not applied: they wait for trust.
+    let waiting: Vec<&(Layer, PathBuf)> = as_trusted.files_read.iter().filter(|f| !files.contains(f)).collect();
     if json {
         let out = json!({
             "ok": errors == 0,
@@ -125,6 +145,7 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
             "agents": agents_json,
             "web": web_json,
             "files": files.iter().map(|(l, f)| json!({"layer": l.as_str(), "path": f.display().to_string()})).collect::<Vec<_>>(),
+            "waiting_for_trust": waiting.iter().map(|(l, f)| json!({"layer": l.as_str(), "path": f.display().to_string()})).collect::<Vec<_>>(),
             "messages": messages.iter().map(Message::json).collect::<Vec<_>>(),
         });
         line(&serde_json::to_string_pretty(&out)?)?;
@@ -132,7 +153,8 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
         for m in &messages {
             line(&format!("{}: {}", m.severity.as_str(), m.text()))?;
         }
-        let layers: Vec<String> = files.iter().map(|(l, f)| format!("{} {}", l.as_str(), f.display())).collect();
+        let mut layers: Vec<String> = files.iter().map(|(l, f)| format!("{} {}", l.as_str(), f.display())).collect();
+        layers.extend(waiting.iter().map(|(l, f)| format!("{} {} (waiting for trust)", l.as_str(), f.display())));
         let checked = if layers.is_empty() { "no settings files found".to_string() } else { layers.join(", ") };
         if errors == 0 {
             line(&format!("ok: {checked}"))?;
@@ -144,15 +166,16 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 /// Rules naming a tool that does not exist here (a typo, or an MCP server not configured).
-fn unknown_tool_warnings(setup: &Setup) -> Vec<Message> {
+fn unknown_tool_warnings(setup: &Setup, entries: &[toolbelt::settings::Entry]) -> Vec<Message> {
     let registry = toolbelt::builtin_registry();
     let specs = registry.specs();
     let rule_keys = ["permissions.allow", "permissions.ask", "permissions.deny"];
     let mut out = Vec::new();
-    for entry in setup.loaded.entries.iter().filter(|e| rule_keys.contains(&e.key.as_str())) {
+    for entry in entries.iter().filter(|e| rule_keys.contains(&e.key.as_str())) {
         let Some(text) = entry.value.as_str() else { continue };
         // A rule that does not parse is already an error.
-        if setup.problems.iter().any(|p| p.origin == entry.origin && p.key == entry.key) {
+        let mut problems = setup.problems.iter().chain(&setup.loaded.ignored_problems);
+        if problems.any(|p| p.origin == entry.origin && p.key == entry.key) {
             continue;
         }
         let origin = Arc::new(RuleOrigin::new(entry.origin.to_string(), setup.loc.project.clone()));

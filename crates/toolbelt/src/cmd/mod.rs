@@ -67,6 +67,9 @@ impl Setup {
         if let Some(notice) = asm.loaded.trust.notice(&asm.loc.project) {
             tracing::warn!("{notice}");
         }
+        if let Some(notice) = asm.loaded.ignored_notice() {
+            tracing::warn!("{notice}");
+        }
         for notice in &asm.loaded.notices {
             tracing::warn!("{notice}");
         }
@@ -81,7 +84,7 @@ impl Setup {
     /// the question whether to trust it (then the settings are read again).
     pub fn load_asking_trust(global: &Global) -> anyhow::Result<Setup> {
         let setup = Setup::load(global)?;
-        if trust::ask_at_terminal(&setup.loc, &setup.loaded.trust) {
+        if trust::ask_at_terminal(global, &setup.loc, &setup.loaded.trust) {
             return Setup::load(global);
         }
         Ok(setup)

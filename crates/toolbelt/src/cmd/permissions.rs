@@ -77,7 +77,7 @@ pub async fn run(global: &Global, args: &PermissionsArgs) -> anyhow::Result<Exit
             "to allow:   {} (or add {} to permissions.allow in {})",
             flags.join(" "),
             if v.allow_rules.len() == 1 { "it" } else { "them" },
-            setup.loc.local_file().display()
+            setup.loc.user_file.display()
         ))?;
     }
     for dir in &v.allowed_outside {

@@ -1,12 +1,18 @@
 //! `toolbelt trust`: apply a project's own settings (hooks, MCP servers, modes, rules) from
 //! now on, review them first, stop trusting it, or list the projects trusted.
+//!
+//! A project is checked before it is trusted: one whose files do not parse or validate is
+//! refused with each problem's file and line. A trust covers the project read both ways —
+//! with Claude Code's files applying whole (`--claude-settings`) and without — and applies
+//! the settings that loosen the policy only with `--allow-loosening` (at the terminal, a
+//! second question).
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use toolbelt::settings::trust::Pending;
-use toolbelt::settings::{self, Locations, Trust, TrustStore};
+use toolbelt::settings::{self, Entry, Locations, Problem, Trust, TrustStore};
 
 use crate::Usage;
 use crate::cli::{Global, TrustArgs};
@@ -22,7 +28,7 @@ pub fn run(global: &Global, args: &TrustArgs) -> anyhow::Result<ExitCode> {
     if args.list {
         return list(&store);
     }
-    let loaded = settings::load(&loc, super::flag_entries(global), std::env::vars(), global.claude_settings);
+    let review = Review::read(global, &loc);
     let project = loc.project.display();
     if args.revoke {
         let was =
@@ -35,44 +41,130 @@ pub fn run(global: &Global, args: &TrustArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.show {
-        let state = match &loaded.trust {
+        let state = match &review.loaded.trust {
             Trust::NotNeeded => "sets nothing that needs trust",
-            Trust::Trusted => "is trusted: these settings of its own apply",
+            Trust::Trusted { loosening: true } => "is trusted: these settings of its own apply",
+            Trust::Trusted { loosening: false } => {
+                "is trusted: these settings of its own apply (those that loosen the policy only with `toolbelt trust \
+                 --allow-loosening`)"
+            }
             Trust::Untrusted { changed: true, .. } => {
                 "changed since it was trusted: these settings wait for `toolbelt trust`"
             }
             Trust::Untrusted { changed: false, .. } => "is not trusted: these settings wait for `toolbelt trust`",
         };
         line(&format!("{project} {state}"))?;
-        print_settings(&loaded.pending)?;
+        review.print(None)?;
+        if !review.problems.is_empty() {
+            line(&format!("it cannot be trusted until these {} problem(s) are fixed:", review.problems.len()))?;
+            for problem in &review.problems {
+                line(&format!("  {problem}"))?;
+            }
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    trust(&store, &loc.project, &loaded.pending)?;
+    review.refuse_if_invalid(&loc.project)?;
+    let [without, with] = &review.views;
+    store
+        .trust(&loc.project, &[without, with], args.allow_loosening)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", store.file().display()))?;
+    if review.is_empty() {
+        line(&format!(
+            "trusted {project}: it sets nothing that needs trust now; if its settings change, toolbelt asks again"
+        ))?;
+    } else {
+        line(&format!("trusted {project}: these settings of its own apply from now on (until they change):"))?;
+        review.print(Some(args.allow_loosening))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn trust(store: &TrustStore, project: &Path, pending: &Pending) -> anyhow::Result<()> {
-    store.trust(project, pending).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", store.file().display()))?;
-    if pending.is_empty() {
-        line(&format!(
-            "trusted {}: it sets nothing that needs trust now; if its settings change, toolbelt asks again",
-            project.display()
-        ))?;
-    } else {
-        line(&format!(
-            "trusted {}: these settings of its own apply from now on (until they change):",
-            project.display()
-        ))?;
-        print_settings(pending)?;
-    }
-    Ok(())
+/// What a trust would accept: the project read both ways, and its problems.
+struct Review {
+    /// As this command reads it (with or without Claude Code's files, as the flags say).
+    loaded: settings::Loaded,
+    /// Without Claude Code's files applying whole, and with.
+    views: [Pending; 2],
+    /// What stops the project from being trusted.
+    problems: Vec<Problem>,
 }
 
-fn print_settings(pending: &Pending) -> anyhow::Result<()> {
-    for setting in pending.summary() {
-        line(&format!("  {setting}"))?;
+impl Review {
+    fn read(global: &Global, loc: &Locations) -> Self {
+        let flags: Vec<Entry> = super::flag_entries(global);
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let loaded = settings::load(loc, flags.clone(), env.clone(), global.claude_settings);
+        let views = settings::trust_views(loc, &flags, &env);
+        let mut problems = settings::project_problems(loc, &flags, &env, false);
+        for problem in settings::project_problems(loc, &flags, &env, true) {
+            if !problems.contains(&problem) {
+                problems.push(problem);
+            }
+        }
+        Self { loaded, views, problems }
     }
-    Ok(())
+
+    fn is_empty(&self) -> bool {
+        self.views.iter().all(Pending::is_empty)
+    }
+
+    /// Refuses a project whose files do not parse or validate, naming each problem.
+    fn refuse_if_invalid(&self, project: &Path) -> anyhow::Result<()> {
+        if self.problems.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<String> = self.problems.iter().map(|p| format!("  {p}")).collect();
+        Err(Usage(format!(
+            "cannot trust {}: its settings have {} problem(s):\n{}\nfix them (`toolbelt config check` lists them), \
+             then run `toolbelt trust` again",
+            project.display(),
+            self.problems.len(),
+            list.join("\n")
+        ))
+        .into())
+    }
+
+    /// The settings a trust applies, those that loosen the policy (said applied or not as
+    /// `loosening` says, `None` for a review), those that apply only with Claude Code's files,
+    /// and what never applies from a project.
+    fn print(&self, loosening: Option<bool>) -> anyhow::Result<()> {
+        let [without, with] = &self.views;
+        for setting in without.summary() {
+            line(&format!("  {setting}"))?;
+        }
+        let loose = without.loosening_summary();
+        if !loose.is_empty() {
+            line(match loosening {
+                Some(true) => "and, since you allowed it, these, which loosen the policy:",
+                Some(false) => {
+                    "not applied: these loosen the policy; apply them with `toolbelt trust --allow-loosening`:"
+                }
+                None => "these loosen the policy and apply only with `toolbelt trust --allow-loosening`:",
+            })?;
+            for setting in loose {
+                line(&format!("  ! {setting}"))?;
+            }
+        }
+        let claude: Vec<String> = with
+            .summary()
+            .into_iter()
+            .filter(|s| !without.summary().contains(s))
+            .chain(with.loosening_summary().into_iter().filter(|s| !without.loosening_summary().contains(s)))
+            .collect();
+        if !claude.is_empty() {
+            line("with --claude-settings (Claude Code's files applying whole), also:")?;
+            for setting in claude {
+                line(&format!("  {setting}"))?;
+            }
+        }
+        if !self.loaded.review_notes.is_empty() {
+            line("never applied from a project, trusted or not:")?;
+            for note in &self.loaded.review_notes {
+                line(&format!("  {note}"))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn list(store: &TrustStore) -> anyhow::Result<ExitCode> {
@@ -92,31 +184,75 @@ fn list(store: &TrustStore) -> anyhow::Result<ExitCode> {
                 _ => "current".to_string(),
             }
         };
-        line(&format!("{project}  (trusted {}, {state}, {} settings)", record.trusted_at, record.settings.len()))?;
+        let loosening = if record.loosening { "" } else { ", without the settings that loosen the policy" };
+        line(&format!(
+            "{project}  (trusted {}{loosening}, {state}, {} settings)",
+            record.trusted_at,
+            record.settings.len()
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// At a terminal (not CI), asks whether to trust an untrusted project whose own settings
-/// are waiting; records the answer. Returns whether it is now trusted.
-pub fn ask_at_terminal(loc: &Locations, trust: &Trust) -> bool {
-    let Trust::Untrusted { pending, changed } = trust else { return false };
+/// are waiting, and then, when it has settings that loosen the policy, whether to apply
+/// those too; records the answers. A project whose files have problems is not offered (the
+/// warnings say what to fix). Returns whether it is now trusted.
+pub fn ask_at_terminal(global: &Global, loc: &Locations, trust: &Trust) -> bool {
+    let Trust::Untrusted { changed, .. } = trust else { return false };
     let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
     if ci {
         return false;
     }
     let Ok(mut tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else { return false };
-    let mut text = format!(
-        "\nThe project {} has settings of its own{}:\n",
-        loc.project.display(),
-        if *changed { ", changed since you trusted it" } else { "" }
-    );
-    for setting in pending.summary() {
-        text.push_str(&format!("  {setting}\n"));
+    let review = Review::read(global, loc);
+    if !review.problems.is_empty() {
+        return false;
     }
-    text.push_str("They can run programs (hooks, MCP servers) and change what runs without asking.\n");
-    text.push_str("Trust this project and apply them? [y/N]: ");
-    if tty.write_all(text.as_bytes()).and_then(|()| tty.flush()).is_err() {
+    let pending = &review.views[0];
+    let base = pending.summary();
+    if !base.is_empty() {
+        let mut text = format!(
+            "\nThe project {} has settings of its own{}:\n",
+            loc.project.display(),
+            if *changed { ", changed since you trusted it" } else { "" }
+        );
+        for setting in base {
+            text.push_str(&format!("  {setting}\n"));
+        }
+        text.push_str("They can run programs (hooks, MCP servers) and change what runs without asking.\n");
+        text.push_str("Trust this project and apply them? [y/N]: ");
+        if !yes(&mut tty, &text) {
+            return false;
+        }
+    }
+    let loose = pending.loosening_summary();
+    let loosening = !loose.is_empty() && {
+        let mut text = format!(
+            "\nThe project {} also sets what loosens the policy (the model's calls run with fewer questions or less \
+             confinement):\n",
+            loc.project.display()
+        );
+        for setting in loose {
+            text.push_str(&format!("  ! {setting}\n"));
+        }
+        text.push_str("Apply these too? [y/N]: ");
+        yes(&mut tty, &text)
+    };
+    let store = TrustStore::at(loc);
+    let [without, with] = &review.views;
+    match store.trust(&loc.project, &[without, with], loosening) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!("cannot record the trust in {}: {e}", store.file().display());
+            false
+        }
+    }
+}
+
+/// Asks `question` on the terminal; whether the answer was yes.
+fn yes(tty: &mut std::fs::File, question: &str) -> bool {
+    if tty.write_all(question.as_bytes()).and_then(|()| tty.flush()).is_err() {
         return false;
     }
     let mut answer = String::new();
@@ -124,15 +260,5 @@ pub fn ask_at_terminal(loc: &Locations, trust: &Trust) -> bool {
     if BufReader::new(reader).read_line(&mut answer).is_err() {
         return false;
     }
-    if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
-        return false;
-    }
-    let store = TrustStore::at(loc);
-    match store.trust(&loc.project, pending) {
-        Ok(()) => true,
-        Err(e) => {
-            tracing::warn!("cannot record the trust in {}: {e}", store.file().display());
-            false
-        }
-    }
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }

@@ -10,13 +10,63 @@ use super::Layer;
 /// else the directory itself. A bare `.toolbelt/` (data a toolbelt left there) marks
 /// nothing: a stray one in a parent directory must not make every directory below it share
 /// its settings, grants and sessions.
+///
+/// Nor does a mark another user planted above the directory: in a shared directory (`/tmp`),
+/// anyone can create `/tmp/.toolbelt/config.toml` or `/tmp/.git`, and every folder below would
+/// then read its agents, skills and settings. An ancestor's mark counts only when it is owned
+/// by the user toolbelt runs as, by root, or by the owner of the directory itself (root
+/// working in a user's checkout); the directory's own marks always count, since working
+/// there was the user's choice.
 pub fn project_root(dir: &Path) -> PathBuf {
-    let marks = |d: &Path| {
-        d.join(".git").exists()
-            || d.join(".toolbelt/config.toml").is_file()
-            || d.join(".toolbelt/config.local.toml").is_file()
-    };
-    dir.ancestors().find(|d| marks(d)).unwrap_or(dir).to_path_buf()
+    let me = nix::unistd::geteuid().as_raw();
+    let here = owner(dir);
+    for candidate in dir.ancestors() {
+        let Some(marks) = marks(candidate) else { continue };
+        let foreign = marks
+            .iter()
+            .filter_map(|m| owner(m).map(|uid| (m, uid)))
+            .find(|(_, uid)| *uid != me && *uid != 0 && Some(*uid) != here);
+        match foreign {
+            Some((mark, uid)) if candidate != dir => warn_foreign_once(mark, uid),
+            _ => return candidate.to_path_buf(),
+        }
+    }
+    dir.to_path_buf()
+}
+
+/// The paths that make `dir` a project (each one whose owner counts), or `None` when
+/// nothing marks it.
+fn marks(dir: &Path) -> Option<Vec<PathBuf>> {
+    let git = dir.join(".git");
+    if git.exists() {
+        return Some(vec![git]);
+    }
+    let settings = dir.join(".toolbelt");
+    ["config.toml", "config.local.toml"]
+        .iter()
+        .map(|name| settings.join(name))
+        .find(|file| file.is_file())
+        .map(|file| vec![settings.clone(), file])
+}
+
+/// The user owning `path` itself (a symbolic link's own owner, not its target's).
+fn owner(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path).ok().map(|m| m.uid())
+}
+
+/// Says once per process that an ancestor's mark was passed over, and why.
+fn warn_foreign_once(mark: &Path, uid: u32) {
+    static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !warned.iter().any(|w| w == mark) {
+        warned.push(mark.to_path_buf());
+        tracing::warn!(
+            "{} is owned by another user (uid {uid}), so its directory is not taken as this folder's project; \
+             run toolbelt from that directory itself if it is yours to use",
+            mark.display()
+        );
+    }
 }
 
 /// Where the settings files are.
@@ -96,9 +146,16 @@ impl Locations {
         self.state_dir.join("projects").join(format!("{name}-{}", &digest[..16]))
     }
 
-    /// The project-local file, where "always" approvals are written.
+    /// The project-local file (`.toolbelt/config.local.toml`), where the `Config` tool writes.
     pub fn local_file(&self) -> PathBuf {
         self.project.join(".toolbelt/config.local.toml")
+    }
+
+    /// Where the rules a person allowed "always" in this project are kept: `grants.toml` in
+    /// the project's state directory, the user's own (see `settings/store.rs` for why not in
+    /// the project).
+    pub fn grants_file(&self) -> PathBuf {
+        self.project_state_dir().join("grants.toml")
     }
 
     /// The settings files of every layer in precedence order (lowest first), whether they
@@ -118,6 +175,7 @@ impl Locations {
             files.push((Layer::ClaudeLocal, self.project.join(".claude/settings.local.json")));
         }
         files.push((Layer::Local, self.local_file()));
+        files.push((Layer::Grants, self.grants_file()));
         files.extend(self.managed_files.iter().map(|f| (Layer::Managed, f.clone())));
         files
     }
@@ -126,7 +184,7 @@ impl Locations {
     pub fn base_of(&self, layer: Layer) -> &Path {
         match layer {
             Layer::ClaudeUser | Layer::User => &self.home,
-            Layer::ClaudeProject | Layer::Project | Layer::ClaudeLocal | Layer::Local => &self.project,
+            Layer::ClaudeProject | Layer::Project | Layer::ClaudeLocal | Layer::Local | Layer::Grants => &self.project,
             Layer::Env | Layer::Flags => &self.cwd,
             Layer::Managed => Path::new("/"),
         }

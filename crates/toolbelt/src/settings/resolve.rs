@@ -36,9 +36,12 @@ pub struct Settings {
     pub permissions: PermissionRules,
     /// More workspace roots (canonical).
     pub additional_directories: Vec<PathBuf>,
-    /// The hooks, as Claude Code's JSON (`{"PreToolUse": [groups…], …}`), every layer's groups
-    /// in order.
+    /// The hooks of the user's own settings (and the managed file, variables and flags), as
+    /// Claude Code's JSON (`{"PreToolUse": [groups…], …}`), every layer's groups in order.
     pub hooks: Value,
+    /// The hooks of the project's own files, the same way: their commands run in the sandbox
+    /// ([`toolbelt_policy::confine`]).
+    pub project_hooks: Value,
     /// The shell tools' settings.
     pub shell: ShellSettings,
     /// Timeouts, budget, concurrency.
@@ -52,6 +55,9 @@ pub struct Settings {
     pub compat_claude: bool,
     /// Upstream MCP servers, by name.
     pub mcp_servers: Vec<(String, UpstreamConfig)>,
+    /// The names of those the project's own files define: their programs start in the
+    /// sandbox ([`toolbelt_policy::confine`]).
+    pub project_servers: Vec<String>,
     /// How `toolbelt mcp --http` serves.
     pub mcp_http: McpHttpSettings,
     /// Past how many characters of definitions upstream MCP tools are deferred
@@ -117,7 +123,7 @@ impl Settings {
             deny: r.rules("permissions.deny", env),
         };
         let additional_directories = r.dirs("permissions.additional_directories");
-        let hooks = r.hooks();
+        let (hooks, project_hooks) = r.hooks();
         let sandbox = SandboxConfig {
             mode: match r.text("sandbox.mode").as_deref() {
                 Some("read-only") => SandboxMode::ReadOnly,
@@ -167,6 +173,14 @@ impl Settings {
                 .iter()
                 .any(|(l, _)| matches!(l, Layer::ClaudeUser | Layer::ClaudeProject | Layer::ClaudeLocal));
         let mcp_servers = r.mcp_servers();
+        let project_servers = mcp_servers
+            .iter()
+            .filter(|(name, _)| {
+                let key = format!("mcp.servers.{name}");
+                r.scalar(&key).is_some_and(|e| super::trust::is_project_layer(e.origin.layer))
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
         let mut limits = toolbelt_mcp::http::SessionLimits::default();
         if let Some(n) = r.usize("mcp.max_sessions") {
             limits.max_sessions = n;
@@ -191,11 +205,13 @@ impl Settings {
             agent,
             web,
             mcp_servers,
+            project_servers,
             mcp_http,
             mcp_defer_threshold,
             permissions,
             additional_directories,
             hooks,
+            project_hooks,
             shell: ShellSettings { sandbox, deny_commands, env_remove, env_keep },
             runtime,
             audit,
@@ -322,24 +338,28 @@ impl<'a> Resolver<'a> {
         patterns
     }
 
-    /// Every hook group of every event, each checked on its own so a mistake names its place.
-    fn hooks(&mut self) -> Value {
-        let mut all = Map::new();
+    /// Every hook group of every event, each checked on its own so a mistake names its place:
+    /// the user's, and the project's own files'.
+    fn hooks(&mut self) -> (Value, Value) {
+        let (mut user, mut project) = (Map::new(), Map::new());
         for def in KEYS.iter().filter(|k| k.kind == schema::Kind::HookGroups) {
             let event = def.path.trim_start_matches("hooks.");
-            let mut groups = Vec::new();
+            let (mut users, mut projects) = (Vec::new(), Vec::new());
             for entry in self.items(def.path) {
                 let one = serde_json::json!({ event: [entry.value.clone()] });
                 match toolbelt_policy::hooks::HookSet::from_json(&one) {
-                    Ok(_) => groups.push(entry.value.clone()),
+                    Ok(_) if super::trust::is_project_layer(entry.origin.layer) => projects.push(entry.value.clone()),
+                    Ok(_) => users.push(entry.value.clone()),
                     Err(e) => self.problem(entry, e.to_string()),
                 }
             }
-            if !groups.is_empty() {
-                all.insert(event.to_string(), Value::Array(groups));
+            for (groups, all) in [(users, &mut user), (projects, &mut project)] {
+                if !groups.is_empty() {
+                    all.insert(event.to_string(), Value::Array(groups));
+                }
             }
         }
-        Value::Object(all)
+        (Value::Object(user), Value::Object(project))
     }
 }
 

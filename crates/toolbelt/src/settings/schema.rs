@@ -106,6 +106,8 @@ pub const KEYS: &[KeyDef] = &[
     key("hooks.PostToolUseFailure", Kind::HookGroups, "[]", HOOK_DOC),
     key("hooks.SessionStart", Kind::HookGroups, "[]", HOOK_DOC),
     key("hooks.SessionEnd", Kind::HookGroups, "[]", HOOK_DOC),
+    key("hooks.SubagentStart", Kind::HookGroups, "[]", HOOK_DOC),
+    key("hooks.SubagentStop", Kind::HookGroups, "[]", HOOK_DOC),
     key(
         "sandbox.mode",
         Kind::Choice(&["read-only", "workspace-write", "danger-full-access"]),

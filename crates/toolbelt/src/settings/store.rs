@@ -1,13 +1,31 @@
-//! "Always allow": rules written to the project-local settings file, keeping its comments and
-//! layout, atomically (a temp file beside it, then a rename), so a crash never leaves it
-//! half-written. Rules approved in a session that works elsewhere (an MCP client whose roots
-//! are another project) go to that project's file.
+//! "Always allow": rules a person chose to allow for good, written to a settings file keeping
+//! its comments and layout, atomically (a temp file beside it, then a rename), so a crash
+//! never leaves it half-written. Rules approved in a session that works elsewhere (an MCP
+//! client whose roots are another project) go to that project's file.
+//!
+//! # Where grants live
+//!
+//! A person's "always" goes to `grants.toml` in the project's directory under the user's
+//! state directory (`$XDG_STATE_HOME/toolbelt/projects/<project>-<hash>/grants.toml`, 0600 in
+//! a 0700 directory), not to the project's `.toolbelt/config.local.toml`. A file inside the
+//! project is the repository's to ship: it applies only once the project is trusted, so a
+//! grant written there did nothing in a project nobody trusted — and trusting the project
+//! to make it count would also trust everything else the repository ships. A file in the
+//! state directory is the user's alone: no clone carries one, no tool writes it without an
+//! approval (the state directory is a protected path), and no sandboxed command can reach
+//! it. So grants apply in the next session, trusted project or not, and hold nothing but
+//! allow rules ([`grant_entries`]).
+//!
+//! The `Config` tool's writes still go to the project-local file ([`LocalRuleStore::new`]),
+//! where they wait for trust like the rest of the project's settings.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use toml_edit::{Array, DocumentMut, Item, Table, Value};
 use toolbelt_policy::{RuleStore, RuleStoreError};
+
+use super::{Entry, Layer, Problem};
 
 /// Why allow rules could not be added to a settings file (which is then left as it was).
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +68,9 @@ type StoreFor = Arc<dyn Fn(&Path) -> LocalRuleStore + Send + Sync>;
 #[derive(Clone)]
 pub struct LocalRuleStore {
     file: PathBuf,
+    /// The user's own file outside every project (the grants): made owner-only, never added
+    /// to a `.gitignore`.
+    private: bool,
     after_write: Option<Arc<dyn Fn() + Send + Sync>>,
     /// The workspace this store's file serves, and how to reach the store of a session
     /// working elsewhere.
@@ -65,7 +86,13 @@ impl std::fmt::Debug for LocalRuleStore {
 impl LocalRuleStore {
     /// A store writing to `file`.
     pub fn new(file: impl Into<PathBuf>) -> Self {
-        Self { file: file.into(), after_write: None, elsewhere: None }
+        Self { file: file.into(), private: false, after_write: None, elsewhere: None }
+    }
+
+    /// A store of a person's "always" grants for one project, writing to `file` (in the
+    /// user's state directory, [`crate::settings::Locations::grants_file`]) owner-only.
+    pub fn grants(file: impl Into<PathBuf>) -> Self {
+        Self { private: true, ..Self::new(file) }
     }
 
     /// Runs `after` once rules were written (to keep the project's trust, which covers the file).
@@ -166,9 +193,15 @@ impl LocalRuleStore {
         let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| fail(e.into()))?;
         change(&mut doc).map_err(fail)?;
         let dir = self.file.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| fail(e.into()))?;
+        if self.private {
+            private_file(&self.file).map_err(|e| fail(e.into()))?;
+        } else {
+            std::fs::create_dir_all(dir).map_err(|e| fail(e.into()))?;
+        }
         write_atomically(&self.file, doc.to_string().as_bytes()).map_err(|e| fail(e.into()))?;
-        ignore_in_git(dir, &self.file);
+        if !self.private {
+            ignore_in_git(dir, &self.file);
+        }
         if let Some(after) = &self.after_write {
             after();
         }
@@ -194,8 +227,10 @@ fn toml_value(value: &serde_json::Value) -> Option<Value> {
 
 impl RuleStore for LocalRuleStore {
     fn add_allow_rules(&self, rules: &[String], workspace: &Path) -> Result<String, RuleStoreError> {
-        let file = self.for_workspace(workspace).add(rules)?;
-        Ok(format!("project-local {}", file.display()))
+        let store = self.for_workspace(workspace);
+        let file = store.add(rules)?;
+        let label = if store.private { "grants" } else { "project-local" };
+        Ok(format!("{label} {}", file.display()))
     }
 }
 
@@ -206,6 +241,39 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().ok_or_else(|| std::io::Error::other("the settings path has no file name"))?;
     let root = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?;
     toolbelt_tools::files::write_atomic(&root, Path::new(name), bytes)
+}
+
+/// Makes `file`'s directory (0700, with the missing ones above it) and `file` itself (empty,
+/// 0600) when they are not there, so its atomic replacement keeps the owner-only mode.
+fn private_file(file: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(file) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads a grants file into its `permissions.allow` entries; any other key is a problem
+/// (the file holds a person's "always" rules, nothing else).
+pub(super) fn grant_entries(file: &Path, text: &str, out: &mut Vec<Entry>, problems: &mut Vec<Problem>) {
+    let mut entries = Vec::new();
+    super::toml_file::entries(Layer::Grants, file, text, &mut entries, problems);
+    for entry in entries {
+        if entry.key == "permissions.allow" {
+            out.push(entry);
+        } else {
+            problems.push(Problem {
+                origin: entry.origin,
+                key: entry.key,
+                message: "this file keeps only the rules you allowed \"always\" (permissions.allow); put other \
+                          settings in your own settings file (~/.config/toolbelt/config.toml)"
+                    .into(),
+            });
+        }
+    }
 }
 
 /// Adds the file's name to `.gitignore` beside it, when not there yet (personal settings are
@@ -297,6 +365,27 @@ mod tests {
         let err = store.set("runtime.output_budget.deeper", &serde_json::json!(1)).unwrap_err().to_string();
         assert!(err.contains("`runtime.output_budget` is not a table"), "{err}");
         assert!(store.set("runtime.x", &serde_json::json!(null)).is_err());
+    }
+
+    #[test]
+    fn grants_are_owner_only_outside_git_and_hold_only_allow_rules() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state/projects/p-0123/grants.toml");
+        let store = LocalRuleStore::grants(&file);
+        let place = store.add_allow_rules(&["Bash(make *)".into()], dir.path()).unwrap();
+        assert_eq!(place, format!("grants {}", file.display()));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "[permissions]\nallow = [\"Bash(make *)\"]\n");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&file), mode(file.parent().unwrap())), (0o600, 0o700));
+        assert!(!file.parent().unwrap().join(".gitignore").exists());
+        let (mut entries, mut problems) = (Vec::new(), Vec::new());
+        let text = "[permissions]\nallow = [\"Read\"]\nmode = \"bypassPermissions\"\n";
+        grant_entries(&file, text, &mut entries, &mut problems);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].origin.layer, Layer::Grants);
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].to_string().contains(":3: permissions.mode: this file keeps only"), "{problems:?}");
     }
 
     #[test]

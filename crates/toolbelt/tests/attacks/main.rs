@@ -1,9 +1,14 @@
 //! Attacks that once worked against toolbelt, each performed through the real binary (and over
 //! MCP), each shown to fail. Every file is one trust boundary:
 //!
-//! * `trust.rs` — a cloned repository runs its own code (hooks, MCP servers, looser settings);
+//! * `trust.rs` — a cloned repository runs its own code (hooks, MCP servers, looser settings), or
+//!   another user's settings above a folder become its project's;
+//! * `grants.rs` — a repository ships "always allow" rules of its own (and a person's own
+//!   "always" did nothing in a project nobody trusted);
 //! * `self_widening.rs` — the agent rewrites what configures its next session, or loads a
 //!   repository's skill that asks for every command;
+//! * `trusted_code.rs` — a trusted project's hooks and servers run code the model changed
+//!   after the trust (a sourced script, a `Makefile`, an imported module), as the user;
 //! * `git.rs` — "read-only" git starts programs a repository names;
 //! * `language_servers.rs` — a language server (running the project's code) writes into the
 //!   project or outside it;
@@ -42,6 +47,7 @@ mod audit;
 mod audit_mcp;
 mod deny_rules;
 mod git;
+mod grants;
 mod language_servers;
 mod linters;
 mod mcp_server;
@@ -52,6 +58,7 @@ mod sandbox;
 mod self_widening;
 mod special_files;
 mod trust;
+mod trusted_code;
 mod web;
 
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -192,14 +199,21 @@ impl World {
 
     /// `toolbelt mcp ARGS…` over stdio, initialized.
     pub fn mcp(&self, args: &[&str]) -> Mcp {
+        self.mcp_eliciting(args, None)
+    }
+
+    /// [`World::mcp`] for a client that answers every elicitation (a person's approval)
+    /// with `answer`'s form content, when given.
+    pub fn mcp_eliciting(&self, args: &[&str], answer: Option<Value>) -> Mcp {
         let mut child =
             self.toolbelt().arg("mcp").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut mcp = Mcp { child, stdin, stdout, next: 0 };
+        let capabilities = if answer.is_some() { json!({"elicitation": {}}) } else { json!({}) };
+        let mut mcp = Mcp { child, stdin, stdout, next: 0, elicit: answer, asked: Vec::new() };
         let init = mcp.request(
             "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attacker", "version": "1"}}),
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "attacker", "version": "1"}}),
         );
         assert_eq!(init["result"]["serverInfo"]["name"], "toolbelt", "{init}");
         mcp.notify("notifications/initialized");
@@ -213,6 +227,10 @@ pub struct Mcp {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next: u64,
+    /// The content every elicitation is accepted with, if this client elicits.
+    elicit: Option<Value>,
+    /// The messages of the elicitations the server sent.
+    pub asked: Vec<String>,
 }
 
 impl Mcp {
@@ -228,7 +246,14 @@ impl Mcp {
             if message["id"] == id && message.get("method").is_none() {
                 return message;
             }
-            if message.get("method").is_some() && message.get("id").is_some() {
+            if message["method"] == "elicitation/create"
+                && let Some(content) = &self.elicit
+            {
+                self.asked.push(message["params"]["message"].as_str().unwrap_or_default().to_string());
+                let result = json!({"action": "accept", "content": content});
+                writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": message["id"], "result": result})).unwrap();
+                self.stdin.flush().unwrap();
+            } else if message.get("method").is_some() && message.get("id").is_some() {
                 // A request of the server's (roots): this client has none to offer.
                 let answer = json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}});
                 writeln!(self.stdin, "{answer}").unwrap();

@@ -83,7 +83,8 @@ mod tests {
 
     #[test]
     fn declared_where_free_and_only_then_added() {
-        let mut schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false});
+        let mut schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false});
         declare_additions(&mut schema);
         assert_eq!(schema["properties"][TRUNCATION]["required"], json!(["notice"]));
         assert_eq!(schema["properties"][HOOK_CONTEXT]["items"]["type"], "string");

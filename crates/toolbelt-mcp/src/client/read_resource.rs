@@ -116,15 +116,13 @@ fn part_of(contents: &ResourceContents) -> ResourcePart {
             size: text.chars().count(),
             text: Some(text.clone()),
         },
-        ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
-            ResourcePart {
-                uri: uri.clone(),
-                mime_type: mime_type.clone(),
-                kind: PartKind::Blob,
-                size: blob.len(),
-                text: None,
-            }
-        }
+        ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => ResourcePart {
+            uri: uri.clone(),
+            mime_type: mime_type.clone(),
+            kind: PartKind::Blob,
+            size: blob.len(),
+            text: None,
+        },
         // A kind of contents a later revision adds: described as binary, of unknown size.
         _ => ResourcePart { uri: String::new(), mime_type: None, kind: PartKind::Blob, size: 0, text: None },
     }

@@ -125,12 +125,7 @@ fn shrink_array(items: &mut Vec<Value>, budget: usize, path: &mut String, cuts: 
     }
     if keep < total {
         items.truncate(keep);
-        cuts.push(format!(
-            "{} keeps the first {} of {} items",
-            named(path),
-            thousands(keep),
-            thousands(total)
-        ));
+        cuts.push(format!("{} keeps the first {} of {} items", named(path), thousands(keep), thousands(total)));
     }
 }
 
@@ -210,7 +205,8 @@ mod tests {
 
     #[test]
     fn large_fields_share_the_budget_and_nesting_is_named() {
-        let mut v = json!({"stdout": "o".repeat(5_000), "stderr": "e".repeat(5_000), "agent": {"text": "t".repeat(5_000)}});
+        let mut v =
+            json!({"stdout": "o".repeat(5_000), "stderr": "e".repeat(5_000), "agent": {"text": "t".repeat(5_000)}});
         let cuts = shrink(&mut v, 3_000);
         assert!(size(&v) <= 3_000 + 3 * MARKER, "{}", size(&v));
         for key in ["stdout", "stderr"] {

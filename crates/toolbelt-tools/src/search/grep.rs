@@ -230,7 +230,8 @@ impl GrepOutput {
     /// not be read.
     fn noted(mut self, searched: &Searched, page: Page, walk_errors: Option<String>) -> Self {
         if let Some(path) = &self.binary {
-            self.notes = vec![format!("{path} is a binary file (it contains NUL bytes); Grep searches text files only.")];
+            self.notes =
+                vec![format!("{path} is a binary file (it contains NUL bytes); Grep searches text files only.")];
             return self;
         }
         if self.total == 0 {

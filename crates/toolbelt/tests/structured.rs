@@ -265,6 +265,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("ExitWorktree", json!({"action": "remove"}), &["worktrees/structured"]),
     ];
     let mut seen = std::collections::BTreeSet::from(["Bash".to_string()]);
+    let mut missing = Vec::new();
     for (tool, arguments, payload) in calls {
         let result = server.call(tool, arguments.clone());
         assert_eq!(result["isError"], json!(false), "{tool} {arguments}: {result}");
@@ -279,13 +280,13 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         let data = strings(structured);
         for needle in payload {
             assert!(text.contains(needle), "{tool} {arguments}: the text lacks {needle:?}: {text}");
-            assert!(
-                data.contains(needle),
-                "{tool} {arguments}: structuredContent lacks {needle:?} the text has: {structured:#}"
-            );
+            if !data.contains(needle) {
+                missing.push(format!("{tool} {arguments}: {needle:?} is in the text, not in {structured}"));
+            }
         }
         seen.insert(tool.to_string());
     }
+    assert!(missing.is_empty(), "structuredContent lacks what the text tells the model:\n{}", missing.join("\n"));
     // Every built-in tool was exercised (tools from upstream servers are not built in).
     let builtin: std::collections::BTreeSet<String> = schemas.keys().cloned().collect();
     assert_eq!(seen, builtin, "a built-in tool without a round trip here");

@@ -25,7 +25,7 @@ pub(super) fn slack(budget: usize) -> usize {
 /// are not counted.
 pub(super) fn size(value: &Value) -> usize {
     match value {
-        Value::String(s) => s.chars().count(),
+        Value::String(s) => chars(s),
         Value::Array(items) => items.iter().map(size).sum(),
         Value::Object(map) => map.values().map(size).sum(),
         Value::Null => 4,
@@ -33,6 +33,16 @@ pub(super) fn size(value: &Value) -> usize {
         Value::Bool(false) => 5,
         Value::Number(n) => n.to_string().len(),
     }
+}
+
+/// Characters of `s`; its length when it is ASCII, which is checked much faster.
+fn chars(s: &str) -> usize {
+    if s.is_ascii() { s.len() } else { s.chars().count() }
+}
+
+/// The byte offset of the `n`th character of `s` (its length when it has fewer).
+fn char_offset(s: &str, n: usize) -> usize {
+    if s.is_ascii() { n.min(s.len()) } else { s.char_indices().nth(n).map_or(s.len(), |(i, _)| i) }
 }
 
 /// An upper bound of [`size`] counted in bytes: when it fits, so does the value, and no
@@ -137,14 +147,14 @@ fn named(path: &str) -> String {
 /// Keeps `budget` characters of `s`, its head and its tail (three fifths and two fifths, as
 /// the text keeps), with a marker between; says what it kept.
 fn cut_string(s: &mut String, budget: usize) -> Option<String> {
-    let total = s.chars().count();
+    let total = chars(s);
     if total <= budget {
         return None;
     }
     let tail = budget * 2 / 5;
     let head = budget - tail;
-    let head_end = s.char_indices().nth(head).map_or(s.len(), |(i, _)| i);
-    let tail_start = s.char_indices().nth(total - tail).map_or(s.len(), |(i, _)| i);
+    let head_end = char_offset(s, head);
+    let tail_start = char_offset(s, total - tail);
     let cut = total - head - tail;
     *s = format!("{}\n[… {} characters cut …]\n{}", &s[..head_end], thousands(cut), &s[tail_start..]);
     Some(if tail == 0 {
@@ -225,6 +235,14 @@ mod tests {
         assert_eq!(cuts.len(), 2, "{cuts:?}");
         assert!(cuts[0].starts_with("`results[0]` keeps the first"), "{cuts:?}");
         assert_eq!(cuts[1], "`results` keeps the first 1 of 2 items");
+    }
+
+    #[test]
+    fn strings_are_cut_at_character_boundaries() {
+        let mut v = json!({"s": format!("{}{}", "é".repeat(60), "ü".repeat(40))});
+        let cuts = shrink(&mut v, 10);
+        assert_eq!(v["s"], format!("{}\n[… 90 characters cut …]\n{}", "é".repeat(6), "ü".repeat(4)));
+        assert_eq!(cuts, ["`s` keeps the first 6 and the last 4 of 100 characters"]);
     }
 
     #[test]

@@ -140,6 +140,9 @@ async fn timeout_returns_partial_output_and_kills_the_whole_tree() {
     let st = out.structured.unwrap();
     assert_eq!(st["timed_out"], true);
     assert_eq!(st["stdout"], "before\n");
+    // What to do about it is in the structured result too (a client may show the model only that).
+    let note = st["notes"][0].as_str().unwrap();
+    assert!(note.starts_with("Timed out after 1.5 s") && note.contains("run_in_background"), "{st}");
     // The setsid'd grandchild ran, and nothing of the tree is left.
     let grandchild: u32 = wait_for_file(&root.join("grandchild.pid")).await.parse().unwrap();
     assert!(!pid_alive(grandchild), "the setsid'd grandchild {grandchild} survived");

@@ -20,6 +20,7 @@
 //!   cancellation, an event sink and typed session state — not the whole session.
 
 mod access;
+pub mod additions;
 mod agents;
 mod ask;
 mod context;

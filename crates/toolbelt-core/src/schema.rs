@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-fn schema_for<T: JsonSchema>() -> Value {
+pub(crate) fn schema_for<T: JsonSchema>() -> Value {
     let settings = SchemaSettings::draft2020_12().with(|s| {
         s.inline_subschemas = true;
         s.meta_schema = None;
@@ -126,7 +126,10 @@ pub fn input_schema<T: JsonSchema>() -> Value {
     value
 }
 
-/// The output schema of a typed result `T` (MCP `outputSchema`).
+/// The output schema of a typed result `T` (MCP `outputSchema`), with the properties the
+/// runtime may add to any result declared ([`crate::additions`]).
 pub fn output_schema<T: JsonSchema>() -> Value {
-    schema_for::<T>()
+    let mut value = schema_for::<T>();
+    crate::additions::declare_additions(&mut value);
+    value
 }

@@ -30,7 +30,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// model sends, its `schemars` schema (doc comments included) is what the model is shown and
 /// what calls are validated against. [`Tool::Output`]: its schema is the tool's output schema,
 /// its serialization the structured result, and its [`Render`] implementation the text the
-/// model reads — one value, so the three cannot drift apart.
+/// model reads — one value, so the three cannot drift apart, and a client that shows the model
+/// the structured result instead of the text shows it the same things.
 ///
 /// ```
 /// use schemars::JsonSchema;
@@ -110,9 +111,13 @@ pub trait Tool: Send + Sync + 'static {
     type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
 
     /// What the tool returns. It must be a struct (MCP requires an object for
-    /// `structuredContent`); fields marked `#[serde(skip)]` reach the rendered text only
-    /// (a file's numbered lines, an image's bytes) and stay out of the schema and the
-    /// structured result.
+    /// `structuredContent`). A client may show the model the structured result instead of
+    /// the text, so everything the text tells the model — the payload (a file's lines, a
+    /// page's text, a command's output), notices and how to get the rest — must be in it
+    /// too. Fields marked `#[serde(skip)]` stay out of the schema and the structured result:
+    /// keep that for what the model reads in another form (an image's bytes, sent as image
+    /// content) or what the text shows differently (a listing the structured result holds as
+    /// a list).
     type Output: Serialize + JsonSchema + Render + Send + 'static;
 
     /// The manifest: name, description, aliases, category, annotations, permission class…

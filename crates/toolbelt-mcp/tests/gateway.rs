@@ -88,6 +88,18 @@ async fn side() -> Side {
     gateway_to(vec![("up", config)], root, dir, stop).await
 }
 
+/// [`side`] with the gateway's runtime holding results to `budget` characters (the upstream
+/// keeps the default).
+async fn side_with_budget(budget: usize) -> Side {
+    let mut s = side().await;
+    let config = toolbelt_runtime::RuntimeConfig { output_budget: budget, ..Default::default() };
+    s.runtime = Runtime::builder(s.runtime.registry().clone())
+        .authorizer(Arc::new(toolbelt_policy::AllowAll))
+        .config(config)
+        .build();
+    s
+}
+
 impl Side {
     async fn call(&self, name: &str, input: Value) -> toolbelt_runtime::ToolResult {
         self.runtime
@@ -141,6 +153,29 @@ async fn upstream_tools_join_the_registry_and_answer() {
     // A failure upstream is this call's error.
     let r = s.call("mcp__up__Read", json!({"file_path": "nope.txt"})).await;
     assert!(r.is_error && r.text().contains("nope.txt"));
+}
+
+#[tokio::test]
+async fn an_upstream_structured_result_over_the_budget_is_cut_and_still_matches_its_schema() {
+    let s = side_with_budget(1_000).await;
+    let lines: String = (1..=400).map(|n| format!("upstream line {n}\n")).collect();
+    std::fs::write(s.root.join("long.txt"), lines).unwrap();
+    let r = s.call("mcp__up__Read", json!({"file_path": "long.txt"})).await;
+    assert!(!r.is_error, "{}", r.text());
+    // The upstream sent all 400 lines (within its own budget); the gateway cut both forms.
+    let text = r.text();
+    let spill = text.split("The full output was saved to ").nth(1).unwrap().split("; read it").next().unwrap();
+    assert!(std::fs::read_to_string(spill).unwrap().contains("   400\tupstream line 400"));
+    let structured = r.structured.clone().unwrap();
+    let content = structured["content"].as_str().unwrap();
+    assert!(content.starts_with("     1\tupstream line 1\n") && content.contains("   400\tupstream line 400"));
+    assert!(content.chars().count() < 1_100, "{content}");
+    assert_eq!(structured["truncation"]["full_output"], spill);
+    // The schema the gateway lists for the upstream tool declares what it added.
+    let schema = s.runtime.registry().lookup("mcp__up__Read").unwrap().spec().output_schema.clone().unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&structured).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{structured:#}: {errors:?}");
 }
 
 #[tokio::test]

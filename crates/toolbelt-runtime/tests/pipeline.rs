@@ -201,10 +201,24 @@ async fn output_over_budget_is_cut_and_spilled_whole() {
     assert_eq!(mode(std::path::Path::new(path)), 0o600);
     assert_eq!(mode(&data_dir(&h).join("spill")), 0o700);
     assert_eq!(mode(&data_dir(&h)), 0o700);
+    // The structured result is cut the same way and says where the same file is.
+    let structured = r.structured.as_ref().unwrap();
+    assert_eq!(structured["text"], head);
+    assert_eq!(structured["truncation"]["full_output"], path);
+    let notice = structured["truncation"]["notice"].as_str().unwrap();
+    assert!(
+        notice.starts_with(
+            "Output truncated to the output budget of 1,000 characters: `text` keeps the first 600 and the last 400 of \
+             5,000 characters. The full output was saved to "
+        ),
+        "{notice}"
+    );
+    assert!(notice.contains(path), "{notice}");
 
     // Within budget: untouched, nothing spilled.
     let r = run(&h, "Probe", json!({"repeat": 1_000})).await;
     assert_eq!(r.text(), "x".repeat(1_000));
+    assert_eq!(r.structured, Some(json!({"text": "x".repeat(1_000)})));
     assert_eq!(std::fs::read_dir(data_dir(&h).join("spill")).unwrap().count(), 1);
 }
 
@@ -382,9 +396,15 @@ async fn pre_hooks_rewrite_deny_and_add_context() {
 
     // Context is added after the result.
     let pre = PreToolOutcome { additional_context: vec!["remember the style guide".into()], ..Default::default() };
-    let (h, _) = with_hooks(pre, keep());
+    let post = PostToolOutcome::Continue { additional_context: vec!["run the linter next".into()] };
+    let (h, _) = with_hooks(pre, post);
     let r = run(&h, "Probe", json!({"text": "out"})).await;
-    assert_eq!(r.text(), "out\nremember the style guide");
+    assert_eq!(r.text(), "out\nremember the style guide\nrun the linter next");
+    // And in the structured result, for a client that shows the model that instead.
+    assert_eq!(
+        r.structured,
+        Some(json!({"text": "out", "hook_context": ["remember the style guide", "run the linter next"]}))
+    );
 }
 
 #[tokio::test]
@@ -396,7 +416,10 @@ async fn post_hooks_block_replace_and_see_failures() {
 
     let (h, _) =
         with_hooks(PreToolOutcome::default(), PostToolOutcome::Replace { output: ToolOutput::text("[redacted]") });
-    assert_eq!(run(&h, "Probe", json!({"text": "AKIA..."})).await.text(), "[redacted]");
+    let r = run(&h, "Probe", json!({"text": "AKIA..."})).await;
+    assert_eq!(r.text(), "[redacted]");
+    // The replaced result's structured form goes with it: the secret does not stay there.
+    assert_eq!(r.structured, None);
 
     let (h, seen) = with_hooks(PreToolOutcome::default(), keep());
     let r = run(&h, "Probe", json!({"fail": "boom"})).await;

@@ -140,6 +140,9 @@ async fn timeout_returns_partial_output_and_kills_the_whole_tree() {
     let st = out.structured.unwrap();
     assert_eq!(st["timed_out"], true);
     assert_eq!(st["stdout"], "before\n");
+    // What to do about it is in the structured result too (a client may show the model only that).
+    let note = st["notes"][0].as_str().unwrap();
+    assert!(note.starts_with("Timed out after 1.5 s") && note.contains("run_in_background"), "{st}");
     // The setsid'd grandchild ran, and nothing of the tree is left.
     let grandchild: u32 = wait_for_file(&root.join("grandchild.pid")).await.parse().unwrap();
     assert!(!pid_alive(grandchild), "the setsid'd grandchild {grandchild} survived");
@@ -221,9 +224,16 @@ async fn long_output_keeps_head_and_tail_and_spills_every_byte() {
     let mut expected: Vec<u8> = (1..=200_000).flat_map(|n| format!("{n}\n").into_bytes()).collect();
     expected.extend_from_slice(b"tail-end\n");
     assert_eq!(std::fs::read(file).unwrap(), expected);
-    // The structured streams are cut too, each to half the budget.
-    assert!(st["stdout"].as_str().unwrap().chars().count() <= 15_000);
+    // The structured streams are cut too, together within the budget: the short one whole,
+    // the long one the rest of the room.
+    let stdout = st["stdout"].as_str().unwrap();
+    assert!(stdout.chars().count() + "tail-end\n".len() <= 30_000, "{}", stdout.chars().count());
+    assert!(stdout.chars().count() > 20_000, "stdout gets the room stderr does not need");
+    assert!(stdout.starts_with("1\n2\n3\n") && stdout.ends_with("199999\n200000\n"), "{}", &stdout[..20]);
     assert_eq!(st["stderr"], "tail-end\n");
+    // And the notes the text ends with.
+    let notes = st["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("Every byte is in ")), "{st}");
 }
 
 #[tokio::test]

@@ -52,7 +52,11 @@ async fn newest_first_ties_by_path_at_any_depth() {
     let abs = format!("{}/src/**/*.rs", root.display());
     assert_eq!(lines(&ok(&s, "Glob", json!({"pattern": abs})).await), ["src/new.rs", "src/deep/mid.rs"]);
     let v = call(&s, "Glob", json!({"pattern": "*.rs", "limit": 2})).await.unwrap().structured.unwrap();
-    assert_eq!(v, json!({"files": ["src/new.rs", "a.rs"], "total": 5, "offset": 0, "next_offset": 2}));
+    assert_eq!(
+        v,
+        json!({"files": ["src/new.rs", "a.rs"], "total": 5, "offset": 0, "next_offset": 2,
+            "notes": ["[Showing files 1–2 of 5 (newest first); use offset=2 for more, or narrow the pattern.]"]})
+    );
 }
 
 #[tokio::test]

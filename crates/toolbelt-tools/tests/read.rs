@@ -87,6 +87,12 @@ async fn binaries_directories_and_images() {
         }
         other => panic!("{other:?}"),
     }
+    // The structured result describes the image; its bytes go as image content only.
+    assert_eq!(
+        out.structured.unwrap(),
+        json!({"file_path": "dot.png", "type": "image", "bytes": 70,
+            "image": {"mime_type": "image/png", "width": 2, "height": 1}})
+    );
 }
 
 /// A file over the whole-file limit is streamed: the right window, the right line count,

@@ -89,6 +89,17 @@ fn first_choices(schema: &Value) -> Value {
     Value::Object(answer)
 }
 
+/// Every string and number in `value`, one per line: what a reader of it can find.
+fn strings(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(items) => items.iter().map(strings).collect::<Vec<_>>().join("\n"),
+        Value::Object(map) => map.values().map(strings).collect::<Vec<_>>().join("\n"),
+        Value::Bool(_) | Value::Null => String::new(),
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -170,69 +181,92 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let background = server.call("Bash", json!({"command": "sleep 30", "run_in_background": true}));
     let task = background["structuredContent"]["task_id"].as_str().unwrap_or_default().to_string();
     assert!(!task.is_empty(), "a background Bash call names its task: {background}");
-    let calls: Vec<(&str, Value)> = vec![
-        ("Read", json!({"file_path": "notes.txt"})),
-        ("Write", json!({"file_path": "new.txt", "content": "one\ntwo\n"})),
-        ("Edit", json!({"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"})),
+    let task_named = [task.as_str()];
+    // Each call with what the model must find in its result — in the text and, for a client
+    // that shows it the structured result instead, in `structuredContent` too: the payload
+    // (a file's lines, a page's text, a command's output), notices, how to get the rest.
+    let calls: Vec<(&str, Value, &[&str])> = vec![
+        ("Read", json!({"file_path": "notes.txt"}), &["     2\tbeta"]),
+        ("Write", json!({"file_path": "new.txt", "content": "one\ntwo\n"}), &["new.txt"]),
+        ("Edit", json!({"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"}), &["     2\tBETA"]),
         (
             "MultiEdit",
             json!({"file_path": "notes.txt", "edits": [{"old_string": "alpha", "new_string": "ALPHA"},
                 {"old_string": "gamma", "new_string": "GAMMA"}]}),
+            &["     1\tALPHA", "     3\tGAMMA"],
         ),
-        ("Read", json!({"file_path": "nb.ipynb"})),
-        ("NotebookEdit", json!({"notebook_path": "nb.ipynb", "cell_id": "c1", "new_source": "x = 2"})),
-        ("ApplyPatch", json!({"input": "*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch\n"})),
-        ("ListDir", json!({"path": "."})),
-        ("Glob", json!({"pattern": "*.txt"})),
-        ("Grep", json!({"pattern": "BETA"})),
-        ("Grep", json!({"pattern": "a", "output_mode": "content"})),
-        ("Bash", json!({"command": "echo hello"})),
-        ("BackgroundTasks", json!({})),
-        ("TaskOutput", json!({"task_id": task, "block": false})),
-        ("TaskStop", json!({"task_id": task})),
-        ("TodoWrite", json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]})),
-        ("TaskCreate", json!({"subject": "Check", "description": "check it", "activeForm": "Checking"})),
-        ("TaskCreate", json!({"subject": "Ship", "description": "ship it", "metadata": {"k": 1}})),
-        ("TaskUpdate", json!({"taskId": "2", "status": "in_progress", "owner": "a", "addBlockedBy": ["1"]})),
-        ("TaskGet", json!({"taskId": "2"})),
-        ("TaskList", json!({})),
-        ("TaskUpdate", json!({"taskId": "1", "status": "deleted"})),
+        ("Read", json!({"file_path": "nb.ipynb"}), &["x = 1", "<cell 0 id=\"c1\""]),
+        ("NotebookEdit", json!({"notebook_path": "nb.ipynb", "cell_id": "c1", "new_source": "x = 2"}), &["x = 2"]),
+        (
+            "ApplyPatch",
+            json!({"input": "*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch\n"}),
+            &["patched.txt"],
+        ),
+        ("ListDir", json!({"path": "."}), &["patched.txt", "calc.c"]),
+        ("Glob", json!({"pattern": "*.txt"}), &["new.txt"]),
+        ("Glob", json!({"pattern": "*.nothing"}), &["No files found matching `*.nothing`"]),
+        ("Grep", json!({"pattern": "BETA"}), &["notes.txt"]),
+        ("Grep", json!({"pattern": "a", "output_mode": "content"}), &["\"cell_type\":\"code\""]),
+        ("Grep", json!({"pattern": "nowhere-to-be-found"}), &["No matches found for `nowhere-to-be-found`"]),
+        ("Bash", json!({"command": "echo hello; echo oops >&2; exit 3"}), &["hello", "oops", "Exit code 3"]),
+        ("BackgroundTasks", json!({}), &["sleep 30"]),
+        ("TaskOutput", json!({"task_id": task, "block": false}), &task_named),
+        ("TaskStop", json!({"task_id": task}), &["sleep 30"]),
+        (
+            "TodoWrite",
+            json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]}),
+            &["1 added", "no task is in progress"],
+        ),
+        ("TaskCreate", json!({"subject": "Check", "description": "check it", "activeForm": "Checking"}), &["Check"]),
+        ("TaskCreate", json!({"subject": "Ship", "description": "ship it", "metadata": {"k": 1}}), &["Ship"]),
+        (
+            "TaskUpdate",
+            json!({"taskId": "2", "status": "in_progress", "owner": "a", "addBlockedBy": ["1"]}),
+            &["still blocked by #1"],
+        ),
+        ("TaskGet", json!({"taskId": "2"}), &["ship it"]),
+        ("TaskList", json!({}), &["Ship", "Check"]),
+        ("TaskUpdate", json!({"taskId": "1", "status": "deleted"}), &["deleted"]),
         (
             "snippet_save",
             json!({"name": "greet", "code": "echo hi", "language": "sh", "description": "Say hi", "tags": ["demo"]}),
+            &["greet"],
         ),
-        ("snippet_save", json!({"name": "greet", "code": "echo hello"})),
-        ("snippet_load", json!({"name": "greet"})),
-        ("snippet_list", json!({"query": "hello", "limit": 5})),
-        ("snippet_list", json!({"query": "((("})),
-        ("snippet_delete", json!({"name": "greet"})),
-        ("WebFetch", json!({"url": site.url("/page")})),
-        ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"})),
-        ("WebSearch", json!({"query": "hello world"})),
-        ("Think", json!({"thought": "The notes are edited; next, the plan."})),
-        ("Brief", json!({"message": "Notes edited.", "attachments": ["notes.txt"], "status": "normal"})),
+        ("snippet_save", json!({"name": "greet", "code": "echo hello"}), &["greet"]),
+        ("snippet_load", json!({"name": "greet"}), &["echo hello"]),
+        ("snippet_list", json!({"query": "hello", "limit": 5}), &["greet"]),
+        ("snippet_list", json!({"query": "((("}), &["has no word"]),
+        ("snippet_delete", json!({"name": "greet"}), &["greet"]),
+        ("WebFetch", json!({"url": site.url("/page")}), &["hello web"]),
+        ("WebFetch", json!({"url": site.url("/page"), "max_chars": 100, "prompt": "hello"}), &["hello web"]),
+        ("WebSearch", json!({"query": "hello world"}), &["A page about hello.", "https://example.com/hello"]),
+        // An acknowledgement: nothing beyond it to carry.
+        ("Think", json!({"thought": "The notes are edited; next, the plan."}), &[]),
+        ("Brief", json!({"message": "Notes edited.", "attachments": ["notes.txt"], "status": "normal"}), &[]),
         (
             "AskUserQuestion",
             json!({"questions": [{"question": "Which format?", "header": "Format", "multiSelect": false,
                 "options": [{"label": "Markdown", "description": "notes.md"}, {"label": "Text", "description": "as is"}]}]}),
+            &["Which format?", "Markdown"],
         ),
-        ("Config", json!({"setting": "runtime.output_budget"})),
-        ("ToolSearch", json!({"query": "worktree"})),
-        ("code_query", json!({"query": "notes", "type": "all"})),
-        ("LSP", json!({"operation": "documentSymbol", "filePath": "calc.c"})),
-        ("LSP", json!({"operation": "hover", "filePath": "calc.c", "line": 1, "character": 5})),
-        ("Diagnostics", json!({"path": "calc.c"})),
-        ("Diagnostics", json!({})),
-        ("Lint", json!({"path": "deploy.sh"})),
-        ("Skill", json!({"skill": "notes", "args": "notes.txt"})),
-        ("EnterPlanMode", json!({})),
-        ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."})),
+        ("Config", json!({"setting": "runtime.output_budget"}), &["characters of text per result"]),
+        ("ToolSearch", json!({"query": "worktree"}), &["EnterWorktree", "discard_changes"]),
+        ("code_query", json!({"query": "notes", "type": "all"}), &["notes.txt"]),
+        ("LSP", json!({"operation": "documentSymbol", "filePath": "calc.c"}), &["twice"]),
+        ("LSP", json!({"operation": "hover", "filePath": "calc.c", "line": 1, "character": 5}), &["int v"]),
+        ("Diagnostics", json!({"path": "calc.c"}), &["clangd"]),
+        ("Diagnostics", json!({}), &["clangd"]),
+        ("Lint", json!({"path": "deploy.sh"}), &["SC2164", "Use 'cd ... || exit'"]),
+        ("Skill", json!({"skill": "notes", "args": "notes.txt"}), &["Tidy notes.txt."]),
+        ("EnterPlanMode", json!({}), &["bypassPermissions"]),
+        ("ExitPlanMode", json!({"plan": "1. Rename notes.txt to notes.md."}), &["bypassPermissions"]),
         // Last: they move the session's working directory and back.
-        ("EnterWorktree", json!({"name": "structured"})),
-        ("ExitWorktree", json!({"action": "remove"})),
+        ("EnterWorktree", json!({"name": "structured"}), &["worktrees/structured"]),
+        ("ExitWorktree", json!({"action": "remove"}), &["worktrees/structured"]),
     ];
     let mut seen = std::collections::BTreeSet::from(["Bash".to_string()]);
-    for (tool, arguments) in calls {
+    let mut missing = Vec::new();
+    for (tool, arguments, payload) in calls {
         let result = server.call(tool, arguments.clone());
         assert_eq!(result["isError"], json!(false), "{tool} {arguments}: {result}");
         let schema = &schemas[tool];
@@ -242,9 +276,17 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         let validator = jsonschema::draft202012::new(schema).unwrap();
         let errors: Vec<String> = validator.iter_errors(structured).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{tool}: {structured} does not match {schema}: {errors:?}");
-        assert!(result["content"][0]["text"].is_string(), "{tool} still sends text: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{tool} still sends text: {result}"));
+        let data = strings(structured);
+        for needle in payload {
+            assert!(text.contains(needle), "{tool} {arguments}: the text lacks {needle:?}: {text}");
+            if !data.contains(needle) {
+                missing.push(format!("{tool} {arguments}: {needle:?} is in the text, not in {structured}"));
+            }
+        }
         seen.insert(tool.to_string());
     }
+    assert!(missing.is_empty(), "structuredContent lacks what the text tells the model:\n{}", missing.join("\n"));
     // Every built-in tool was exercised (tools from upstream servers are not built in).
     let builtin: std::collections::BTreeSet<String> = schemas.keys().cloned().collect();
     assert_eq!(seen, builtin, "a built-in tool without a round trip here");
@@ -278,7 +320,7 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
     };
     check(&mut server, "TeamCreate", json!({"team_name": "t", "description": "a team"}));
     let done = check(&mut server, "Agent", json!({"description": "one", "prompt": "Answer."}));
-    assert_eq!(done["status"], "completed");
+    assert_eq!((done["status"].as_str(), done["text"].as_str()), (Some("completed"), Some("answer 1")));
     let member = check(&mut server, "Agent", json!({"prompt": "Answer too.", "team_name": "t", "name": "alice"}));
     let id = member["agent_id"].as_str().unwrap().to_string();
     assert_eq!(check(&mut server, "TaskOutput", json!({"task_id": id}))["status"], "completed");
@@ -291,4 +333,123 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
     check(&mut server, "TeamDelete", json!({"team_name": "t"}));
     check(&mut server, "BackgroundTasks", json!({}));
     assert!(model.requests().len() >= 4, "{:?}", model.requests().len());
+}
+
+/// The schema `tools/list` gives each tool.
+fn output_schemas(server: &mut Server) -> std::collections::BTreeMap<String, Value> {
+    let listed = server.request("tools/list", json!({}));
+    let tools = listed["tools"].as_array().unwrap().iter();
+    tools.map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone())).collect()
+}
+
+fn assert_valid(schemas: &std::collections::BTreeMap<String, Value>, tool: &str, structured: &Value) {
+    let validator = jsonschema::draft202012::new(&schemas[tool]).unwrap();
+    let errors: Vec<String> = validator.iter_errors(structured).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{tool}: {structured:#} does not match its schema: {errors:?}");
+}
+
+/// The spill file a text's truncation notice names.
+fn spill_named(text: &str) -> String {
+    let after = text.split("The full output was saved to ").nth(1).unwrap_or_else(|| panic!("no spill in {text}"));
+    after.split("; read it").next().unwrap().to_string()
+}
+
+#[test]
+fn a_result_over_the_budget_is_cut_in_structured_content_too_and_says_where_the_rest_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let big: String = (1..=3_000).map(|n| format!("line {n} of the big file\n")).collect();
+    std::fs::write(root.join("big.txt"), &big).unwrap();
+    // A PostToolUse hook of the user's that adds context to every Read.
+    let settings = root.join(".test-home/.config/toolbelt");
+    std::fs::create_dir_all(&settings).unwrap();
+    let said = r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"mind the style guide"}}"#;
+    std::fs::write(
+        settings.join("config.toml"),
+        format!(
+            "[[hooks.PostToolUse]]\nmatcher = \"Read\"\nhooks = [{{ type = \"command\", command = {:?} }}]\n",
+            format!("echo '{said}'")
+        ),
+    )
+    .unwrap();
+    let budget = 2_000;
+    let env = vec![("TOOLBELT_RUNTIME__OUTPUT_BUDGET".to_string(), budget.to_string())];
+    let mut server = Server::start_with(&root, &["--sandbox", "danger-full-access"], env);
+    let schemas = output_schemas(&mut server);
+
+    // Read: the text keeps its head and tail and names the spill file; the structured result
+    // keeps the same head and tail of `content` and names the same file.
+    let result = server.call("Read", json!({"file_path": "big.txt"}));
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("     1\tline 1 of the big file\n") && text.contains("characters cut …]"), "{text}");
+    let spill = spill_named(text);
+    let structured = &result["structuredContent"];
+    assert_valid(&schemas, "Read", structured);
+    let content = structured["content"].as_str().unwrap();
+    assert!(content.starts_with("     1\tline 1 of the big file\n"), "{content}");
+    // Read shows 2,000 lines at a time, and says how to go on.
+    assert!(content.contains("  2000\tline 2000 of the big file"), "the tail is kept: {content}");
+    assert_eq!(structured["notes"], json!(["Showing lines 1-2000 of 3000. Continue with offset=2001 to read more."]));
+    assert!(content.contains("characters cut …]"), "{content}");
+    assert!(content.chars().count() < budget + 100, "{} characters", content.chars().count());
+    assert_eq!(structured["truncation"]["full_output"], spill.as_str());
+    let notice = structured["truncation"]["notice"].as_str().unwrap();
+    assert!(
+        notice.starts_with("Output truncated to the output budget of 2,000 characters: `content` keeps the first "),
+        "{notice}"
+    );
+    assert!(notice.contains(&spill) && notice.contains("read it with Read (offset/limit)"), "{notice}");
+    // The spill holds every line, and the hook's context reached both forms.
+    assert!(std::fs::read_to_string(&spill).unwrap().contains("  1500\tline 1500 of the big file"));
+    assert_eq!(structured["hook_context"], json!(["mind the style guide"]));
+    assert_eq!(result["content"].as_array().unwrap().last().unwrap()["text"], "mind the style guide");
+
+    // Grep: the structured list stops within the budget and says where to go on.
+    let result = server.call("Grep", json!({"pattern": "big file", "output_mode": "content"}));
+    let structured = &result["structuredContent"];
+    assert_valid(&schemas, "Grep", structured);
+    let matches = structured["matches"].as_array().unwrap();
+    assert!(!matches.is_empty() && matches.len() < 3_000, "{}", matches.len());
+    assert_eq!(structured["next_offset"], matches.len());
+    assert_eq!(structured["total"], 3_000);
+
+    // Bash: both streams within the budget, and the note saying where every byte is.
+    let result = server.call("Bash", json!({"command": "seq 1 100000; echo done >&2"}));
+    let structured = &result["structuredContent"];
+    assert_valid(&schemas, "Bash", structured);
+    let stdout = structured["stdout"].as_str().unwrap();
+    assert!(stdout.chars().count() <= budget, "{}", stdout.chars().count());
+    assert!(stdout.starts_with("1\n2\n") && stdout.ends_with("100000\n"), "{stdout}");
+    assert_eq!(structured["stderr"], "done\n");
+    let notes = structured["notes"].as_array().unwrap();
+    let file = structured["output_file"].as_str().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("Every byte is in ")), "{structured:#}");
+    assert!(std::fs::read_to_string(file).unwrap().ends_with("100000\ndone\n"));
+}
+
+#[test]
+fn call_json_prints_the_same_structured_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let big: String = (1..=3_000).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(root.join("big.txt"), &big).unwrap();
+    std::fs::write(root.join("small.txt"), "alpha\nbeta\n").unwrap();
+    let call = |file: &str| -> Value {
+        let out = hermetic::toolbelt(&root)
+            .env("TOOLBELT_RUNTIME__OUTPUT_BUDGET", "1000")
+            .args(["call", "Read", &json!({"file_path": file}).to_string(), "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let small = call("small.txt");
+    assert_eq!(small["structured"]["content"], "     1\talpha\n     2\tbeta");
+    let big = call("big.txt");
+    let content = big["structured"]["content"].as_str().unwrap();
+    assert!(content.starts_with("     1\tline 1\n") && content.contains("  2000\tline 2000"), "{content}");
+    let text = big["content"][0]["text"].as_str().unwrap();
+    assert_eq!(big["structured"]["truncation"]["full_output"], spill_named(text).as_str());
 }

@@ -20,8 +20,9 @@ pub struct ReadMcpResourceInput {
     pub uri: String,
 }
 
-/// What ReadMcpResource read. The parts themselves go to the model as content (text as
-/// text, images as images); the structured result lists them.
+/// What ReadMcpResource read. The parts go to the model as content (text as text, images as
+/// images); the structured result lists them, each text part with its text (a binary part is
+/// described, its base64 left to the content).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ReadMcpResourceOutput {
     /// The server that was read.
@@ -47,6 +48,9 @@ pub struct ResourcePart {
     pub kind: PartKind,
     /// Characters of text, or of base64 for a binary part.
     pub size: usize,
+    /// The text, for a text part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// Text or binary.
@@ -110,12 +114,17 @@ fn part_of(contents: &ResourceContents) -> ResourcePart {
             mime_type: mime_type.clone(),
             kind: PartKind::Text,
             size: text.chars().count(),
+            text: Some(text.clone()),
         },
-        ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
-            ResourcePart { uri: uri.clone(), mime_type: mime_type.clone(), kind: PartKind::Blob, size: blob.len() }
-        }
+        ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => ResourcePart {
+            uri: uri.clone(),
+            mime_type: mime_type.clone(),
+            kind: PartKind::Blob,
+            size: blob.len(),
+            text: None,
+        },
         // A kind of contents a later revision adds: described as binary, of unknown size.
-        _ => ResourcePart { uri: String::new(), mime_type: None, kind: PartKind::Blob, size: 0 },
+        _ => ResourcePart { uri: String::new(), mime_type: None, kind: PartKind::Blob, size: 0, text: None },
     }
 }
 

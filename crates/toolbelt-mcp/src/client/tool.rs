@@ -57,7 +57,11 @@ impl McpTool {
             spec = spec.title(title);
         }
         if let Some(output) = &tool.output_schema {
-            spec = spec.output_schema(Value::Object(output.as_ref().clone()));
+            // With the properties the runtime adds to a result cut to the budget or given
+            // hook context, so such a result still validates for our own clients.
+            let mut output = Value::Object(output.as_ref().clone());
+            toolbelt_core::additions::declare_additions(&mut output);
+            spec = spec.output_schema(output);
         }
         Self { spec, remote, read_only, upstream }
     }

@@ -8,6 +8,7 @@
 mod audit;
 mod authorize;
 mod execute;
+mod fit;
 mod follow_up;
 mod plan;
 mod post_hooks;

@@ -55,9 +55,21 @@ pub struct EditOutput {
     /// Errors a running language server reports that this change introduced.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<Introduced>,
-    /// The edited region, numbered, and where it starts and ends.
-    #[serde(skip)]
-    snippet: Option<(usize, usize, String)>,
+    /// The edited region as it reads now, with a few lines around it (absent when the file
+    /// is empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<Snippet>,
+}
+
+/// Lines of a file as they read now, numbered like Read shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Snippet {
+    /// The first line shown (1-based).
+    pub start: usize,
+    /// The last line shown.
+    pub end: usize,
+    /// The lines, numbered like `cat -n` (the line number, a tab, the line).
+    pub text: String,
 }
 
 /// A range of lines, 1-based and inclusive.
@@ -81,7 +93,7 @@ impl Render for EditOutput {
             format!("Edited {name}: replaced {total} occurrence{}", plural(total))
         };
         let text = match &self.snippet {
-            Some((from, to, snippet)) => format!("{what}. Lines {from}-{to} now read:\n{snippet}"),
+            Some(Snippet { start, end, text }) => format!("{what}. Lines {start}-{end} now read:\n{text}"),
             None => format!("{what}."),
         };
         with_diagnostics(with_notes(text, &self.notes), &self.diagnostics)
@@ -223,7 +235,7 @@ pub fn apply(cx: &ToolContext, file_path: &str, changes: &[Change<'_>]) -> Resul
         replacements: total,
         notes,
         diagnostics: Vec::new(),
-        snippet: (!snippet.is_empty()).then_some((from, to, snippet)),
+        snippet: (!snippet.is_empty()).then_some(Snippet { start: from, end: to, text: snippet }),
     })
 }
 

@@ -92,12 +92,11 @@ pub struct ListDirOutput {
     pub entries: Vec<ListEntry>,
     /// Entries found in all (within the depth); more than `entries` when cut at the limit.
     pub total: usize,
-    /// Which kinds of entries the listing leaves out, for the text when it is empty.
-    #[serde(skip)]
-    pub(crate) left_out: LeftOut,
-    /// The note about paths the walk could not read, for the text only.
-    #[serde(skip)]
-    pub(crate) walk_errors: Option<String>,
+    /// What the text says besides the entries, in order: for an empty listing, which kinds
+    /// of entries it leaves out; how many more entries there are past the limit and how to
+    /// see them; paths that could not be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Which kinds of entries a listing leaves out.
@@ -113,7 +112,7 @@ pub(crate) struct LeftOut {
 
 impl LeftOut {
     /// "; hidden, .gitignore'd entries are not listed", or nothing when nothing is left out.
-    fn note(self) -> String {
+    fn said(self) -> String {
         let mut skipped = Vec::new();
         if self.hidden {
             skipped.push("hidden");
@@ -146,19 +145,13 @@ impl Render for ListDirOutput {
                 EntryType::Other => text.push_str("  (special file)"),
             }
         }
-        let listed = self.entries.len();
-        if self.total == 0 {
-            text.push_str(&format!("\n  (no entries{})", self.left_out.note()));
-        } else if listed < self.total {
-            text.push_str(&format!(
-                "\n\n[Listed {} of {} entries (breadth first); {} more not shown: list a subdirectory, lower \
-                 `depth`, or raise `limit`.]",
-                thousands(listed),
-                thousands(self.total),
-                thousands(self.total - listed)
-            ));
+        let mut notes = self.notes.iter();
+        if self.total == 0
+            && let Some(empty) = notes.next()
+        {
+            text.push_str(&format!("\n  ({empty})"));
         }
-        if let Some(note) = &self.walk_errors {
+        for note in notes {
             append_note(&mut text, note);
         }
         vec![Content::text(text)]
@@ -281,7 +274,21 @@ fn list(input: &ListDirInput, cx: &ToolContext) -> Result<ListDirOutput, ToolErr
         ignored: !input.no_ignore.unwrap_or(false),
         non_matching: input.pattern.is_some(),
     };
-    Ok(ListDirOutput { path: here, entries, total, left_out, walk_errors: errors.note() })
+    let mut notes = Vec::new();
+    let listed = found.len();
+    if total == 0 {
+        notes.push(format!("no entries{}", left_out.said()));
+    } else if listed < total {
+        notes.push(format!(
+            "[Listed {} of {} entries (breadth first); {} more not shown: list a subdirectory, lower `depth`, or \
+             raise `limit`.]",
+            thousands(listed),
+            thousands(total),
+            thousands(total - listed)
+        ));
+    }
+    notes.extend(errors.note());
+    Ok(ListDirOutput { path: here, entries, total, notes })
 }
 
 /// Every entry below the start within the walk's depth, except `.git`'s contents and what

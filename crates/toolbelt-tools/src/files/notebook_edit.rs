@@ -74,24 +74,28 @@ pub struct NotebookEditOutput {
     pub cell_type: String,
     /// How many cells the notebook has now.
     pub cell_count: usize,
-    /// The notebook, as the model should see its path; for the text only.
-    #[serde(skip)]
-    pub(crate) notebook: String,
-    /// The cell's type before a replacement changed it; for the text only.
-    #[serde(skip)]
-    pub(crate) previous_type: Option<String>,
-    /// How many outputs a replacement cleared; for the text only.
-    #[serde(skip)]
-    pub(crate) cleared_outputs: usize,
-    /// The id of the cell an inserted one follows, when it has one; for the text only.
-    #[serde(skip)]
-    pub(crate) previous_cell_id: Option<String>,
-    /// The edited or inserted cell as Read shows it; for the text only.
-    #[serde(skip)]
-    pub(crate) cell: Option<String>,
-    /// What was done to a multi-file commit a killed process left halfway; for the text only.
-    #[serde(skip)]
-    pub(crate) notes: Vec<String>,
+    /// The notebook, relative to the working directory when inside it.
+    pub notebook: String,
+    /// The cell's type before a replacement changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_type: Option<String>,
+    /// How many outputs a replacement cleared.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cleared_outputs: usize,
+    /// The id of the cell an inserted one follows, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_cell_id: Option<String>,
+    /// The edited or inserted cell as Read shows it (absent after a deletion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
+    /// What was done first: a multi-file change a killed process left halfway, finished or
+    /// undone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Render for NotebookEditOutput {

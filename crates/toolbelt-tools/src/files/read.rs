@@ -93,7 +93,8 @@ impl Tool for Read {
         // the thread; confinement still happens when the file is opened.)
         let small =
             std::fs::metadata(absolute(&cx, &input.file_path)).is_ok_and(|m| m.is_file() && m.len() <= INLINE_MAX);
-        if small { read(&input, &cx) } else { run_blocking(&cx, move |cx| read(&input, cx)).await }
+        let out = if small { read(&input, &cx) } else { run_blocking(&cx, move |cx| read(&input, cx)).await };
+        out.map(ReadOutput::noted)
     }
 }
 
@@ -180,7 +181,7 @@ mod tests {
     use super::*;
 
     fn render_lines(text: &str, name: &str, offset: usize, limit: usize) -> Result<String, ToolError> {
-        let out = window(text, name.to_string(), 0, offset, limit)?;
+        let out = window(text, name.to_string(), 0, offset, limit)?.noted();
         let content = out.render();
         Ok(content[0].as_text().unwrap_or_default().to_string())
     }
@@ -196,11 +197,13 @@ mod tests {
         assert!(render_lines(text, "f", 4, 1).unwrap_err().to_string().contains("offset 4 is past the end"));
         assert_eq!(render_lines("", "f", 1, 10).unwrap(), "(f exists but is empty.)");
         assert_eq!(render_lines("x\r\ny\r\n", "f", 1, 10).unwrap(), "     1\tx\n     2\ty");
-        let out = window(text, "f".into(), 6, 2, 1).unwrap();
+        let out = window(text, "f".into(), 6, 2, 1).unwrap().noted();
         let structured = serde_json::to_value(&out).unwrap();
         assert_eq!(
             structured,
-            serde_json::json!({"file_path": "f", "type": "text", "bytes": 6, "start_line": 2, "num_lines": 1, "total_lines": 3})
+            serde_json::json!({"file_path": "f", "type": "text", "bytes": 6, "start_line": 2, "num_lines": 1,
+                "total_lines": 3, "content": "     2\tb",
+                "notes": ["Showing lines 2-2 of 3. Continue with offset=3 to read more."]})
         );
     }
 

@@ -71,9 +71,23 @@ pub struct TodoWriteOutput {
     pub in_progress: usize,
     /// How many tasks are completed.
     pub completed: usize,
-    /// What changed since the previous list ("2 added", "1 completed"), for the text only.
-    #[serde(skip)]
-    pub(crate) changes: Vec<String>,
+    /// What changed since the previous list ("2 added", "1 completed").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
+    /// A nudge when not exactly one task is in progress.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The nudge for a list with `in_progress` tasks in progress and `pending` pending.
+fn nudge(in_progress: usize, pending: usize) -> Option<String> {
+    if in_progress > 1 {
+        Some(format!("{in_progress} tasks are in progress; keep exactly one in progress and finish it first."))
+    } else if in_progress == 0 && pending > 0 {
+        Some("no task is in progress; mark the next one `in_progress` before starting it.".to_string())
+    } else {
+        None
+    }
 }
 
 impl Render for TodoWriteOutput {
@@ -97,12 +111,8 @@ impl Render for TodoWriteOutput {
             };
             text.push_str(&line);
         }
-        if in_progress > 1 {
-            text.push_str(&format!(
-                "\nNote: {in_progress} tasks are in progress; keep exactly one in progress and finish it first."
-            ));
-        } else if in_progress == 0 && pending > 0 {
-            text.push_str("\nNote: no task is in progress; mark the next one `in_progress` before starting it.");
+        if let Some(note) = &self.note {
+            text.push_str(&format!("\nNote: {note}"));
         }
         vec![Content::text(text)]
     }
@@ -148,7 +158,8 @@ impl Tool for TodoWrite {
         let (pending, in_progress, completed) =
             (count(TodoStatus::Pending), count(TodoStatus::InProgress), count(TodoStatus::Completed));
         let changes = describe_changes(&previous, &todos);
-        Ok(TodoWriteOutput { todos, pending, in_progress, completed, changes })
+        let note = nudge(in_progress, pending);
+        Ok(TodoWriteOutput { todos, pending, in_progress, completed, changes, note })
     }
 }
 

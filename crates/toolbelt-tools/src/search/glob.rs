@@ -62,16 +62,11 @@ pub struct GlobOutput {
     /// The offset of the next page, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
-    /// The page asked for, for the notice in the text.
-    #[serde(skip)]
-    pub(crate) page: Page,
-    /// What the text says when nothing matched (where it looked, what it skipped, files
-    /// the pattern matches in another case).
-    #[serde(skip)]
-    pub(crate) nothing_found: String,
-    /// The note about paths the walk could not read, for the text only.
-    #[serde(skip)]
-    pub(crate) walk_errors: Option<String>,
+    /// What the text says besides the files, in order: where it looked when nothing
+    /// matched, which part of the matches this page shows and how to get the rest, paths
+    /// that could not be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Render for GlobOutput {
@@ -79,12 +74,7 @@ impl Render for GlobOutput {
     /// when some paths could not be read.
     fn render(&self) -> Vec<Content> {
         let mut text = self.files.join("\n");
-        if self.total == 0 {
-            text.clone_from(&self.nothing_found);
-        } else if let Some(notice) = self.page.notice(self.total, "files", " (newest first)", "narrow the pattern") {
-            append_note(&mut text, &notice);
-        }
-        if let Some(note) = &self.walk_errors {
+        for note in &self.notes {
             append_note(&mut text, note);
         }
         vec![Content::text(text)]
@@ -181,14 +171,19 @@ fn glob(input: &GlobInput, cx: &ToolContext) -> Result<GlobOutput, ToolError> {
     let listed: Vec<String> = files[range.clone()].iter().map(|(p, _)| shown.show(p)).collect();
     let nothing_found =
         if files.is_empty() { nothing_found(cx, &start, &pattern, hidden, no_ignore, &shown)? } else { String::new() };
+    let mut notes = Vec::new();
+    if files.is_empty() {
+        notes.push(nothing_found);
+    } else if let Some(notice) = page.notice(files.len(), "files", " (newest first)", "narrow the pattern") {
+        notes.push(notice);
+    }
+    notes.extend(errors.note());
     Ok(GlobOutput {
         files: listed,
         total: files.len(),
         offset: page.offset,
         next_offset: (range.end < files.len()).then_some(range.end),
-        page,
-        nothing_found,
-        walk_errors: errors.note(),
+        notes,
     })
 }
 

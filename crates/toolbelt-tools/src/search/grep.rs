@@ -137,20 +137,17 @@ pub struct GrepOutput {
     /// The offset that continues after the returned entries, when some were left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    /// What the text says besides the entries, in order: why there are none (nothing
+    /// matched, the file is binary), which part of the results this page shows and how to
+    /// get the rest, paths that could not be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The page's entries in ripgrep's format (`path`, `path:count`, `path:line:text` with
     /// `--` breaks), for the text only: unlike the lists above it is not capped at
-    /// [`STRUCTURED_LIMIT`] entries (the output budget cuts it).
+    /// [`STRUCTURED_LIMIT`] entries or the output budget (the runtime cuts the text to the
+    /// budget, keeping its head and tail).
     #[serde(skip)]
     pub(crate) listing: Listing,
-    /// The page asked for, for the notice in the text.
-    #[serde(skip)]
-    pub(crate) page: Page,
-    /// What was searched, for the text when nothing matched.
-    #[serde(skip)]
-    pub(crate) searched: Searched,
-    /// The note about paths that could not be read, for the text only.
-    #[serde(skip)]
-    pub(crate) walk_errors: Option<String>,
     /// The start as shown, when it is a binary file (so nothing was searched).
     #[serde(skip)]
     pub(crate) binary: Option<String>,
@@ -210,28 +207,42 @@ impl GrepOutput {
         self.binary.is_none() && self.total > 0
     }
 
-    /// Room for the notice and the note after the listing, so the text is not moved to make it.
+    /// Room for the notes after the listing, so the text is not moved to make it.
     fn spare(&self) -> usize {
-        512 + self.walk_errors.as_ref().map_or(0, String::len)
+        self.notes.iter().map(|n| n.len() + 2).sum()
     }
 
-    /// The content, from the listing's text when [`GrepOutput::listed`].
+    /// The content: the listing's text when [`GrepOutput::listed`] (else the first note, which
+    /// says why there is none), then the notes.
     fn content(&self, listing: Option<String>) -> Vec<Content> {
-        if let Some(path) = &self.binary {
-            return vec![Content::text(format!(
-                "{path} is a binary file (it contains NUL bytes); Grep searches text files only."
-            ))];
-        }
-        let mut text = listing.unwrap_or_else(|| self.searched.no_match());
-        // None when nothing matched: a page of nothing shows all there is.
-        let notice = self.page.notice(self.total, entries(self.mode), " (in path order)", "narrow the search");
-        if let Some(notice) = notice {
-            append_note(&mut text, &notice);
-        }
-        if let Some(note) = &self.walk_errors {
+        let mut notes = self.notes.iter();
+        let mut text = match listing {
+            Some(listing) => listing,
+            None => notes.next().cloned().unwrap_or_default(),
+        };
+        for note in notes {
             append_note(&mut text, note);
         }
         vec![Content::text(text)]
+    }
+
+    /// Sets the notes from what was searched, the page asked for and the paths that could
+    /// not be read.
+    fn noted(mut self, searched: &Searched, page: Page, walk_errors: Option<String>) -> Self {
+        if let Some(path) = &self.binary {
+            self.notes =
+                vec![format!("{path} is a binary file (it contains NUL bytes); Grep searches text files only.")];
+            return self;
+        }
+        if self.total == 0 {
+            self.notes.push(searched.no_match());
+        }
+        // None when nothing matched: a page of nothing shows all there is.
+        if let Some(notice) = page.notice(self.total, entries(self.mode), " (in path order)", "narrow the search") {
+            self.notes.push(notice);
+        }
+        self.notes.extend(walk_errors);
+        self
     }
 }
 
@@ -323,21 +334,21 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
     }
 
     let walk_errors = std::mem::take(&mut found.errors).note();
+    let budget = cx.limits().output_budget;
     let mut out = match mode {
-        Mode::Files => page_files(&found, page),
-        Mode::Count => page_counts(&found, page),
-        Mode::Content => page_content(found, page),
+        Mode::Files => page_files(&found, page, budget),
+        Mode::Count => page_counts(&found, page, budget),
+        Mode::Content => page_content(found, page, budget),
     };
-    out.searched = Searched {
+    let searched = Searched {
         pattern: input.pattern.clone(),
         glob: input.glob.clone(),
         file_type: input.file_type.clone(),
         place: shown.place(&start.loc.abs),
         is_dir: start.is_dir,
     };
-    out.walk_errors = walk_errors;
     out.binary = binary;
-    Ok(out)
+    Ok(out.noted(&searched, page, walk_errors))
 }
 
 /// What the entries of a mode are called in a notice.
@@ -360,23 +371,34 @@ fn output(mode: OutputMode, total: usize, page: Page, returned: usize) -> GrepOu
         total,
         offset: page.offset,
         next_offset: (end < total && returned > 0).then_some(end),
+        notes: Vec::new(),
         listing: Listing::default(),
-        page,
-        searched: Searched::default(),
-        walk_errors: None,
         binary: None,
     }
 }
 
-fn page_files(found: &Found, page: Page) -> GrepOutput {
+/// Whether the structured list may take one more entry of `chars` characters, having taken
+/// `len` entries of `used` characters: at most [`STRUCTURED_LIMIT`] entries, within the output
+/// budget (the rest is reached with `next_offset`).
+fn room_for(len: usize, used: &mut usize, chars: usize, budget: usize) -> bool {
+    if len >= STRUCTURED_LIMIT || (len > 0 && *used + chars > budget) {
+        return false;
+    }
+    *used += chars;
+    true
+}
+
+fn page_files(found: &Found, page: Page, budget: usize) -> GrepOutput {
     let hits = &found.files;
     let on_page = &hits[page.range(hits.len())];
     let mut text = String::with_capacity(on_page.iter().map(|h| found.shown(h).len() + 1).sum());
     let mut files = Vec::new();
+    let (mut used, mut full) = (0, false);
     for hit in on_page {
         text.push_str(found.shown(hit));
         text.push('\n');
-        if files.len() < STRUCTURED_LIMIT {
+        full = full || !room_for(files.len(), &mut used, found.shown(hit).len(), budget);
+        if !full {
             files.push(found.shown(hit).to_string());
         }
     }
@@ -387,14 +409,16 @@ fn page_files(found: &Found, page: Page) -> GrepOutput {
     out
 }
 
-fn page_counts(found: &Found, page: Page) -> GrepOutput {
+fn page_counts(found: &Found, page: Page, budget: usize) -> GrepOutput {
     let hits = &found.files;
     let mut text = String::new();
     let mut counts = Vec::new();
+    let (mut used, mut full) = (0, false);
     for hit in &hits[page.range(hits.len())] {
         let shown = found.shown(hit);
         text.push_str(&format!("{shown}:{}\n", hit.count));
-        if counts.len() < STRUCTURED_LIMIT {
+        full = full || !room_for(counts.len(), &mut used, shown.len() + 8, budget);
+        if !full {
             counts.push(GrepCount { path: shown.to_string(), count: hit.count });
         }
     }
@@ -409,10 +433,11 @@ fn page_counts(found: &Found, page: Page) -> GrepOutput {
 /// `path:text` / `path-text`), `--` between non-adjacent groups and, with context, between
 /// files: ripgrep's standard format. The lines were formatted while searching, in order; the
 /// page is a range of them (handed over whole, or that range copied, when rendered).
-fn page_content(found: Found, page: Page) -> GrepOutput {
+fn page_content(found: Found, page: Page, budget: usize) -> GrepOutput {
     let total = found.line_count();
     let lines = page.range(total);
     let mut matches = Vec::new();
+    let mut used = 0;
     let mut structured_end = None;
     let first = found.files.partition_point(|hit| hit.lines.end <= lines.start);
     'files: for (i, hit) in found.files.iter().enumerate().skip(first) {
@@ -424,11 +449,11 @@ fn page_content(found: Found, page: Page) -> GrepOutput {
             if n >= lines.end {
                 break 'files;
             }
-            if matches.len() == STRUCTURED_LIMIT {
+            let (number, body) = found.number_and_body(i, &line);
+            if !room_for(matches.len(), &mut used, found.shown(hit).len() + body.len() + 8, budget) {
                 structured_end = Some(n);
                 break 'files;
             }
-            let (number, body) = found.number_and_body(i, &line);
             matches.push(GrepLine {
                 path: found.shown(hit).to_string(),
                 line: number,

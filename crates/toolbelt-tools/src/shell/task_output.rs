@@ -65,13 +65,11 @@ pub struct TaskOutputResult {
     pub log_file: String,
     /// How long it ran (or has been running), in milliseconds.
     pub run_time_ms: u64,
-    /// The log file as the model should see it (relative to the working directory when
-    /// inside it), for the text only.
-    #[serde(skip)]
-    pub(crate) log_shown: String,
-    /// The byte range of the log this read covers, for the text only.
-    #[serde(skip)]
-    pub(crate) range: (u64, u64),
+    /// The bytes of the log this read covers: from the first, up to the second.
+    pub log_range: (u64, u64),
+    /// When the new output was cut: where every byte of it is and how to read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// When the task is an agent (started with Agent in the background): its report.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentReport>,
@@ -90,8 +88,8 @@ impl TaskOutputResult {
             truncated: report.full_text_path.is_some(),
             log_file: log.clone(),
             run_time_ms: report.duration_ms,
-            log_shown: log,
-            range: (0, 0),
+            log_range: (0, 0),
+            note: None,
             agent: Some(report),
         }
     }
@@ -111,19 +109,15 @@ impl Render for TaskOutputResult {
             (_, Some(code)) => header.push_str(&format!(" (exit code {code}, ran {run_time})")),
             _ => header.push_str(&format!(" (ran {run_time})")),
         }
-        let (from, to) = self.range;
+        let (from, to) = self.log_range;
         let body = if from == to {
             "No new output since the last read.".to_string()
         } else {
             format!("New output ({} bytes):\n{}", thousands(to - from), self.output)
         };
         let mut text = format!("{header}.\n{body}");
-        if self.truncated {
-            text.push_str(&format!(
-                "\n[The new output was too long to show whole; every byte is in {} (bytes {from}–{to}); read it \
-                 with Read or search it with Grep.]",
-                self.log_shown
-            ));
+        if let Some(note) = &self.note {
+            text.push_str(&format!("\n[{note}]"));
         }
         vec![Content::text(text)]
     }
@@ -201,8 +195,14 @@ impl Tool for TaskOutput {
             truncated: rendered.cut,
             log_file: task.log.display().to_string(),
             run_time_ms: u64::try_from(task.run_time().as_millis()).unwrap_or(u64::MAX),
-            log_shown: shown_path(&cx, &task.log),
-            range: (from, to),
+            log_range: (from, to),
+            note: rendered.cut.then(|| {
+                format!(
+                    "The new output was too long to show whole; every byte is in {} (bytes {from}–{to}); read it with \
+                     Read or search it with Grep.",
+                    shown_path(&cx, &task.log)
+                )
+            }),
             agent: None,
         })
     }

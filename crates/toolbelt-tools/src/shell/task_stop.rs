@@ -33,15 +33,14 @@ pub struct TaskStopResult {
     /// Its exit code, if it had exited on its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
-    /// The command line, for the text only.
-    #[serde(skip)]
-    pub(crate) command: String,
-    /// How long it ran, for the text only.
-    #[serde(skip)]
-    pub(crate) run_time: Duration,
-    /// Whether a cgroup held its tree (so the kill reached everything), for the text only.
-    #[serde(skip)]
-    pub(crate) held: bool,
+    /// Its command line (for an agent, its type and task).
+    pub command: String,
+    /// How long it ran, in milliseconds.
+    pub run_time_ms: u64,
+    /// Whether a stop reaches every process it started (a cgroup holds them all); when false,
+    /// a process that left its session and closed its descriptors may survive (`toolbelt
+    /// sandbox check` says why).
+    pub whole_tree: bool,
 }
 
 impl Render for TaskStopResult {
@@ -52,8 +51,8 @@ impl Render for TaskStopResult {
             format!(
                 "Stopped task {} (`{command}`) after {}: {}.",
                 self.task_id,
-                human_duration(self.run_time),
-                stopped_what(self.held).replacen("the command", "it", 1)
+                human_duration(Duration::from_millis(self.run_time_ms)),
+                stopped_what(self.whole_tree).replacen("the command", "it", 1)
             )
         } else {
             let code = self.exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default();
@@ -112,8 +111,8 @@ impl Tool for TaskStop {
                 status: task_status(report.status),
                 exit_code: None,
                 command: task_command(&report),
-                run_time: Duration::from_millis(report.duration_ms),
-                held: true,
+                run_time_ms: report.duration_ms,
+                whole_tree: true,
             });
         }
         let task =
@@ -130,8 +129,8 @@ impl Tool for TaskStop {
             status,
             exit_code,
             command: task.command.clone(),
-            run_time: task.run_time(),
-            held: task.is_held(),
+            run_time_ms: u64::try_from(task.run_time().as_millis()).unwrap_or(u64::MAX),
+            whole_tree: task.is_held(),
         })
     }
 }

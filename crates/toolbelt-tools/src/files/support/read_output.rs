@@ -14,8 +14,9 @@ pub const MAX_LINE_CHARS: usize = 2_000;
 /// Largest image returned as image content (5 MB once base64-encoded).
 pub const MAX_IMAGE_BYTES: u64 = 3_750_000;
 
-/// What `Read` returns. The numbered lines (or cells, or the image) go to the model as
-/// content; the structured result says what was shown of what.
+/// What `Read` returns: what was shown of the file — its numbered lines, cells or text, and
+/// how to read more — in the text and in the structured result alike. An image's bytes go
+/// as image content only; the structured result describes the image.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ReadOutput {
     /// The file, as results name it (relative to the working directory when inside it).
@@ -43,10 +44,17 @@ pub struct ReadOutput {
     /// The pages read and how many there are, for PDFs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pdf: Option<PdfInfo>,
-    /// What the model reads: numbered lines or rendered cells.
-    #[serde(skip)]
-    pub(crate) body: String,
-    /// Base64 of the image, for images.
+    /// What was read: the lines shown, numbered like `cat -n` (the line number, a tab, the
+    /// line), a notebook's cells, or a PDF's text. Absent for an image (sent as image
+    /// content) and an empty file.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub content: String,
+    /// What the text says after the content: how to read the rest (`offset`, `pages`), the
+    /// encoding it was decoded from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Base64 of the image, for images: sent as image content, not in the structured result
+    /// (base64 in a structured value would reach a model as text, in the megabytes).
     #[serde(skip)]
     pub(crate) image_data: Option<String>,
     /// Whether the file was streamed (too large to decode whole), which Edit cannot take.
@@ -92,7 +100,7 @@ pub struct ImageInfo {
 
 impl ReadOutput {
     /// A result of `kind` with nothing about lines, encoding or image yet.
-    fn of(file_path: String, kind: ReadKind, bytes: u64, body: String) -> Self {
+    fn of(file_path: String, kind: ReadKind, bytes: u64, content: String) -> Self {
         Self {
             file_path,
             kind,
@@ -103,7 +111,8 @@ impl ReadOutput {
             encoding: None,
             image: None,
             pdf: None,
-            body,
+            content,
+            notes: Vec::new(),
             image_data: None,
             streamed: false,
         }
@@ -138,20 +147,16 @@ impl ReadOutput {
             ..Self::of(file_path, ReadKind::Image, bytes, String::new())
         }
     }
-}
 
-impl Render for ReadOutput {
-    fn render(&self) -> Vec<Content> {
-        let name = &self.file_path;
-        let mut text = match (self.kind, self.total_lines) {
-            (ReadKind::Text, Some(0)) => return vec![Content::text(format!("({name} exists but is empty.)"))],
-            _ => self.body.clone(),
-        };
+    /// The result with its notes: how to read the rest and how it was decoded. What `Read`
+    /// returns once every field is set.
+    pub(crate) fn noted(mut self) -> Self {
+        let mut notes = Vec::new();
         if let (Some(start), Some(shown), Some(total)) = (self.start_line, self.num_lines, self.total_lines) {
             let shown_to = start - 1 + shown;
             if shown_to < total {
-                text.push_str(&format!(
-                    "\n\n(Showing lines {start}-{shown_to} of {total}. Continue with offset={} to read more.)",
+                notes.push(format!(
+                    "Showing lines {start}-{shown_to} of {total}. Continue with offset={} to read more.",
                     shown_to + 1
                 ));
             }
@@ -159,8 +164,8 @@ impl Render for ReadOutput {
         if let Some(pdf) = &self.pdf {
             let (first, last) = (pdf.pages.first().copied().unwrap_or(0), pdf.pages.last().copied().unwrap_or(0));
             if last < pdf.total_pages || first > 1 {
-                text.push_str(&format!(
-                    "\n\n(Pages {first}-{last} of {}. Read others with pages, e.g. pages: \"{}-{}\".)",
+                notes.push(format!(
+                    "Pages {first}-{last} of {}. Read others with pages, e.g. pages: \"{}-{}\".",
                     pdf.total_pages,
                     last + 1,
                     (last + pdf::MAX_PAGES_PER_CALL).min(pdf.total_pages).max(last + 1)
@@ -168,11 +173,40 @@ impl Render for ReadOutput {
             }
         }
         if let Some(encoding) = &self.encoding {
-            if self.streamed {
-                text.push_str(&format!("\n\n(Decoded as {encoding}.)"));
+            notes.push(if self.streamed {
+                format!("Decoded as {encoding}.")
             } else {
-                text.push_str(&format!("\n\n(Decoded as {encoding}; Edit and Write keep that encoding.)"));
-            }
+                format!("Decoded as {encoding}; Edit and Write keep that encoding.")
+            });
+        }
+        self.notes = notes;
+        self
+    }
+}
+
+impl Render for ReadOutput {
+    fn render(&self) -> Vec<Content> {
+        self.rendered(self.content.clone())
+    }
+
+    /// As `render`, handing the content over instead of copying it.
+    fn into_content(mut self) -> Vec<Content> {
+        let content = std::mem::take(&mut self.content);
+        self.rendered(content)
+    }
+}
+
+impl ReadOutput {
+    /// The content for the model: `content` (this result's, taken or copied), then the notes;
+    /// an image as its caption and the image.
+    fn rendered(&self, content: String) -> Vec<Content> {
+        let name = &self.file_path;
+        let mut text = match (self.kind, self.total_lines) {
+            (ReadKind::Text, Some(0)) => return vec![Content::text(format!("({name} exists but is empty.)"))],
+            _ => content,
+        };
+        for note in &self.notes {
+            text.push_str(&format!("\n\n({note})"));
         }
         if let (Some(data), Some(image)) = (&self.image_data, &self.image) {
             let dims = match (image.width, image.height) {

@@ -309,7 +309,8 @@ pub fn start(
         output_file: Some(log.display().to_string()),
         cwd: cwd.display().to_string(),
         task_id: Some(id),
-        report: Report::Started { command: one_line(&input.command, 200), log: shown_path(cx, &log), notice },
+        notes: notice.into_iter().collect(),
+        report: Report::Started { command: one_line(&input.command, 200), log: shown_path(cx, &log) },
     })
 }
 

@@ -47,6 +47,11 @@ pub struct BashOutput {
     /// The background task's id, when the command runs in the background.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// What the model should know besides the output, in order: how the command ended and
+    /// what to do about it, where the whole output is, the working directory…; for a
+    /// background command, how it was started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// What the text shows beyond these fields.
     #[serde(skip)]
     pub(crate) report: Report,
@@ -58,20 +63,15 @@ pub(crate) enum Report {
     /// A command that ran in the foreground.
     Ran {
         /// Both streams interleaved as they arrived, within the budget (head and tail when
-        /// long).
+        /// long); `stdout` and `stderr` hold them apart.
         output: String,
-        /// What the model should know besides: how it ended, where the whole output is, the
-        /// working directory…, in order.
-        notes: Vec<String>,
     },
     /// A command started in the background (its id is `task_id`).
     Started {
         /// The command line, on one line and cut.
         command: String,
-        /// Its log file, as the model should see it.
+        /// Its log file, as the model should see it (`output_file` holds its absolute path).
         log: String,
-        /// A notice about how it was started (the sandbox could not confine it…).
-        notice: Option<String>,
     },
 }
 
@@ -80,26 +80,26 @@ impl Render for BashOutput {
     /// background one: its task id, where its output goes and how to read and stop it.
     fn render(&self) -> Vec<Content> {
         let text = match &self.report {
-            Report::Ran { output, notes } => {
+            Report::Ran { output } => {
                 let mut text = if output.is_empty() { "(no output)".to_string() } else { output.clone() };
-                if !notes.is_empty() {
+                if !self.notes.is_empty() {
                     if !text.ends_with('\n') {
                         text.push('\n');
                     }
-                    for note in notes {
+                    for note in &self.notes {
                         text.push_str(&format!("\n[{note}]"));
                     }
                 }
                 text
             }
-            Report::Started { command, log, notice } => {
+            Report::Started { command, log } => {
                 let id = self.task_id.as_deref().unwrap_or_default();
                 let mut text = format!(
                     "Started in the background as task {id}: `{command}`. Its output goes to {log}. Read it with \
                      TaskOutput (task_id \"{id}\"); stop it with TaskStop. It is stopped when the session ends."
                 );
-                if let Some(notice) = notice {
-                    text.push_str(&format!("\n[{notice}]"));
+                for note in &self.notes {
+                    text.push_str(&format!("\n[{note}]"));
                 }
                 text
             }
@@ -157,8 +157,13 @@ pub async fn finish(
     // budget still shows a head and a tail.
     let room = budget.saturating_sub(notes_len + TRUNCATION_NOTE_ROOM).max(budget * 2 / 5);
     let combined = outcome.capture.combined.render(room);
-    let stdout = outcome.capture.stdout.render(budget / 2);
-    let stderr = outcome.capture.stderr.render(budget / 2);
+    // The streams apart share the same room, so the structured result fits the budget too:
+    // the shorter one whole when it takes at most half, the longer one the rest.
+    let (out_len, err_len) = (outcome.capture.stdout.total(), outcome.capture.stderr.total());
+    let shorter = usize::try_from(out_len.min(err_len)).unwrap_or(usize::MAX).min(room / 2);
+    let (out_room, err_room) = if err_len <= out_len { (room - shorter, shorter) } else { (shorter, room - shorter) };
+    let stdout = outcome.capture.stdout.render(out_room);
+    let stderr = outcome.capture.stderr.render(err_room);
     let spilled = outcome.capture.settle(combined.cut).await;
     let mut output_file = None;
     if combined.cut {
@@ -197,7 +202,8 @@ pub async fn finish(
         output_file,
         cwd: cx.cwd().display().to_string(),
         task_id: None,
-        report: Report::Ran { output: combined.text, notes },
+        notes,
+        report: Report::Ran { output: combined.text },
     }
 }
 

@@ -1,0 +1,105 @@
+//! What the runtime adds to a structured result, and how every output schema declares it.
+//!
+//! A client may hand the model a tool's structured result instead of its text (pydantic-ai does
+//! whenever a tool declares an output schema), so whatever the runtime adds to the text after
+//! the tool ran must reach the structured result too: the notice that the result was cut to
+//! the output budget and where the whole of it was saved ([`TRUNCATION`]), and the context
+//! PostToolUse hooks added ([`HOOK_CONTEXT`]). Both are optional properties of every output
+//! schema a typed tool derives ([`crate::output_schema`]), and the gateway declares them in
+//! its upstream tools' schemas too, so a result carrying them still validates.
+
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The property holding a [`Truncation`].
+pub const TRUNCATION: &str = "truncation";
+
+/// The property holding the context hooks added: a list of texts.
+pub const HOOK_CONTEXT: &str = "hook_context";
+
+/// How a structured result was cut to the output budget; the runtime adds it under
+/// [`TRUNCATION`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Truncation {
+    /// What was cut, and where and how to read the rest.
+    pub notice: String,
+    /// The file holding the whole output, when it could be saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output: Option<String>,
+}
+
+/// The texts hooks add after a result, under [`HOOK_CONTEXT`].
+#[derive(JsonSchema)]
+#[allow(dead_code)] // only its schema is used
+struct HookContext(Vec<String>);
+
+/// The schemas of the two properties, derived once.
+fn properties() -> &'static [(&'static str, Value); 2] {
+    static PROPERTIES: OnceLock<[(&str, Value); 2]> = OnceLock::new();
+    PROPERTIES.get_or_init(|| {
+        let mut truncation = crate::schema::schema_for::<Truncation>();
+        truncation["description"] = Value::from(
+            "Present when the result was cut to the output budget: what was cut, and where the whole output is.",
+        );
+        let mut context = crate::schema::schema_for::<HookContext>();
+        context["description"] = Value::from("Context that hooks added to this result, in order.");
+        [(TRUNCATION, truncation), (HOOK_CONTEXT, context)]
+    })
+}
+
+/// Declares the runtime's properties in an object schema's `properties`, leaving a property
+/// the schema already has of its own alone. A schema that is not an object schema is left as
+/// it is.
+pub fn declare_additions(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else { return };
+    if map.get("type").is_some_and(|t| t != "object") {
+        return;
+    }
+    let Some(props) = map.entry("properties").or_insert_with(|| Value::Object(Default::default())).as_object_mut()
+    else {
+        return;
+    };
+    for (key, property) in properties() {
+        props.entry(*key).or_insert_with(|| property.clone());
+    }
+}
+
+/// Whether a result of a tool whose output schema is `schema` may carry the runtime's
+/// property `key`: the schema declares it as the runtime does, or there is no schema to
+/// match.
+pub fn may_add(schema: Option<&Value>, key: &str) -> bool {
+    let Some(schema) = schema else { return true };
+    let ours = properties().iter().find(|(k, _)| *k == key).map(|(_, v)| v);
+    ours.is_some() && schema.get("properties").and_then(|p| p.get(key)) == ours
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn declared_where_free_and_only_then_added() {
+        let mut schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false});
+        declare_additions(&mut schema);
+        assert_eq!(schema["properties"][TRUNCATION]["required"], json!(["notice"]));
+        assert_eq!(schema["properties"][HOOK_CONTEXT]["items"]["type"], "string");
+        assert!(may_add(Some(&schema), TRUNCATION) && may_add(Some(&schema), HOOK_CONTEXT));
+        assert!(may_add(None, TRUNCATION));
+
+        // A schema with a `truncation` of its own keeps it, and the runtime does not write it.
+        let mut own = json!({"type": "object", "properties": {"truncation": {"type": "boolean"}}});
+        declare_additions(&mut own);
+        assert_eq!(own["properties"][TRUNCATION], json!({"type": "boolean"}));
+        assert!(!may_add(Some(&own), TRUNCATION));
+        assert!(may_add(Some(&own), HOOK_CONTEXT));
+
+        let mut array = json!({"type": "array"});
+        declare_additions(&mut array);
+        assert_eq!(array, json!({"type": "array"}));
+    }
+}

@@ -370,6 +370,8 @@ fn a_background_sub_agent_s_question_at_the_terminal_says_which_agent_asks() {
         "{out}"
     );
     assert!(out.contains("All tidy."), "{out}");
+}
+
 #[test]
 fn subagent_hooks_in_the_settings_are_accepted_and_run() {
     let (_dir, root) = workspace();

@@ -14,6 +14,7 @@
 mod config;
 mod convert;
 mod handler;
+pub mod lineage;
 mod list_resources;
 pub mod names;
 mod read_resource;
@@ -99,6 +100,20 @@ impl Gateway {
                 transport: u.config.transport.kind(),
                 state: u.state(),
                 tool_names: u.tool_names(),
+            })
+            .collect()
+    }
+
+    /// What the person behind a client should hear about the servers: those not started, and
+    /// why (one line each).
+    pub fn notices(&self) -> Vec<String> {
+        self.upstreams
+            .iter()
+            .filter_map(|u| match u.state() {
+                UpstreamState::Skipped { reason } => {
+                    Some(format!("MCP server `{}`{} is not started: {reason}", u.name, u.config.at()))
+                }
+                _ => None,
             })
             .collect()
     }

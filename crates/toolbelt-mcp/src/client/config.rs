@@ -39,6 +39,9 @@ pub struct UpstreamConfig {
     pub startup_timeout: Duration,
     /// Whether it is used (`enabled = false` keeps it configured but unused).
     pub enabled: bool,
+    /// Where the settings define it (`/p/.toolbelt/config.toml:4`), for messages; set by
+    /// whoever read the settings, `None` when unknown.
+    pub origin: Option<String>,
 }
 
 /// How an upstream server is reached.
@@ -95,7 +98,13 @@ impl UpstreamConfig {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             enabled: true,
+            origin: None,
         }
+    }
+
+    /// ` (where it is defined)` for a message, or nothing when that is unknown.
+    pub fn at(&self) -> String {
+        self.origin.as_deref().map(|o| format!(" ({o})")).unwrap_or_default()
     }
 
     /// Whether a tool of the server (by its own name) may join the registry.
@@ -193,6 +202,7 @@ impl TryFrom<RawConfig> for UpstreamConfig {
             call_timeout: timeout(raw.timeout, DEFAULT_CALL_TIMEOUT)?,
             startup_timeout: timeout(raw.startup_timeout, DEFAULT_STARTUP_TIMEOUT)?,
             enabled: raw.enabled.unwrap_or(true),
+            origin: None,
         })
     }
 }

@@ -22,6 +22,7 @@ use url::Url;
 use super::config::{UpstreamConfig, UpstreamTransport};
 use super::convert;
 use super::handler::UpstreamHandler;
+use super::lineage;
 
 /// Where an upstream server stands.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -41,6 +42,12 @@ pub enum UpstreamState {
     },
     /// `enabled = false`.
     Disabled,
+    /// Not started, and never retried: its command is toolbelt itself, or this toolbelt is
+    /// too many gateways deep ([`super::lineage`]).
+    Skipped {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// One upstream server and its live connection.
@@ -67,10 +74,17 @@ impl std::fmt::Debug for Upstream {
 
 impl Upstream {
     pub(super) fn new(name: String, config: UpstreamConfig) -> Self {
-        let state = if config.enabled { UpstreamState::Connecting } else { UpstreamState::Disabled };
-        if state != UpstreamState::Disabled {
-            warn_unset_vars(&name, &config);
-        }
+        let state = match lineage::skip_reason(&config) {
+            _ if !config.enabled => UpstreamState::Disabled,
+            Some(reason) => {
+                tracing::warn!("MCP server `{name}`{} is not started: {reason}", config.at());
+                UpstreamState::Skipped { reason }
+            }
+            None => {
+                warn_unset_vars(&name, &config);
+                UpstreamState::Connecting
+            }
+        };
         Self {
             name,
             config,
@@ -134,7 +148,7 @@ impl Upstream {
         F: Fn(Arc<Upstream>, Peer<RoleClient>) -> Fut,
         Fut: std::future::Future<Output = Result<usize, String>>,
     {
-        if self.state() == UpstreamState::Disabled {
+        if matches!(self.state(), UpstreamState::Disabled | UpstreamState::Skipped { .. }) {
             self.attempted.notify_waiters();
             return;
         }
@@ -237,6 +251,8 @@ impl Upstream {
     ) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
         let mut command = tokio::process::Command::new(program);
         command.args(args).envs(env.iter().map(|(k, v)| (k, expand_env(v))));
+        // After the server's own `env`, which cannot lower it.
+        command.env(lineage::DEPTH_VAR, lineage::child_depth());
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
         }
@@ -310,6 +326,7 @@ impl Upstream {
         let why = match self.state() {
             UpstreamState::Failed { error } => error,
             UpstreamState::Disabled => "it is disabled in the settings".into(),
+            UpstreamState::Skipped { reason } => format!("it is not started: {reason}"),
             _ => "it is still connecting".into(),
         };
         ToolError::failed(format!(

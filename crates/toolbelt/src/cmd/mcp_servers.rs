@@ -36,6 +36,7 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
                 UpstreamState::Failed { error } => format!("failed: {error}"),
                 UpstreamState::Connecting => "still connecting".into(),
                 UpstreamState::Disabled => "disabled".into(),
+                UpstreamState::Skipped { reason } => format!("skipped: {reason}"),
             };
             line(&format!("{:width$}  {:9}  {state}", s.name, s.transport))?;
             if !s.tool_names.is_empty() && matches!(s.state, UpstreamState::Connected { .. }) {

@@ -1,0 +1,59 @@
+//! The MCP gateway through the real `toolbelt` binary, with small stdio servers
+//! (`tests/peers/mini_server.py`) as upstreams: what `mcp-servers`, `config check --connect`,
+//! `call` and `permissions explain` say about them, and which servers a call starts.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
+/// A project (a `.git` directory) in a temporary directory, canonical.
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    (dir, root)
+}
+
+/// `[mcp.servers.NAME]` running the mini server with `config` (its name added).
+fn server(name: &str, config: Value, extra: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mini_server.py");
+    let mut config = config;
+    config["name"] = json!(name);
+    let args = toml_edit::Value::from_iter([script.display().to_string(), config.to_string()]);
+    format!("[mcp.servers.{name}]\ncommand = \"python3\"\nargs = {args}\n{extra}\n")
+}
+
+/// Writes the project's settings and trusts the project.
+fn settings(root: &Path, toml: &str) {
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(root.join(".toolbelt/config.toml"), toml).unwrap();
+    let out = hermetic::toolbelt(root).arg("trust").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn run(root: &Path, args: &[&str]) -> (i32, String, String) {
+    let out: Output = hermetic::toolbelt(root).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn list_mcp_resources_lists_what_others_have_and_names_the_one_without() {
+    let (_dir, root) = project();
+    let docs = json!({"resources": [{"uri": "mini://guide", "name": "guide", "mimeType": "text/markdown"}]});
+    settings(&root, &format!("{}{}", server("docs", docs, ""), server("fs", json!({}), "")));
+    let (code, out, err) = run(&root, &["call", "ListMcpResources", "{}", "--allow", "ListMcpResources"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("docs mini://guide (guide, text/markdown)"), "{out}");
+    assert!(out.contains("fs offers no resources"), "the server without any is named: {out}");
+    // Asked for by name, the one without resources says so rather than failing.
+    let (code, out, err) =
+        run(&root, &["call", "ListMcpResources", r#"{"server": "fs"}"#, "--allow", "ListMcpResources"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("fs offers no resources"), "{out}");
+}

@@ -57,3 +57,19 @@ fn list_mcp_resources_lists_what_others_have_and_names_the_one_without() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("fs offers no resources"), "{out}");
 }
+
+#[test]
+fn mcp_servers_says_a_project_s_servers_wait_for_trust() {
+    let (_dir, root) = project();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!("{}{}", server("fs", json!({}), ""), server("docs", json!({}), "")),
+    )
+    .unwrap();
+    let (code, out, err) = run(&root, &["mcp-servers"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("No MCP servers are configured"), "{out}");
+    assert!(out.contains("docs, fs"), "names the servers: {out}");
+    assert!(out.contains("wait") && out.contains("toolbelt trust"), "says they wait for trust and how: {out}");
+}

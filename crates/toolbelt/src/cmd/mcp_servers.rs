@@ -1,8 +1,11 @@
-//! `toolbelt mcp-servers`: connect every configured upstream MCP server and show its state.
+//! `toolbelt mcp-servers`: connect every configured upstream MCP server and show its state,
+//! and name the project's servers that wait for trust.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use serde_json::{Value, json};
+use toolbelt::settings::Trust;
 use toolbelt_mcp::client::UpstreamState;
 
 use crate::cli::{Global, McpServersArgs};
@@ -15,17 +18,28 @@ const SHOWN_TOOLS: usize = 8;
 pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitCode> {
     let setup = Setup::load(global)?;
     setup.require_valid()?;
+    let waiting = waiting_for_trust(&setup);
     let registry = Arc::new(toolbelt_core::Registry::new());
-    let Some(gateway) = setup.gateway(&registry).await else {
-        line("No MCP servers are configured: add [mcp.servers.NAME] to .toolbelt/config.toml, or a .mcp.json.")?;
-        return Ok(ExitCode::SUCCESS);
+    let statuses = match setup.gateway(&registry).await {
+        Some(gateway) => {
+            let statuses = gateway.statuses();
+            gateway.shutdown().await;
+            statuses
+        }
+        None => Vec::new(),
     };
-    let statuses = gateway.statuses();
-    gateway.shutdown().await;
     let failed = statuses.iter().any(|s| matches!(s.state, UpstreamState::Failed { .. }));
     if args.json {
-        line(&serde_json::to_string_pretty(&statuses)?)?;
-    } else {
+        let mut all: Vec<Value> = statuses.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+        all.extend(waiting.iter().map(|name| json!({"name": name, "state": "waiting_for_trust"})));
+        line(&serde_json::to_string_pretty(&all)?)?;
+        return Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS });
+    }
+    if statuses.is_empty() && waiting.is_empty() {
+        line("No MCP servers are configured: add [mcp.servers.NAME] to .toolbelt/config.toml, or a .mcp.json.")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !statuses.is_empty() {
         let width = statuses.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
         line(&format!("{:width$}  {:9}  STATE", "NAME", "TRANSPORT"))?;
         for s in &statuses {
@@ -44,7 +58,26 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
             }
         }
     }
+    if !waiting.is_empty() {
+        let (servers, wait) = if waiting.len() == 1 { ("server", "waits") } else { ("servers", "wait") };
+        line(&format!(
+            "This project's MCP {servers} {} {wait} for trust and {} not started: review the project's settings \
+             with `toolbelt trust --show`, and start them with `toolbelt trust`.",
+            waiting.join(", "),
+            if waiting.len() == 1 { "is" } else { "are" },
+        ))?;
+    }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The project's servers that wait for the project to be trusted, by name.
+fn waiting_for_trust(setup: &Setup) -> Vec<String> {
+    let Trust::Untrusted { pending, .. } = &setup.loaded.trust else { return Vec::new() };
+    let mut names: Vec<String> =
+        pending.entries.iter().filter_map(|e| e.key.strip_prefix("mcp.servers.")).map(str::to_string).collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The first tool names, and how many more there are.

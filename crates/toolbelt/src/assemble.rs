@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use toolbelt_core::{Asker, Extensions, People, Prompts, Registry, SettingsService};
-use toolbelt_mcp::client::Gateway;
+use toolbelt_mcp::client::{Gateway, UpstreamConfig};
 use toolbelt_policy::hooks::HookSet;
 use toolbelt_policy::protected::ProtectedPaths;
 use toolbelt_policy::rules::RuleEnv;
@@ -319,14 +319,60 @@ impl Assembly {
     /// Connects the configured upstream MCP servers, their tools joining `registry` (those a
     /// bare deny rule names stay hidden); `None` when none is configured.
     pub async fn gateway(&self, registry: &Arc<Registry>) -> Option<Gateway> {
-        if self.settings.mcp_servers.is_empty() {
+        self.start_gateway(registry, self.settings.mcp_servers.clone()).await
+    }
+
+    /// [`Assembly::gateway`] with only the servers named in `only` (see
+    /// [`Assembly::servers_for`]); `None` when that is none.
+    pub async fn gateway_of(&self, registry: &Arc<Registry>, only: &[String]) -> Option<Gateway> {
+        let servers = self.settings.mcp_servers.iter().filter(|(name, _)| only.contains(name)).cloned().collect();
+        self.start_gateway(registry, servers).await
+    }
+
+    async fn start_gateway(&self, registry: &Arc<Registry>, servers: Vec<(String, UpstreamConfig)>) -> Option<Gateway> {
+        if servers.is_empty() {
             return None;
         }
         // The servers' tools a bare deny rule names join hidden, however late they come.
         let engine = self.engine();
         registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
-        let gateway = Gateway::start(self.settings.mcp_servers.clone(), Arc::clone(registry)).await;
-        Some(gateway)
+        Some(Gateway::start(servers, Arc::clone(registry)).await)
+    }
+
+    /// The upstream servers that calls of these tools (name and input) need, by name, judged
+    /// from `registry` before any server is connected. Starting a server costs its start-up
+    /// (seconds for some, up to its startup timeout for one that never answers), so a call
+    /// starts only what it uses:
+    ///
+    /// * `mcp__srv__tool` needs `srv` (every server whose name prefix it has; all of them when
+    ///   none has, so an unknown name still gets the closest names);
+    /// * `ListMcpResources` and `ReadMcpResource` need the server their `server` names, or all;
+    /// * `ToolSearch` needs all (it searches their tools, as `toolbelt tools` lists them);
+    /// * built-in tools need none.
+    pub fn servers_for(&self, registry: &Registry, calls: &[(&str, &serde_json::Value)]) -> Vec<String> {
+        let all: Vec<&str> = self.settings.mcp_servers.iter().map(|(name, _)| name.as_str()).collect();
+        let mut needed: Vec<&str> = Vec::new();
+        for (name, input) in calls {
+            let canonical = registry.lookup(name).map(|e| e.spec().name.clone()).unwrap_or_default();
+            let lower = name.to_ascii_lowercase();
+            let wanted: Vec<&str> = if lower.starts_with("mcp__") && canonical.is_empty() {
+                match toolbelt_mcp::client::names::servers_of(name, all.iter().copied()) {
+                    found if found.is_empty() => all.clone(),
+                    found => found,
+                }
+            } else if canonical == "ToolSearch" {
+                all.clone()
+            } else if canonical.is_empty() && (lower.contains("mcpresource") || lower.contains("mcp_resource")) {
+                match input.get("server").and_then(serde_json::Value::as_str) {
+                    Some(server) if all.contains(&server) => vec![server],
+                    _ => all.clone(),
+                }
+            } else {
+                Vec::new()
+            };
+            needed.extend(wanted);
+        }
+        all.into_iter().filter(|s| needed.contains(s)).map(str::to_string).collect()
     }
 
     /// The sandbox settings, holding the protected paths read-only.

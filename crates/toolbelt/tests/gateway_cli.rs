@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -72,4 +73,37 @@ fn mcp_servers_says_a_project_s_servers_wait_for_trust() {
     assert!(!out.contains("No MCP servers are configured"), "{out}");
     assert!(out.contains("docs, fs"), "names the servers: {out}");
     assert!(out.contains("wait") && out.contains("toolbelt trust"), "says they wait for trust and how: {out}");
+}
+
+#[test]
+fn tool_search_in_the_cli_finds_upstream_tools() {
+    let (_dir, root) = project();
+    settings(&root, &server("everything", json!({"tools": [{"name": "echo", "description": "Echoes back"}]}), ""));
+    let (code, out, err) = run(&root, &["call", "ToolSearch", r#"{"query": "select:mcp__everything__echo"}"#]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("mcp__everything__echo"), "{out}");
+    assert!(!out.to_lowercase().contains("not found"), "{out}");
+}
+
+#[test]
+fn a_call_starts_only_the_server_it_names() {
+    let (_dir, root) = project();
+    let log = root.join("started.log");
+    let mini = |tool: &str| json!({"tools": [{"name": tool}], "started": log});
+    // A server that never answers would hold every call up to its startup timeout.
+    let silent = "[mcp.servers.silent]\ncommand = \"python3\"\nargs = [\"-c\", \"import time; time.sleep(60)\"]\n\
+                  startup_timeout = 5\n";
+    settings(&root, &format!("{}{}{silent}", server("one", mini("echo"), ""), server("two", mini("echo"), "")));
+    let started = Instant::now();
+    let (code, out, err) = run(&root, &["call", "mcp__one__echo", r#"{"x": 1}"#, "--allow", "mcp__one"]);
+    let took = started.elapsed();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(r#""server": "one""#) && out.contains(r#""x": 1"#), "{out}");
+    let servers: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(servers, ["one"], "only the server named was started");
+    assert!(took < Duration::from_secs(5), "not held up by the silent server: {took:?}");
 }

@@ -23,6 +23,17 @@ pub fn with_suffix(name: &str, server: &str, tool: &str) -> String {
     format!("{head}{suffix}")
 }
 
+/// The servers among `servers` whose tools' registry names `name` may be one of: those
+/// whose `mcp__<server>__` prefix it has, ignoring case as the registry's lookup does. Several
+/// when their names sanitize alike (their tools then carry hashed suffixes).
+pub fn servers_of<'a>(name: &str, servers: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let lower = name.to_ascii_lowercase();
+    servers
+        .into_iter()
+        .filter(|server| lower.starts_with(&format!("mcp__{}__", sanitize(server).to_ascii_lowercase())))
+        .collect()
+}
+
 /// `[A-Za-z0-9_-]` kept, anything else `_`.
 pub fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
@@ -50,5 +61,16 @@ mod tests {
         assert_ne!(one, two);
         assert!(one.starts_with("mcp__s__a_b_") && one.len() <= MAX_NAME);
         assert!(with_suffix(&"é".repeat(40), "s", "t").len() <= MAX_NAME);
+    }
+
+    #[test]
+    fn a_tool_name_tells_its_servers() {
+        let servers = ["fs", "my server", "my_server", "fs_two"];
+        assert_eq!(servers_of("mcp__fs__read_file", servers), ["fs"]);
+        assert_eq!(servers_of("MCP__FS__read", servers), ["fs"]);
+        assert_eq!(servers_of("mcp__fs_two__x", servers), ["fs_two"]);
+        assert_eq!(servers_of("mcp__my_server__x", servers), ["my server", "my_server"]);
+        assert!(servers_of("mcp__nope__x", servers).is_empty());
+        assert!(servers_of("Read", servers).is_empty());
     }
 }

@@ -99,11 +99,25 @@ fn a_call_starts_only_the_server_it_names() {
     let took = started.elapsed();
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(r#""server": "one""#) && out.contains(r#""x": 1"#), "{out}");
-    let servers: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| l.split(' ').next().unwrap().to_string())
-        .collect();
+    let servers: Vec<String> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|l| l.split(' ').next().unwrap().to_string()).collect();
     assert_eq!(servers, ["one"], "only the server named was started");
     assert!(took < Duration::from_secs(5), "not held up by the silent server: {took:?}");
+}
+
+#[test]
+fn a_read_only_upstream_tool_asks_for_its_true_reason() {
+    let (_dir, root) = project();
+    let tools = json!({"tools": [{"name": "peek", "annotations": {"readOnlyHint": true}}]});
+    settings(&root, &server("fs", tools, ""));
+    let (code, out, err) = run(&root, &["permissions", "explain", "mcp__fs__peek", "{}"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("decision:   ask"), "{out}");
+    assert!(!out.contains("runs commands"), "{out}");
+    let because = out.lines().find(|l| l.starts_with("because:")).unwrap();
+    assert!(because.contains("MCP server `fs`") && because.contains("python3"), "{because}");
+    let (code, out, err) = run(&root, &["permissions", "explain", "ListMcpResources", "{}"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let because = out.lines().find(|l| l.starts_with("because:")).unwrap();
+    assert!(!because.contains("runs commands") && because.contains("MCP server"), "{because}");
 }

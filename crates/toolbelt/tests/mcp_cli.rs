@@ -319,7 +319,10 @@ fn ignored_project_settings_are_told_to_the_host() {
     let (init, _) = lines.answer(1);
     // The model reads the instructions: they say the project's settings are not applied.
     let instructions = init["result"]["instructions"].as_str().unwrap();
-    assert!(instructions.contains("this project's own settings (1 hook, permissions.mode) are ignored"), "{instructions}");
+    assert!(
+        instructions.contains("this project's own settings (1 hook, permissions.mode) are ignored"),
+        "{instructions}"
+    );
     assert!(instructions.contains("toolbelt trust"), "{instructions}");
     // The host's user sees a log message, as soon as the session is initialized.
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));

@@ -92,8 +92,8 @@ fn run_with_stderr(mut cmd: Command, root: &Path, stdin: &str) -> (Value, String
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let last = stdout.lines().last().unwrap_or_default();
-    let seen = serde_json::from_str(last)
-        .unwrap_or_else(|_| panic!("no JSON result ({}):\n{stdout}\n{stderr}", out.status));
+    let seen =
+        serde_json::from_str(last).unwrap_or_else(|_| panic!("no JSON result ({}):\n{stdout}\n{stderr}", out.status));
     (seen, stderr)
 }
 

@@ -101,8 +101,16 @@ impl Tool for ListMcpResources {
         .side_effects(SideEffects::Network)
     }
 
-    fn access(&self, _input: &Self::Input, _cx: &ToolContext) -> Result<Access, ToolError> {
-        Ok(Access::shared())
+    fn access(&self, input: &Self::Input, _cx: &ToolContext) -> Result<Access, ToolError> {
+        let servers: Vec<String> = match &input.server {
+            Some(name) => vec![format!("`{name}`")],
+            None => self.0.in_use().map(|u| format!("`{}`", u.name)).collect(),
+        };
+        let which = match servers.len() {
+            1 => format!("the MCP server {}", servers[0]),
+            _ => format!("the MCP servers {}", servers.join(", ")),
+        };
+        Ok(Access::shared().reaching(format!("asks {which} for the resources they offer")))
     }
 
     async fn call(&self, input: Self::Input, _cx: ToolContext) -> Result<ListMcpResourcesOutput, ToolError> {

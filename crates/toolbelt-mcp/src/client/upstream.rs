@@ -97,6 +97,20 @@ impl Upstream {
         }
     }
 
+    /// The server as a person deciding on a call of its tools should know it: "the MCP server
+    /// `fs` (`npx`, a program toolbelt started)", "the MCP server `docs` at
+    /// https://docs.example.com/mcp" (no query: it may hold a key).
+    pub fn described(&self) -> String {
+        match &self.config.transport {
+            UpstreamTransport::Stdio { command, .. } => {
+                format!("the MCP server `{}` (`{command}`, a program toolbelt started)", self.name)
+            }
+            UpstreamTransport::Http { url, .. } => {
+                format!("the MCP server `{}` at {}{}", self.name, url.origin().ascii_serialization(), url.path())
+            }
+        }
+    }
+
     /// Where it stands now.
     pub fn state(&self) -> UpstreamState {
         self.state.read().unwrap_or_else(PoisonError::into_inner).clone()

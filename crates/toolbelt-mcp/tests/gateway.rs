@@ -85,7 +85,7 @@ async fn side() -> Side {
     let stop = CancellationToken::new();
     let url = upstream(&root, stop.clone()).await;
     let mut config = http_server(&url);
-    config.disabled_tools = vec!["Write".into()];
+    config.disabled_tools = vec!["Write".into(), "write".into()];
     gateway_to(vec![("up", config)], root, dir, stop).await
 }
 
@@ -112,6 +112,13 @@ async fn upstream_tools_join_the_registry_and_answer() {
     let names: Vec<String> = s.runtime.registry().specs().into_iter().map(|t| t.name).collect();
     assert!(names.contains(&"mcp__up__Read".to_string()) && names.contains(&"ListMcpResources".to_string()));
     assert!(!names.contains(&"mcp__up__Write".to_string()), "disabled_tools leaves Write out");
+    // A call of it says which setting leaves it out; a name the server does not list is told.
+    let r = s.call("mcp__up__Write", json!({"file_path": "x", "content": ""})).await;
+    assert_eq!(r.outcome, toolbelt_runtime::Outcome::Disabled);
+    assert!(r.text().starts_with("tool `mcp__up__Write` is disabled: `disabled_tools` of MCP server `up` lists it"));
+    let unknown = s.gateway.unknown_tool_names();
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!((unknown[0].name.as_str(), unknown[0].closest.as_deref()), ("write", Some("Write")));
     let spec = s.runtime.registry().lookup("mcp__up__Bash").unwrap().spec().clone();
     assert_eq!(spec.title.as_deref(), Some("Run a shell command"));
     assert!(spec.output_schema.is_some());

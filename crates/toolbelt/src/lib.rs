@@ -45,6 +45,7 @@ pub mod assemble;
 mod embed;
 pub mod sessions;
 pub mod settings;
+pub mod upstream_names;
 
 pub use assemble::AssembleError;
 pub use embed::{Toolbelt, ToolbeltBuilder};

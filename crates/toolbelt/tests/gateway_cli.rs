@@ -121,3 +121,52 @@ fn a_read_only_upstream_tool_asks_for_its_true_reason() {
     let because = out.lines().find(|l| l.starts_with("because:")).unwrap();
     assert!(!because.contains("runs commands") && because.contains("MCP server"), "{because}");
 }
+
+#[test]
+fn misnamed_upstream_tools_are_reported_once_the_servers_connect() {
+    let (_dir, root) = project();
+    let tools = json!({"tools": [{"name": "get-env"}, {"name": "write_file"}, {"name": "read_file"}]});
+    let toml = format!(
+        "[permissions]\ndeny = [\"mcp__fs__write-file\"]\nallow = [\"mcp__fs__read_file\"]\n\n{}",
+        server("fs", tools, "disabled_tools = [\"get_env\"]")
+    );
+    settings(&root, &toml);
+    // Without connecting, nothing is known of the servers' tools.
+    let (code, out, err) = run(&root, &["config", "check"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(&root, &["config", "check", "--connect"]);
+    assert_eq!(code, 0, "warnings, not errors: {out}{err}");
+    let config = root.join(".toolbelt/config.toml").display().to_string();
+    let disabled = out.lines().find(|l| l.contains("get_env")).unwrap_or_else(|| panic!("{out}"));
+    assert!(disabled.starts_with(&format!("warning: {config}:")), "{disabled}");
+    assert!(disabled.contains("did you mean `get-env`?"), "{disabled}");
+    let deny = out.lines().find(|l| l.contains("mcp__fs__write-file")).unwrap_or_else(|| panic!("{out}"));
+    assert!(deny.contains("did you mean `mcp__fs__write_file`?"), "{deny}");
+    assert!(!out.contains("mcp__fs__read_file`"), "a rule naming a real tool is fine: {out}");
+    let (code, json_out, err) = run(&root, &["config", "check", "--connect", "--json"]);
+    assert_eq!(code, 0, "{json_out}{err}");
+    let checked: Value = serde_json::from_str(&json_out).unwrap();
+    let warnings: Vec<&Value> =
+        checked["messages"].as_array().unwrap().iter().filter(|m| m["severity"] == "warning").collect();
+    assert_eq!(warnings.len(), 2, "{checked}");
+    // `mcp-servers` says the same under the server's line.
+    let (code, out, err) = run(&root, &["mcp-servers"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("get_env") && out.contains("did you mean `get-env`?"), "{out}");
+    assert!(out.contains("mcp__fs__write-file") && out.contains("did you mean `mcp__fs__write_file`?"), "{out}");
+}
+
+#[test]
+fn a_tool_disabled_tools_hides_says_where_it_is_disabled() {
+    let (_dir, root) = project();
+    let tools = json!({"tools": [{"name": "get-env"}, {"name": "echo"}]});
+    settings(&root, &server("fs", tools, "disabled_tools = [\"get-env\"]"));
+    let (code, out, err) = run(&root, &["call", "mcp__fs__get-env", "{}", "--allow", "mcp__fs"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(!err.contains("unknown tool"), "{err}");
+    let config = root.join(".toolbelt/config.toml").display().to_string();
+    assert!(err.contains("disabled_tools") && err.contains(&config), "{err}");
+    let (code, out, err) = run(&root, &["tools", "--format", "names", "--category", "mcp"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("mcp__fs__echo") && !out.contains("get-env"), "still not listed: {out}");
+}

@@ -112,6 +112,22 @@ impl UpstreamConfig {
         self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool))
             && !self.disabled_tools.iter().any(|t| t == tool)
     }
+
+    /// Why a tool of the server `server` (by its own name) is left out, as a call of it is
+    /// told: the list that leaves it out, and where it is written. `None` when it joins.
+    pub fn left_out(&self, server: &str, tool: &str) -> Option<String> {
+        let (list, verb) = if self.disabled_tools.iter().any(|t| t == tool) {
+            ("disabled_tools", "lists it")
+        } else if self.enabled_tools.as_ref().is_some_and(|list| !list.iter().any(|t| t == tool)) {
+            ("enabled_tools", "does not list it")
+        } else {
+            return None;
+        };
+        Some(format!(
+            "`{list}` of MCP server `{server}`{} {verb}; use another tool, or ask the user to change that list",
+            self.at()
+        ))
+    }
 }
 
 /// Why an upstream server's settings were refused; each says what to write instead.
@@ -274,5 +290,9 @@ mod tests {
         let config = read(json!({"command": "a", "enabled_tools": ["x", "y"], "disabled_tools": ["y"]})).unwrap();
         assert!(config.allows_tool("x"));
         assert!(!config.allows_tool("y") && !config.allows_tool("z"));
+        assert_eq!(config.left_out("s", "x"), None);
+        let why = config.left_out("s", "y").unwrap();
+        assert!(why.starts_with("`disabled_tools` of MCP server `s` lists it; "), "{why}");
+        assert!(config.left_out("s", "z").unwrap().starts_with("`enabled_tools` of MCP server `s` does not list it"));
     }
 }

@@ -63,7 +63,20 @@ pub struct Upstream {
     stderr: Arc<Mutex<VecDeque<String>>>,
     attempted: tokio::sync::Notify,
     /// The tools it contributed: each one's name on the server and in the registry.
-    pub(super) registered: Mutex<Vec<(String, String)>>,
+    pub(super) registered: Mutex<Vec<Registered>>,
+    /// Every tool it listed last (by its own name), once it listed them.
+    pub(super) listed: Mutex<Option<Vec<String>>>,
+}
+
+/// One tool of an upstream server in the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Registered {
+    /// Its name on the server.
+    pub(super) remote: String,
+    /// Its name in the registry.
+    pub(super) name: String,
+    /// Whether it is listed and callable (not left out by `enabled_tools`/`disabled_tools`).
+    pub(super) shown: bool,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -94,6 +107,7 @@ impl Upstream {
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             attempted: tokio::sync::Notify::new(),
             registered: Mutex::new(Vec::new()),
+            listed: Mutex::new(None),
         }
     }
 
@@ -131,7 +145,13 @@ impl Upstream {
 
     /// The registry names of the tools it contributes, in the server's order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.registered.lock().unwrap_or_else(PoisonError::into_inner).iter().map(|(_, name)| name.clone()).collect()
+        let registered = self.registered.lock().unwrap_or_else(PoisonError::into_inner);
+        registered.iter().filter(|r| r.shown).map(|r| r.name.clone()).collect()
+    }
+
+    /// Every tool it listed last, by its own names; `None` before it listed any.
+    pub fn listed(&self) -> Option<Vec<String>> {
+        self.listed.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Waits for the end of the first connection attempt, at most its startup timeout (the

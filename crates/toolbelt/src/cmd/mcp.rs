@@ -29,7 +29,14 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     // What the person behind the host should know: stderr is rarely in front of anyone there.
     let mut notices: Vec<String> = setup.loaded.trust.notice(&setup.loc.project).into_iter().collect();
     notices.extend(setup.loaded.notices.iter().cloned());
-    notices.extend(gateway.iter().flat_map(toolbelt_mcp::client::Gateway::notices));
+    if let Some(gateway) = &gateway {
+        notices.extend(gateway.notices());
+        // Names in the settings that leave a tool live which they mean to disable or deny.
+        for found in toolbelt::upstream_names::check(&setup, gateway, runtime.registry()) {
+            tracing::warn!("{}", found.problem);
+            notices.push(found.problem.to_string());
+        }
+    }
     let roots = if args.root.is_empty() { setup.ws.roots.clone() } else { canonical_dirs(&args.root)? };
     let cwd = roots.first().cloned().unwrap_or_else(|| setup.ws.cwd.clone());
     let options = Arc::new(ServerOptions {

@@ -1,11 +1,13 @@
 //! `toolbelt mcp-servers`: connect every configured upstream MCP server and show its state,
-//! and name the project's servers that wait for trust.
+//! the names in the settings that match none of its tools, and the project's servers that
+//! wait for trust.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolbelt::settings::Trust;
+use toolbelt::upstream_names::{self, NameProblem};
 use toolbelt_mcp::client::UpstreamState;
 
 use crate::cli::{Global, McpServersArgs};
@@ -20,17 +22,26 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
     setup.require_valid()?;
     let waiting = waiting_for_trust(&setup);
     let registry = Arc::new(toolbelt_core::Registry::new());
-    let statuses = match setup.gateway(&registry).await {
+    let (statuses, problems) = match setup.gateway(&registry).await {
         Some(gateway) => {
-            let statuses = gateway.statuses();
+            let checked = (gateway.statuses(), upstream_names::check(&setup, &gateway, &registry));
             gateway.shutdown().await;
-            statuses
+            checked
         }
-        None => Vec::new(),
+        None => (Vec::new(), Vec::new()),
     };
     let failed = statuses.iter().any(|s| matches!(s.state, UpstreamState::Failed { .. }));
+    let problems_of = |server: &str| -> Vec<&NameProblem> { problems.iter().filter(|p| p.server == server).collect() };
     if args.json {
-        let mut all: Vec<Value> = statuses.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+        let mut all: Vec<Value> = Vec::new();
+        for status in &statuses {
+            let mut value = serde_json::to_value(status)?;
+            let found: Vec<String> = problems_of(&status.name).iter().map(|p| p.problem.to_string()).collect();
+            if !found.is_empty() {
+                value["problems"] = json!(found);
+            }
+            all.push(value);
+        }
         all.extend(waiting.iter().map(|name| json!({"name": name, "state": "waiting_for_trust"})));
         line(&serde_json::to_string_pretty(&all)?)?;
         return Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS });
@@ -55,6 +66,9 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
             line(&format!("{:width$}  {:9}  {state}", s.name, s.transport))?;
             if !s.tool_names.is_empty() && matches!(s.state, UpstreamState::Connected { .. }) {
                 line(&format!("{:width$}  {:9}  {}", "", "", tool_list(&s.tool_names)))?;
+            }
+            for found in problems_of(&s.name) {
+                line(&format!("{:width$}  {:9}  warning: {}", "", "", found.problem))?;
             }
         }
     }

@@ -154,6 +154,10 @@ fn misnamed_upstream_tools_are_reported_once_the_servers_connect() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("get_env") && out.contains("did you mean `get-env`?"), "{out}");
     assert!(out.contains("mcp__fs__write-file") && out.contains("did you mean `mcp__fs__write_file`?"), "{out}");
+    // The MCP server says so too (here on stderr, before a client that never comes; to its
+    // clients as log messages).
+    let (_, _, err) = run(&root, &["mcp"]);
+    assert!(err.contains("did you mean `get-env`?") && err.contains("did you mean `mcp__fs__write_file`?"), "{err}");
 }
 
 #[test]

@@ -27,6 +27,8 @@ use toolbelt_tools::web::Web;
 
 use toolbelt_agent::SearchDirs;
 
+mod servers;
+
 use crate::agents::AgentSetup;
 use crate::settings::model_access::ModelSettings;
 use crate::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
@@ -340,39 +342,11 @@ impl Assembly {
     }
 
     /// The upstream servers that calls of these tools (name and input) need, by name, judged
-    /// from `registry` before any server is connected. Starting a server costs its start-up
-    /// (seconds for some, up to its startup timeout for one that never answers), so a call
-    /// starts only what it uses:
-    ///
-    /// * `mcp__srv__tool` needs `srv` (every server whose name prefix it has; all of them when
-    ///   none has, so an unknown name still gets the closest names);
-    /// * `ListMcpResources` and `ReadMcpResource` need the server their `server` names, or all;
-    /// * `ToolSearch` needs all (it searches their tools, as `toolbelt tools` lists them);
-    /// * built-in tools need none.
+    /// from `registry` before any server is connected ([`servers::needed`]): a call starts
+    /// only the servers it uses.
     pub fn servers_for(&self, registry: &Registry, calls: &[(&str, &serde_json::Value)]) -> Vec<String> {
         let all: Vec<&str> = self.settings.mcp_servers.iter().map(|(name, _)| name.as_str()).collect();
-        let mut needed: Vec<&str> = Vec::new();
-        for (name, input) in calls {
-            let canonical = registry.lookup(name).map(|e| e.spec().name.clone()).unwrap_or_default();
-            let lower = name.to_ascii_lowercase();
-            let wanted: Vec<&str> = if lower.starts_with("mcp__") && canonical.is_empty() {
-                match toolbelt_mcp::client::names::servers_of(name, all.iter().copied()) {
-                    found if found.is_empty() => all.clone(),
-                    found => found,
-                }
-            } else if canonical == "ToolSearch" {
-                all.clone()
-            } else if canonical.is_empty() && (lower.contains("mcpresource") || lower.contains("mcp_resource")) {
-                match input.get("server").and_then(serde_json::Value::as_str) {
-                    Some(server) if all.contains(&server) => vec![server],
-                    _ => all.clone(),
-                }
-            } else {
-                Vec::new()
-            };
-            needed.extend(wanted);
-        }
-        all.into_iter().filter(|s| needed.contains(s)).map(str::to_string).collect()
+        servers::needed(&all, registry, calls)
     }
 
     /// The sandbox settings, holding the protected paths read-only.

@@ -61,17 +61,23 @@ pub struct Access {
     /// reason (e.g. a command that cannot be sandboxed here).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval: Option<String>,
+    /// What the call reaches beyond toolbelt, in words, when no touch can say it: an upstream
+    /// MCP tool talks to its server ("is a tool of the MCP server `fs` (`npx`, started by
+    /// toolbelt)…"). The policy gives it as the reason a call of an external tool asks,
+    /// instead of a generic one; it decides nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reaches: Option<String>,
 }
 
 impl Access {
     /// A call that may run beside other shared calls and touches nothing yet.
     pub fn shared() -> Self {
-        Self { touches: Vec::new(), concurrency: Concurrency::Shared, approval: None }
+        Self { touches: Vec::new(), concurrency: Concurrency::Shared, approval: None, reaches: None }
     }
 
     /// A call that must run alone and touches nothing yet.
     pub fn exclusive() -> Self {
-        Self { touches: Vec::new(), concurrency: Concurrency::Exclusive, approval: None }
+        Self { touches: Vec::new(), concurrency: Concurrency::Exclusive, approval: None, reaches: None }
     }
 
     /// Adds a path the call reads.
@@ -107,6 +113,13 @@ impl Access {
     /// Asks for a person's approval of this call, for `reason`, even where the rules allow it.
     pub fn needs_approval(mut self, reason: impl Into<String>) -> Self {
         self.approval = Some(reason.into());
+        self
+    }
+
+    /// Says what the call reaches beyond toolbelt, as a clause after the tool's name
+    /// ([`Access::reaches`]).
+    pub fn reaching(mut self, what: impl Into<String>) -> Self {
+        self.reaches = Some(what.into());
         self
     }
 

@@ -36,10 +36,12 @@ pub enum ToolError {
         suggestions: Vec<String>,
     },
     /// The tool exists but is disabled in this session.
-    #[error("tool `{name}` is disabled in this session; use another tool or ask the user to enable it")]
+    #[error("{}", disabled_message(name, reason.as_deref()))]
     Disabled {
         /// The tool's canonical name.
         name: String,
+        /// Why, when the registry was told (the setting that leaves it out, and where).
+        reason: Option<String>,
     },
     /// The input does not match the tool's schema; every failing field is listed.
     #[error("{}", invalid_input_message(tool, problems))]
@@ -101,6 +103,13 @@ impl ToolError {
             ToolError::TimedOut { .. } => "timed_out",
             ToolError::Internal { .. } => "internal",
         }
+    }
+}
+
+fn disabled_message(name: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => format!("tool `{name}` is disabled: {reason}"),
+        None => format!("tool `{name}` is disabled in this session; use another tool or ask the user to enable it"),
     }
 }
 

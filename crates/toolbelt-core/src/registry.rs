@@ -44,6 +44,8 @@ pub struct ToolEntry {
     tool: Arc<dyn DynTool>,
     validator: Validator,
     enabled: bool,
+    /// Why it is disabled, when it was registered so ([`Registry::register_disabled`]).
+    disabled_because: Option<Arc<str>>,
     /// About how many characters its definition takes ([`definition_size`]), for the
     /// automatic deferral of [`Defer::Auto`] tools; counted once, when first needed.
     size: Arc<OnceLock<usize>>,
@@ -172,7 +174,7 @@ impl Registry {
         let spec = tool.spec();
         let validator = InputValidator::compile(&spec.name, &spec.input_schema, &spec.param_aliases)
             .map_err(|e| RegistryError::InvalidSchema { tool: spec.name.clone(), reason: e.message })?;
-        self.insert(tool, Arc::new(OnceLock::from(Ok(validator))))
+        self.insert(tool, Arc::new(OnceLock::from(Ok(validator))), None)
     }
 
     /// Adds a tool whose schema is known to compile (one derived from its Rust types, as the
@@ -180,10 +182,22 @@ impl Registry {
     /// free; its schema is compiled at its first call. A process that registers many tools
     /// and calls one (`toolbelt call`) then compiles one schema, not all of them.
     pub fn register_lazy(&self, tool: Arc<dyn DynTool>) -> Result<(), RegistryError> {
-        self.insert(tool, Arc::default())
+        self.insert(tool, Arc::default(), None)
     }
 
-    fn insert(&self, tool: Arc<dyn DynTool>, validator: Validator) -> Result<(), RegistryError> {
+    /// Adds a tool that is disabled for `reason` (a setting that leaves it out, and where): it
+    /// is never listed nor callable, and a call by its name is refused with the reason, not
+    /// as an unknown tool. Its name and aliases must be free; its schema is never compiled.
+    pub fn register_disabled(&self, tool: Arc<dyn DynTool>, reason: impl Into<String>) -> Result<(), RegistryError> {
+        self.insert(tool, Arc::default(), Some(Arc::from(reason.into())))
+    }
+
+    fn insert(
+        &self,
+        tool: Arc<dyn DynTool>,
+        validator: Validator,
+        disabled_because: Option<Arc<str>>,
+    ) -> Result<(), RegistryError> {
         // The names only: a typed tool's schemas are not derived for joining.
         let own = tool.names();
         let mut inner = self.write();
@@ -201,8 +215,8 @@ impl Registry {
         for name in names {
             inner.names.insert(name.to_string(), own.name.to_string());
         }
-        let enabled = !inner.hide.as_ref().is_some_and(|hide| hide(tool.spec()));
-        let entry = ToolEntry { validator, enabled, size: Arc::default(), tool: Arc::clone(&tool) };
+        let enabled = disabled_because.is_none() && !inner.hide.as_ref().is_some_and(|hide| hide(tool.spec()));
+        let entry = ToolEntry { validator, enabled, disabled_because, size: Arc::default(), tool: Arc::clone(&tool) };
         inner.tools.insert(own.name.to_string(), entry);
         drop(inner);
         if enabled {
@@ -239,6 +253,9 @@ impl Registry {
         let Some(entry) = inner.tools.get_mut(&canonical) else { return false };
         let changed = entry.enabled != enabled;
         entry.enabled = enabled;
+        if enabled {
+            entry.disabled_because = None;
+        }
         drop(inner);
         if changed {
             self.changed();
@@ -318,7 +335,10 @@ impl Registry {
         let entry = canonical.and_then(|c| inner.tools.get(c));
         match entry {
             Some(e) if e.enabled => Ok(e.clone()),
-            Some(e) => Err(ToolError::Disabled { name: e.spec().name.clone() }),
+            Some(e) => Err(ToolError::Disabled {
+                name: e.spec().name.clone(),
+                reason: e.disabled_because.as_deref().map(str::to_string),
+            }),
             None => Err(ToolError::UnknownTool { name: name.to_string(), suggestions: suggest(&inner, name) }),
         }
     }

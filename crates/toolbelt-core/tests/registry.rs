@@ -159,12 +159,25 @@ fn unknown_names_suggest_the_closest_tools() {
 fn disabled_tools_are_hidden_and_refused() {
     let r = registry();
     assert!(r.set_enabled("read_file", false));
-    assert_eq!(r.lookup("Read").unwrap_err(), ToolError::Disabled { name: "Read".into() });
+    assert_eq!(r.lookup("Read").unwrap_err(), ToolError::Disabled { name: "Read".into(), reason: None });
     assert_eq!(r.specs().len(), 1);
     assert_eq!(r.export(ExportFormat::Mcp).len(), 1);
     assert!(r.set_enabled("Read", true));
     assert_eq!(r.specs().len(), 2);
     assert!(!r.set_enabled("Nope", true));
+}
+
+#[test]
+fn a_tool_registered_disabled_says_why() {
+    let r = registry();
+    let changes = r.subscribe();
+    let tool: Arc<dyn DynTool> = erase(EditDouble("Edit", &[]));
+    r.register_disabled(tool, "`disabled_tools` lists it (config.toml:3)").unwrap();
+    assert!(!changes.has_changed().unwrap(), "nothing listed changed");
+    assert!(r.specs().iter().all(|s| s.name != "Edit"));
+    let refused = r.lookup("Edit").unwrap_err();
+    assert_eq!(refused.to_string(), "tool `Edit` is disabled: `disabled_tools` lists it (config.toml:3)");
+    assert!(!r.lookup("Edt").unwrap_err().to_string().contains("`Edit`"), "never suggested");
 }
 
 #[test]

@@ -14,6 +14,8 @@
 mod config;
 mod convert;
 mod handler;
+mod join;
+pub mod lineage;
 mod list_resources;
 pub mod names;
 mod read_resource;
@@ -29,6 +31,7 @@ use toolbelt_core::{Registry, erase};
 use toolbelt_policy::confine::Confiner;
 
 pub use config::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
+pub use join::UnknownToolName;
 pub use list_resources::ListMcpResources;
 pub use read_resource::ReadMcpResource;
 pub use tool::McpTool;
@@ -91,7 +94,7 @@ impl Gateway {
             let registry = Arc::clone(&registry);
             let on_connect = move |up: Arc<Upstream>, peer: Peer<RoleClient>| {
                 let registry = Arc::clone(&registry);
-                async move { register_tools(&up, &peer, &registry).await }
+                async move { join::register_tools(&up, &peer, &registry).await }
             };
             supervisors.push(tokio::spawn(Arc::clone(upstream).supervise(shutdown.clone(), on_connect)));
         }
@@ -121,6 +124,27 @@ impl Gateway {
             .collect()
     }
 
+    /// What the person behind a client should hear about the servers: those not started, and
+    /// why (one line each).
+    pub fn notices(&self) -> Vec<String> {
+        self.upstreams
+            .iter()
+            .filter_map(|u| match u.state() {
+                UpstreamState::Skipped { reason } => {
+                    Some(format!("MCP server `{}`{} is not started: {reason}", u.name, u.config.at()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The names in the servers' `enabled_tools` and `disabled_tools` that name none of the
+    /// tools they list (a server not connected yet is not judged), each with the closest
+    /// name it does list: `disabled_tools = ["get_env"]` leaves `get-env` callable.
+    pub fn unknown_tool_names(&self) -> Vec<UnknownToolName> {
+        self.upstreams.iter().flat_map(|u| join::unknown_tool_names(u)).collect()
+    }
+
     /// Stops every connection (stdio servers are shut down) and waits for it.
     pub async fn shutdown(mut self) {
         self.shutdown.cancel();
@@ -134,40 +158,4 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         self.shutdown.cancel();
     }
-}
-
-/// Brings the server's tools into the registry as it lists them now: new ones registered,
-/// those it no longer lists (after a restart) removed; returns how many it contributes.
-async fn register_tools(up: &Arc<Upstream>, peer: &Peer<RoleClient>, registry: &Registry) -> Result<usize, String> {
-    let tools = peer.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?;
-    let before: Vec<(String, String)> = up.registered.lock().map(|r| r.clone()).unwrap_or_default();
-    let mut now: Vec<(String, String)> = Vec::new();
-    for tool in tools {
-        let remote = tool.name.to_string();
-        if !up.config.allows_tool(&remote) || now.iter().any(|(r, _)| *r == remote) {
-            continue;
-        }
-        if let Some(known) = before.iter().find(|(r, _)| *r == remote) {
-            now.push(known.clone());
-            continue;
-        }
-        let mut name = names::tool_name(&up.name, &remote);
-        if registry.entry(&name).is_some() || registry.lookup(&name).is_ok() {
-            // Taken (a built-in, or another server's tool sanitized alike): a hashed suffix.
-            name = names::with_suffix(&name, &up.name, &remote);
-        }
-        match registry.register(Arc::new(McpTool::new(name.clone(), &tool, Arc::clone(up)))) {
-            Ok(()) => now.push((remote, name)),
-            Err(e) => tracing::warn!(server = %up.name, tool = %remote, "not registered: {e}"),
-        }
-    }
-    for (remote, name) in before.iter().filter(|(r, _)| !now.iter().any(|(n, _)| n == r)) {
-        tracing::info!(server = %up.name, tool = %remote, "the server no longer lists it; removed");
-        registry.unregister(name);
-    }
-    let count = now.len();
-    if let Ok(mut r) = up.registered.lock() {
-        *r = now;
-    }
-    Ok(count)
 }

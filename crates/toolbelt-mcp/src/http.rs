@@ -91,9 +91,11 @@ pub async fn serve_on(
             };
             request.extensions_mut().insert(client);
             let admitted = gate.admit(&request);
+            let delete = request.method() == axum::http::Method::DELETE;
             async move {
                 match admitted {
                     // A session place, if held, is kept until the response is made.
+                    gate::Admission::Pass(_place) if delete => session_ended(next.run(request).await),
                     gate::Admission::Pass(_place) => next.run(request).await,
                     gate::Admission::Refused(refusal) => refusal,
                 }
@@ -104,6 +106,18 @@ pub async fn serve_on(
     axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await
+}
+
+/// The answer to a `DELETE` that ended a session: `204 No Content`. rmcp answers `202
+/// Accepted`, which the specification leaves open but the Python SDK reads as a failure
+/// (logging "Session termination failed: 202" at every disconnect); 200 and 204 are what the
+/// SDKs accept, and the session is gone by then, so nothing is pending either.
+fn session_ended(mut response: axum::response::Response) -> axum::response::Response {
+    if response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+    }
+    response
 }
 
 /// The startup lines on stderr: where, within which limits, and, on loopback without a

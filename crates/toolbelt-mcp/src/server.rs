@@ -49,6 +49,11 @@ pub struct ServerOptions {
     pub askers: Arc<SessionAskers>,
     /// Instructions for the client's model, sent with `initialize`.
     pub instructions: Option<String>,
+    /// What the person behind each client should know about how the server was set up (a
+    /// project's settings ignored until it is trusted, an upstream server not started):
+    /// sent to every client as a warning log message once it is initialized. Stderr, where
+    /// the server logs, is rarely in front of anyone when a host started the server.
+    pub notices: Vec<String>,
 }
 
 /// One MCP connection: an rmcp `ServerHandler` whose calls run in a session of their own.
@@ -241,6 +246,11 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(asker) = self.inner.options.askers.get(self.session().id()) {
+            for notice in &self.inner.options.notices {
+                toolbelt_core::Asker::tell(&*asker, self.session().state(), notice, toolbelt_core::Tone::Warning).await;
+            }
+        }
         self.announce_tool_changes(context.peer.clone());
         roots::sync(self.session(), &context.peer).await;
         self.inner.roots.settle();

@@ -39,6 +39,7 @@ async fn upstream(root: &Path, shutdown: CancellationToken) -> String {
         approvers,
         askers: Default::default(),
         instructions: None,
+        notices: Vec::new(),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -84,7 +85,7 @@ async fn side() -> Side {
     let stop = CancellationToken::new();
     let url = upstream(&root, stop.clone()).await;
     let mut config = http_server(&url);
-    config.disabled_tools = vec!["Write".into()];
+    config.disabled_tools = vec!["Write".into(), "write".into()];
     gateway_to(vec![("up", config)], root, dir, stop).await
 }
 
@@ -123,6 +124,13 @@ async fn upstream_tools_join_the_registry_and_answer() {
     let names: Vec<String> = s.runtime.registry().specs().into_iter().map(|t| t.name).collect();
     assert!(names.contains(&"mcp__up__Read".to_string()) && names.contains(&"ListMcpResources".to_string()));
     assert!(!names.contains(&"mcp__up__Write".to_string()), "disabled_tools leaves Write out");
+    // A call of it says which setting leaves it out; a name the server does not list is told.
+    let r = s.call("mcp__up__Write", json!({"file_path": "x", "content": ""})).await;
+    assert_eq!(r.outcome, toolbelt_runtime::Outcome::Disabled);
+    assert!(r.text().starts_with("tool `mcp__up__Write` is disabled: `disabled_tools` of MCP server `up` lists it"));
+    let unknown = s.gateway.unknown_tool_names();
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!((unknown[0].name.as_str(), unknown[0].closest.as_deref()), ("write", Some("Write")));
     let spec = s.runtime.registry().lookup("mcp__up__Bash").unwrap().spec().clone();
     assert_eq!(spec.title.as_deref(), Some("Run a shell command"));
     assert!(spec.output_schema.is_some());
@@ -138,7 +146,8 @@ async fn upstream_tools_join_the_registry_and_answer() {
     let schema = s.runtime.registry().lookup("ListMcpResources").unwrap().spec().output_schema.clone().unwrap();
     let structured = listed.structured.clone().unwrap();
     assert!(jsonschema::draft202012::new(&schema).unwrap().is_valid(&structured), "{structured} against {schema}");
-    assert_eq!(structured, json!({"resources": []}));
+    // The upstream (toolbelt's own server) declares no resources: named, not asked.
+    assert_eq!(structured, json!({"resources": [], "without": [{"server": "up", "reason": "offers no resources"}]}));
 
     std::fs::write(s.root.join("a.txt"), "from upstream\n").unwrap();
     let r = s.call("mcp__up__Read", json!({"file_path": "a.txt"})).await;

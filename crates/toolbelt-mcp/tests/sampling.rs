@@ -96,6 +96,7 @@ impl Setup {
             approvers,
             askers: Default::default(),
             instructions: None,
+            notices: Vec::new(),
         });
         Setup { _dir: dir, notes, runtime, options }
     }

@@ -172,7 +172,7 @@ mod tests {
         }
         let errors = [
             ToolError::UnknownTool { name: "x".into(), suggestions: Vec::new() },
-            ToolError::Disabled { name: "x".into() },
+            ToolError::Disabled { name: "x".into(), reason: None },
             ToolError::InvalidInput { tool: "x".into(), problems: Vec::<FieldError>::new() },
             ToolError::Denied { reason: "no".into() },
             ToolError::failed("no"),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use toolbelt_core::{Asker, Extensions, People, Prompts, Registry, SettingsService};
-use toolbelt_mcp::client::Gateway;
+use toolbelt_mcp::client::{Gateway, UpstreamConfig};
 use toolbelt_policy::confine::Confiner;
 use toolbelt_policy::hooks::HookSet;
 use toolbelt_policy::protected::ProtectedPaths;
@@ -27,6 +27,8 @@ use toolbelt_tools::snippets::{SnippetScope, SnippetStore};
 use toolbelt_tools::web::Web;
 
 use toolbelt_agent::SearchDirs;
+
+mod servers;
 
 use crate::agents::AgentSetup;
 use crate::project_sandbox::ProjectSandbox;
@@ -331,7 +333,18 @@ impl Assembly {
     /// Connects the configured upstream MCP servers, their tools joining `registry` (those a
     /// bare deny rule names stay hidden); `None` when none is configured.
     pub async fn gateway(&self, registry: &Arc<Registry>) -> Option<Gateway> {
-        if self.settings.mcp_servers.is_empty() {
+        self.start_gateway(registry, self.settings.mcp_servers.clone()).await
+    }
+
+    /// [`Assembly::gateway`] with only the servers named in `only` (see
+    /// [`Assembly::servers_for`]); `None` when that is none.
+    pub async fn gateway_of(&self, registry: &Arc<Registry>, only: &[String]) -> Option<Gateway> {
+        let servers = self.settings.mcp_servers.iter().filter(|(name, _)| only.contains(name)).cloned().collect();
+        self.start_gateway(registry, servers).await
+    }
+
+    async fn start_gateway(&self, registry: &Arc<Registry>, servers: Vec<(String, UpstreamConfig)>) -> Option<Gateway> {
+        if servers.is_empty() {
             return None;
         }
         // The servers' tools a bare deny rule names join hidden, however late they come.
@@ -340,8 +353,15 @@ impl Assembly {
         let sandbox = self.project_sandbox(&self.engine());
         let projects = self.settings.project_servers.clone();
         let confiner = move |name: &str| projects.iter().any(|p| p == name).then(|| Arc::clone(&sandbox));
-        let gateway = Gateway::start_confined(self.settings.mcp_servers.clone(), Arc::clone(registry), confiner).await;
-        Some(gateway)
+        Some(Gateway::start_confined(servers, Arc::clone(registry), confiner).await)
+    }
+
+    /// The upstream servers that calls of these tools (name and input) need, by name, judged
+    /// from `registry` before any server is connected ([`servers::needed`]): a call starts
+    /// only the servers it uses.
+    pub fn servers_for(&self, registry: &Registry, calls: &[(&str, &serde_json::Value)]) -> Vec<String> {
+        let all: Vec<&str> = self.settings.mcp_servers.iter().map(|(name, _)| name.as_str()).collect();
+        servers::needed(&all, registry, calls)
     }
 
     /// What a project's own hooks and stdio MCP servers start in: the shell commands'

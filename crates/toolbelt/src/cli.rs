@@ -318,6 +318,11 @@ pub enum ConfigAction {
         /// Print JSON: `ok`, the files read, and every message with its file and line.
         #[arg(long)]
         json: bool,
+        /// Also connect the MCP servers, and report those that do not connect and the names
+        /// in the settings (`disabled_tools`, `enabled_tools`, `mcp__server__tool` rules) that
+        /// match none of their tools.
+        #[arg(long)]
+        connect: bool,
     },
 }
 

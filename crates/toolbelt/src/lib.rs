@@ -46,6 +46,7 @@ mod embed;
 pub mod project_sandbox;
 pub mod sessions;
 pub mod settings;
+pub mod upstream_names;
 
 pub use assemble::AssembleError;
 pub use embed::{Toolbelt, ToolbeltBuilder};

@@ -80,7 +80,7 @@ fn main() -> ExitCode {
             Command::Sandbox(args) => cmd::sandbox::run(&cli.global, args),
             Command::Mcp(args) => cmd::mcp::run(&cli.global, args).await,
             Command::McpServers(args) => cmd::mcp_servers::run(&cli.global, args).await,
-            Command::Config(args) => cmd::config::run(&cli.global, args),
+            Command::Config(args) => cmd::config::run(&cli.global, args).await,
             Command::Permissions(args) => cmd::permissions::run(&cli.global, args).await,
             Command::Trust(args) => cmd::trust::run(&cli.global, args),
             Command::Audit(args) => cmd::audit::run(&cli.global, args),

@@ -288,3 +288,49 @@ fn tools_that_join_late_are_announced() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn ignored_project_settings_are_told_to_the_host() {
+    let (_dir, root) = project();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        "[permissions]\nmode = \"acceptEdits\"\n\n[[hooks.PreToolUse]]\nhooks = [{ type = \"command\", command = \"true\" }]\n",
+    )
+    .unwrap();
+    let mut child =
+        toolbelt(&root).arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let lines = Lines(rx);
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(initialize(1, "2025-11-25"));
+    let (init, _) = lines.answer(1);
+    // The model reads the instructions: they say the project's settings are not applied.
+    let instructions = init["result"]["instructions"].as_str().unwrap();
+    assert!(
+        instructions.contains("this project's own settings (1 hook, permissions.mode) are ignored"),
+        "{instructions}"
+    );
+    assert!(instructions.contains("toolbelt trust"), "{instructions}");
+    // The host's user sees a log message, as soon as the session is initialized.
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let told = lines.next();
+    assert_eq!(told["method"], "notifications/message", "{told}");
+    assert_eq!(told["params"]["level"], "warning", "{told}");
+    let data = told["params"]["data"].as_str().unwrap();
+    assert!(data.contains("are ignored") && data.contains("`toolbelt trust`"), "{data}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -39,6 +39,9 @@ pub struct UpstreamConfig {
     pub startup_timeout: Duration,
     /// Whether it is used (`enabled = false` keeps it configured but unused).
     pub enabled: bool,
+    /// Where the settings define it (`/p/.toolbelt/config.toml:4`), for messages; set by
+    /// whoever read the settings, `None` when unknown.
+    pub origin: Option<String>,
 }
 
 /// How an upstream server is reached.
@@ -95,13 +98,35 @@ impl UpstreamConfig {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             enabled: true,
+            origin: None,
         }
+    }
+
+    /// ` (where it is defined)` for a message, or nothing when that is unknown.
+    pub fn at(&self) -> String {
+        self.origin.as_deref().map(|o| format!(" ({o})")).unwrap_or_default()
     }
 
     /// Whether a tool of the server (by its own name) may join the registry.
     pub fn allows_tool(&self, tool: &str) -> bool {
         self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool))
             && !self.disabled_tools.iter().any(|t| t == tool)
+    }
+
+    /// Why a tool of the server `server` (by its own name) is left out, as a call of it is
+    /// told: the list that leaves it out, and where it is written. `None` when it joins.
+    pub fn left_out(&self, server: &str, tool: &str) -> Option<String> {
+        let (list, verb) = if self.disabled_tools.iter().any(|t| t == tool) {
+            ("disabled_tools", "lists it")
+        } else if self.enabled_tools.as_ref().is_some_and(|list| !list.iter().any(|t| t == tool)) {
+            ("enabled_tools", "does not list it")
+        } else {
+            return None;
+        };
+        Some(format!(
+            "`{list}` of MCP server `{server}`{} {verb}; use another tool, or ask the user to change that list",
+            self.at()
+        ))
     }
 }
 
@@ -193,6 +218,7 @@ impl TryFrom<RawConfig> for UpstreamConfig {
             call_timeout: timeout(raw.timeout, DEFAULT_CALL_TIMEOUT)?,
             startup_timeout: timeout(raw.startup_timeout, DEFAULT_STARTUP_TIMEOUT)?,
             enabled: raw.enabled.unwrap_or(true),
+            origin: None,
         })
     }
 }
@@ -264,5 +290,9 @@ mod tests {
         let config = read(json!({"command": "a", "enabled_tools": ["x", "y"], "disabled_tools": ["y"]})).unwrap();
         assert!(config.allows_tool("x"));
         assert!(!config.allows_tool("y") && !config.allows_tool("z"));
+        assert_eq!(config.left_out("s", "x"), None);
+        let why = config.left_out("s", "y").unwrap();
+        assert!(why.starts_with("`disabled_tools` of MCP server `s` lists it; "), "{why}");
+        assert!(config.left_out("s", "z").unwrap().starts_with("`enabled_tools` of MCP server `s` does not list it"));
     }
 }

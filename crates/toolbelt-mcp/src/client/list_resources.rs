@@ -1,4 +1,8 @@
 //! `ListMcpResources`: the resources the upstream servers offer, with their URIs.
+//!
+//! Servers are asked together, and one that offers no resources (it does not declare the
+//! capability, or answers `-32601`), is not connected or fails to list them is named with
+//! why, beside what the others offer: one server never empties the whole answer.
 
 use std::sync::Arc;
 
@@ -8,8 +12,11 @@ use toolbelt_core::{
     Access, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext, ToolError, ToolSpec,
 };
 
+use rmcp::ServiceError;
+use rmcp::model::ErrorCode;
+
 use super::servers::Servers;
-use super::upstream::Upstream;
+use super::upstream::{Upstream, UpstreamState};
 
 /// Input of ListMcpResources.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -24,6 +31,17 @@ pub struct ListMcpResourcesInput {
 pub struct ListMcpResourcesOutput {
     /// The resources, server by server.
     pub resources: Vec<ResourceEntry>,
+    /// The servers that listed none, and why (no resources, not connected, an error).
+    pub without: Vec<ServerWithout>,
+}
+
+/// A server that listed no resources.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ServerWithout {
+    /// The server.
+    pub server: String,
+    /// Why (`offers no resources`, `is not connected (…)`, `could not list its resources: …`).
+    pub reason: String,
 }
 
 /// One resource of an upstream server.
@@ -53,7 +71,11 @@ impl Render for ListMcpResourcesOutput {
                 format!("{} {} ({}{}){}", r.server, r.uri, r.name, mime.unwrap_or_default(), about.unwrap_or_default())
             })
             .collect();
-        vec![Content::text(if lines.is_empty() { "No resources.".to_string() } else { lines.join("\n") })]
+        let mut text = if lines.is_empty() { "No resources.".to_string() } else { lines.join("\n") };
+        for without in &self.without {
+            text.push_str(&format!("\n{} {}", without.server, without.reason));
+        }
+        vec![Content::text(text)]
     }
 }
 
@@ -79,29 +101,63 @@ impl Tool for ListMcpResources {
         .side_effects(SideEffects::Network)
     }
 
-    fn access(&self, _input: &Self::Input, _cx: &ToolContext) -> Result<Access, ToolError> {
-        Ok(Access::shared())
+    fn access(&self, input: &Self::Input, _cx: &ToolContext) -> Result<Access, ToolError> {
+        let servers: Vec<String> = match &input.server {
+            Some(name) => vec![format!("`{name}`")],
+            None => self.0.in_use().map(|u| format!("`{}`", u.name)).collect(),
+        };
+        let which = match servers.len() {
+            1 => format!("the MCP server {}", servers[0]),
+            _ => format!("the MCP servers {}", servers.join(", ")),
+        };
+        Ok(Access::shared().reaching(format!("asks {which} for the resources they offer")))
     }
 
     async fn call(&self, input: Self::Input, _cx: ToolContext) -> Result<ListMcpResourcesOutput, ToolError> {
         let servers: Vec<&Arc<Upstream>> = match &input.server {
-            Some(name) => vec![self.0.find(name)?],
-            None => self.0.connected().collect(),
+            Some(name) => {
+                let server = self.0.find(name)?;
+                server.peer().ok_or_else(|| server.unavailable())?;
+                vec![server]
+            }
+            None => self.0.in_use().collect(),
         };
-        let mut resources = Vec::new();
-        for server in servers {
-            let peer = server.peer().ok_or_else(|| server.unavailable())?;
-            let listed = peer.list_all_resources().await.map_err(|e| {
-                ToolError::failed(format!("MCP server `{}` could not list resources: {e}", server.name))
-            })?;
-            resources.extend(listed.into_iter().map(|r| ResourceEntry {
-                server: server.name.clone(),
-                uri: r.uri,
-                name: r.name,
-                mime_type: r.mime_type,
-                description: r.description,
-            }));
+        let listed = futures_util::future::join_all(servers.iter().map(|s| resources_of(s))).await;
+        let mut out = ListMcpResourcesOutput { resources: Vec::new(), without: Vec::new() };
+        for (server, listed) in servers.iter().zip(listed) {
+            match listed {
+                Ok(listed) => out.resources.extend(listed.into_iter().map(|r| ResourceEntry {
+                    server: server.name.clone(),
+                    uri: r.uri,
+                    name: r.name,
+                    mime_type: r.mime_type,
+                    description: r.description,
+                })),
+                Err(reason) => out.without.push(ServerWithout { server: server.name.clone(), reason }),
+            }
         }
-        Ok(ListMcpResourcesOutput { resources })
+        Ok(out)
     }
 }
+
+/// The resources of one server, or why it has none to give.
+async fn resources_of(server: &Upstream) -> Result<Vec<rmcp::model::Resource>, String> {
+    let Some(peer) = server.peer() else {
+        return Err(match server.state() {
+            UpstreamState::Failed { error } => format!("is not connected ({error})"),
+            _ => "is not connected yet".to_string(),
+        });
+    };
+    // A server that does not declare resources has none: not asked.
+    if peer.peer_info().is_some_and(|info| info.capabilities.resources.is_none()) {
+        return Err(NONE.into());
+    }
+    match peer.list_all_resources().await {
+        Ok(listed) => Ok(listed),
+        Err(ServiceError::McpError(e)) if e.code == ErrorCode::METHOD_NOT_FOUND => Err(NONE.into()),
+        Err(e) => Err(format!("could not list its resources: {e}")),
+    }
+}
+
+/// What is said of a server without resources.
+const NONE: &str = "offers no resources";

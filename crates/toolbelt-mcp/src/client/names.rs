@@ -23,6 +23,33 @@ pub fn with_suffix(name: &str, server: &str, tool: &str) -> String {
     format!("{head}{suffix}")
 }
 
+/// The servers among `servers` whose tools' registry names `name` may be one of: those
+/// whose `mcp__<server>__` prefix it has, ignoring case as the registry's lookup does. Several
+/// when their names sanitize alike (their tools then carry hashed suffixes).
+pub fn servers_of<'a>(name: &str, servers: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let lower = name.to_ascii_lowercase();
+    servers
+        .into_iter()
+        .filter(|server| lower.starts_with(&format!("mcp__{}__", sanitize(server).to_ascii_lowercase())))
+        .collect()
+}
+
+/// The candidate closest to `name`, if one is close: first one equal but for case and `-`
+/// versus `_` (servers differ on which they use: `get-env`, `write_file`), else the most
+/// similar by Jaro-Winkler, at 0.8 or more.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let loose = |s: &str| s.to_ascii_lowercase().replace('-', "_");
+    let wanted = loose(name);
+    let mut best: Option<(f64, &str)> = None;
+    for candidate in candidates {
+        let score = if loose(candidate) == wanted { 2.0 } else { strsim::jaro_winkler(&loose(candidate), &wanted) };
+        if score >= 0.8 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 /// `[A-Za-z0-9_-]` kept, anything else `_`.
 pub fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
@@ -50,5 +77,26 @@ mod tests {
         assert_ne!(one, two);
         assert!(one.starts_with("mcp__s__a_b_") && one.len() <= MAX_NAME);
         assert!(with_suffix(&"é".repeat(40), "s", "t").len() <= MAX_NAME);
+    }
+
+    #[test]
+    fn the_closest_name_forgives_dashes_first() {
+        let tools = ["get-env", "get_envelope", "write_file", "read_file"];
+        assert_eq!(closest("get_env", tools), Some("get-env"));
+        assert_eq!(closest("write-file", tools), Some("write_file"));
+        assert_eq!(closest("WRITE_FILE", tools), Some("write_file"));
+        assert_eq!(closest("red_file", tools), Some("read_file"));
+        assert_eq!(closest("delete_repository", tools), None);
+    }
+
+    #[test]
+    fn a_tool_name_tells_its_servers() {
+        let servers = ["fs", "my server", "my_server", "fs_two"];
+        assert_eq!(servers_of("mcp__fs__read_file", servers), ["fs"]);
+        assert_eq!(servers_of("MCP__FS__read", servers), ["fs"]);
+        assert_eq!(servers_of("mcp__fs_two__x", servers), ["fs_two"]);
+        assert_eq!(servers_of("mcp__my_server__x", servers), ["my server", "my_server"]);
+        assert!(servers_of("mcp__nope__x", servers).is_empty());
+        assert!(servers_of("Read", servers).is_empty());
     }
 }

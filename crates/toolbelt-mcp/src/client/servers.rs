@@ -19,8 +19,8 @@ impl Servers {
         })
     }
 
-    /// The servers connected now.
-    pub(super) fn connected(&self) -> impl Iterator<Item = &Arc<Upstream>> {
-        self.0.iter().filter(|u| matches!(u.state(), UpstreamState::Connected { .. }))
+    /// The servers meant to be used: neither disabled nor skipped (connected or not).
+    pub(super) fn in_use(&self) -> impl Iterator<Item = &Arc<Upstream>> {
+        self.0.iter().filter(|u| !matches!(u.state(), UpstreamState::Disabled | UpstreamState::Skipped { .. }))
     }
 }

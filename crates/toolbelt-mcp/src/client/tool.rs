@@ -77,8 +77,14 @@ impl DynTool for McpTool {
     }
 
     fn access(&self, _input: &Prepared, _cx: &ToolContext) -> Result<Access, ToolError> {
-        // What it touches is the server's business; a read-only one may run beside reads.
-        Ok(if self.read_only { Access::shared() } else { Access::exclusive() })
+        // What it touches is the server's business; a read-only one may run beside reads. The
+        // reason a call asks says so, rather than "runs commands".
+        let access = if self.read_only { Access::shared() } else { Access::exclusive() };
+        let hint = if self.read_only { ", and its read-only hint is only the server's word" } else { "" };
+        Ok(access.reaching(format!(
+            "is a tool of {}: what it does is the server's business{hint}",
+            self.upstream.described()
+        )))
     }
 
     fn timeout(&self, _input: &Prepared) -> Option<std::time::Duration> {

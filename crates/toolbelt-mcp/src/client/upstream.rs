@@ -23,6 +23,7 @@ use url::Url;
 use super::config::{UpstreamConfig, UpstreamTransport};
 use super::convert;
 use super::handler::UpstreamHandler;
+use super::lineage;
 
 /// Where an upstream server stands.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -42,6 +43,12 @@ pub enum UpstreamState {
     },
     /// `enabled = false`.
     Disabled,
+    /// Not started, and never retried: its command is toolbelt itself, or this toolbelt is
+    /// too many gateways deep ([`super::lineage`]).
+    Skipped {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// One upstream server and its live connection.
@@ -57,9 +64,22 @@ pub struct Upstream {
     stderr: Arc<Mutex<VecDeque<String>>>,
     attempted: tokio::sync::Notify,
     /// The tools it contributed: each one's name on the server and in the registry.
-    pub(super) registered: Mutex<Vec<(String, String)>>,
+    pub(super) registered: Mutex<Vec<Registered>>,
+    /// Every tool it listed last (by its own name), once it listed them.
+    pub(super) listed: Mutex<Option<Vec<String>>>,
     /// What a stdio server starts under (a project's servers: the sandbox).
     confine: Option<Arc<dyn Confiner>>,
+}
+
+/// One tool of an upstream server in the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Registered {
+    /// Its name on the server.
+    pub(super) remote: String,
+    /// Its name in the registry.
+    pub(super) name: String,
+    /// Whether it is listed and callable (not left out by `enabled_tools`/`disabled_tools`).
+    pub(super) shown: bool,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -70,10 +90,17 @@ impl std::fmt::Debug for Upstream {
 
 impl Upstream {
     pub(super) fn new(name: String, config: UpstreamConfig) -> Self {
-        let state = if config.enabled { UpstreamState::Connecting } else { UpstreamState::Disabled };
-        if state != UpstreamState::Disabled {
-            warn_unset_vars(&name, &config);
-        }
+        let state = match lineage::skip_reason(&config) {
+            _ if !config.enabled => UpstreamState::Disabled,
+            Some(reason) => {
+                tracing::warn!("MCP server `{name}`{} is not started: {reason}", config.at());
+                UpstreamState::Skipped { reason }
+            }
+            None => {
+                warn_unset_vars(&name, &config);
+                UpstreamState::Connecting
+            }
+        };
         Self {
             name,
             config,
@@ -84,6 +111,21 @@ impl Upstream {
             attempted: tokio::sync::Notify::new(),
             registered: Mutex::new(Vec::new()),
             confine: None,
+            listed: Mutex::new(None),
+        }
+    }
+
+    /// The server as a person deciding on a call of its tools should know it: "the MCP server
+    /// `fs` (`npx`, a program toolbelt started)", "the MCP server `docs` at
+    /// https://docs.example.com/mcp" (no query: it may hold a key).
+    pub fn described(&self) -> String {
+        match &self.config.transport {
+            UpstreamTransport::Stdio { command, .. } => {
+                format!("the MCP server `{}` (`{command}`, a program toolbelt started)", self.name)
+            }
+            UpstreamTransport::Http { url, .. } => {
+                format!("the MCP server `{}` at {}{}", self.name, url.origin().ascii_serialization(), url.path())
+            }
         }
     }
 
@@ -113,7 +155,13 @@ impl Upstream {
 
     /// The registry names of the tools it contributes, in the server's order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.registered.lock().unwrap_or_else(PoisonError::into_inner).iter().map(|(_, name)| name.clone()).collect()
+        let registered = self.registered.lock().unwrap_or_else(PoisonError::into_inner);
+        registered.iter().filter(|r| r.shown).map(|r| r.name.clone()).collect()
+    }
+
+    /// Every tool it listed last, by its own names; `None` before it listed any.
+    pub fn listed(&self) -> Option<Vec<String>> {
+        self.listed.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Waits for the end of the first connection attempt, at most its startup timeout (the
@@ -144,7 +192,7 @@ impl Upstream {
         F: Fn(Arc<Upstream>, Peer<RoleClient>) -> Fut,
         Fut: std::future::Future<Output = Result<usize, String>>,
     {
-        if self.state() == UpstreamState::Disabled {
+        if matches!(self.state(), UpstreamState::Disabled | UpstreamState::Skipped { .. }) {
             self.attempted.notify_waiters();
             return;
         }
@@ -247,6 +295,8 @@ impl Upstream {
     ) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
         let mut command = tokio::process::Command::new(program);
         command.args(args).envs(env.iter().map(|(k, v)| (k, expand_env(v))));
+        // After the server's own `env`, which cannot lower it.
+        command.env(lineage::DEPTH_VAR, lineage::child_depth());
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
         }
@@ -323,6 +373,7 @@ impl Upstream {
         let why = match self.state() {
             UpstreamState::Failed { error } => error,
             UpstreamState::Disabled => "it is disabled in the settings".into(),
+            UpstreamState::Skipped { reason } => format!("it is not started: {reason}"),
             _ => "it is still connecting".into(),
         };
         ToolError::failed(format!(

@@ -118,6 +118,7 @@ pub async fn connect(mode: PermissionMode, allow: &[&str], client: Client) -> Ha
         approvers,
         askers,
         instructions: None,
+        notices: Vec::new(),
     });
     let server = McpServer::new(runtime, options);
     let (server_io, client_io) = tokio::io::duplex(1 << 20);

@@ -98,7 +98,8 @@ impl PermissionEngine {
         if let Some(source) = covered {
             return allowed(source);
         }
-        let (mut kind, fact) = self.kind_of(call.tool, part, outside.is_some(), lines_read_only);
+        let reaches = call.access.reaches.as_deref();
+        let (mut kind, fact) = self.kind_of(call.tool, part, outside.is_some(), lines_read_only, reaches);
         // The files a command names inside the workspace are the command's business: its own
         // part decides (allowed by its rule, or asked about), so they add no question. Those
         // outside the roots ask like the Read and Write tools; deny rules and protected paths
@@ -129,8 +130,16 @@ impl PermissionEngine {
         Judged { decision, reason, source: VerdictSource::Mode(mode), suggestion, outside, edit_inside }
     }
 
-    /// The kind of a part, and a clause saying what it does ("`ls -la` only reads").
-    fn kind_of(&self, tool: &ToolSpec, part: &Part, outside: bool, lines_read_only: bool) -> (PartKind, String) {
+    /// The kind of a part, and a clause saying what it does ("`ls -la` only reads"); an
+    /// external tool that says what it reaches is described by that.
+    fn kind_of(
+        &self,
+        tool: &ToolSpec,
+        part: &Part,
+        outside: bool,
+        lines_read_only: bool,
+        reaches: Option<&str>,
+    ) -> (PartKind, String) {
         match part {
             Part::Read { given, .. } => (
                 if outside { PartKind::ReadOutside } else { PartKind::ReadInside },
@@ -153,9 +162,12 @@ impl PermissionEngine {
             Part::Call => match tool.permission {
                 PermissionClass::Read => (PartKind::State, format!("`{}` only reads", tool.name)),
                 PermissionClass::Write => (PartKind::WriteInside, format!("`{}` changes files or state", tool.name)),
-                PermissionClass::External => {
-                    (PartKind::Command, format!("`{}` runs commands or reaches outside the machine", tool.name))
-                }
+                PermissionClass::External => match reaches {
+                    Some(what) => (PartKind::Command, format!("`{}` {what}", tool.name)),
+                    None => {
+                        (PartKind::Command, format!("`{}` runs commands or reaches outside the machine", tool.name))
+                    }
+                },
             },
         }
     }

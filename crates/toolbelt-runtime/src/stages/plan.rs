@@ -151,7 +151,7 @@ fn check(
 fn resolve(pipeline: &Pipeline, name: &str) -> Result<ToolEntry, Refusal> {
     match pipeline.registry.lookup(name) {
         Ok(entry) => Ok(entry),
-        Err(ToolError::Disabled { name }) => {
+        Err(ToolError::Disabled { name, reason }) => {
             let entry = pipeline.registry.entry(&name);
             let hidden = entry.as_ref().and_then(|e| pipeline.authorizer.hidden(e.spec()));
             match hidden {
@@ -159,7 +159,7 @@ fn resolve(pipeline: &Pipeline, name: &str) -> Result<ToolEntry, Refusal> {
                     let error = ToolError::Denied { reason: verdict.reason.clone() };
                     Err(Refusal { entry, error, verdict: Some(Box::new(verdict)) })
                 }
-                None => Err(Refusal { entry, error: ToolError::Disabled { name }, verdict: None }),
+                None => Err(Refusal { entry, error: ToolError::Disabled { name, reason }, verdict: None }),
             }
         }
         Err(error) => Err(Refusal { entry: None, error, verdict: None }),

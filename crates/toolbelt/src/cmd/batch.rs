@@ -36,10 +36,8 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
     let setup = Setup::load_asking_trust(global)?;
     let runtime = setup.runtime_unattended(args.concurrency.map(usize::from))?;
     let names: Vec<&str> = calls.iter().map(|(_, c)| c.name.as_str()).collect();
-    let gateway = match setup.needs_gateway(&names) {
-        true => setup.gateway(runtime.registry()).await,
-        false => None,
-    };
+    let inputs: Vec<(&str, &Value)> = calls.iter().map(|(_, c)| (c.name.as_str(), &c.input)).collect();
+    let gateway = setup.gateway_for(&runtime, &inputs).await;
     super::probe_sandbox_for(&setup.sandbox(), &runtime, &names);
     let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "batch")?;
     open.start(&runtime).await;

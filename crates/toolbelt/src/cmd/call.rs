@@ -17,10 +17,7 @@ pub async fn run(global: &Global, args: &CallArgs) -> anyhow::Result<ExitCode> {
     let input = read_input(args.input.as_deref(), &args.tool)?;
     let setup = Setup::load_asking_trust(global)?;
     let runtime = setup.runtime(Some(1))?;
-    let gateway = match setup.needs_gateway(&[args.tool.as_str()]) {
-        true => setup.gateway(runtime.registry()).await,
-        false => None,
-    };
+    let gateway = setup.gateway_for(&runtime, &[(args.tool.as_str(), &input)]).await;
     let open = OpenSession::open(&setup.ws, args.session.session.as_deref(), "call")?;
     let call = ToolCall::new("call-1", &args.tool, input);
     // A name that does not resolve is refused before the session starts; the runtime still

@@ -10,12 +10,12 @@ use crate::cli::{ConfigAction, ConfigArgs, Global};
 use crate::cmd::Setup;
 use crate::output::line;
 
-pub fn run(global: &Global, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(global: &Global, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
     let setup = Setup::load(global)?;
     match args.action {
         ConfigAction::Show { json } if json => show_json(&setup),
         ConfigAction::Show { .. } => show(&setup),
-        ConfigAction::Check { json } => super::config_check::run(&setup, json),
+        ConfigAction::Check { json, connect } => super::config_check::run(&setup, json, connect).await,
     }
 }
 

@@ -1,5 +1,6 @@
-//! `toolbelt config check [--json]`: every problem in every settings file, in file and line
-//! order, then what was not applied and why.
+//! `toolbelt config check [--json] [--connect]`: every problem in every settings file, in file
+//! and line order, then what was not applied and why; with `--connect`, also what only the
+//! MCP servers can tell (those that do not connect, names that match none of their tools).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::path::PathBuf;
 use toolbelt::settings::agent::{self, AgentsStatus};
 
 use toolbelt::settings::{Layer, Origin, Problem, Trust};
+use toolbelt_mcp::client::UpstreamState;
 use toolbelt_policy::rules::{Rule, RuleOrigin};
 
 use crate::cmd::Setup;
@@ -79,7 +81,7 @@ impl Message {
 }
 
 /// Runs the check; exit 1 when there is an error.
-pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
+pub async fn run(setup: &Setup, json: bool, connect: bool) -> anyhow::Result<ExitCode> {
     let mut messages: Vec<Message> = setup.problems.iter().map(|p| Message::of(Severity::Error, p)).collect();
     // The project's files are checked as they would apply once trusted, whether they apply
     // now or not: a project waiting for trust (a clone, a repository's CI) is checked too.
@@ -103,6 +105,9 @@ pub fn run(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
         }));
     }
     messages.extend(unknown_tool_warnings(setup, &as_trusted.entries));
+    if connect {
+        messages.extend(upstream_warnings(setup).await);
+    }
     let (agents, agents_ready) = agents_message(setup);
     let agents_json = json!({"available": agents_ready, "message": agents.message});
     // File and line order: layer by layer as they are read, each file top to bottom.
@@ -200,6 +205,30 @@ fn unknown_tool_warnings(setup: &Setup, entries: &[toolbelt::settings::Entry]) -
             message: format!("rule `{text}` names no tool here{hint}"),
         });
     }
+    out
+}
+
+/// What only connecting the MCP servers tells: a server that does not connect, and names in
+/// the settings that match none of the tools the servers list.
+async fn upstream_warnings(setup: &Setup) -> Vec<Message> {
+    let registry = Arc::new(toolbelt_core::Registry::new());
+    let Some(gateway) = setup.gateway(&registry).await else { return Vec::new() };
+    let mut out: Vec<Message> = toolbelt::upstream_names::check(setup, &gateway, &registry)
+        .iter()
+        .map(|found| Message::of(Severity::Warning, &found.problem))
+        .collect();
+    for status in gateway.statuses() {
+        let UpstreamState::Failed { error } = status.state else { continue };
+        let key = format!("mcp.servers.{}", status.name);
+        let entry = setup.loaded.entries.iter().filter(|e| e.key == key).max_by_key(|e| e.origin.layer);
+        out.push(Message {
+            severity: Severity::Warning,
+            origin: entry.map(|e| e.origin.clone()),
+            message: format!("MCP server `{}` did not connect: {error}", status.name),
+            key,
+        });
+    }
+    gateway.shutdown().await;
     out
 }
 

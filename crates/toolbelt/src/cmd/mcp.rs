@@ -26,6 +26,17 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     super::sandbox::probe_in_background(&setup.sandbox());
     // Upstream servers join the registry first, so the first tools/list has their tools.
     let gateway = setup.gateway(runtime.registry()).await;
+    // What the person behind the host should know: stderr is rarely in front of anyone there.
+    let mut notices: Vec<String> = setup.loaded.trust.notice(&setup.loc.project).into_iter().collect();
+    notices.extend(setup.loaded.notices.iter().cloned());
+    if let Some(gateway) = &gateway {
+        notices.extend(gateway.notices());
+        // Names in the settings that leave a tool live which they mean to disable or deny.
+        for found in toolbelt::upstream_names::check(&setup, gateway, runtime.registry()) {
+            tracing::warn!("{}", found.problem);
+            notices.push(found.problem.to_string());
+        }
+    }
     let roots = if args.root.is_empty() { setup.ws.roots.clone() } else { canonical_dirs(&args.root)? };
     let cwd = roots.first().cloned().unwrap_or_else(|| setup.ws.cwd.clone());
     let options = Arc::new(ServerOptions {
@@ -37,7 +48,8 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         },
         approvers,
         askers,
-        instructions: Some(INSTRUCTIONS.to_string()),
+        instructions: Some(instructions(&notices)),
+        notices,
     });
     // Stopped by a signal, the server kills every command its sessions still run before it
     // goes (a command that left its session would otherwise outlive it).
@@ -107,6 +119,19 @@ fn http_options(args: &McpArgs, setup: &Setup, token: Option<String>) -> HttpOpt
 const INSTRUCTIONS: &str = "toolbelt's tools work on the files of the workspace roots. Paths may be \
 absolute or relative to the session's working directory. Read a file before editing or overwriting it. \
 Calls that need approval are asked about; a denied call says which rule would allow it.";
+
+/// The instructions, with what is not applied here: the model may be asked why a project
+/// setting does nothing, and can tell the user what to do.
+fn instructions(notices: &[String]) -> String {
+    let mut text = INSTRUCTIONS.to_string();
+    if !notices.is_empty() {
+        text.push_str(" Not applied in this server (tell the user if it matters):");
+        for notice in notices {
+            text.push_str(&format!(" {notice}."));
+        }
+    }
+    text
+}
 
 fn canonical_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     dirs.iter()

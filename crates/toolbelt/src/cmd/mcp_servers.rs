@@ -1,8 +1,13 @@
-//! `toolbelt mcp-servers`: connect every configured upstream MCP server and show its state.
+//! `toolbelt mcp-servers`: connect every configured upstream MCP server and show its state,
+//! the names in the settings that match none of its tools, and the project's servers that
+//! wait for trust.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use serde_json::{Value, json};
+use toolbelt::settings::Trust;
+use toolbelt::upstream_names::{self, NameProblem};
 use toolbelt_mcp::client::UpstreamState;
 
 use crate::cli::{Global, McpServersArgs};
@@ -15,17 +20,37 @@ const SHOWN_TOOLS: usize = 8;
 pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitCode> {
     let setup = Setup::load(global)?;
     setup.require_valid()?;
+    let waiting = waiting_for_trust(&setup);
     let registry = Arc::new(toolbelt_core::Registry::new());
-    let Some(gateway) = setup.gateway(&registry).await else {
+    let (statuses, problems) = match setup.gateway(&registry).await {
+        Some(gateway) => {
+            let checked = (gateway.statuses(), upstream_names::check(&setup, &gateway, &registry));
+            gateway.shutdown().await;
+            checked
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let failed = statuses.iter().any(|s| matches!(s.state, UpstreamState::Failed { .. }));
+    let problems_of = |server: &str| -> Vec<&NameProblem> { problems.iter().filter(|p| p.server == server).collect() };
+    if args.json {
+        let mut all: Vec<Value> = Vec::new();
+        for status in &statuses {
+            let mut value = serde_json::to_value(status)?;
+            let found: Vec<String> = problems_of(&status.name).iter().map(|p| p.problem.to_string()).collect();
+            if !found.is_empty() {
+                value["problems"] = json!(found);
+            }
+            all.push(value);
+        }
+        all.extend(waiting.iter().map(|name| json!({"name": name, "state": "waiting_for_trust"})));
+        line(&serde_json::to_string_pretty(&all)?)?;
+        return Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS });
+    }
+    if statuses.is_empty() && waiting.is_empty() {
         line("No MCP servers are configured: add [mcp.servers.NAME] to .toolbelt/config.toml, or a .mcp.json.")?;
         return Ok(ExitCode::SUCCESS);
-    };
-    let statuses = gateway.statuses();
-    gateway.shutdown().await;
-    let failed = statuses.iter().any(|s| matches!(s.state, UpstreamState::Failed { .. }));
-    if args.json {
-        line(&serde_json::to_string_pretty(&statuses)?)?;
-    } else {
+    }
+    if !statuses.is_empty() {
         let width = statuses.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
         line(&format!("{:width$}  {:9}  STATE", "NAME", "TRANSPORT"))?;
         for s in &statuses {
@@ -36,14 +61,37 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
                 UpstreamState::Failed { error } => format!("failed: {error}"),
                 UpstreamState::Connecting => "still connecting".into(),
                 UpstreamState::Disabled => "disabled".into(),
+                UpstreamState::Skipped { reason } => format!("skipped: {reason}"),
             };
             line(&format!("{:width$}  {:9}  {state}", s.name, s.transport))?;
             if !s.tool_names.is_empty() && matches!(s.state, UpstreamState::Connected { .. }) {
                 line(&format!("{:width$}  {:9}  {}", "", "", tool_list(&s.tool_names)))?;
             }
+            for found in problems_of(&s.name) {
+                line(&format!("{:width$}  {:9}  warning: {}", "", "", found.problem))?;
+            }
         }
     }
+    if !waiting.is_empty() {
+        let (servers, wait) = if waiting.len() == 1 { ("server", "waits") } else { ("servers", "wait") };
+        line(&format!(
+            "This project's MCP {servers} {} {wait} for trust and {} not started: review the project's settings \
+             with `toolbelt trust --show`, and start them with `toolbelt trust`.",
+            waiting.join(", "),
+            if waiting.len() == 1 { "is" } else { "are" },
+        ))?;
+    }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The project's servers that wait for the project to be trusted, by name.
+fn waiting_for_trust(setup: &Setup) -> Vec<String> {
+    let Trust::Untrusted { pending, .. } = &setup.loaded.trust else { return Vec::new() };
+    let mut names: Vec<String> =
+        pending.entries.iter().filter_map(|e| e.key.strip_prefix("mcp.servers.")).map(str::to_string).collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The first tool names, and how many more there are.

@@ -95,10 +95,15 @@ impl Setup {
         self.asm.require_valid().map_err(|e| Usage(e.to_string()).into())
     }
 
-    /// Whether calls of these tools need the upstream servers.
-    pub fn needs_gateway(&self, names: &[&str]) -> bool {
-        !self.settings.mcp_servers.is_empty()
-            && names.iter().any(|n| n.starts_with("mcp__") || n.contains("McpResource") || n.contains("mcp_resource"))
+    /// Connects the upstream servers that calls of these tools (name and input) need, and no
+    /// other ([`Assembly::servers_for`]); their tools join `runtime`'s registry.
+    pub async fn gateway_for(
+        &self,
+        runtime: &Runtime,
+        calls: &[(&str, &serde_json::Value)],
+    ) -> Option<toolbelt_mcp::client::Gateway> {
+        let servers = self.servers_for(runtime.registry(), calls);
+        self.gateway_of(runtime.registry(), &servers).await
     }
 
     /// The runtime every calling command uses: the tools behind the permission engine, the

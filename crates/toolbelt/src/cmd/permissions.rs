@@ -19,10 +19,7 @@ pub async fn run(global: &Global, args: &PermissionsArgs) -> anyhow::Result<Exit
     let setup = Setup::load(global)?;
     let runtime = setup.runtime(Some(1))?;
     // An upstream server's tool is known once its server is connected, as for `call`.
-    let gateway = match setup.needs_gateway(&[tool.as_str()]) {
-        true => setup.gateway(runtime.registry()).await,
-        false => None,
-    };
+    let gateway = setup.gateway_for(&runtime, &[(tool.as_str(), &input)]).await;
     let open = OpenSession::open(&setup.ws, None, "explain")?;
     let explained = runtime.explain(&open.session, ToolCall::new("explain", tool, input));
     if let Some(gateway) = gateway {

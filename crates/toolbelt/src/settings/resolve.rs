@@ -379,6 +379,12 @@ impl Resolver<'_> {
             let Some(entry) = winner(self.entries, &key) else { continue };
             match serde_json::from_value::<UpstreamConfig>(entry.value.clone()) {
                 Ok(mut config) => {
+                    let origin = &entry.origin;
+                    config.origin = Some(match (&origin.file, origin.line) {
+                        (Some(file), Some(line)) => format!("{}:{line}", file.display()),
+                        (Some(file), None) => file.display().to_string(),
+                        _ => origin.to_string(),
+                    });
                     if let UpstreamTransport::Stdio { cwd: Some(cwd), .. } = &mut config.transport
                         && cwd.is_relative()
                     {

@@ -103,6 +103,24 @@ fn modes_by_access_on_real_calls() {
 }
 
 #[test]
+fn an_external_tool_that_says_what_it_reaches_is_asked_about_for_that() {
+    let w = world();
+    let peek = tool("mcp__fs__peek", PermissionClass::External);
+    let e = engine(&w, PermissionMode::Default, &[], &[], &[]);
+    let said = Access::shared().reaching("is a tool of the MCP server `fs`");
+    let v = decide(&e, &w, &peek, json!({}), said.clone());
+    assert_eq!(
+        (v.decision, v.reason.as_str()),
+        (Ask, "`mcp__fs__peek` is a tool of the MCP server `fs`, so it needs approval")
+    );
+    let v = decide(&e, &w, &peek, json!({}), Access::shared());
+    assert_eq!(v.reason, "`mcp__fs__peek` runs commands or reaches outside the machine, so it needs approval");
+    // The words decide nothing: plan mode still refuses it, as any external call.
+    let e = engine(&w, PermissionMode::Plan, &[], &[], &[]);
+    assert_eq!(decide(&e, &w, &peek, json!({}), said).decision, Deny);
+}
+
+#[test]
 fn deny_beats_ask_beats_allow_whatever_the_order() {
     let w = world();
     let e = engine(&w, PermissionMode::BypassPermissions, &["Bash"], &["Bash(git push *)"], &["Bash(rm *)"]);

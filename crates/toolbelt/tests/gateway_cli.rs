@@ -1,0 +1,176 @@
+//! The MCP gateway through the real `toolbelt` binary, with small stdio servers
+//! (`tests/peers/mini_server.py`) as upstreams: what `mcp-servers`, `config check --connect`,
+//! `call` and `permissions explain` say about them, and which servers a call starts.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
+/// A project (a `.git` directory) in a temporary directory, canonical.
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    (dir, root)
+}
+
+/// `[mcp.servers.NAME]` running the mini server with `config` (its name added).
+fn server(name: &str, config: Value, extra: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mini_server.py");
+    let mut config = config;
+    config["name"] = json!(name);
+    let args = toml_edit::Value::from_iter([script.display().to_string(), config.to_string()]);
+    format!("[mcp.servers.{name}]\ncommand = \"python3\"\nargs = {args}\n{extra}\n")
+}
+
+/// Writes the project's settings and trusts the project.
+fn settings(root: &Path, toml: &str) {
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(root.join(".toolbelt/config.toml"), toml).unwrap();
+    let out = hermetic::toolbelt(root).arg("trust").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn run(root: &Path, args: &[&str]) -> (i32, String, String) {
+    let out: Output = hermetic::toolbelt(root).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn list_mcp_resources_lists_what_others_have_and_names_the_one_without() {
+    let (_dir, root) = project();
+    let docs = json!({"resources": [{"uri": "mini://guide", "name": "guide", "mimeType": "text/markdown"}]});
+    settings(&root, &format!("{}{}", server("docs", docs, ""), server("fs", json!({}), "")));
+    let (code, out, err) = run(&root, &["call", "ListMcpResources", "{}", "--allow", "ListMcpResources"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("docs mini://guide (guide, text/markdown)"), "{out}");
+    assert!(out.contains("fs offers no resources"), "the server without any is named: {out}");
+    // Asked for by name, the one without resources says so rather than failing.
+    let (code, out, err) =
+        run(&root, &["call", "ListMcpResources", r#"{"server": "fs"}"#, "--allow", "ListMcpResources"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("fs offers no resources"), "{out}");
+}
+
+#[test]
+fn mcp_servers_says_a_project_s_servers_wait_for_trust() {
+    let (_dir, root) = project();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!("{}{}", server("fs", json!({}), ""), server("docs", json!({}), "")),
+    )
+    .unwrap();
+    let (code, out, err) = run(&root, &["mcp-servers"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("No MCP servers are configured"), "{out}");
+    assert!(out.contains("docs, fs"), "names the servers: {out}");
+    assert!(out.contains("wait") && out.contains("toolbelt trust"), "says they wait for trust and how: {out}");
+}
+
+#[test]
+fn tool_search_in_the_cli_finds_upstream_tools() {
+    let (_dir, root) = project();
+    settings(&root, &server("everything", json!({"tools": [{"name": "echo", "description": "Echoes back"}]}), ""));
+    let (code, out, err) = run(&root, &["call", "ToolSearch", r#"{"query": "select:mcp__everything__echo"}"#]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("mcp__everything__echo"), "{out}");
+    assert!(!out.to_lowercase().contains("not found"), "{out}");
+}
+
+#[test]
+fn a_call_starts_only_the_server_it_names() {
+    let (_dir, root) = project();
+    let log = root.join("started.log");
+    let mini = |tool: &str| json!({"tools": [{"name": tool}], "started": log});
+    // A server that never answers would hold every call up to its startup timeout.
+    let silent = "[mcp.servers.silent]\ncommand = \"python3\"\nargs = [\"-c\", \"import time; time.sleep(60)\"]\n\
+                  startup_timeout = 5\n";
+    settings(&root, &format!("{}{}{silent}", server("one", mini("echo"), ""), server("two", mini("echo"), "")));
+    let started = Instant::now();
+    let (code, out, err) = run(&root, &["call", "mcp__one__echo", r#"{"x": 1}"#, "--allow", "mcp__one"]);
+    let took = started.elapsed();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(r#""server": "one""#) && out.contains(r#""x": 1"#), "{out}");
+    let servers: Vec<String> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|l| l.split(' ').next().unwrap().to_string()).collect();
+    assert_eq!(servers, ["one"], "only the server named was started");
+    assert!(took < Duration::from_secs(5), "not held up by the silent server: {took:?}");
+}
+
+#[test]
+fn a_read_only_upstream_tool_asks_for_its_true_reason() {
+    let (_dir, root) = project();
+    let tools = json!({"tools": [{"name": "peek", "annotations": {"readOnlyHint": true}}]});
+    settings(&root, &server("fs", tools, ""));
+    let (code, out, err) = run(&root, &["permissions", "explain", "mcp__fs__peek", "{}"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("decision:   ask"), "{out}");
+    assert!(!out.contains("runs commands"), "{out}");
+    let because = out.lines().find(|l| l.starts_with("because:")).unwrap();
+    assert!(because.contains("MCP server `fs`") && because.contains("python3"), "{because}");
+    let (code, out, err) = run(&root, &["permissions", "explain", "ListMcpResources", "{}"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let because = out.lines().find(|l| l.starts_with("because:")).unwrap();
+    assert!(!because.contains("runs commands") && because.contains("MCP server"), "{because}");
+}
+
+#[test]
+fn misnamed_upstream_tools_are_reported_once_the_servers_connect() {
+    let (_dir, root) = project();
+    let tools = json!({"tools": [{"name": "get-env"}, {"name": "write_file"}, {"name": "read_file"}]});
+    let toml = format!(
+        "[permissions]\ndeny = [\"mcp__fs__write-file\"]\nallow = [\"mcp__fs__read_file\"]\n\n{}",
+        server("fs", tools, "disabled_tools = [\"get_env\"]")
+    );
+    settings(&root, &toml);
+    // Without connecting, nothing is known of the servers' tools.
+    let (code, out, err) = run(&root, &["config", "check"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(&root, &["config", "check", "--connect"]);
+    assert_eq!(code, 0, "warnings, not errors: {out}{err}");
+    let config = root.join(".toolbelt/config.toml").display().to_string();
+    let disabled = out.lines().find(|l| l.contains("get_env")).unwrap_or_else(|| panic!("{out}"));
+    assert!(disabled.starts_with(&format!("warning: {config}:")), "{disabled}");
+    assert!(disabled.contains("did you mean `get-env`?"), "{disabled}");
+    let deny = out.lines().find(|l| l.contains("mcp__fs__write-file")).unwrap_or_else(|| panic!("{out}"));
+    assert!(deny.contains("did you mean `mcp__fs__write_file`?"), "{deny}");
+    assert!(!out.contains("mcp__fs__read_file`"), "a rule naming a real tool is fine: {out}");
+    let (code, json_out, err) = run(&root, &["config", "check", "--connect", "--json"]);
+    assert_eq!(code, 0, "{json_out}{err}");
+    let checked: Value = serde_json::from_str(&json_out).unwrap();
+    let warnings: Vec<&Value> =
+        checked["messages"].as_array().unwrap().iter().filter(|m| m["severity"] == "warning").collect();
+    assert_eq!(warnings.len(), 2, "{checked}");
+    // `mcp-servers` says the same under the server's line.
+    let (code, out, err) = run(&root, &["mcp-servers"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("get_env") && out.contains("did you mean `get-env`?"), "{out}");
+    assert!(out.contains("mcp__fs__write-file") && out.contains("did you mean `mcp__fs__write_file`?"), "{out}");
+    // The MCP server says so too (here on stderr, before a client that never comes; to its
+    // clients as log messages).
+    let (_, _, err) = run(&root, &["mcp"]);
+    assert!(err.contains("did you mean `get-env`?") && err.contains("did you mean `mcp__fs__write_file`?"), "{err}");
+}
+
+#[test]
+fn a_tool_disabled_tools_hides_says_where_it_is_disabled() {
+    let (_dir, root) = project();
+    let tools = json!({"tools": [{"name": "get-env"}, {"name": "echo"}]});
+    settings(&root, &server("fs", tools, "disabled_tools = [\"get-env\"]"));
+    let (code, out, err) = run(&root, &["call", "mcp__fs__get-env", "{}", "--allow", "mcp__fs"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(!err.contains("unknown tool"), "{err}");
+    let config = root.join(".toolbelt/config.toml").display().to_string();
+    assert!(err.contains("disabled_tools") && err.contains(&config), "{err}");
+    let (code, out, err) = run(&root, &["tools", "--format", "names", "--category", "mcp"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("mcp__fs__echo") && !out.contains("get-env"), "still not listed: {out}");
+}

@@ -1,0 +1,60 @@
+"""A small stdio MCP server for the gateway tests, set up by one JSON argument:
+
+    {"name": "fs",
+     "tools": [{"name": "get-env", "annotations": {"readOnlyHint": true}}],
+     "resources": [{"uri": "mini://a", "name": "a"}],
+     "started": "/tmp/x/started.log"}
+
+It answers `initialize`, `tools/list`, `tools/call` (the tool's name and arguments back, as
+JSON text), `ping`, and `resources/list` only when "resources" is given (only then does it
+declare the resources capability); any other request gets -32601, as a server without that
+method answers. With "started", it appends its name and pid to that file when it starts, so
+a test can count which servers were started.
+"""
+
+import json
+import os
+import sys
+
+config = json.loads(sys.argv[1])
+name = config.get("name", "mini")
+tools = [dict({"inputSchema": {"type": "object"}}, **tool) for tool in config.get("tools", [])]
+resources = config.get("resources")
+
+if config.get("started"):
+    with open(config["started"], "a") as log:
+        log.write(f"{name} {os.getpid()}\n")
+
+
+def answer(msg, result=None, error=None):
+    reply = {"jsonrpc": "2.0", "id": msg["id"]}
+    if error is not None:
+        reply["error"] = error
+    else:
+        reply["result"] = result
+    print(json.dumps(reply), flush=True)
+
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    method = msg.get("method")
+    if "id" not in msg or method is None:
+        continue
+    if method == "initialize":
+        capabilities = {"tools": {}}
+        if resources is not None:
+            capabilities["resources"] = {}
+        answer(msg, {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": capabilities,
+                     "serverInfo": {"name": name, "version": "1"}})
+    elif method == "tools/list":
+        answer(msg, {"tools": tools})
+    elif method == "tools/call":
+        params = msg.get("params", {})
+        text = json.dumps({"server": name, "tool": params.get("name"), "arguments": params.get("arguments", {})})
+        answer(msg, {"content": [{"type": "text", "text": text}]})
+    elif method == "resources/list" and resources is not None:
+        answer(msg, {"resources": resources})
+    elif method == "ping":
+        answer(msg, {})
+    else:
+        answer(msg, error={"code": -32601, "message": f"Method not found: {method}"})

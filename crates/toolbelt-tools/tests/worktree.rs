@@ -129,6 +129,31 @@ async fn a_created_worktree_takes_the_session_and_its_writes_then_removal_guards
 }
 
 #[tokio::test]
+async fn a_checked_out_submodule_is_work_at_risk() {
+    let w = world();
+    let sub = w.repo.parent().unwrap().join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("s.txt"), "s\n").unwrap();
+    git(&sub, &["init", "-q", "-b", "main"]);
+    git(&sub, &["add", "."]);
+    git(&sub, &["commit", "-qm", "s"]);
+    git(&w.repo, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", &sub.display().to_string(), "sub"]);
+    git(&w.repo, &["commit", "-qm", "sub"]);
+    w.ok("EnterWorktree", json!({"name": "withsub"})).await;
+    let wt = w.session.cwd();
+    git(&wt, &["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"]);
+    std::fs::write(wt.join("sub/s.txt"), "changed in the submodule\n").unwrap();
+    // Its own changes are not looked at (its git would read its own configuration), so the
+    // checkout itself counts: removing the worktree would delete it.
+    let refused = w.err("ExitWorktree", json!({"action": "remove"})).await;
+    assert!(refused.contains("submodule sub (checked out"), "{refused}");
+    assert!(wt.join("sub/s.txt").is_file());
+    let (text, _) = w.ok("ExitWorktree", json!({"action": "remove", "discard_changes": true})).await;
+    assert!(text.contains("Removed the worktree"), "{text}");
+    assert!(!wt.exists());
+}
+
+#[tokio::test]
 async fn work_merged_elsewhere_is_removed_without_discarding() {
     let w = world();
     w.ok("EnterWorktree", json!({"name": "merged"})).await;

@@ -4,7 +4,9 @@
 //! * `trust.rs` — a cloned repository runs its own code (hooks, MCP servers, looser settings);
 //! * `self_widening.rs` — the agent rewrites what configures its next session, or loads a
 //!   repository's skill that asks for every command;
-//! * `git.rs` — "read-only" git starts programs a repository names;
+//! * `git.rs` — "read-only" git starts programs a repository names; the worktree tools run a
+//!   filter the repository defines only for worktrees, or move the workspace wherever
+//!   `.git/worktrees/*/gitdir` says;
 //! * `language_servers.rs` — a language server (running the project's code) writes into the
 //!   project or outside it;
 //! * `linters.rs` — Lint runs a repository's own linter binaries, or a linter makes toolbelt

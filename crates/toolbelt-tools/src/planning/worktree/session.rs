@@ -44,6 +44,28 @@ impl WorktreeDir {
     }
 }
 
+/// Whether `path` lies where the session may move its workspace without a person's word:
+/// beneath the worktree folder (where `EnterWorktree` makes worktrees, in the user's state
+/// directory) or inside one of the session's workspace roots, where it already works.
+///
+/// Anywhere else, entering an existing worktree would make a directory the workspace that
+/// nobody chose: `git worktree list` names whatever `.git/worktrees/*/gitdir` says, and a
+/// command can write those files (in a repository it made with `git init`, or with
+/// `sandbox.git_writes`). Judged on the path as given and on where it really leads; both
+/// must be in reach.
+pub fn in_reach(cx: &ToolContext, path: &Path) -> bool {
+    let real = toolbelt_core::paths::real_path(path);
+    let given = toolbelt_core::paths::normalize(path);
+    let mut places = vec![WorktreeDir::of(cx)];
+    places.extend(cx.session().roots());
+    let places: Vec<PathBuf> = places
+        .into_iter()
+        .flat_map(|p| [toolbelt_core::paths::real_path(&p), toolbelt_core::paths::normalize(&p)])
+        .collect();
+    let inside = |p: &Path| places.iter().any(|place| p.starts_with(place));
+    inside(&given) && inside(&real)
+}
+
 /// The worktree the session works in after `EnterWorktree`, if any, and the worktrees it
 /// created.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

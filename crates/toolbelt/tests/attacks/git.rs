@@ -204,18 +204,27 @@ fn a_worktree_inside_the_workspace_is_entered_without_asking() {
 }
 
 #[test]
-fn worktree_tools_run_no_filter_a_repository_defines_for_worktrees_only() {
+fn worktree_tools_run_no_filter_or_hook_a_repository_defines_for_worktrees_only() {
     let w = World::with_git();
     let touch = |name: &str| format!("touch '{}'", w.marker(name).display());
     // A filter the main checkout's configuration does not show: it is defined only where git
     // runs in a worktree (as a command that made the repository could write).
     let included = w.outside.join("worktrees.cfg");
+    let hooks = w.outside.join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in ["post-checkout", "reference-transaction"] {
+        let path = hooks.join(hook);
+        std::fs::write(&path, format!("#!/bin/sh\n{}\n", touch(hook))).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
     std::fs::write(
         &included,
         format!(
-            "[filter \"x\"]\n\tsmudge = \"sh -c '{}; cat'\"\n\tclean = \"sh -c '{}; cat'\"\n\trequired = true\n",
+            "[filter \"x\"]\n\tsmudge = \"sh -c '{}; cat'\"\n\tclean = \"sh -c '{}; cat'\"\n\trequired = true\n\
+             [core]\n\thooksPath = {}\n",
             touch("smudge"),
-            touch("clean")
+            touch("clean"),
+            hooks.display()
         ),
     )
     .unwrap();
@@ -231,6 +240,7 @@ fn worktree_tools_run_no_filter_a_repository_defines_for_worktrees_only() {
     let plain = w.outside.join("plain");
     let out = w.git(&["worktree", "add", "-q", &plain.display().to_string()]);
     assert!(w.marker("smudge").exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(w.marker("reference-transaction").exists(), "{:?}", w.markers_left());
     for marker in w.markers_left() {
         std::fs::remove_file(w.marker(&marker)).unwrap();
     }

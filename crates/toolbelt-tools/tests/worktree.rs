@@ -129,6 +129,21 @@ async fn a_created_worktree_takes_the_session_and_its_writes_then_removal_guards
 }
 
 #[tokio::test]
+async fn the_checkout_leaves_nothing_in_the_worktree_folder_and_sweeps_what_a_killed_one_left() {
+    let w = world();
+    // What a toolbelt killed mid-checkout left (no process has that id).
+    let stale = w.worktrees.join(".checkout-999999999-0");
+    std::fs::create_dir_all(stale.join("objects/info")).unwrap();
+    w.ok("EnterWorktree", json!({"name": "tidy"})).await;
+    let mut left: Vec<String> = std::fs::read_dir(&w.worktrees)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["tidy"]);
+}
+
+#[tokio::test]
 async fn a_checked_out_submodule_is_work_at_risk() {
     let w = world();
     let sub = w.repo.parent().unwrap().join("sub");

@@ -218,21 +218,42 @@ fn read_exclude(path: &Path) -> Vec<u8> {
     bytes
 }
 
+/// What a shadow's directory name starts with.
+const PREFIX: &str = ".checkout-";
+
 /// A new directory of its own in `parent` (0700), named so no worktree can have its name (a
-/// worktree's starts with a letter or digit).
+/// worktree's starts with a letter or digit): `.checkout-<pid>-<n>`. Those a process that is
+/// gone left (killed mid-call) are removed first.
 fn make_dir(parent: &Path) -> Result<PathBuf, ToolError> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let failed = |e: std::io::Error| {
         ToolError::failed(format!("cannot make a directory for the checkout in {}: {e}", parent.display()))
     };
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent).map_err(failed)?;
+    sweep(parent);
     loop {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = parent.join(format!(".checkout-{}-{n}", std::process::id()));
+        let dir = parent.join(format!("{PREFIX}{}-{n}", std::process::id()));
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(failed(e)),
+        }
+    }
+}
+
+/// Removes the shadows in `parent` whose process no longer runs.
+fn sweep(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)).and_then(|rest| rest.split('-').next())
+        else {
+            continue;
+        };
+        let gone = pid.parse::<u32>().is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }

@@ -144,6 +144,23 @@ async fn the_checkout_leaves_nothing_in_the_worktree_folder_and_sweeps_what_a_ki
 }
 
 #[tokio::test]
+async fn a_link_inside_the_workspace_does_not_carry_the_session_to_a_worktree_outside() {
+    let w = world();
+    let outside = w.repo.parent().unwrap().join("outside");
+    git(&w.repo, &["worktree", "add", "-q", "-b", "outside", &outside.display().to_string()]);
+    // A link in the workspace to a worktree elsewhere: the runtime asks about such a call (its
+    // access needs approval), but the link may also have been swapped in after the call was
+    // judged; the call itself refuses either way (this harness skips the policy).
+    std::os::unix::fs::symlink(&outside, w.repo.join("there")).unwrap();
+    let refused = w.err("EnterWorktree", json!({"path": "there"})).await;
+    assert!(refused.contains("leads to") && refused.contains("give"), "{refused}");
+    assert_eq!(w.session.roots(), vec![w.repo.clone()]);
+    // Named by its own path, it is entered (that call is the one a person approves).
+    let (text, _) = w.ok("EnterWorktree", json!({"path": outside.display().to_string()})).await;
+    assert!(text.contains("Moved into the existing worktree"), "{text}");
+}
+
+#[tokio::test]
 async fn a_checked_out_submodule_is_work_at_risk() {
     let w = world();
     let sub = w.repo.parent().unwrap().join("sub");

@@ -338,10 +338,10 @@ async fn enter_existing(
             given.display()
         ))
     })?;
-    // The path as given was judged when the call was authorized: in reach, it was not asked
-    // about, so it must still lead somewhere in reach (a link changed since cannot carry the
-    // workspace out); out of reach, a person approved it.
-    if session::in_reach(cx, &given) && !session::in_reach(cx, &wanted) {
+    // The path was judged when the call was authorized. Written out of reach, a person
+    // approved it. Written in reach, nobody was asked unless it led out then — which this
+    // call cannot tell from a link changed since — so it must lead somewhere in reach now.
+    if session::named_in_reach(cx, &given) && !session::in_reach(cx, &wanted) {
         return Err(ToolError::failed(format!(
             "{} leads to {}, outside the workspace roots and the folder toolbelt makes worktrees in, so the session \
              stays where it is; to enter it, give {} itself (the user is asked to approve it)",

@@ -174,6 +174,14 @@ fn enter_worktree_path_does_not_move_the_workspace_where_git_s_list_says() {
             assert!(!planted.exists(), "the session's roots moved to the home directory: {}", results[2]);
         }
     }
+    // Nor through a link inside the workspace that leads there.
+    std::os::unix::fs::symlink(&w.home, w.root.join("home-link")).unwrap();
+    let results = batch(
+        &w,
+        &[("EnterWorktree", json!({"path": "home-link"}))],
+        &["--mode", "bypassPermissions", "--allow", "EnterWorktree"],
+    );
+    assert_eq!(results[0]["outcome"], "denied", "{}", results[0]);
     // Over MCP too.
     let mut mcp = w.mcp(&["--mode", "bypassPermissions", "--allow", "EnterWorktree"]);
     let (failed, said) = mcp.call("EnterWorktree", json!({"path": w.home}));

@@ -54,16 +54,29 @@ impl WorktreeDir {
 /// `sandbox.git_writes`). Judged on the path as given and on where it really leads; both
 /// must be in reach.
 pub fn in_reach(cx: &ToolContext, path: &Path) -> bool {
-    let real = toolbelt_core::paths::real_path(path);
-    let given = toolbelt_core::paths::normalize(path);
+    let places = reach(cx);
+    inside(&places, &toolbelt_core::paths::normalize(path)) && inside(&places, &toolbelt_core::paths::real_path(path))
+}
+
+/// Whether `path` *as written* (`..` folded, links not followed) lies where [`in_reach`]
+/// says. A path written in reach was not asked about when its call was authorized unless it
+/// led out then; one written out of reach always was.
+pub fn named_in_reach(cx: &ToolContext, path: &Path) -> bool {
+    inside(&reach(cx), &toolbelt_core::paths::normalize(path))
+}
+
+/// The worktree folder and the session's roots, each as written and as it really is.
+fn reach(cx: &ToolContext) -> Vec<PathBuf> {
     let mut places = vec![WorktreeDir::of(cx)];
     places.extend(cx.session().roots());
-    let places: Vec<PathBuf> = places
+    places
         .into_iter()
         .flat_map(|p| [toolbelt_core::paths::real_path(&p), toolbelt_core::paths::normalize(&p)])
-        .collect();
-    let inside = |p: &Path| places.iter().any(|place| p.starts_with(place));
-    inside(&given) && inside(&real)
+        .collect()
+}
+
+fn inside(places: &[PathBuf], path: &Path) -> bool {
+    places.iter().any(|place| path.starts_with(place))
 }
 
 /// The worktree the session works in after `EnterWorktree`, if any, and the worktrees it

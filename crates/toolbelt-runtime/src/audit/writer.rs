@@ -115,7 +115,7 @@ impl Writer {
             let link = Link { seq: link.seq + 1, sha256: toolbelt_core::sha256_hex(&line) };
             let first = if first == 0 { link.seq } else { first };
             let anchored = if config.anchor { chain::write_head(&config.path, &link, first) } else { Ok(()) };
-            if config.anchor {
+            if config.anchor && self.spare.is_none() {
                 self.spare = Some(chain::head_spare_path(&config.path));
             }
             self.known = Some(Known { dev: meta.dev(), ino: meta.ino(), end: size + len, link, first });

@@ -115,6 +115,11 @@ impl Runtime {
         &self.pipeline.registry
     }
 
+    /// The audit log calls are recorded in, if any.
+    pub fn audit_log(&self) -> Option<&Arc<AuditLog>> {
+        self.pipeline.audit.as_ref()
+    }
+
     /// The tools `session`'s model is shown, in name order: every enabled tool that is not
     /// deferred and the deferred ones the session loaded ([`toolbelt_core::LoadedTools`]),
     /// each with the description it gives this session ([`toolbelt_core::Tool::describe`]).

@@ -129,6 +129,63 @@ async fn a_created_worktree_takes_the_session_and_its_writes_then_removal_guards
 }
 
 #[tokio::test]
+async fn the_checkout_leaves_nothing_in_the_worktree_folder_and_sweeps_what_a_killed_one_left() {
+    let w = world();
+    // What a toolbelt killed mid-checkout left (no process has that id).
+    let stale = w.worktrees.join(".checkout-999999999-0");
+    std::fs::create_dir_all(stale.join("objects/info")).unwrap();
+    w.ok("EnterWorktree", json!({"name": "tidy"})).await;
+    let mut left: Vec<String> = std::fs::read_dir(&w.worktrees)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["tidy"]);
+}
+
+#[tokio::test]
+async fn a_link_inside_the_workspace_does_not_carry_the_session_to_a_worktree_outside() {
+    let w = world();
+    let outside = w.repo.parent().unwrap().join("outside");
+    git(&w.repo, &["worktree", "add", "-q", "-b", "outside", &outside.display().to_string()]);
+    // A link in the workspace to a worktree elsewhere: the runtime asks about such a call (its
+    // access needs approval), but the link may also have been swapped in after the call was
+    // judged; the call itself refuses either way (this harness skips the policy).
+    std::os::unix::fs::symlink(&outside, w.repo.join("there")).unwrap();
+    let refused = w.err("EnterWorktree", json!({"path": "there"})).await;
+    assert!(refused.contains("leads to") && refused.contains("give"), "{refused}");
+    assert_eq!(w.session.roots(), vec![w.repo.clone()]);
+    // Named by its own path, it is entered (that call is the one a person approves).
+    let (text, _) = w.ok("EnterWorktree", json!({"path": outside.display().to_string()})).await;
+    assert!(text.contains("Moved into the existing worktree"), "{text}");
+}
+
+#[tokio::test]
+async fn a_checked_out_submodule_is_work_at_risk() {
+    let w = world();
+    let sub = w.repo.parent().unwrap().join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("s.txt"), "s\n").unwrap();
+    git(&sub, &["init", "-q", "-b", "main"]);
+    git(&sub, &["add", "."]);
+    git(&sub, &["commit", "-qm", "s"]);
+    git(&w.repo, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", &sub.display().to_string(), "sub"]);
+    git(&w.repo, &["commit", "-qm", "sub"]);
+    w.ok("EnterWorktree", json!({"name": "withsub"})).await;
+    let wt = w.session.cwd();
+    git(&wt, &["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"]);
+    std::fs::write(wt.join("sub/s.txt"), "changed in the submodule\n").unwrap();
+    // Its own changes are not looked at (its git would read its own configuration), so the
+    // checkout itself counts: removing the worktree would delete it.
+    let refused = w.err("ExitWorktree", json!({"action": "remove"})).await;
+    assert!(refused.contains("submodule sub (checked out"), "{refused}");
+    assert!(wt.join("sub/s.txt").is_file());
+    let (text, _) = w.ok("ExitWorktree", json!({"action": "remove", "discard_changes": true})).await;
+    assert!(text.contains("Removed the worktree"), "{text}");
+    assert!(!wt.exists());
+}
+
+#[tokio::test]
 async fn work_merged_elsewhere_is_removed_without_discarding() {
     let w = world();
     w.ok("EnterWorktree", json!({"name": "merged"})).await;

@@ -289,7 +289,8 @@ impl Assembly {
     /// What no tool writes without an explicit approval: the entries of every project
     /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
     /// (the trust store, audit logs; not the worktrees made there) and data (the snippets),
-    /// the managed settings and the user's git configuration.
+    /// the managed settings and the user's git configuration — and the audit log's files
+    /// wherever the settings put it.
     pub fn protected_paths(&self) -> ProtectedPaths {
         let mut paths = vec![self.loc.state_dir.clone(), self.loc.data_dir.clone()];
         if let Some(dir) = self.loc.user_file.parent() {
@@ -299,7 +300,16 @@ impl Assembly {
         paths.push(self.loc.home.join(".gitconfig"));
         paths.push(self.loc.git_config.clone());
         // The worktrees EnterWorktree makes are where the model works once it entered one.
-        ProtectedPaths::default().with_paths(paths).except([self.worktree_dir()])
+        let protected = ProtectedPaths::default().with_paths(paths).except([self.worktree_dir()]);
+        // An audit log the user put elsewhere (`--audit FILE`, `audit.path`), maybe inside the
+        // workspace: its files, as written and as they really are.
+        let audit = &self.settings.audit;
+        if self.settings.audit_enabled && protected.protects(&audit.path).is_none() {
+            let files = audit.files();
+            let real = files.iter().map(|f| toolbelt_core::paths::real_path(f)).collect::<Vec<_>>();
+            return protected.with_paths(files.into_iter().chain(real));
+        }
+        protected
     }
 
     /// Where EnterWorktree makes worktrees: in this project's state directory, outside the

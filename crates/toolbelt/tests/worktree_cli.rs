@@ -151,6 +151,8 @@ fn a_batch_works_in_a_new_worktree_and_removes_it_only_when_told_to_discard() {
     assert_eq!(outcome(&results[7]), "ok", "{}", results[7]);
 
     assert!(!wt.exists(), "the worktree is gone");
+    let left: Vec<_> = std::fs::read_dir(w.worktrees()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "nothing is left in the worktree folder (the checkouts' own repositories): {left:?}");
     assert_eq!(w.branches(), ["main"]);
     assert_eq!(std::fs::read_to_string(w.repo.join("back.txt")).unwrap(), "in the repository\n");
     assert!(!w.repo.join("notes.txt").exists() && !w.repo.join("stray.txt").exists());
@@ -160,14 +162,16 @@ fn a_batch_works_in_a_new_worktree_and_removes_it_only_when_told_to_discard() {
 #[test]
 fn kept_worktrees_stay_and_path_switches_into_existing_ones() {
     let w = world();
-    let theirs = w.base.join("theirs");
+    // Inside the workspace: one outside it needs a person's approval to enter (see the
+    // attack tests).
+    let theirs = w.repo.join("theirs");
     git(&w.repo, &["worktree", "add", "-q", "-b", "theirs", &theirs.display().to_string()]);
     let results = w.batch(&[
         ("EnterWorktree", json!({"name": "kept"})),
         ("Write", json!({"file_path": "src/b.txt", "content": "kept work\n"})),
         ("ExitWorktree", json!({"action": "keep"})),
         // Another worktree of this repository, which the session did not create.
-        ("EnterWorktree", json!({"path": "../theirs"})),
+        ("EnterWorktree", json!({"path": "theirs"})),
         ("ExitWorktree", json!({"action": "remove", "discard_changes": true})),
         ("Write", json!({"file_path": "theirs.txt", "content": "x\n"})),
         ("ExitWorktree", json!({"action": "keep"})),
@@ -223,7 +227,7 @@ fn bad_input_and_no_repository_are_errors_that_change_nothing() {
     let results = w.batch(&[
         ("EnterWorktree", json!({"name": "../x"})),
         ("EnterWorktree", json!({"name": "a..b"})),
-        ("EnterWorktree", json!({"path": w.base.display().to_string()})),
+        ("EnterWorktree", json!({"path": "src"})),
         ("EnterWorktree", json!({"name": "x", "path": "."})),
         ("ExitWorktree", json!({"action": "keep"})),
     ]);

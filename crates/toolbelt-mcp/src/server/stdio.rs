@@ -2,9 +2,10 @@
 //!
 //! rmcp's own stdio transport drops a line that is not JSON, or longer than its cap, without
 //! a word, and answers JSON of the wrong shape without an `id`. JSON-RPC 2.0 wants an answer
-//! to each: `-32700 Parse error` for a line that is not JSON (invalid UTF-8 included) and
+//! to each: `-32700 Parse error` for a line that is not JSON (invalid UTF-8 included),
 //! `-32600 Invalid Request` for JSON that is not a message, with `"id": null` unless the id
-//! could be read. [`Lines`] frames the input itself, answers those with what was wrong and
+//! could be read, and `-32602 Invalid params` for a request whose params are of the wrong
+//! type, including those rmcp would drop or read as another message (`super::params`). [`Lines`] frames the input itself, answers those with what was wrong and
 //! what to send instead, and hands rmcp only messages it can read. A line longer than
 //! [`MAX_LINE`] is answered as soon as it passes the cap; the rest of it is skipped as it
 //! arrives, never held in memory.
@@ -258,7 +259,12 @@ fn judge(line: &[u8]) -> Verdict {
         return Verdict::Skip;
     }
     let typed = match serde_json::from_str::<ClientJsonRpcMessage>(text) {
-        Ok(message) => return Verdict::Message(Box::new(message)),
+        Ok(message) => {
+            return match super::params::wrongly_typed(&message, text) {
+                Some((id, refusal)) => Verdict::Answer(error_line(&id, i64::from(refusal.code.0), &refusal.message)),
+                None => Verdict::Message(Box::new(message)),
+            };
+        }
         Err(e) => e,
     };
     let value = match serde_json::from_str::<Value>(text) {
@@ -282,6 +288,15 @@ fn judge(line: &[u8]) -> Verdict {
         }
     };
     let id = object.get("id").filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+    // A request rmcp could not read although its envelope is right: its params (or their
+    // `_meta`) are of the wrong type.
+    if let (Some(Value::String(method)), Some(id)) = (object.get("method"), id)
+        && object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && object.get("params").is_some_and(|p| !p.is_null())
+    {
+        let refusal = super::params::refuse(method, object.get("params"));
+        return Verdict::Answer(error_line(id, i64::from(refusal.code.0), &refusal.message));
+    }
     match (object.get("method"), id) {
         (Some(Value::String(method)), None) if !object.contains_key("id") => {
             tracing::debug!("skipping a notification that cannot be read ({method}): {typed}");

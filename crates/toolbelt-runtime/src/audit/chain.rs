@@ -102,6 +102,11 @@ pub fn head_path(log: &Path) -> PathBuf {
     suffixed(log, ".head")
 }
 
+/// The head anchor's spare beside a log: `audit.jsonl` → `audit.jsonl.head.tmp`.
+pub(crate) fn head_spare_path(log: &Path) -> PathBuf {
+    suffixed(log, ".head.tmp")
+}
+
 /// Rotated file `n` of a log: `audit.jsonl` → `audit.jsonl.3`.
 pub(crate) fn numbered(log: &Path, n: u32) -> PathBuf {
     suffixed(log, &format!(".{n}"))
@@ -137,7 +142,7 @@ const HEAD_LEN: usize = 160;
 /// replace-by-rename and replace-by-truncate heuristics): about 4 µs a record instead of 200.
 pub(crate) fn write_head(log: &Path, link: &Link, first: u64) -> std::io::Result<()> {
     let head = head_path(log);
-    let tmp = suffixed(log, ".head.tmp");
+    let tmp = head_spare_path(log);
     let mut text = format!("{{\"seq\":{},\"sha256\":\"{}\",\"first\":{first}}}", link.seq, link.sha256);
     text.truncate(HEAD_LEN - 1);
     text.extend(std::iter::repeat_n(' ', HEAD_LEN - 1 - text.len()));

@@ -70,6 +70,15 @@ impl AuditConfig {
     pub fn at(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into(), max_bytes: 10 * 1024 * 1024, keep: 5, anchor: true }
     }
+
+    /// Every file the log is kept in: the live file, the head anchor and its spare (which
+    /// holds the previous anchor while a record is written), and the rotated files. What a
+    /// front end protects when the log lies where tools and commands write.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.path.clone(), chain::head_path(&self.path), chain::head_spare_path(&self.path)];
+        files.extend((1..=self.keep.max(1)).map(|n| chain::numbered(&self.path, n)));
+        files
+    }
 }
 
 /// One call, as recorded (before `seq` and `prev` are put in front).
@@ -166,6 +175,14 @@ impl AuditLog {
             drop(writer);
             self.warn(&e.to_string());
         }
+    }
+
+    /// Leaves nothing but the log and its anchor beside it (the anchor's spare goes; see
+    /// `docs/design.md`, "The audit log"). Dropping the log does the same; a front end that
+    /// ends its process without dropping it (on a signal) calls this first. Records written
+    /// later still go in.
+    pub fn close(&self) {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner).close();
     }
 
     fn warn(&self, problem: &str) {

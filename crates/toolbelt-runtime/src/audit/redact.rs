@@ -4,13 +4,15 @@
 //! any case and separator) is replaced whole. Then every string left, at any depth, is
 //! searched for *shapes* of secrets: an `Authorization` header or a `Bearer` token, a
 //! provider's key (`sk-…`, `ghp_…`, `AKIA…`, `xoxb-…`…), a URL's `user:password@`, curl's
-//! `-u user:password`, a `password=…`/`token: …`/`api_key = "…"` pair (query strings,
-//! environment assignments, config text) and PEM private key blocks. Only the secret part
+//! `-u user:password`, the password of `mysql -pPW` (and its kin) and `sshpass -p PW`, a
+//! `password=…`/`token: …`/`api_key = "…"` pair (query strings, environment assignments,
+//! config text), a shell variable whose name says it holds a secret (`MYPASS=…`, `DB_PWD=…`,
+//! `SERVICE_KEY=…`: [`secret_name`]) and PEM private key blocks. Only the secret part
 //! becomes `[redacted]`, so the record still reads as what was asked
 //! (`curl -u admin:[redacted] https://…`, `Bearer [redacted]`, `ghp_[redacted]`).
 //!
 //! Every rule is one regular expression whose named groups `s`, `s2`, `s3` mark the secret
-//! part; they are compiled once, and a [`RegexSet`] finds in one pass which rules a string
+//! part (and, where the rule needs a word judged, `n` the name it judges); they are compiled once, and a [`RegexSet`] finds in one pass which rules a string
 //! needs at all, so a string with nothing secret in it costs one scan.
 
 use std::borrow::Cow;
@@ -78,7 +80,44 @@ fn rules() -> Vec<(&'static str, String)> {
             "secret flag",
             r#"(?i)--[A-Za-z0-9-]*(?:password|passwd|token|secret|api-?key)\s+["']?(?P<s>[^\s"'-][^\s"']*)"#,
         ),
+        // `-pPW` glued to the flag (`-p PW` would be a database name); `-P` is the port.
+        fixed(
+            "mysql password",
+            r#"(?i:\b(?:mysql[a-z]*|mariadb[a-z-]*))\b[^\n;&|]*?\s-p(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s"';&|]+))"#,
+        ),
+        fixed(
+            "sshpass password",
+            r#"\bsshpass\b[^\n;&|]*?\s-p\s*(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s"';&|]+))"#,
+        ),
+        fixed(
+            "secret-named variable",
+            r#"(?:^|[\s;&|(`])(?P<n>[A-Za-z_][A-Za-z0-9_]*)=(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s"'&;|<>()`]+))"#,
+        ),
     ]
+}
+
+/// Words that make a variable's name say it holds a secret (`MYPASS`, `DB_PWD`, `GH_TOKEN`,
+/// `CLIENT_SECRET`, `AWS_CREDENTIALS`), compared in capitals.
+const SECRET_NAME_WORDS: &[&str] = &["PASS", "PWD", "TOKEN", "SECRET", "CREDENTIAL"];
+
+/// Last words of a name that make it about a secret rather than the secret itself
+/// (`GITHUB_TOKEN_FILE`, `SSH_KEY_PATH`, `API_KEY_ENV`).
+const NOT_THE_SECRET: &[&str] = &["FILE", "FILES", "PATH", "DIR", "ENV", "NAME", "URL", "ID"];
+
+/// Whether a variable named so holds a secret: its name holds `PASS`, `PWD`, `TOKEN`,
+/// `SECRET` or `CREDENTIAL`, or a word of it ends in `KEY` (`API_KEY`, `APIKEY`, `SERVICE_KEY`),
+/// any case — unless it is the shell's own `PWD`/`OLDPWD` or names where the secret is
+/// (`…_FILE`, `…_PATH`…).
+pub fn secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    if matches!(upper.as_str(), "PWD" | "OLDPWD") {
+        return false;
+    }
+    let words: Vec<&str> = upper.split('_').filter(|w| !w.is_empty()).collect();
+    if words.len() > 1 && words.last().is_some_and(|w| NOT_THE_SECRET.contains(w)) {
+        return false;
+    }
+    SECRET_NAME_WORDS.iter().any(|w| upper.contains(w)) || words.iter().any(|w| w.ends_with("KEY"))
 }
 
 struct Rules {
@@ -117,6 +156,9 @@ fn replace_secrets(re: &Regex, text: &str) -> Option<String> {
     let mut out = String::new();
     let mut last = 0;
     for caps in re.captures_iter(text) {
+        if caps.name("n").is_some_and(|n| !secret_name(n.as_str())) {
+            continue;
+        }
         for name in ["s", "s2", "s3"] {
             if let Some(m) = caps.name(name).filter(|m| !m.is_empty() && !m.as_str().contains(REDACTED)) {
                 out.push_str(&text[last..m.start()]);
@@ -238,6 +280,16 @@ mod tests {
             ("client_secret='xyz'", "client_secret='[redacted]'"),
             (r#"{"password": "hunter2"}"#, r#"{"password": "[redacted]"}"#),
             ("mysql --password hunter2 db", "mysql --password [redacted] db"),
+            ("mysql -u root -phunter2 db", "mysql -u root -p[redacted] db"),
+            ("mysqldump -uroot -p'hunter 2' db", "mysqldump -uroot -p'[redacted]' db"),
+            ("mariadb -h h -p\"pw\" -P 3306 db", "mariadb -h h -p\"[redacted]\" -P 3306 db"),
+            ("mysql --password=hunter2", "mysql --password=[redacted]"),
+            ("sshpass -p hunter2 ssh h", "sshpass -p [redacted] ssh h"),
+            ("sshpass -v -phunter2 ssh h", "sshpass -v -p[redacted] ssh h"),
+            ("MYPASS=hunter2 ./run", "MYPASS=[redacted] ./run"),
+            ("env MYSQL_PWD=hunter2 mysql", "env MYSQL_PWD=[redacted] mysql"),
+            ("export SERVICE_KEY='a b'; x", "export SERVICE_KEY='[redacted]'; x"),
+            ("a=1 GH_TOKEN=x CLIENT_SECRET=\"y\" make", "a=1 GH_TOKEN=[redacted] CLIENT_SECRET=\"[redacted]\" make"),
             (
                 "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabc\n-----END RSA PRIVATE KEY-----\nrest",
                 "-----BEGIN RSA PRIVATE KEY-----[redacted]-----END RSA PRIVATE KEY-----\nrest",
@@ -262,6 +314,12 @@ mod tests {
             "ssh://git@github.com/org/repo.git",
             "the task-runner-with-a-long-name ran",
             "PWD=/home/me",
+            "cd x && OLDPWD=/a PWD=/b ls -p",
+            "KEYBOARD=us LANG=C make",
+            "SSH_KEY_PATH=~/.ssh/id_ed25519 API_KEY_ENV=MY_KEY ./run",
+            "mysql -u root -p shop",
+            "mysql -P 3306 shop",
+            "ls -p; psql -p 5432",
             "sort -u names.txt",
             "password=",
             "--token-env TOOLBELT_TOKEN",

@@ -32,9 +32,35 @@ struct Known {
 pub(super) struct Writer {
     file: Option<File>,
     known: Option<Known>,
+    /// The head anchor's spare this writer left beside the log (see [`chain::write_head`]),
+    /// removed when the writer closes.
+    spare: Option<std::path::PathBuf>,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.close();
+    }
 }
 
 impl Writer {
+    /// Removes the head anchor's spare, under the log's lock so that no other process is
+    /// between writing and exchanging it; the next record makes it again. Nothing but the log
+    /// and its anchor stays beside it once the process is done.
+    pub fn close(&mut self) {
+        let Some(spare) = self.spare.take() else { return };
+        let Some(file) = self.file.take() else { return };
+        self.known = None;
+        if let Ok(locked) = Flock::lock(file, FlockArg::LockExclusive) {
+            if let Err(e) = std::fs::remove_file(&spare)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::debug!("could not remove {}: {e}", spare.display());
+            }
+            drop(locked);
+        }
+    }
+
     /// Appends the record whose JSON (without `seq` and `prev`) is `body`.
     pub fn append(&mut self, config: &AuditConfig, body: &[u8]) -> std::io::Result<()> {
         let result = self.try_append(config, body);
@@ -89,6 +115,9 @@ impl Writer {
             let link = Link { seq: link.seq + 1, sha256: toolbelt_core::sha256_hex(&line) };
             let first = if first == 0 { link.seq } else { first };
             let anchored = if config.anchor { chain::write_head(&config.path, &link, first) } else { Ok(()) };
+            if config.anchor && self.spare.is_none() {
+                self.spare = Some(chain::head_spare_path(&config.path));
+            }
             self.known = Some(Known { dev: meta.dev(), ino: meta.ino(), end: size + len, link, first });
             // Closing the file releases the lock too, should unlocking fail.
             self.file = locked.unlock().ok();

@@ -6,7 +6,9 @@
 //! move there, so file tools and commands work in the worktree and the original checkout
 //! stays as it was. One created worktree at a time: `name` while in a worktree is refused
 //! until `ExitWorktree` has brought the session back, while `path` may switch to another
-//! existing worktree (as in Claude Code).
+//! existing worktree (as in Claude Code) — one outside the worktree folder and the workspace
+//! roots only with a person's approval ([`session::in_reach`]). The checkout runs no filter
+//! of the repository's ([`Shadow`]).
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +23,7 @@ use crate::planning::worktree::git::Git;
 use crate::planning::worktree::session::{
     self, Clash, EnteredWorktree, Entry, MAX_NAME, WorktreeDir, WorktreeSession, shell_word, shown,
 };
+use crate::planning::worktree::shadow::Shadow;
 
 /// What a call changes in the session besides files.
 pub(crate) const SESSION_STATE: &str = "the session's working directory and workspace roots";
@@ -114,9 +117,10 @@ at the current HEAD) and move the session into it: the working directory and the
 worktree, so file tools and commands work there while the original checkout stays untouched. Use it when the user \
 asks to work in a worktree or in isolation from the current checkout. `name` names the worktree and its new branch \
 (letters, digits, `.`, `_`, `-`; made up when omitted; a name already used is refused with a free one suggested). \
-`path` moves into an existing worktree of this repository instead (also from inside a worktree). A new worktree \
-cannot be created from inside one: call ExitWorktree to come back first (`keep` leaves the worktree on disk, \
-`remove` deletes a worktree this session created).";
+`path` moves into an existing worktree of this repository instead (also from inside a worktree); one outside the \
+workspace and the worktree folder needs the user's approval. A new worktree cannot be created from inside one: \
+call ExitWorktree to come back first (`keep` leaves the worktree on disk, `remove` deletes a worktree this session \
+created).";
 
 /// The worktree a call asks for.
 enum Target<'a> {
@@ -165,7 +169,9 @@ impl Tool for EnterWorktree {
 
     /// Runs git; writes the new worktree (or, for an existing one, makes it a workspace root,
     /// where later edits are judged as inside the workspace: declared as a write of it); and
-    /// changes the session's working directory and roots.
+    /// changes the session's working directory and roots. An existing worktree outside the
+    /// worktree folder and the workspace roots ([`session::in_reach`]) needs a person's
+    /// approval whatever the rules and the mode allow.
     fn access(&self, input: &EnterWorktreeInput, cx: &ToolContext) -> Result<Access, ToolError> {
         let access = Access::exclusive();
         let access = match Target::of(input)? {
@@ -177,7 +183,17 @@ impl Tool for EnterWorktree {
             // The name is made up when the call runs: the worktree goes beneath the folder.
             Target::MadeUp => access.executes("git worktree add").writes(real(&WorktreeDir::of(cx))),
             Target::Existing(path) => {
-                access.executes("git worktree list --porcelain").writes(real(&cx.resolve(Path::new(path))))
+                let given = toolbelt_core::paths::normalize(&cx.resolve(Path::new(path)));
+                let access = access.executes("git worktree list --porcelain").writes(given.clone());
+                if session::in_reach(cx, &given) {
+                    access
+                } else {
+                    access.needs_approval(format!(
+                        "entering {} makes it the workspace (files and commands work there), and it lies outside \
+                         the workspace roots and the folder toolbelt makes worktrees in",
+                        given.display()
+                    ))
+                }
             }
         };
         Ok(access.changes_state(SESSION_STATE))
@@ -196,8 +212,8 @@ impl Tool for EnterWorktree {
         }
         // The repository is the one of the worktree the session is in, else of its directory.
         let here = current.as_ref().map_or_else(|| cx.cwd(), |e| e.path.clone());
-        let top = session::work_tree_top(&Git::plain(), &here).await?;
-        let git = Git::for_repository(&top).await?;
+        let git = Git::plain();
+        let top = session::work_tree_top(&git, &here).await?;
         let (entered, base, origin) = match target {
             Target::Existing(path) => {
                 (enter_existing(&cx, &git, &top, current.as_ref(), path).await?, None, WorktreeOrigin::Existing)
@@ -226,6 +242,11 @@ impl Tool for EnterWorktree {
 
 /// Creates a worktree of `top`'s repository on a new branch and enters it; what was entered
 /// and the commit it starts at.
+///
+/// `git worktree add --no-checkout` makes the worktree and its branch without writing a file;
+/// the files are then written by a [`Shadow`] repository, which never reads the repository's
+/// configuration, so no filter it defines (under any name, through any include) runs. A
+/// worktree whose checkout failed is removed with its branch.
 async fn create(
     cx: &ToolContext,
     git: &Git,
@@ -234,7 +255,8 @@ async fn create(
 ) -> Result<(EnteredWorktree, Option<String>), ToolError> {
     let dir = WorktreeDir::of(cx);
     let head = git.output(top, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).await?;
-    if !head.status.success() {
+    let base = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    if !head.status.success() || base.is_empty() {
         return Err(ToolError::failed(format!(
             "the repository at {} has no commit yet, and a worktree starts from one; commit first",
             top.display()
@@ -264,10 +286,19 @@ async fn create(
     let path = dir.join(&name);
     let place = shown(&path);
     cx.progress(format!("git worktree add {place}"), None);
-    git.run(top, &["worktree", "add", "-b", &name, &place, "HEAD"]).await?;
+    git.run(top, &["worktree", "add", "--no-checkout", "-b", &name, &place, &base]).await?;
     let path = std::fs::canonicalize(&path).unwrap_or(path);
-    let base = git.run(&path, &["rev-parse", "HEAD"]).await.ok().map(|s| s.trim().to_string());
-    Ok((session::enter(cx, top, &path, Entry::Created(name)), base))
+    let checked_out = match Shadow::of(&path, &dir).await {
+        Ok(shadow) => shadow.checkout(&base).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = checked_out {
+        // Nothing half-made stays: the worktree and the branch made for it go.
+        let _ = git.run(top, &["worktree", "remove", "--force", &shown(&path)]).await;
+        let _ = git.run(top, &["branch", "-D", &name]).await;
+        return Err(e);
+    }
+    Ok((session::enter(cx, top, &path, Entry::Created(name)), Some(base)))
 }
 
 /// The first of `name`, `name-2`, `name-3`… that no branch and no directory uses.
@@ -299,7 +330,7 @@ async fn enter_existing(
     current: Option<&EnteredWorktree>,
     path: &str,
 ) -> Result<EnteredWorktree, ToolError> {
-    let given = cx.resolve(Path::new(path));
+    let given = toolbelt_core::paths::normalize(&cx.resolve(Path::new(path)));
     let wanted = std::fs::canonicalize(&given).map_err(|e| {
         ToolError::failed(format!(
             "cannot enter {}: {e}; give the top directory of an existing worktree (`git worktree list` shows them), \
@@ -307,6 +338,18 @@ async fn enter_existing(
             given.display()
         ))
     })?;
+    // The path was judged when the call was authorized. Written out of reach, a person
+    // approved it. Written in reach, nobody was asked unless it led out then — which this
+    // call cannot tell from a link changed since — so it must lead somewhere in reach now.
+    if session::named_in_reach(cx, &given) && !session::in_reach(cx, &wanted) {
+        return Err(ToolError::failed(format!(
+            "{} leads to {}, outside the workspace roots and the folder toolbelt makes worktrees in, so the session \
+             stays where it is; to enter it, give {} itself (the user is asked to approve it)",
+            given.display(),
+            wanted.display(),
+            wanted.display()
+        )));
+    }
     let listed = session::parse_worktree_list(&git.run(top, &["worktree", "list", "--porcelain"]).await?);
     let found = listed
         .iter()

@@ -17,7 +17,7 @@ use toolbelt_core::{
 use crate::planning::enter_worktree::SESSION_STATE;
 use crate::planning::worktree::at_risk::{self, AtRisk};
 use crate::planning::worktree::git::Git;
-use crate::planning::worktree::session::{self, EnteredWorktree, WorktreeSession, shell_word, shown};
+use crate::planning::worktree::session::{self, EnteredWorktree, WorktreeDir, WorktreeSession, shell_word, shown};
 
 /// What to do with the worktree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -133,7 +133,7 @@ impl Tool for ExitWorktree {
         let entered = cx.with_slot::<WorktreeSession, _>(|s| s.entered.clone());
         match entered {
             Some(entered) if input.action == ExitAction::Remove && entered.created => {
-                Ok(access.executes(removal_command(&entered, input.discard_changes)).writes(entered.path))
+                Ok(access.executes(removal_command(&entered)).writes(entered.path))
             }
             _ => Ok(access),
         }
@@ -168,10 +168,9 @@ impl Tool for ExitWorktree {
     }
 }
 
-/// The command lines removing `entered` runs, as declared.
-fn removal_command(entered: &EnteredWorktree, force: bool) -> String {
-    let force = if force { "--force " } else { "" };
-    let mut command = format!("git worktree remove {force}{}", shell_word(&shown(&entered.path)));
+/// The command lines removing `entered` runs, as declared (always `--force`: see [`remove`]).
+fn removal_command(entered: &EnteredWorktree) -> String {
+    let mut command = format!("git worktree remove --force {}", shell_word(&shown(&entered.path)));
     if let Some(branch) = &entered.branch {
         command.push_str(&format!(" && git branch -D {}", shell_word(branch)));
     }
@@ -188,8 +187,8 @@ async fn remove(cx: &ToolContext, entered: &EnteredWorktree, discard: bool) -> R
             entered.path.display()
         )));
     }
-    let git = Git::for_repository(&entered.from).await?;
-    let lost = at_risk::at_risk(&git, entered).await?;
+    let git = Git::plain();
+    let lost = at_risk::at_risk(&git, entered, &WorktreeDir::of(cx)).await?;
     if !lost.is_empty() && !discard {
         return Err(ToolError::failed(format!(
             "the worktree {} has work that removing it would lose: {}. Commit it and merge it into another branch \
@@ -202,12 +201,9 @@ async fn remove(cx: &ToolContext, entered: &EnteredWorktree, discard: bool) -> R
     let place = shown(&entered.path);
     cx.progress(format!("git worktree remove {place}"), None);
     if entered.path.is_dir() {
-        let mut args = vec!["worktree", "remove"];
-        if discard {
-            args.push("--force");
-        }
-        args.push(&place);
-        git.run(&entered.from, &args).await?;
+        // Always forced: what would be lost was just judged above, without running a filter
+        // of the repository's, and git's own check runs `status` in the worktree, which would.
+        git.run(&entered.from, &["worktree", "remove", "--force", &place]).await?;
     } else {
         // Deleted by hand: forget its administrative files.
         git.run(&entered.from, &["worktree", "prune"]).await?;

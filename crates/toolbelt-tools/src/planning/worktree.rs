@@ -2,6 +2,8 @@
 //!
 //! * [`git`]: git run so that it starts no program a repository names (hooks, filters, the
 //!   file-system monitor);
+//! * [`shadow`]: the repository of toolbelt's own that checkouts and `status` run in, so no
+//!   filter the repository defines can run;
 //! * [`session`]: where worktrees are made, the session slot that remembers what was entered,
 //!   names, and how the working directory and workspace roots move into a worktree and back;
 //! * [`at_risk`]: what removing a worktree would lose.
@@ -12,3 +14,4 @@
 pub(crate) mod at_risk;
 pub(crate) mod git;
 pub(crate) mod session;
+pub(crate) mod shadow;

@@ -17,6 +17,7 @@ pub mod web_search;
 
 pub use support::client::Web;
 pub use support::config::{SearchConfig, SearchProviderConfig, SearchProviderKind, WebConfig};
+pub use support::guard::parse_host_entry;
 
 /// Every web tool, erased.
 pub fn tools() -> Vec<Arc<dyn DynTool>> {

@@ -53,10 +53,15 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     });
     // Stopped by a signal, the server kills every command its sessions still run before it
     // goes (a command that left its session would otherwise outlive it).
-    tokio::spawn(async {
+    let audit = runtime.audit_log().cloned();
+    tokio::spawn(async move {
         let signal = super::stop_signal().await;
         let trees = toolbelt_tools::shell::kill_all();
         tracing::warn!("{signal}: stopped the {trees} command(s) still running");
+        // The process ends without dropping the runtime.
+        if let Some(audit) = audit {
+            audit.close();
+        }
         std::process::exit(if signal == "terminated" { 143 } else { 130 });
     });
     let servers = runtime.services().get::<toolbelt_tools::code::language_servers::LanguageServers>();

@@ -4,7 +4,7 @@
 //! ```toml
 //! [web]
 //! allow_private_network = false      # loopback, private, link-local, metadata addresses
-//! allowed_private_hosts = ["wiki.corp.example", "*.intranet.example"]
+//! allowed_private_hosts = ["wiki.corp.example", "*.intranet.example", "localhost:8080"]
 //! proxy = "http://proxy.corp.example:3128"   # else HTTPS_PROXY / HTTP_PROXY / ALL_PROXY
 //! timeout = 60                       # seconds per fetch
 //!
@@ -27,9 +27,13 @@
 //! repository could open the machine's own services to fetches, or point the user's key at
 //! its own server. They are ignored with a notice. A project may choose `web.timeout` and
 //! `web.search.provider` (once trusted, like its other settings).
+//!
+//! An `allowed_private_hosts` entry without a port opens its host on every port, as it always
+//! did (an intranet name serves http and https, often more); `host:port` opens that port only
+//! (`localhost:8080` for a docs server, not the admin console beside it).
 
 use serde::Deserialize;
-use toolbelt_tools::web::{SearchProviderConfig, SearchProviderKind, WebConfig};
+use toolbelt_tools::web::{SearchProviderConfig, SearchProviderKind, WebConfig, parse_host_entry};
 
 use super::resolve::winner;
 use super::trust::is_project_layer;
@@ -59,7 +63,16 @@ pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> WebConf
         allowed_private_hosts: entries
             .iter()
             .filter(|e| e.key == "web.allowed_private_hosts")
-            .filter_map(|e| e.value.as_str().map(str::to_string))
+            .filter_map(|e| {
+                let host = e.value.as_str()?;
+                match parse_host_entry(host) {
+                    Ok(_) => Some(host.to_string()),
+                    Err(why) => {
+                        problems.push(problem(e, why));
+                        None
+                    }
+                }
+            })
             .collect(),
         proxy: text("web.proxy"),
         no_proxy: text("web.no_proxy"),
@@ -185,18 +198,21 @@ mod tests {
             entry(Layer::User, "web.search.exa", json!({"base_url": "api.exa.ai"})),
             entry(Layer::User, "web.search.searxng", json!({"base_url": "http://localhost:8888/search", "format": 1})),
             entry(Layer::User, "web.proxy", json!("not a url")),
+            entry(Layer::User, "web.allowed_private_hosts", json!("localhost:8080")),
+            entry(Layer::User, "web.allowed_private_hosts", json!("localhost:http")),
         ];
         let mut problems = Vec::new();
         let config = resolve(&entries, &mut problems);
         assert!(config.allow_private_network);
-        assert_eq!(config.allowed_private_hosts, ["wiki.corp", "*.lan"]);
+        assert_eq!(config.allowed_private_hosts, ["wiki.corp", "*.lan", "localhost:8080"]);
         assert_eq!(config.timeout, std::time::Duration::from_secs(20));
         assert_eq!(config.search.provider, SearchProviderKind::Brave);
         assert_eq!(config.search.key_env(SearchProviderKind::Brave).as_deref(), Some("MY_BRAVE"));
         assert_eq!(config.proxy, None);
         let messages: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.key, p.message)).collect();
-        assert_eq!(messages.len(), 4, "{messages:#?}");
-        assert!(messages[0].contains("web.proxy") && messages[0].contains("not a proxy URL"), "{messages:#?}");
+        assert_eq!(messages.len(), 5, "{messages:#?}");
+        assert!(messages.iter().any(|m| m.contains("`localhost:http`: the port after `:` must be a number")));
+        assert!(messages.iter().any(|m| m.contains("web.proxy") && m.contains("not a proxy URL")), "{messages:#?}");
         assert!(
             messages.iter().any(|m| m.contains("tavily") && m.contains("not the key itself") && !m.contains("tvly"))
         );

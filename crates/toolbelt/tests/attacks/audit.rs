@@ -305,3 +305,78 @@ fn a_sub_agent_s_records_name_the_command_line_and_the_agent() {
     let started = records.iter().find(|r| r["tool"] == "Agent").unwrap_or_else(|| panic!("{records:?}"));
     assert_eq!(started["client"], json!({"kind": "cli"}), "{started}");
 }
+
+#[test]
+fn passwords_on_command_lines_and_in_secret_named_variables_are_redacted() {
+    let p = Project::new();
+    let commands = [
+        ("mysql -u root -phunter2 shop", "mysql -u root -p[redacted] shop"),
+        ("mysqldump -uroot -p'hunter2' shop > dump.sql", "mysqldump -uroot -p'[redacted]' shop > dump.sql"),
+        ("mysql --password=hunter2 shop", "mysql --password=[redacted] shop"),
+        ("sshpass -p hunter2 ssh deploy@host uptime", "sshpass -p [redacted] ssh deploy@host uptime"),
+        ("sshpass -phunter2 scp a host:", "sshpass -p[redacted] scp a host:"),
+        ("MYPASS=hunter2 ./deploy.sh", "MYPASS=[redacted] ./deploy.sh"),
+        ("env MYSQL_PWD=hunter2 mysql shop", "env MYSQL_PWD=[redacted] mysql shop"),
+        ("export SERVICE_KEY=hunter2; ./run", "export SERVICE_KEY=[redacted]; ./run"),
+        ("cd /tmp && PWD=/tmp ls -P", "cd /tmp && PWD=/tmp ls -P"),
+    ];
+    for (command, _) in commands {
+        let (code, _, err) = p.run(&["call", "Bash", &json!({"command": command}).to_string(), "--deny", "Bash"]);
+        assert_eq!(code, 1, "{command}: {err}");
+    }
+    let text = std::fs::read_to_string(p.log()).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+    let recorded: Vec<String> =
+        p.records().iter().map(|r| r["input"]["command"].as_str().unwrap_or_default().to_string()).collect();
+    let wanted: Vec<&str> = commands.iter().map(|(_, redacted)| *redacted).collect();
+    assert_eq!(recorded, wanted, "only the secret goes; the rest reads as asked");
+}
+
+#[test]
+fn an_audit_log_inside_the_workspace_is_protected() {
+    let p = Project::new();
+    let log = p.root.join("audit/calls.jsonl");
+    let audit = ["--audit", "audit/calls.jsonl"];
+    let run = |args: &[&str]| {
+        let out = p.toolbelt().args(args).args(audit).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["call", "TodoWrite", r#"{"todos": []}"#]);
+    assert!(log.is_file(), "the log is where --audit says");
+    let before = std::fs::read(&log).unwrap();
+    let head = PathBuf::from(format!("{}.head", log.display()));
+    // Tools and commands that name it: a protected path, so even bypass mode asks (and nobody
+    // is here to say yes).
+    let write = json!({"file_path": log, "content": "{}\n"});
+    let out = run(&["call", "Write", &write.to_string(), "--mode", "bypassPermissions"]);
+    assert!(out.contains("protected path"), "{out}");
+    let command = format!(": > '{}'; rm -f '{}'", log.display(), head.display());
+    let out = run(&["call", "Bash", &json!({"command": command}).to_string(), "--mode", "bypassPermissions"]);
+    assert!(out.contains("protected path"), "{out}");
+    // A program whose writes no text rule sees: the sandbox holds the log read-only.
+    let script = format!("python3 -c \"open('{}', 'w').write('x')\"", log.display());
+    let out = run(&["call", "Bash", &json!({"command": script}).to_string(), "--mode", "bypassPermissions"]);
+    assert!(out.contains("Permission denied") || out.contains("Read-only") || out.contains("sandbox"), "{out}");
+    let after = std::fs::read(&log).unwrap();
+    assert!(after.starts_with(&before), "the log was changed: {out}");
+    let out = p.toolbelt().args(["audit", "verify"]).args(audit).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn nothing_but_the_log_and_its_anchor_is_left_beside_it() {
+    let p = Project::new();
+    for _ in 0..2 {
+        assert_eq!(p.run(&["call", "TodoWrite", r#"{"todos": []}"#]).0, 0);
+    }
+    p.batch(&[json!({"name": "TodoWrite", "input": {"todos": []}})], &[]);
+    let log = p.log();
+    let mut names: Vec<String> = std::fs::read_dir(log.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("audit"))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["audit.jsonl", "audit.jsonl.head"]);
+    assert_eq!(verify(&p).0, 0);
+}

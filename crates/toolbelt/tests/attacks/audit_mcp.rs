@@ -1,6 +1,7 @@
 //! The audit log of `toolbelt mcp`: every record names its client (what it said in
 //! `initialize`; over HTTP also its address and which token it used), and calls the server
-//! refuses (an unknown tool as a protocol error, a hidden one as a denial) are recorded too.
+//! refuses (an unknown tool as a protocol error, a hidden one as a denial) are recorded too;
+//! nothing but the log and its anchor is left beside it, also when a signal stops the server.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::PathBuf;
@@ -41,6 +42,18 @@ impl Project {
         let text = std::fs::read_to_string(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
         let records = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         (text, records)
+    }
+
+    /// The files beside the log but the log and its anchor.
+    fn left_beside(&self) -> Vec<String> {
+        let out = self.toolbelt().args(["audit", "path"]).output().unwrap();
+        let log = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        let name = log.file_name().unwrap().to_string_lossy().into_owned();
+        std::fs::read_dir(log.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&name) && *n != name && *n != format!("{name}.head"))
+            .collect()
     }
 
     fn verify(&self) -> String {
@@ -123,6 +136,35 @@ fn over_stdio_records_name_the_client_and_refused_calls_are_recorded() {
     assert_eq!((records[2]["tool"].clone(), records[2]["outcome"].clone()), (json!("Bash"), json!("denied")));
     assert_eq!(records[2]["input"], json!({"command": "curl -H 'Authorization: Bearer [redacted]' x"}));
     assert!(p.verify().starts_with("ok: 3 records"));
+    assert_eq!(p.left_beside(), Vec::<String>::new());
+}
+
+#[test]
+fn a_server_stopped_by_a_signal_leaves_nothing_but_the_log_and_its_anchor() {
+    let p = Project::new();
+    let mut child =
+        p.toolbelt().arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}});
+    for message in [
+        initialize,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, "Read", json!({"file_path": "notes.txt"})),
+        // From the second record on, the anchor's previous copy is kept for the next one.
+        call(3, "Read", json!({"file_path": "notes.txt"})),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+        if message.get("id").is_some() {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+        }
+    }
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let _ = child.wait();
+    assert_eq!(p.records().1.len(), 2);
+    assert_eq!(p.left_beside(), Vec::<String>::new());
 }
 
 #[test]

@@ -1,4 +1,6 @@
-//! "Read-only" git starts no program a repository names.
+//! "Read-only" git starts no program a repository names, and neither do the worktree tools,
+//! which move the workspace only where toolbelt makes worktrees, inside the workspace, or
+//! where a person approved.
 
 use std::process::Command;
 
@@ -107,4 +109,173 @@ fn options_that_point_git_elsewhere_are_not_read_only() {
         let (_, explained, _) = w.run(&["permissions", "explain", "Bash", &json!({"command": command}).to_string()]);
         assert!(explained.contains("decision:   ask"), "{command}: {explained}");
     }
+}
+
+/// `toolbelt batch ARGS…` with these calls, in one session: the results, in order.
+fn batch(w: &World, calls: &[(&str, serde_json::Value)], args: &[&str]) -> Vec<serde_json::Value> {
+    use std::io::Write as _;
+    let input: String = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, input))| format!("{}\n", json!({"id": i.to_string(), "name": name, "input": input})))
+        .collect();
+    let mut child = w
+        .toolbelt()
+        .arg("batch")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let results: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(results.len(), calls.len(), "{}", String::from_utf8_lossy(&out.stderr));
+    results
+}
+
+fn text(result: &serde_json::Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn enter_worktree_path_does_not_move_the_workspace_where_git_s_list_says() {
+    let w = World::with_git();
+    // What a command can write when it made the repository itself (`git init` where there
+    // was none) or with `sandbox.git_writes`: an administrative entry that makes
+    // `git worktree list` name the user's home as a worktree of the repository.
+    let head = String::from_utf8_lossy(&w.git(&["rev-parse", "HEAD"]).stdout).trim().to_string();
+    w.write(".git/worktrees/evil/gitdir", &format!("{}/.git\n", w.home.display()));
+    w.write(".git/worktrees/evil/HEAD", &format!("{head}\n"));
+    w.write(".git/worktrees/evil/commondir", "../..\n");
+    let listed = String::from_utf8_lossy(&w.git(&["worktree", "list", "--porcelain"]).stdout).into_owned();
+    assert!(listed.contains(&format!("worktree {}\n", w.home.display())), "git lists it: {listed}");
+
+    let planted = w.home.join("planted.txt");
+    for mode in ["acceptEdits", "bypassPermissions"] {
+        // EnterWorktree is allowed by rule; the outside path still needs a person, and
+        // nobody is there to say yes.
+        let results = batch(
+            &w,
+            &[
+                ("EnterWorktree", json!({"path": w.home})),
+                ("Bash", json!({"command": "pwd"})),
+                ("Write", json!({"file_path": planted, "content": "written as if inside the workspace\n"})),
+            ],
+            &["--mode", mode, "--allow", "EnterWorktree"],
+        );
+        let entered = &results[0];
+        assert_eq!(entered["outcome"], "denied", "{mode}: {entered}");
+        assert!(text(entered).contains("outside"), "{mode}: says why: {entered}");
+        assert_eq!(text(&results[1]).trim(), w.root.display().to_string(), "{mode}: the session stayed");
+        if mode == "acceptEdits" {
+            assert!(!planted.exists(), "the session's roots moved to the home directory: {}", results[2]);
+        }
+    }
+    // Nor through a link inside the workspace that leads there.
+    std::os::unix::fs::symlink(&w.home, w.root.join("home-link")).unwrap();
+    let results = batch(
+        &w,
+        &[("EnterWorktree", json!({"path": "home-link"}))],
+        &["--mode", "bypassPermissions", "--allow", "EnterWorktree"],
+    );
+    assert_eq!(results[0]["outcome"], "denied", "{}", results[0]);
+    // Over MCP too.
+    let mut mcp = w.mcp(&["--mode", "bypassPermissions", "--allow", "EnterWorktree"]);
+    let (failed, said) = mcp.call("EnterWorktree", json!({"path": w.home}));
+    assert!(failed && said.contains("outside"), "{said}");
+    let (_, said) = mcp.call("Bash", json!({"command": "pwd"}));
+    assert_eq!(said.trim(), w.root.display().to_string());
+}
+
+#[test]
+fn a_worktree_inside_the_workspace_is_entered_without_asking() {
+    let w = World::with_git();
+    let inside = w.root.join("trees/inside");
+    let out = w.git(&["worktree", "add", "-q", "-b", "inside", &inside.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = batch(
+        &w,
+        &[
+            ("EnterWorktree", json!({"path": "trees/inside"})),
+            ("Write", json!({"file_path": "written.txt", "content": "x\n"})),
+            ("ExitWorktree", json!({"action": "keep"})),
+        ],
+        &["--mode", "acceptEdits", "--allow", "EnterWorktree", "--allow", "ExitWorktree"],
+    );
+    for result in &results {
+        assert_eq!(result["outcome"], "ok", "{result}");
+    }
+    assert!(inside.join("written.txt").is_file());
+}
+
+#[test]
+fn worktree_tools_run_no_filter_or_hook_a_repository_defines_for_worktrees_only() {
+    let w = World::with_git();
+    let touch = |name: &str| format!("touch '{}'", w.marker(name).display());
+    // A filter the main checkout's configuration does not show: it is defined only where git
+    // runs in a worktree (as a command that made the repository could write).
+    let included = w.outside.join("worktrees.cfg");
+    let hooks = w.outside.join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in ["post-checkout", "reference-transaction"] {
+        let path = hooks.join(hook);
+        std::fs::write(&path, format!("#!/bin/sh\n{}\n", touch(hook))).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        &included,
+        format!(
+            "[filter \"x\"]\n\tsmudge = \"sh -c '{}; cat'\"\n\tclean = \"sh -c '{}; cat'\"\n\trequired = true\n\
+             [core]\n\thooksPath = {}\n",
+            touch("smudge"),
+            touch("clean"),
+            hooks.display()
+        ),
+    )
+    .unwrap();
+    assert!(
+        w.git(&["config", "includeIf.gitdir:**/worktrees/**.path", &included.display().to_string()]).status.success()
+    );
+    w.write(".gitattributes", "*.txt filter=x\n");
+    w.git(&["add", ".gitattributes"]);
+    w.git(&["-c", "user.email=a@b.c", "-c", "user.name=a", "commit", "-qm", "attrs"]);
+    assert_eq!(w.markers_left(), Vec::<String>::new(), "the main checkout does not see the filter");
+
+    // The attack is real: git's own checkout of a worktree runs it, and so does `status` there.
+    let plain = w.outside.join("plain");
+    let out = w.git(&["worktree", "add", "-q", &plain.display().to_string()]);
+    assert!(w.marker("smudge").exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(w.marker("reference-transaction").exists(), "{:?}", w.markers_left());
+    for marker in w.markers_left() {
+        std::fs::remove_file(w.marker(&marker)).unwrap();
+    }
+    // As long as the file was: only its contents, as cleaned, tell whether it changed.
+    std::fs::write(plain.join("a.txt"), "two\n").unwrap();
+    let _ = w.git(&["-C", &plain.display().to_string(), "status", "--porcelain"]);
+    assert!(w.marker("clean").exists(), "status cleans changed files");
+    for marker in w.markers_left() {
+        std::fs::remove_file(w.marker(&marker)).unwrap();
+    }
+    assert!(w.git(&["worktree", "remove", "--force", &plain.display().to_string()]).status.success());
+
+    // Through toolbelt: a worktree made, a file read and changed in it, the worktree removed.
+    let results = batch(
+        &w,
+        &[
+            ("EnterWorktree", json!({"name": "probe"})),
+            ("Read", json!({"file_path": "a.txt"})),
+            ("Write", json!({"file_path": "a.txt", "content": "two\n"})),
+            ("ExitWorktree", json!({"action": "remove"})),
+            ("ExitWorktree", json!({"action": "remove", "discard_changes": true})),
+        ],
+        &["--mode", "acceptEdits", "--allow", "EnterWorktree", "--allow", "ExitWorktree"],
+    );
+    assert_eq!(results[0]["outcome"], "ok", "{}", results[0]);
+    assert!(text(&results[1]).contains("one"), "checked out as committed: {}", results[1]);
+    assert!(text(&results[3]).contains("M a.txt"), "the change is seen: {}", results[3]);
+    assert_eq!(results[4]["outcome"], "ok", "{}", results[4]);
+    assert_eq!(w.markers_left(), Vec::<String>::new(), "{results:#?}");
 }

@@ -9,7 +9,9 @@
 //!   repository's skill that asks for every command;
 //! * `trusted_code.rs` — a trusted project's hooks and servers run code the model changed
 //!   after the trust (a sourced script, a `Makefile`, an imported module), as the user;
-//! * `git.rs` — "read-only" git starts programs a repository names;
+//! * `git.rs` — "read-only" git starts programs a repository names; the worktree tools run a
+//!   filter the repository defines only for worktrees, or move the workspace wherever
+//!   `.git/worktrees/*/gitdir` says;
 //! * `language_servers.rs` — a language server (running the project's code) writes into the
 //!   project or outside it;
 //! * `linters.rs` — Lint runs a repository's own linter binaries, or a linter makes toolbelt

@@ -333,6 +333,38 @@ fn wrongly_typed_arguments_are_invalid_params() {
 }
 
 #[test]
+fn params_of_the_wrong_type_are_invalid_params_whatever_is_wrong() {
+    let w = World::new();
+    let mut mcp = w.mcp(&[]);
+    for (id, method, params, says) in [
+        // Params that are not an object at all.
+        (101, "tools/call", json!([{"name": "Read"}]), "must be an object"),
+        (102, "tools/call", json!("Read"), "must be an object"),
+        (103, "tools/list", json!([]), "must be an object"),
+        (104, "ping", json!(7), "must be an object"),
+        // A field of the wrong type, which rmcp would drop or read as another message.
+        (105, "tools/list", json!({"cursor": 5}), "cursor"),
+        (106, "prompts/list", json!({"cursor": true}), "cursor"),
+        (107, "tools/call", json!({"name": "Read", "arguments": {}, "_meta": 5}), "_meta"),
+        (108, "tools/call", json!({"name": "Read", "arguments": {}, "_meta": {"progressToken": [1]}}), "progressToken"),
+    ] {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let answer = raw(&mut mcp, format!("{line}\n").as_bytes());
+        assert_eq!(answer["id"], id, "{method} {params}: {answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{method} {params}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says) && message.contains(method), "{method} {params}: {message}");
+    }
+    // An unknown method stays unknown, whatever its params.
+    let answer = raw(&mut mcp, b"{\"jsonrpc\": \"2.0\", \"id\": 109, \"method\": \"no/such\", \"params\": [1]}\n");
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(109), json!(-32601)), "{answer}");
+    // Well-typed ones still work.
+    let listed = mcp.request("tools/list", json!({"cursor": null}));
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    still_serving(&mut mcp);
+}
+
+#[test]
 fn a_second_initialize_is_refused_and_the_session_goes_on() {
     let w = World::new();
     w.write("notes.txt", "one\n");

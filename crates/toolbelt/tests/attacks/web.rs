@@ -139,3 +139,63 @@ fn a_repository_cannot_send_the_users_search_key_to_its_own_server() {
     assert!(err.contains("web.search.brave in project") && err.contains("never by a project"), "{err}");
     assert!(thief.requests().is_empty(), "the repository's server heard nothing");
 }
+
+#[test]
+fn an_allowed_private_host_with_a_port_opens_that_port_only() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    let (_rt, admin) = internal_service();
+    // The docs server's one page redirects to the admin console's port on the same host.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let to_admin = format!("http://localhost:{}/", admin.port());
+    let docs = runtime
+        .block_on(Server::start(move |req| match req.path() {
+            "/hop" => Reply::redirect(302, &to_admin),
+            _ => Reply::ok("text/plain", "the docs"),
+        }))
+        .unwrap();
+    // The user lets a docs server on one local port be fetched; an admin console on another
+    // port of the same host stays out of reach.
+    std::fs::create_dir_all(w.home.join(".config/toolbelt")).unwrap();
+    std::fs::write(
+        w.home.join(".config/toolbelt/config.toml"),
+        format!("[web]\nallowed_private_hosts = [\"localhost:{}\"]\n", docs.port()),
+    )
+    .unwrap();
+    let (code, out) =
+        w.call("WebFetch", json!({"url": format!("http://localhost:{}/", docs.port())}), &["--allow", "WebFetch"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("the docs"), "{out}");
+    for url in [
+        format!("http://localhost:{}/", admin.port()),
+        format!("http://127.0.0.1:{}/", admin.port()),
+        format!("http://localhost:{}/hop", docs.port()),
+    ] {
+        let (code, out) = w.call("WebFetch", json!({"url": url}), &["--mode", "bypassPermissions"]);
+        assert_eq!(code, 1, "{url}: {out}");
+        assert!(out.contains("do not reach private networks"), "{url}: {out}");
+        assert!(!out.contains("hunter2"), "{url}: {out}");
+    }
+    assert!(admin.requests().is_empty(), "nothing reached the other port");
+}
+
+#[test]
+fn loopback_names_are_refused_before_any_lookup_and_before_anyone_is_asked() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    let (_rt, server) = internal_service();
+    let port = server.port();
+    for host in ["localhost", "localhost.", "LOCALHOST.", "foo.localhost.", "a.b.LocalHost"] {
+        let url = format!("http://{host}:{port}/");
+        // In default mode a fetch asks first; a loopback name is refused before that (and
+        // without a lookup: the refusal is about the name, not an address it resolved to).
+        let (code, out) = w.call("WebFetch", json!({"url": url}), &[]);
+        assert_eq!(code, 1, "{url}: {out}");
+        assert!(out.contains("do not reach private networks"), "{url}: {out}");
+        assert!(!out.contains("needs approval") && !out.contains("resolves to"), "{url}: {out}");
+        let (code, out) = w.call("WebFetch", json!({"url": url}), &["--mode", "bypassPermissions"]);
+        assert_eq!(code, 1, "{url}: {out}");
+        assert!(out.contains("do not reach private networks") && !out.contains("resolves to"), "{url}: {out}");
+    }
+    assert!(server.requests().is_empty());
+}

@@ -1,5 +1,6 @@
 //! What removing a worktree would lose: its uncommitted changes (untracked files included,
-//! ignored ones not), and the commits of its HEAD and of the branch made for it that no
+//! ignored ones not; asked of a [`Shadow`] repository, so no filter of the repository's runs
+//! to compare files), and the commits of its HEAD and of the branch made for it that no
 //! other branch, local or remote, holds.
 
 use std::path::Path;
@@ -8,6 +9,7 @@ use toolbelt_core::ToolError;
 
 use crate::planning::worktree::git::Git;
 use crate::planning::worktree::session::EnteredWorktree;
+use crate::planning::worktree::shadow::Shadow;
 
 /// Most commits named in a refusal.
 const LISTED: usize = 5;
@@ -61,13 +63,13 @@ fn count(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-/// What removing `entered` (and the branch made for it) would lose.
-pub async fn at_risk(git: &Git, entered: &EnteredWorktree) -> Result<AtRisk, ToolError> {
+/// What removing `entered` (and the branch made for it) would lose; `folder` is the worktree
+/// folder, where the shadow repository is made.
+pub async fn at_risk(git: &Git, entered: &EnteredWorktree, folder: &Path) -> Result<AtRisk, ToolError> {
     let mut risk = AtRisk::default();
     let mut heads: Vec<String> = Vec::new();
     if entered.path.is_dir() {
-        let status = git.run(&entered.path, &["status", "--porcelain=v1", "--untracked-files=normal"]).await?;
-        risk.changes = status.lines().filter(|l| !l.trim().is_empty()).map(|l| l.trim_end().to_string()).collect();
+        risk.changes = Shadow::of(&entered.path, folder).await?.changes().await?;
         let head = git.output(&entered.path, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).await?;
         let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
         if !head.is_empty() {

@@ -1,31 +1,40 @@
 //! Git as the worktree tools run it: never a program a repository names.
 //!
 //! `EnterWorktree` and `ExitWorktree` run git themselves (`worktree add`, `worktree remove`,
-//! `status`, `branch -D` and a few queries). `git worktree add` checks files out, which runs
-//! clean and smudge filters and the `post-checkout` and `reference-transaction` hooks; `git
-//! status` runs clean filters and the file-system monitor. A repository whose `.git` arrived
-//! with it (an archive, a copied folder) could name any of them. So every git here runs with
-//! command-scope configuration appended after the user's own (`GIT_CONFIG_COUNT`…, which wins
-//! over every configuration file):
+//! `status`, `branch -D` and a few queries). A repository's configuration can name programs
+//! for git to run: hooks (`post-checkout`, `reference-transaction`…), clean and smudge filters
+//! (run when files are checked out or compared), the file-system monitor, a signing program.
+//! Its `.git` may be hostile: it arrived with an archive, or a command the agent ran wrote it
+//! (`git init` where there was no repository, or `sandbox.git_writes`), and configuration it
+//! includes can apply only where the worktree tools run (`[includeIf "gitdir:**/worktrees/**"]`).
+//! So two rules, each complete by construction rather than by listing what a repository
+//! might name:
 //!
-//! * what every command toolbelt runs gets: `core.fsmonitor=false`,
-//!   `safe.bareRepository=explicit` (see the shell tools' `env` module);
-//! * `core.hooksPath=/dev/null`: no hook runs, the repository's or the user's;
-//! * every filter driver the repository's own configuration defines (the `local` and
-//!   `worktree` scopes, includes followed) emptied: `smudge`, `clean` and `process` set to
-//!   nothing and `required` off, so files are checked out exactly as committed. Drivers the
-//!   user's own files define (system and global: git-lfs) still run — they are the user's
-//!   programs. A git too old to say where a setting comes from (before 2.26) gets every
-//!   driver emptied;
-//! * `log.showSignature=false` (no signature program), `gc.auto=0` and
-//!   `maintenance.auto=false` (no background work started).
+//! * **Programs looked up by a fixed name are switched off on the command line.** Every git
+//!   here runs with command-scope configuration appended after the user's own
+//!   (`GIT_CONFIG_COUNT`…), which wins over every file and every include: the shell's
+//!   `core.fsmonitor=false` and `safe.bareRepository=explicit`, and `core.hooksPath=/dev/null`
+//!   (no hook runs, the repository's or the user's), `log.showSignature=false`, `gc.auto=0`,
+//!   `maintenance.auto=false`; `GIT_NO_LAZY_FETCH=1` keeps a partial clone from fetching (and
+//!   so from running a transport the repository configures).
+//! * **Filters, named by the repository's own attributes, never meet its configuration.** A
+//!   filter driver has whatever name `.gitattributes` gives it, defined wherever the
+//!   configuration says — no list of names can be complete. So the commands that run filters
+//!   (a checkout, and `status`, which cleans files to compare them) are not run in the
+//!   repository at all but in a [`super::shadow`] repository of toolbelt's own: it reads the
+//!   worktree's objects, index and files, and a configuration toolbelt wrote plus the user's
+//!   own (system and global), never the repository's. A driver the repository defines does
+//!   not exist there; one the user defines (git-lfs) runs, as in any checkout of theirs. The
+//!   other commands (`worktree add --no-checkout`, `worktree remove --force`, `branch -D`,
+//!   `rev-list`, `rev-parse`, `show-ref`) check nothing out and compare no file, so no filter
+//!   runs in them.
 //!
 //! Git runs with stdin closed, no terminal prompt, the pager `cat`, the variables that point
 //! it at another repository (`GIT_DIR`, `GIT_WORK_TREE`…) removed, and in a process group of
 //! its own that is killed whole when the call is cancelled or times out (the runtime drops
 //! the call's future) and once git has exited.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::process::{Output, Stdio};
 
@@ -47,9 +56,6 @@ const LOCATION_VARS: &[&str] = &[
     "GIT_COMMON_DIR",
     "GIT_NAMESPACE",
 ];
-
-/// Scopes whose filter drivers are the user's own, and keep running.
-const USER_SCOPES: &[&str] = &["system", "global"];
 
 /// Why git could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -81,46 +87,39 @@ impl From<GitError> for ToolError {
 #[derive(Debug, Clone)]
 pub struct Git {
     config: Vec<(String, String)>,
+    /// Options before the subcommand (`--git-dir=…`).
+    options: Vec<OsString>,
+    /// Variables set for every run.
+    env: Vec<(String, OsString)>,
 }
 
 impl Git {
-    /// Git with the hardening that needs no repository (hooks, monitor, signatures off).
+    /// Git with the hardening of the module docs, in the repository of the directory it is
+    /// run in.
     pub fn plain() -> Git {
-        Git { config: HARDENING.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect() }
-    }
-
-    /// Git for the repository holding `dir`: [`Git::plain`], and every filter driver the
-    /// repository's own configuration defines emptied.
-    pub async fn for_repository(dir: &Path) -> Result<Git, GitError> {
-        let mut git = Git::plain();
-        for driver in git.repository_filters(dir).await? {
-            for key in ["smudge", "clean", "process"] {
-                git.config.push((format!("filter.{driver}.{key}"), String::new()));
-            }
-            git.config.push((format!("filter.{driver}.required"), "false".to_string()));
+        Git {
+            config: HARDENING.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect(),
+            options: Vec::new(),
+            env: Vec::new(),
         }
-        Ok(git)
     }
 
-    /// The filter drivers configured outside the user's own files.
-    async fn repository_filters(&self, dir: &Path) -> Result<Vec<String>, GitError> {
-        const KEYS: &str = r"^filter\.";
-        let scoped = self.output(dir, &["config", "--show-scope", "--get-regexp", KEYS]).await?;
-        let (text, scoped) = match scoped.status.code() {
-            Some(0) => (scoped.stdout, true),
-            // No filter is configured anywhere.
-            Some(1) => return Ok(Vec::new()),
-            // A git without `--show-scope`: every driver counts.
-            _ => {
-                let all = self.output(dir, &["config", "--get-regexp", KEYS]).await?;
-                match all.status.code() {
-                    Some(0) => (all.stdout, false),
-                    Some(1) => return Ok(Vec::new()),
-                    _ => return Err(failure(&["config", "--get-regexp", KEYS], &all)),
-                }
-            }
-        };
-        Ok(filter_drivers(&String::from_utf8_lossy(&text), scoped))
+    /// This git with `key=value` added to its command-line configuration.
+    pub fn with_config(mut self, key: impl Into<String>, value: impl Into<String>) -> Git {
+        self.config.push((key.into(), value.into()));
+        self
+    }
+
+    /// This git with a global option before every subcommand (`--git-dir=…`).
+    pub fn with_option(mut self, option: impl Into<OsString>) -> Git {
+        self.options.push(option.into());
+        self
+    }
+
+    /// This git with a variable set for every run.
+    pub fn with_env(mut self, name: &str, value: impl Into<OsString>) -> Git {
+        self.env.push((name.to_string(), value.into()));
+        self
     }
 
     /// Runs `git ARGS…` in `dir`; its standard output when it succeeds.
@@ -139,6 +138,7 @@ impl Git {
         command
             .arg("-C")
             .arg(dir)
+            .args(&self.options)
             .args(args.iter().map(OsStr::new))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -146,6 +146,7 @@ impl Git {
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_PAGER", "cat")
             .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("GIT_NO_LAZY_FETCH", "1")
             .process_group(0)
             .kill_on_drop(true);
         for name in LOCATION_VARS {
@@ -153,6 +154,9 @@ impl Git {
         }
         for (key, value) in git_config_env(&self.config) {
             command.env(key, value);
+        }
+        for (name, value) in &self.env {
+            command.env(name, value);
         }
         let child = command.spawn().map_err(|source| GitError::Start { source })?;
         // Whatever git started (a filter of the user's) goes with it, also when the call is
@@ -189,43 +193,9 @@ fn failure(args: &[&str], out: &Output) -> GitError {
     GitError::Failed { command: args.join(" "), message }
 }
 
-/// The drivers named in `git config --get-regexp '^filter\.'` output (with `--show-scope`
-/// when `scoped`: those of the user's own scopes left out).
-fn filter_drivers(text: &str, scoped: bool) -> Vec<String> {
-    let mut drivers: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        if scoped && words.next().is_some_and(|scope| USER_SCOPES.contains(&scope)) {
-            continue;
-        }
-        let Some(key) = words.next() else { continue };
-        // `filter.<driver>.<key>`; a driver's name may itself hold dots.
-        let Some((driver, _)) = key.strip_prefix("filter.").and_then(|rest| rest.rsplit_once('.')) else {
-            continue;
-        };
-        if !driver.is_empty() && !drivers.iter().any(|d| d == driver) {
-            drivers.push(driver.to_string());
-        }
-    }
-    drivers
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn drivers_of_the_repository_are_found_and_the_user_s_kept() {
-        let text = "global\tfilter.lfs.smudge git-lfs smudge -- %f\n\
-                    global\tfilter.lfs.process git-lfs filter-process\n\
-                    local\tfilter.evil.smudge touch x\n\
-                    local\tfilter.evil.required true\n\
-                    worktree\tfilter.a.b.clean sh x\n\
-                    system\tfilter.sys.clean y\n";
-        assert_eq!(filter_drivers(text, true), ["evil", "a.b"]);
-        let unscoped = "filter.lfs.smudge git-lfs smudge\nfilter.evil.clean x\n";
-        assert_eq!(filter_drivers(unscoped, false), ["lfs", "evil"]);
-    }
 
     #[test]
     fn failures_say_what_git_said() {

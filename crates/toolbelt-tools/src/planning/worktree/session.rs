@@ -44,6 +44,41 @@ impl WorktreeDir {
     }
 }
 
+/// Whether `path` lies where the session may move its workspace without a person's word:
+/// beneath the worktree folder (where `EnterWorktree` makes worktrees, in the user's state
+/// directory) or inside one of the session's workspace roots, where it already works.
+///
+/// Anywhere else, entering an existing worktree would make a directory the workspace that
+/// nobody chose: `git worktree list` names whatever `.git/worktrees/*/gitdir` says, and a
+/// command can write those files (in a repository it made with `git init`, or with
+/// `sandbox.git_writes`). Judged on the path as given and on where it really leads; both
+/// must be in reach.
+pub fn in_reach(cx: &ToolContext, path: &Path) -> bool {
+    let places = reach(cx);
+    inside(&places, &toolbelt_core::paths::normalize(path)) && inside(&places, &toolbelt_core::paths::real_path(path))
+}
+
+/// Whether `path` *as written* (`..` folded, links not followed) lies where [`in_reach`]
+/// says. A path written in reach was not asked about when its call was authorized unless it
+/// led out then; one written out of reach always was.
+pub fn named_in_reach(cx: &ToolContext, path: &Path) -> bool {
+    inside(&reach(cx), &toolbelt_core::paths::normalize(path))
+}
+
+/// The worktree folder and the session's roots, each as written and as it really is.
+fn reach(cx: &ToolContext) -> Vec<PathBuf> {
+    let mut places = vec![WorktreeDir::of(cx)];
+    places.extend(cx.session().roots());
+    places
+        .into_iter()
+        .flat_map(|p| [toolbelt_core::paths::real_path(&p), toolbelt_core::paths::normalize(&p)])
+        .collect()
+}
+
+fn inside(places: &[PathBuf], path: &Path) -> bool {
+    places.iter().any(|place| path.starts_with(place))
+}
+
 /// The worktree the session works in after `EnterWorktree`, if any, and the worktrees it
 /// created.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

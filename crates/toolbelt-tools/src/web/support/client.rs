@@ -11,8 +11,8 @@ use url::Url;
 use super::cache::Cache;
 use super::config::WebConfig;
 use super::fetched::{Fetched, Page};
-use super::guard::{HostPatterns, check_parsed, private_allowed, same_site};
-use super::resolver::{GuardedResolver, resolve};
+use super::guard::{HostPatterns, check_parsed, opened_for_port_only, private_allowed, same_site};
+use super::resolver::{GuardedResolver, Ports, resolve};
 
 /// Redirects followed at most.
 pub const MAX_REDIRECTS: usize = 10;
@@ -33,6 +33,9 @@ pub struct Web {
     config: Arc<WebConfig>,
     vars: Arc<Vars>,
     client: OnceLock<Result<reqwest::Client, String>>,
+    /// The client for URLs a private host is open to on their port only
+    /// ([`opened_for_port_only`]), made on first use.
+    port_client: OnceLock<Result<reqwest::Client, String>>,
     cache: Cache,
 }
 
@@ -53,6 +56,7 @@ impl Web {
             config: Arc::new(config),
             vars: Arc::new(|name: &str| std::env::var(name).ok()),
             client: OnceLock::new(),
+            port_client: OnceLock::new(),
             cache: Cache::default(),
         }
     }
@@ -94,7 +98,20 @@ impl Web {
     /// The HTTP client, made on first use.
     pub(crate) fn client(&self) -> Result<&reqwest::Client, ToolError> {
         self.client
-            .get_or_init(|| build_client(&self.config, &*self.vars))
+            .get_or_init(|| build_client(&self.config, &*self.vars, Ports::Every))
+            .as_ref()
+            .map_err(|e| ToolError::failed(format!("cannot make an HTTP client: {e}")))
+    }
+
+    /// The HTTP client for `url`: the one whose resolver opens the hosts the settings allow
+    /// on one port when `url` reaches its host only through such an entry, else
+    /// [`Web::client`].
+    pub(crate) fn client_for(&self, url: &Url) -> Result<&reqwest::Client, ToolError> {
+        if !opened_for_port_only(url, &self.config) {
+            return self.client();
+        }
+        self.port_client
+            .get_or_init(|| build_client(&self.config, &*self.vars, Ports::Listed))
             .as_ref()
             .map_err(|e| ToolError::failed(format!("cannot make an HTTP client: {e}")))
     }
@@ -140,7 +157,7 @@ impl Proxies {
     }
 }
 
-fn build_client(config: &Arc<WebConfig>, vars: &Vars) -> Result<reqwest::Client, String> {
+fn build_client(config: &Arc<WebConfig>, vars: &Vars, ports: Ports) -> Result<reqwest::Client, String> {
     // rustls needs a process-wide crypto provider; the binary installs one, an embedder may
     // not have.
     if rustls::crypto::CryptoProvider::get_default().is_none() {
@@ -156,7 +173,7 @@ fn build_client(config: &Arc<WebConfig>, vars: &Vars) -> Result<reqwest::Client,
             exempt.push(host);
         }
     }
-    let resolver = GuardedResolver::new(Arc::clone(config), HostPatterns::new(exempt));
+    let resolver = GuardedResolver::new(Arc::clone(config), HostPatterns::new(exempt), ports);
     let mut builder = reqwest::Client::builder()
         .user_agent(USER_AGENT)
         .redirect(reqwest::redirect::Policy::none())
@@ -198,7 +215,6 @@ pub(crate) async fn fetch(
 }
 
 async fn follow(web: &Web, cx: &ToolContext, url: Url, accept: &str, max_body: usize) -> Result<Fetched, ToolError> {
-    let client = web.client()?;
     let proxied = web.proxy().is_some();
     let first_host = url.host_str().unwrap_or_default().to_string();
     let mut judged = vec![first_host.to_ascii_lowercase()];
@@ -208,6 +224,7 @@ async fn follow(web: &Web, cx: &ToolContext, url: Url, accept: &str, max_body: u
         if proxied {
             precheck(web.config(), &current).await?;
         }
+        let client = web.client_for(&current)?;
         let response =
             client.get(current.clone()).header(ACCEPT, accept).send().await.map_err(|e| explain(&e, &current))?;
         let status = response.status();
@@ -255,7 +272,9 @@ async fn follow(web: &Web, cx: &ToolContext, url: Url, accept: &str, max_body: u
 /// proxy (behind many proxies only the proxy can resolve outside names).
 async fn precheck(config: &WebConfig, url: &Url) -> Result<(), ToolError> {
     let host = url.host_str().unwrap_or_default();
-    if url.host().is_some_and(|h| matches!(h, url::Host::Domain(_))) && !private_allowed(host, config) {
+    if url.host().is_some_and(|h| matches!(h, url::Host::Domain(_)))
+        && !private_allowed(host, url.port_or_known_default(), config)
+    {
         match resolve(host, false).await {
             Err(e) if e.downcast_ref::<super::guard::PrivateAddress>().is_some() => {
                 return Err(ToolError::failed(e.to_string()));

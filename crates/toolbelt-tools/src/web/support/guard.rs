@@ -67,42 +67,125 @@ pub struct PrivateAddress {
 impl std::fmt::Display for PrivateAddress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let leads = if self.host.trim_matches(['[', ']']) == self.addr.to_string() {
-            format!("{} is", self.host)
+            format!("{} is a {} address", self.host, self.kind)
+        } else if loopback_name(&self.host) {
+            format!("{} names this machine (every `localhost` name is a loopback address)", self.host)
         } else {
-            format!("{} resolves to {}, which is", self.host, self.addr)
+            format!("{} resolves to {}, which is a {} address", self.host, self.addr, self.kind)
         };
         write!(
             f,
-            "{leads} a {} address; the web tools do not reach private networks. If this host is meant to be \
-             reached, add it to `web.allowed_private_hosts` or set `web.allow_private_network = true` in the user's \
-             settings (or TOOLBELT_WEB__ALLOW_PRIVATE_NETWORK=true)",
-            self.kind
+            "{leads}; the web tools do not reach private networks. If this host is meant to be reached, add it to \
+             `web.allowed_private_hosts` (`host`, or `host:port` for one port) or set \
+             `web.allow_private_network = true` in the user's settings (or TOOLBELT_WEB__ALLOW_PRIVATE_NETWORK=true)"
         )
     }
 }
 
 impl std::error::Error for PrivateAddress {}
 
+/// One entry of `allowed_private_hosts`: a host (`intranet.example`, `*.corp.example`, an
+/// address) and the one port it is open on, or every port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HostPattern {
+    /// Lower-cased, without a trailing dot or IPv6 brackets.
+    host: String,
+    /// `None`: every port.
+    port: Option<u16>,
+}
+
+impl HostPattern {
+    fn host_matches(&self, host: &str) -> bool {
+        match self.host.strip_prefix("*.") {
+            Some(domain) => host == domain || host.ends_with(&format!(".{domain}")),
+            None => host == self.host,
+        }
+    }
+}
+
+/// Reads one `allowed_private_hosts` entry: `host` (every port), `host:port`, `*.domain`,
+/// `*.domain:port`, an IPv4 address with or without a port, an IPv6 address bare or in
+/// brackets (`[fd00::1]:8080`). Why it cannot be read, otherwise.
+pub fn parse_host_entry(entry: &str) -> Result<(String, Option<u16>), String> {
+    let entry = entry.trim();
+    let (host, port) = if let Some(rest) = entry.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or_else(|| format!("`{entry}` opens `[` without closing it"))?;
+        match after {
+            "" => (host, None),
+            _ => match after.strip_prefix(':') {
+                Some(port) => (host, Some(port)),
+                None => return Err(format!("`{entry}`: only `:port` may follow `]`")),
+            },
+        }
+    } else if entry.matches(':').count() == 1 {
+        let (host, port) = entry.split_once(':').unwrap_or((entry, ""));
+        (host, Some(port))
+    } else {
+        (entry, None)
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty() {
+        return Err(format!("`{entry}` names no host; write `host`, `*.domain` or `host:port`"));
+    }
+    let port = match port {
+        None => None,
+        Some(p) => match p.parse::<u16>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => return Err(format!("`{entry}`: the port after `:` must be a number from 1 to 65535")),
+        },
+    };
+    Ok((host, port))
+}
+
 /// Host names as `allowed_private_hosts` lists them: `host`, or `*.domain` for the domain
-/// and every subdomain.
+/// and every subdomain, each on every port or, written `host:port`, on that port only.
+/// Entries that cannot be read are left out (the settings report them).
 #[derive(Debug, Clone, Default)]
-pub struct HostPatterns(Vec<String>);
+pub struct HostPatterns(Vec<HostPattern>);
 
 impl HostPatterns {
     /// The patterns of `hosts`, lower-cased.
     pub fn new<S: AsRef<str>>(hosts: impl IntoIterator<Item = S>) -> Self {
-        Self(hosts.into_iter().map(|h| h.as_ref().trim().trim_end_matches('.').to_ascii_lowercase()).collect())
+        Self(
+            hosts
+                .into_iter()
+                .filter_map(|h| parse_host_entry(h.as_ref()).ok())
+                .map(|(host, port)| HostPattern { host, port })
+                .collect(),
+        )
     }
 
-    /// Whether `host` matches one of the patterns.
+    /// Whether `host` matches a pattern open on every port.
     pub fn matches(&self, host: &str) -> bool {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        let host = host.trim_matches(['[', ']']);
-        self.0.iter().any(|p| match p.strip_prefix("*.") {
-            Some(domain) => host == domain || host.ends_with(&format!(".{domain}")),
-            None => host == p,
-        })
+        let host = folded(host);
+        self.0.iter().any(|p| p.port.is_none() && p.host_matches(&host))
     }
+
+    /// Whether `host` on `port` matches a pattern (one on every port, or on that one).
+    pub fn matches_at(&self, host: &str, port: Option<u16>) -> bool {
+        let host = folded(host);
+        self.0.iter().any(|p| p.host_matches(&host) && (p.port.is_none() || p.port == port))
+    }
+
+    /// Whether `host` matches a pattern on some port (for a resolver that only ever serves
+    /// URLs whose port was checked already).
+    pub fn matches_some_port(&self, host: &str) -> bool {
+        let host = folded(host);
+        self.0.iter().any(|p| p.host_matches(&host))
+    }
+}
+
+/// `host` as patterns compare it: lower-cased, without a trailing dot or IPv6 brackets.
+fn folded(host: &str) -> String {
+    host.trim_end_matches('.').trim_matches(['[', ']']).to_ascii_lowercase()
+}
+
+/// Whether `host` is `localhost` or a name beneath it (`foo.localhost`), in any case, with or
+/// without the root's trailing dot: names that are this machine by definition (RFC 6761),
+/// refused without asking a resolver.
+pub fn loopback_name(host: &str) -> bool {
+    let host = folded(host);
+    host == "localhost" || host.ends_with(".localhost")
 }
 
 /// `raw` as the URL a fetch may go to: parsed, http or https, at most [`MAX_URL_CHARS`],
@@ -134,39 +217,46 @@ pub fn check_parsed(url: &Url, config: &WebConfig) -> Result<(), UrlError> {
         return Err(UrlError::Credentials);
     }
     let host = url.host().ok_or(UrlError::NoHost)?;
-    if let Some(ip) = literal(&host)
-        && let Some(kind) = non_public(ip)
-        && !private_allowed(url.host_str().unwrap_or_default(), config)
+    let name = url.host_str().unwrap_or_default();
+    let port = url.port_or_known_default();
+    let refused = match &host {
+        Host::Domain(d) if loopback_name(d) => Some((IpAddr::V4(Ipv4Addr::LOCALHOST), "loopback")),
+        _ => literal(&host).and_then(|ip| non_public(ip).map(|kind| (ip, kind))),
+    };
+    if let Some((addr, kind)) = refused
+        && !private_allowed(name, port, config)
     {
-        return Err(UrlError::Private(PrivateAddress {
-            host: url.host_str().unwrap_or_default().to_string(),
-            addr: ip,
-            kind,
-        }));
+        return Err(UrlError::Private(PrivateAddress { host: name.to_string(), addr, kind }));
     }
     Ok(())
 }
 
-/// Whether `host` may lead to a private address under `config`.
-pub fn private_allowed(host: &str, config: &WebConfig) -> bool {
-    config.allow_private_network || HostPatterns::new(&config.allowed_private_hosts).matches(host)
+/// Whether `host` on `port` may lead to a private address under `config` (`port` `None`:
+/// whichever port, so only entries open on every port count).
+pub fn private_allowed(host: &str, port: Option<u16>, config: &WebConfig) -> bool {
+    config.allow_private_network || HostPatterns::new(&config.allowed_private_hosts).matches_at(host, port)
+}
+
+/// Whether `url` reaches a private host only through an `allowed_private_hosts` entry for its
+/// port: such a URL goes through the client whose resolver opens those hosts (which sees
+/// names, never ports).
+pub fn opened_for_port_only(url: &Url, config: &WebConfig) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    !config.allow_private_network
+        && !HostPatterns::new(&config.allowed_private_hosts).matches(host)
+        && private_allowed(host, url.port_or_known_default(), config)
 }
 
 /// Whether an http URL stays http: loopback (`localhost`, 127.0.0.0/8, ::1), private
 /// addresses (reached only with the settings' leave) and the private hosts the settings
 /// allow, where TLS is rarely set up. Anything else is upgraded to https.
 fn stays_plain(url: &Url, config: &WebConfig) -> bool {
-    let loopback_name = match url.host() {
-        Some(Host::Domain(d)) => {
-            let d = d.to_ascii_lowercase();
-            d == "localhost" || d.ends_with(".localhost")
-        }
-        _ => false,
-    };
+    let loopback = matches!(url.host(), Some(Host::Domain(d)) if loopback_name(d));
     let private_literal = url.host().as_ref().and_then(literal).is_some_and(|ip| non_public(ip).is_some());
-    loopback_name
+    loopback
         || private_literal
-        || HostPatterns::new(&config.allowed_private_hosts).matches(url.host_str().unwrap_or_default())
+        || HostPatterns::new(&config.allowed_private_hosts)
+            .matches_at(url.host_str().unwrap_or_default(), url.port_or_known_default())
 }
 
 fn literal(host: &Host<&str>) -> Option<IpAddr> {
@@ -313,8 +403,44 @@ mod tests {
         assert!(p.matches("intranet.example") && p.matches("INTRANET.example."));
         assert!(p.matches("corp.example") && p.matches("a.b.corp.example"));
         assert!(!p.matches("notcorp.example") && !p.matches("example"));
+        // A port narrows an entry to that port.
+        let p = HostPatterns::new(["localhost:8080", "*.lan:443", "[fd00::1]:81", "fd00::2", "10.0.0.1:22"]);
+        assert!(p.matches_at("localhost", Some(8080)) && p.matches_at("LOCALHOST.", Some(8080)));
+        assert!(!p.matches_at("localhost", Some(8081)) && !p.matches_at("localhost", None));
+        assert!(!p.matches("localhost") && p.matches_some_port("localhost"));
+        assert!(p.matches_at("a.lan", Some(443)) && !p.matches_at("a.lan", Some(80)));
+        assert!(p.matches_at("[fd00::1]", Some(81)) && !p.matches_at("[fd00::1]", Some(80)));
+        assert!(p.matches("[fd00::2]") && p.matches_at("fd00::2", Some(1)));
+        assert!(p.matches_at("10.0.0.1", Some(22)) && !p.matches_at("10.0.0.1", Some(23)));
+        for bad in ["localhost:http", "localhost:0", "localhost:70000", ":80", "[fd00::1", "[fd00::1]x"] {
+            assert!(parse_host_entry(bad).is_err(), "{bad}");
+        }
         assert!(same_site("www.example.com", "example.com") && same_site("Example.com", "example.com."));
         assert!(!same_site("docs.example.com", "example.com"));
+    }
+
+    #[test]
+    fn loopback_names_are_refused_without_a_lookup() {
+        for url in [
+            "http://localhost/",
+            "http://localhost./",
+            "http://LOCALHOST./x",
+            "http://foo.localhost./",
+            "http://a.b.Localhost:8/",
+        ] {
+            let e = check_url(url, &config()).unwrap_err().to_string();
+            assert!(e.contains("names this machine") && e.contains("host:port"), "{url}: {e}");
+        }
+        assert!(check_url("http://localhost.example.com/", &config()).is_ok());
+        assert!(check_url("http://notlocalhost/", &config()).is_ok());
+        let docs = WebConfig { allowed_private_hosts: vec!["localhost:8080".into()], ..WebConfig::default() };
+        assert_eq!(check_url("http://localhost.:8080/", &docs).unwrap().scheme(), "http");
+        assert!(check_url("http://localhost:8081/", &docs).is_err());
+        assert!(check_url("http://127.0.0.1:8080/", &docs).is_err(), "the name, not the address, is allowed");
+        let url = Url::parse("http://localhost:8080/").unwrap();
+        assert!(opened_for_port_only(&url, &docs));
+        let anywhere = WebConfig { allowed_private_hosts: vec!["localhost".into()], ..WebConfig::default() };
+        assert!(!opened_for_port_only(&url, &anywhere) && check_url("http://localhost:1/", &anywhere).is_ok());
     }
 
     #[test]

@@ -7,27 +7,47 @@ use std::sync::Arc;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use super::config::WebConfig;
-use super::guard::{HostPatterns, PrivateAddress, non_public, private_allowed};
+use super::guard::{HostPatterns, PrivateAddress, non_public};
 
 /// Resolves names for the web tools' client, refusing a host with any address outside the
 /// public internet unless the settings allow it (or it is one of `exempt`: the proxy and the
 /// configured search endpoints, which the user chose).
+///
+/// A resolver is asked for a name, never a port, so an `allowed_private_hosts` entry for one
+/// port (`localhost:8080`) opens its host only in the resolver of a client made for such
+/// URLs ([`Ports::Listed`]), which the fetch uses only when the URL's port is the entry's.
 pub(crate) struct GuardedResolver {
     config: Arc<WebConfig>,
+    allowed: HostPatterns,
     exempt: HostPatterns,
+    ports: Ports,
+}
+
+/// Which `allowed_private_hosts` entries open a host in a resolver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ports {
+    /// Those open on every port.
+    Every,
+    /// Those for one port too: the client serves only URLs on such a port.
+    Listed,
 }
 
 impl GuardedResolver {
     /// A resolver under `config`, trusting the hosts of `exempt`.
-    pub fn new(config: Arc<WebConfig>, exempt: HostPatterns) -> Self {
-        Self { config, exempt }
+    pub fn new(config: Arc<WebConfig>, exempt: HostPatterns, ports: Ports) -> Self {
+        let allowed = HostPatterns::new(&config.allowed_private_hosts);
+        Self { config, allowed, exempt, ports }
     }
 }
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_string();
-        let open = private_allowed(&host, &self.config) || self.exempt.matches(&host);
+        let allowed = match self.ports {
+            Ports::Every => self.allowed.matches(&host),
+            Ports::Listed => self.allowed.matches_some_port(&host),
+        };
+        let open = self.config.allow_private_network || allowed || self.exempt.matches(&host);
         let fixed = self.config.hosts.get(&host.to_ascii_lowercase()).copied();
         Box::pin(async move {
             let addrs = match fixed {

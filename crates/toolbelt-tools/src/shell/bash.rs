@@ -105,7 +105,8 @@ const REST: &str = "\
 Edit over sed/awk, Write over echo >.\n\
 - Commands run in a sandbox: by default they may write only inside the workspace roots and the temp \
 directory (never `.git/config`, `.git/hooks` or the agent's settings), and the network is off.\n\
-- Secrets are not in the environment (variables named like *TOKEN*, *SECRET*, *_KEY, *PASSWORD*).\n\
+- Secrets are not in the environment (variables named like *TOKEN*, *SECRET*, *_KEY, *PASSWORD*, or holding a token or a \
+URL with a password).\n\
 - A few catastrophic commands (rm -rf /, mkfs, dd onto a disk, fork bombs) are refused.";
 
 /// The settings in effect: the configured service, else the defaults.

@@ -12,6 +12,7 @@ pub(crate) mod foreground;
 pub(crate) mod operands;
 pub(crate) mod result;
 pub(crate) mod sandbox;
+pub(crate) mod secret_values;
 pub(crate) mod spawn;
 pub(crate) mod spill;
 pub(crate) mod tree;

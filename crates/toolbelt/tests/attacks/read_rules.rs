@@ -124,23 +124,43 @@ fn commands_never_see_toolbelt_s_secrets() {
         .env("GITHUB_TOKEN", "ghp_leaked1")
         .env("OPENAI_API_KEY", "sk-leaked2")
         .env("AWS_SECRET_ACCESS_KEY", "leaked3")
+        // by name: a personal access token, a password, an auth string, the agent's socket
+        .env("GH_PAT", "leakedD")
+        .env("SMTP_PASS", "leakedE")
+        .env("NPM_AUTH", "leakedF")
+        .env("SSH_AUTH_SOCK", "/run/leakedG/agent.sock")
+        // by value, whatever the name: a URL with a password, known token prefixes
+        .env("DATABASE_URL", "postgres://app:leakedH@db.internal:5432/app")
+        .env("SETTINGS", "ghp_leakedIaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+        .env("CLAUDE_CONFIG", "sk-ant-api03-leakedJaaaaaaaaaaaaaaaaaaaa")
+        .env("DEPLOY", "--token=glpat-leakedKaaaaaaaaaaaaaa")
+        .env("CLOUD_ID", "AKIAIOSFODNN7EXAMPLE")
         .env("HARMLESS", "visible")
+        .env("HOMEPAGE", "https://example.com/docs")
+        .env("MIRROR", "https://user@mirror.example.com/repo")
+        .env("TASK", "desk-top sk-short")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("HARMLESS=visible"), "{text}");
-    for leaked in ["leaked1", "leaked2", "leaked3"] {
-        assert!(!text.contains(leaked), "{leaked} in {text}");
+    for kept in ["HARMLESS=visible", "HOMEPAGE=https://example.com/docs", "MIRROR=https://user@mirror", "TASK=desk-top"]
+    {
+        assert!(text.contains(kept), "{kept} was removed: {text}");
+    }
+    let markers = ["1", "2", "3", "D", "E", "F", "G", "H", "I", "J", "K"].map(|m| format!("leaked{m}"));
+    for leaked in markers.into_iter().chain(["AKIAIOSFODNN7EXAMPLE".to_string()]) {
+        assert!(!text.contains(&leaked), "{leaked} in {text}");
     }
     // Kept when the user says so.
     let out = w
         .toolbelt()
         .args(["call", "Bash", r#"{"command":"env"}"#])
         .env("GITHUB_TOKEN", "ghp_kept")
-        .env("TOOLBELT_SHELL__ENV_KEEP", "[\"GITHUB_TOKEN\"]")
+        .env("DATABASE_URL", "postgres://app:kept-too@db/app")
+        .env("TOOLBELT_SHELL__ENV_KEEP", "[\"GITHUB_TOKEN\", \"DATABASE_URL\"]")
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("ghp_kept"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ghp_kept") && text.contains("kept-too"), "{text}");
 }
 
 #[test]

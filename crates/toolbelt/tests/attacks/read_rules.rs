@@ -80,6 +80,70 @@ fn over_mcp_too() {
     assert!(tree.contains("ran") && !tree.contains(SECRET), "{tree}");
 }
 
+/// A repository whose history holds the secret: added in the second commit, changed since.
+fn with_secret_history() -> World {
+    let w = World::with_git();
+    w.write("secret.txt", &format!("PASSWORD={SECRET}\n"));
+    w.git(&["add", "secret.txt"]);
+    w.git(&["-c", "user.email=a@b.c", "-c", "user.name=a", "commit", "-qm", "two"]);
+    w.write("secret.txt", &format!("PASSWORD={SECRET}-rotated\n"));
+    w
+}
+
+#[test]
+fn a_read_denial_reaches_git_s_history() {
+    let w = with_secret_history();
+    let deny = ["--deny", "Read(./secret.txt)"];
+    for command in [
+        "git show HEAD:secret.txt",
+        "git show HEAD",
+        "git log -p",
+        "git log --patch --all",
+        "git log -Shunter2 --oneline",
+        "git whatchanged -p",
+        "git grep hunter2 HEAD",
+        "git grep hunter2",
+        "git cat-file -p HEAD:secret.txt",
+        "git diff HEAD~1 HEAD",
+        "git diff",
+        "git diff --cached HEAD~1",
+        "git -C . blame HEAD~0 -- a.txt",
+        "git status -v",
+        "git --no-pager log -p -1",
+        "cd . && git show HEAD:./secret.txt | cat",
+    ] {
+        for mode in ["default", "bypassPermissions"] {
+            let (_, explained, _) = w.run(
+                &[
+                    &["permissions", "explain", "Bash", &json!({"command": command}).to_string(), "--mode", mode][..],
+                    &deny,
+                ]
+                .concat(),
+            );
+            assert!(
+                explained.contains("decision:   ask") && explained.contains("Read(./secret.txt)"),
+                "{mode} `{command}`: {explained}"
+            );
+            let (code, out) = w.bash(command, &[&["--mode", mode][..], &deny].concat());
+            assert!(code == 1 && !out.contains(SECRET), "{mode} `{command}` printed the secret: {out}");
+            assert!(out.contains("git's history") || out.contains("history"), "{mode} `{command}`: {out}");
+        }
+    }
+    // Commands that show no file's content run as before.
+    for command in
+        ["git status --short", "git log --oneline", "git log --stat", "git diff --stat", "git ls-files", "git branch"]
+    {
+        let (code, out) = w.bash(command, &deny);
+        assert!(code == 0 && !out.contains(SECRET), "`{command}`: {out}");
+    }
+    // A read denial about files no repository here holds does not stop anything.
+    let (code, out) = w.bash("git log -p", &["--deny", "Read(~/.ssh/**)"]);
+    assert!(code == 0 && out.contains(SECRET), "{out}");
+    // Nor does a `Bash(…)` rule of the user's allowing the command skip the question.
+    let (code, out) = w.bash("git log -p", &[&deny[..], &["--allow", "Bash(git log *)"]].concat());
+    assert!(code == 1 && !out.contains(SECRET), "{out}");
+}
+
 #[test]
 fn read_only_commands_stay_inside_the_workspace() {
     let w = World::new();

@@ -132,9 +132,13 @@ impl PermissionEngine {
     /// The kind of a part, and a clause saying what it does ("`ls -la` only reads").
     fn kind_of(&self, tool: &ToolSpec, part: &Part, outside: bool, lines_read_only: bool) -> (PartKind, String) {
         match part {
-            Part::Read { given, .. } => (
+            Part::Read { given, real } => (
                 if outside { PartKind::ReadOutside } else { PartKind::ReadInside },
-                format!("this reads {}", given.display()),
+                if given == real || !outside {
+                    format!("this reads {}", given.display())
+                } else {
+                    format!("this reads {}, which leads to {}", given.display(), real.display())
+                },
             ),
             Part::Write { given, .. } => (
                 if outside { PartKind::WriteOutside } else { PartKind::WriteInside },

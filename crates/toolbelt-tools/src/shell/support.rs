@@ -9,6 +9,7 @@ pub(crate) mod cwd;
 pub(crate) mod deny;
 pub(crate) mod env;
 pub(crate) mod foreground;
+pub(crate) mod links;
 pub(crate) mod operands;
 pub(crate) mod result;
 pub(crate) mod sandbox;

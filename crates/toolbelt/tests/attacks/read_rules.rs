@@ -179,6 +179,60 @@ fn read_only_commands_stay_inside_the_workspace() {
 }
 
 #[test]
+fn read_only_commands_follow_no_link_out_of_the_workspace() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    std::fs::create_dir_all(w.home.join(".ssh")).unwrap();
+    std::fs::write(w.home.join(".ssh/id_rsa"), format!("{SECRET}\n")).unwrap();
+    // The repository ships a link to the user's keys, and a directory whose entry is one.
+    std::os::unix::fs::symlink(w.home.join(".ssh"), w.root.join("sshlink")).unwrap();
+    w.write("a/notes.txt", "mine\n");
+    w.write("b/notes.txt", "theirs\n");
+    std::os::unix::fs::symlink(w.home.join(".ssh/id_rsa"), w.root.join("a/key")).unwrap();
+    w.write("b/key", "x\n");
+    std::fs::write(w.root.join("list"), format!("{}\0", w.home.join(".ssh/id_rsa").display())).unwrap();
+    for command in [
+        "rg -L hunter2",
+        "rg --follow hunter2 .",
+        "rg -iL hunter2 .",
+        "find -L . -type f",
+        "find . -follow -type f",
+        "du -L -a",
+        "du -aL .",
+        "ls -lLR",
+        "ls --dereference -R .",
+        "grep -R hunter2 .",
+        "grep -rnR hunter2",
+        "grep --dereference-recursive hunter2",
+        "diff -r a b",
+        "diff a b",
+        "cd a && ls -L",
+        "sort --files0-from=list",
+        "wc --files0-from list",
+    ] {
+        let (code, out) = w.bash(command, &[]);
+        assert_eq!(code, 1, "`{command}` ran: {out}");
+        assert!(out.contains("outside the workspace roots") && !out.contains(SECRET), "`{command}`: {out}");
+    }
+    // The same commands without following links, or in a tree whose links stay inside, run.
+    std::os::unix::fs::symlink(w.root.join("b"), w.root.join("b-again")).unwrap();
+    for command in ["rg hunter2", "find . -type f", "ls -lR", "grep -r hunter2 .", "du -a", "rg -L mine b-again b"] {
+        let (code, out) = w.bash(command, &[]);
+        assert!(code == 0 && !out.contains(SECRET), "`{command}`: {out}");
+    }
+    // A file named like an option, which a glob hands to the program as one (`grep x *` with a
+    // file called `-R` is `grep -R x …`): asked about, not run.
+    std::fs::remove_file(w.root.join("sshlink")).unwrap();
+    w.write("g/-R", "");
+    std::fs::create_dir_all(w.root.join("g/sub")).unwrap();
+    std::os::unix::fs::symlink(w.home.join(".ssh/id_rsa"), w.root.join("g/sub/key")).unwrap();
+    let (code, out) = w.bash("cd g && grep hunter2 *", &[]);
+    assert!(code == 1 && out.contains("`-R`") && !out.contains(SECRET), "{out}");
+    let (code, out) = w.bash("cd g && grep -s hunter2 ./*", &[]);
+    assert!(code == 0 && !out.contains(SECRET), "{out}");
+}
+
+#[test]
 fn commands_never_see_toolbelt_s_secrets() {
     let w = World::new();
     std::fs::create_dir_all(w.root.join(".git")).unwrap();

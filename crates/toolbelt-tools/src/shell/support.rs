@@ -9,6 +9,8 @@ pub(crate) mod cwd;
 pub(crate) mod deny;
 pub(crate) mod env;
 pub(crate) mod foreground;
+pub(crate) mod git_config;
+pub(crate) mod git_programs;
 pub(crate) mod links;
 pub(crate) mod operands;
 pub(crate) mod result;

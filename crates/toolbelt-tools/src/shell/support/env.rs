@@ -19,7 +19,9 @@
 //! read-only classifier never accepts). The pager is `cat` (`GIT_PAGER`). Programs that a
 //! repository's own `.git/config` names for textconv, external diff or filters cannot be
 //! switched off this way; that file is a protected path no tool writes without approval, the
-//! sandbox keeps it read-only, and a clone never carries it.
+//! sandbox keeps it read-only, and a clone never carries it — and until a person trusted
+//! the project, a read-only command running git where it names one asks
+//! ([`crate::shell::support::git_programs`]).
 
 use std::ffi::OsString;
 use std::sync::{Mutex, PoisonError};

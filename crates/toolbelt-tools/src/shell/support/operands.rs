@@ -39,16 +39,8 @@ pub fn declare(mut access: Access, command: &str, cx: &ToolContext) -> Access {
     if ops.files.is_empty() && ops.follows.is_empty() && ops.lists.is_empty() {
         return access;
     }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let cwd = cx.cwd();
-    let mut bases = vec![cwd.clone()];
-    let mut here = cwd;
-    for dir in &ops.dirs {
-        here = resolve(&here, dir, home.as_deref());
-        if !bases.contains(&here) {
-            bases.push(here.clone());
-        }
-    }
+    let home = home();
+    let bases = bases_of(&ops.dirs, cx, home.as_deref());
     let roots = cx.roots();
     let mut declared: Vec<(PathBuf, Use)> = Vec::new();
     let mut problems: Vec<String> = Vec::new();
@@ -87,6 +79,29 @@ pub fn declare(mut access: Access, command: &str, cx: &ToolContext) -> Access {
         access = access.needs_approval(problems.join("; "));
     }
     access
+}
+
+/// Every directory `command` may run a program in: the session's, then each it `cd`s to.
+pub fn bases(command: &str, cx: &ToolContext) -> Vec<PathBuf> {
+    bases_of(&operands(command).dirs, cx, home().as_deref())
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+/// The session's directory, then each of `dirs` (`cd` targets, each from the one before).
+fn bases_of(dirs: &[String], cx: &ToolContext, home: Option<&Path>) -> Vec<PathBuf> {
+    let cwd = cx.cwd();
+    let mut bases = vec![cwd.clone()];
+    let mut here = cwd;
+    for dir in dirs {
+        here = resolve(&here, dir, home);
+        if !bases.contains(&here) {
+            bases.push(here.clone());
+        }
+    }
+    bases
 }
 
 /// Adds `path` once, up to [`MAX_PATHS`].

@@ -2,17 +2,19 @@
 //! MCP), each shown to fail. Every file is one trust boundary:
 //!
 //! * `trust.rs` — a cloned repository runs its own code (hooks, MCP servers, looser settings);
-//! * `self_widening.rs` — the agent rewrites what configures its next session, or loads a
-//!   repository's skill that asks for every command;
-//! * `git.rs` — "read-only" git starts programs a repository names;
+//! * `self_widening.rs` — the agent rewrites what configures its next session, loads a
+//!   repository's skill that asks for every command, or `cd`s the session out of its roots;
+//! * `git.rs` — "read-only" git starts programs a repository (or a folder that arrived with
+//!   its `.git`) names;
 //! * `language_servers.rs` — a language server (running the project's code) writes into the
 //!   project or outside it;
 //! * `linters.rs` — Lint runs a repository's own linter binaries, or a linter makes toolbelt
 //!   read its report through a link to a file the session may not read;
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
 //! * `read_rules.rs` — read denials covered only the Read tool (and a shared code index must
-//!   not show another session's, or a hard link's, definitions); read-only commands read
-//!   anywhere; commands saw toolbelt's secrets;
+//!   not show another session's, or a hard link's, definitions) and not git's history;
+//!   read-only commands read anywhere, through links a repository ships too; commands saw
+//!   toolbelt's secrets, by name or by value;
 //! * `read_only.rs` — a "read-only" test or `printf` that a checkout's file names or the
 //!   environment turn into code (`test -v 'a[$(…)]'`);
 //! * `sandbox.rs` — a sandboxed command as root kept every capability, made a device node,

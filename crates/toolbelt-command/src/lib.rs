@@ -6,6 +6,8 @@
 //! errs on the side of caution — anything it cannot prove read-only is not.
 
 pub mod destructive;
+mod follows;
+pub mod history;
 pub mod operands;
 pub mod readonly;
 pub mod runs;

@@ -38,6 +38,27 @@ pub struct Operand {
     pub usage: Use,
 }
 
+/// A program that follows symbolic links below the directories it walks (`rg -L`, `find
+/// -L`, `grep -R`, `du -L`, `ls -L`, `tree -l`, `diff`): where a link leads is what it reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Follow {
+    /// The program and the option that makes it follow (`rg -L`), for messages.
+    pub what: String,
+    /// The paths it walks, as [`Operand`]s; empty when it names none (it walks the directory
+    /// it runs in).
+    pub paths: Vec<Operand>,
+}
+
+/// A file whose NUL-separated names a program opens (`sort --files0-from=LIST`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileList {
+    /// The program and option (`sort --files0-from`), for messages.
+    pub what: String,
+    /// The list file, relative to the command's directory unless absolute (`-`: standard
+    /// input).
+    pub list: String,
+}
+
 /// The files a command line names, and the directories it may change into.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Operands {
@@ -45,6 +66,10 @@ pub struct Operands {
     pub files: Vec<Operand>,
     /// Each literal `cd`/`pushd` target, in order (relative ones relative to the one before).
     pub dirs: Vec<String>,
+    /// The programs that follow symbolic links below what they walk.
+    pub follows: Vec<Follow>,
+    /// The list files programs read names from.
+    pub lists: Vec<FileList>,
 }
 
 /// Programs none of whose arguments is a file.
@@ -154,15 +179,39 @@ fn program_operands(words: &[ShellWord], out: &mut Operands) {
         operands.push(arg);
     }
     if name == "find" {
-        // Only the starting points: what follows is the expression.
+        // Only the starting points, after find's own options (`-L`, `-D tree`, `-O2`): what
+        // follows is the expression.
         operands.truncate(0);
-        for arg in args {
+        let mut iter = args.iter();
+        let mut leading = true;
+        while let Some(arg) = iter.next() {
             match arg.value.as_deref() {
+                Some("-H" | "-L" | "-P") if leading => {}
+                Some("-D") if leading => {
+                    iter.next();
+                }
+                Some(t) if leading && t.starts_with("-O") => {}
                 Some(t) if t.starts_with('-') || t == "(" || t == "!" => break,
-                Some(_) => operands.push(arg),
+                Some(_) => {
+                    leading = false;
+                    operands.push(arg);
+                }
                 None => {}
             }
         }
+    }
+    if let Some(what) = crate::follows::follows(name, args) {
+        let paths = operands
+            .iter()
+            .filter_map(|w| {
+                let path = w.value.as_deref().filter(|p| !p.is_empty() && !is_stream(p) && !is_url(p))?;
+                Some(Operand { path: path.to_string(), glob: w.expands, usage: Use::Read })
+            })
+            .collect();
+        out.follows.push(Follow { what, paths });
+    }
+    for list in crate::follows::file_lists(name, args) {
+        out.lists.push(FileList { what: format!("{name} --files0-from"), list });
     }
     let last = operands.len().saturating_sub(1);
     for (i, arg) in operands.into_iter().enumerate() {
@@ -277,6 +326,8 @@ mod tests {
         assert_eq!(files("awk '{print $1}' data"), reads(&["data"]));
         assert_eq!(files("jq .name package.json"), reads(&["package.json"]));
         assert_eq!(files("find /etc -name '*.conf' -newer x"), reads(&["/etc"]));
+        assert_eq!(files("find -L /etc -type f"), reads(&["/etc"]));
+        assert_eq!(files("find -H -D tree ~/.ssh /tmp -name x"), reads(&["~/.ssh", "/tmp"]));
         assert_eq!(files("git -C ../other log -p"), reads(&["../other", "log"]));
         assert_eq!(files("wc -l < /etc/passwd"), reads(&["/etc/passwd"]));
         assert_eq!(files("sudo cat /etc/shadow"), reads(&["/etc/shadow"]));
@@ -314,6 +365,15 @@ mod tests {
         assert_eq!(files("sed -i s/a/b/ f"), [w("f")]);
         assert_eq!(files("rm -rf .git"), [w(".git")]);
         assert_eq!(files("dd if=/dev/sda of=disk.img"), [("/dev/sda".into(), Use::Read), w("disk.img")]);
+    }
+
+    #[test]
+    fn programs_that_follow_links_and_read_lists() {
+        let ops = operands("rg -L needle src ../lib; find -L . -type f; grep -R x; ls -l; sort --files0-from=names");
+        let follows: Vec<(&str, Vec<&str>)> =
+            ops.follows.iter().map(|f| (f.what.as_str(), f.paths.iter().map(|p| p.path.as_str()).collect())).collect();
+        assert_eq!(follows, [("rg -L", vec!["src", "../lib"]), ("find -L", vec!["."]), ("grep -R", vec![])]);
+        assert_eq!(ops.lists, [FileList { what: "sort --files0-from".into(), list: "names".into() }]);
     }
 
     #[test]

@@ -80,7 +80,11 @@
 //! that no repository can make a read-only command start a program (see `readonly/git.rs`
 //! and the shell tool's environment), except what the repository's own `.git/config` names
 //! for textconv, external diff and filters — a protected file nothing writes without
-//! approval, which a clone never carries. "Read-only" is about the files the user
+//! approval, which a clone never carries, and which the shell tool reads before a read-only
+//! git command runs in a project nobody trusted (it asks when that file names a program).
+//! What a read-only command reads beyond its operands (links it follows out of the roots,
+//! the files a `--files0-from` list names) and git's history under a `Read(…)` deny rule are
+//! judged by the shell tool and the permission engine, not here. "Read-only" is about the files the user
 //! works on: `git status` may still refresh `.git/index`, and `tail -f` reads but never
 //! ends. Inputs over 64 KiB are not classified.
 

@@ -118,6 +118,15 @@ fn command_runs(cmd: &SimpleCommand, mut words: &[ShellWord], depth: usize, out:
                 program(base, words, cmd, out);
                 return find_exec(cmd, &words[1..], depth, out);
             }
+            // `hash -p /bin/rm x` makes `x` run `/bin/rm`; `enable -f lib.so x` loads a
+            // builtin `x` from a library: later names no longer say what runs.
+            "hash" | "enable" if has_short(&args, if base == "hash" { 'p' } else { 'f' }) => {
+                out.push(opaque(
+                    &w_text(words),
+                    format!("`{base}` makes a name run another program, so later commands cannot be read by name"),
+                ));
+                return program(base, words, cmd, out);
+            }
             "xargs" => {
                 if let Some(replace) = wrappers::xargs_replace(&args) {
                     let rest = match wrappers::unwrap("xargs", &args) {
@@ -139,6 +148,7 @@ fn command_runs(cmd: &SimpleCommand, mut words: &[ShellWord], depth: usize, out:
         match wrappers::unwrap(base, &args) {
             Some(Unwrap::Then(n)) if n < args.len() => words = &words[1 + n..],
             Some(Unwrap::Script(text)) => return script_or_opaque(&text, base, depth, out),
+            Some(Unwrap::Shell) => return shell_input(cmd, words, base, depth, out),
             Some(Unwrap::Then(_) | Unwrap::Nothing) | None => return program(base, words, cmd, out),
         }
     }
@@ -217,6 +227,11 @@ fn shell_runs(cmd: &SimpleCommand, words: &[ShellWord], args: &[&str], depth: us
         // `bash script.sh`: a program of its own, whose contents no text rule sees.
         return program(name, words, cmd, out);
     }
+    shell_input(cmd, words, name, depth, out)
+}
+
+/// A shell `name` started without a script: it runs what it reads on its standard input.
+fn shell_input(cmd: &SimpleCommand, words: &[ShellWord], name: &str, depth: usize, out: &mut Vec<Run>) {
     match &cmd.stdin {
         Stdin::Literal(text) => script_runs(text, depth + 1, out),
         Stdin::Computed => out.push(opaque(&w_text(words), format!("`{name}` runs commands computed in its heredoc"))),
@@ -250,6 +265,11 @@ fn find_exec(cmd: &SimpleCommand, args: &[ShellWord], depth: usize, out: &mut Ve
         }
         i += 1;
     }
+}
+
+/// Whether a short option cluster among `args`, before the operands, holds `c`.
+fn has_short(args: &[&str], c: char) -> bool {
+    args.iter().take_while(|a| a.starts_with('-') && *a != &"--").any(|a| !a.starts_with("--") && a[1..].contains(c))
 }
 
 /// `/usr/bin/rm` → `rm`.
@@ -313,6 +333,8 @@ mod tests {
             ("xargs -0 sh -c 'rm \"$@\"' _", vec!["rm \"$@\""]),
             ("alias x='rm -rf'", vec!["rm -rf", "alias x=rm -rf"]),
             ("eval \"eval 'bash -c \\\"rm x\\\"'\"", vec!["rm x"]),
+            ("coproc (rm x)", vec!["coproc", "rm x"]),
+            ("fakeroot <<< 'rm x'", vec!["rm x"]),
         ] {
             assert_eq!(texts(command), want, "{command}");
         }
@@ -333,6 +355,10 @@ mod tests {
             "ls | xargs -I{} {} --force",
             "find . -exec {} \\;",
             "xargs sh -c",
+            "hash -p /bin/rm x; x y",
+            "enable -f ./evil.so rm",
+            "echo 'rm x' | fakeroot",
+            "sudo -s < script.sh",
         ] {
             assert!(opaque_count(command) > 0, "{command}: {:?}", runs(command));
         }

@@ -181,8 +181,13 @@ fn collect(node: Node<'_>, src: &str, vars: &Vars, outer: &[(Redirect, Option<St
     }
 }
 
-/// Commands inside a word (`$(…)`, backticks, `<(…)`), found anywhere below `node`.
+/// Commands inside a word (`$(…)`, backticks, `<(…)`), found anywhere below `node`, and
+/// groups the parser hangs under a command it does not know as a keyword (`coproc (rm x)`).
 fn nested(node: Node<'_>, src: &str, vars: &Vars, out: &mut Vec<SimpleCommand>) {
+    if matches!(node.kind(), "subshell" | "compound_statement") {
+        collect(node, src, vars, &[], out);
+        return;
+    }
     if matches!(node.kind(), "command_substitution" | "process_substitution") {
         for child in children(node) {
             collect(child, src, vars, &[], out);

@@ -17,6 +17,9 @@ pub(crate) enum Unwrap {
     Script(String),
     /// It runs no program from these words (`command -v rm`, `sudo -l`, `flock 9`).
     Nothing,
+    /// It starts a shell that reads its commands from standard input (`fakeroot`, `su` or
+    /// `sudo -s` without a command, `script` without `-c`).
+    Shell,
 }
 
 /// A word whose value the shell computes at run time, as wrappers see it: it never equals an
@@ -219,6 +222,27 @@ pub(crate) fn unwrap(name: &str, args: &[&str]) -> Option<Unwrap> {
             let s = Spec { flags: "fFcCdDhiqrtTvVxyzZkwnA", values: "eoOpsSuEaPbIXL", ..Spec::NONE }.scan(args)?;
             Some(if args.len() > s.operands { Unwrap::Then(s.operands) } else { Unwrap::Nothing })
         }
+        "coproc" => Some(coproc(args)),
+        "fakeroot" => {
+            let s = Spec {
+                attached: "",
+                flags: "uhv",
+                values: "lisb",
+                long_flags: &["--unknown-is-real", "--help", "--version"],
+                long_values: &["--lib", "--faked"],
+            }
+            .scan(args)?;
+            if s.has(&["-h", "--help", "-v", "--version"]) {
+                return Some(Unwrap::Nothing);
+            }
+            // Without a command it starts `$SHELL`.
+            Some(if args.len() > s.operands { Unwrap::Then(s.operands) } else { Unwrap::Shell })
+        }
+        "ssh-agent" => {
+            let s = Spec { flags: "cDdskT", values: "aEOPt", ..Spec::NONE }.scan(args)?;
+            // Without a command it prints its variables (or, with `-k`, stops an agent).
+            Some(if args.len() > s.operands && !s.has(&["-k"]) { Unwrap::Then(s.operands) } else { Unwrap::Nothing })
+        }
         "busybox" | "toybox" => Some(match args.first() {
             Some(applet) if !applet.starts_with('-') => Unwrap::Then(0),
             _ => Unwrap::Nothing,
@@ -240,11 +264,11 @@ pub(crate) fn unwrap(name: &str, args: &[&str]) -> Option<Unwrap> {
             if let Some(script) = s.value(&["-c", "--command", "--session-command"]) {
                 return Some(Unwrap::Script(script.to_string()));
             }
-            // `runuser -u USER program…`; otherwise an interactive shell.
+            // `runuser -u USER program…`; otherwise a shell reading its input.
             Some(if s.has(&["-u", "--user"]) && args.len() > s.operands {
                 Unwrap::Then(s.operands)
             } else {
-                Unwrap::Nothing
+                Unwrap::Shell
             })
         }
         "script" => {
@@ -266,10 +290,27 @@ pub(crate) fn unwrap(name: &str, args: &[&str]) -> Option<Unwrap> {
             .scan(args)?;
             Some(match s.value(&["-c", "--command"]) {
                 Some(script) => Unwrap::Script(script.to_string()),
-                None => Unwrap::Nothing,
+                // It records a shell, which reads its commands from its input.
+                None => Unwrap::Shell,
             })
         }
         _ => None,
+    }
+}
+
+/// bash's `coproc [NAME] COMMAND`: a NAME only comes before a compound command (`coproc X
+/// { rm x; }`), which the parser reads as words up to the first `;` (its body's commands are
+/// read as commands of their own); before a simple command the first word is the program.
+fn coproc(args: &[&str]) -> Unwrap {
+    let is_name = |w: &str| {
+        w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match args {
+        [] => Unwrap::Nothing,
+        [name, "{" | "(", ..] if is_name(name) => Unwrap::Then(2),
+        ["{" | "(", ..] => Unwrap::Then(1),
+        _ => Unwrap::Then(0),
     }
 }
 
@@ -377,8 +418,8 @@ fn sudo(args: &[&str]) -> Option<Unwrap> {
         return Some(Unwrap::Nothing);
     }
     let start = s.operands + assignments(&args[s.operands.min(args.len())..]);
-    if s.has(&["-s", "--shell", "-i", "--login"]) && args.len() > start {
-        return Some(Unwrap::Script(args[start..].join(" ")));
+    if s.has(&["-s", "--shell", "-i", "--login"]) {
+        return Some(if args.len() > start { Unwrap::Script(args[start..].join(" ")) } else { Unwrap::Shell });
     }
     Some(Unwrap::Then(start))
 }
@@ -463,6 +504,13 @@ mod tests {
             ("runuser -u bob rm x", 2),
             ("strace -f -o log rm", 3),
             ("watch -x -n 2 rm x", 3),
+            ("coproc rm x", 0),
+            ("coproc X { rm x", 2),
+            ("coproc { rm x", 1),
+            ("fakeroot -u -- rm x", 2),
+            ("fakeroot -s state rm x", 2),
+            ("ssh-agent rm x", 0),
+            ("ssh-agent -t 60 rm x", 2),
         ] {
             assert_eq!(u(line), Some(Unwrap::Then(skip)), "{line}");
         }
@@ -475,10 +523,19 @@ mod tests {
         assert_eq!(u("watch -n 1 rm x"), Some(Unwrap::Script("rm x".into())));
         assert_eq!(u("sudo -s rm x"), Some(Unwrap::Script("rm x".into())));
         assert_eq!(u("flock -c rm_x /tmp/l"), Some(Unwrap::Script("rm_x".into())));
-        for line in
-            ["command -v rm", "sudo -l", "sudo -e /etc/hosts", "flock 9", "ionice -p 12", "taskset -p 1 12", "su"]
-        {
+        for line in [
+            "command -v rm",
+            "sudo -l",
+            "sudo -e /etc/hosts",
+            "flock 9",
+            "ionice -p 12",
+            "taskset -p 1 12",
+            "ssh-agent",
+        ] {
             assert_eq!(u(line), Some(Unwrap::Nothing), "{line}");
+        }
+        for line in ["su", "sudo -s", "sudo -i", "fakeroot", "fakeroot -u", "script -q /dev/null", "runuser bob"] {
+            assert_eq!(u(line), Some(Unwrap::Shell), "{line} reads commands from its input");
         }
         assert_eq!(u("sudo --frobnicate rm"), None, "an unknown option stops the reading");
         assert_eq!(u("rm -rf x"), None, "not a wrapper");

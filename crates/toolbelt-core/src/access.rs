@@ -111,8 +111,13 @@ impl Access {
     }
 
     /// Asks for a person's approval of this call, for `reason`, even where the rules allow it.
+    /// A second reason is added to the first (`first; second`).
     pub fn needs_approval(mut self, reason: impl Into<String>) -> Self {
-        self.approval = Some(reason.into());
+        let reason = reason.into();
+        self.approval = Some(match self.approval.take() {
+            Some(first) => format!("{first}; {reason}"),
+            None => reason,
+        });
         self
     }
 

@@ -8,7 +8,10 @@
 //!    writes ask unless `acceptEdits`, …); the call gets the strictest part's decision;
 //! 3. an **ask** rule that catches any part makes an allowed call ask (even in
 //!    `bypassPermissions`: an explicit ask is never skipped);
-//! 4. in `dontAsk` mode what would ask is denied.
+//! 4. a command whose program its text does not tell, while a rule about commands exists,
+//!    and a git command that may print files from git's history, while a `Read(…)` deny
+//!    rule could hide one (`engine/history.rs`), ask too;
+//! 5. in `dontAsk` mode what would ask is denied.
 //!
 //! Deny beats ask beats allow whatever the order of rules or files. Every verdict names what
 //! made it (the rule and its file, the grant, the mode), and an `Ask` carries the allow rules
@@ -225,7 +228,13 @@ impl PermissionEngine {
             Part::Read { given, real } => {
                 let rules = views(given, real).into_iter().map(|path| {
                     let dir = if path.is_dir() { path.as_path() } else { path.parent().unwrap_or(&path) };
-                    format!("Read({}/**)", suggest::escape_glob(&rules::rule_path(dir, env)).trim_end_matches('/'))
+                    let at = suggest::escape_glob(&rules::rule_path(dir, env));
+                    // `//` (the root) stays `//`: `/**` would mean the settings' own directory.
+                    let at = match at.trim_end_matches('/') {
+                        "" => "/",
+                        trimmed => trimmed,
+                    };
+                    format!("Read({at}/**)")
                 });
                 return rules.collect();
             }
@@ -320,6 +329,11 @@ impl Authorizer for PermissionEngine {
             );
             opaque.allow_rules = verdict.allow_rules.clone();
             verdict = opaque;
+        }
+        if verdict.decision < Decision::Deny
+            && let Some(question) = self.history_question(call, &parts)
+        {
+            verdict = question;
         }
         if verdict.decision == Decision::Ask && mode == PermissionMode::DontAsk {
             verdict = Verdict {
@@ -435,6 +449,7 @@ impl toolbelt_core::HiddenPaths for ReadDenials {
     }
 }
 
+mod history;
 mod judge;
 mod suggest;
 

@@ -263,7 +263,13 @@ const SETTINGS_HINT: &str =
 /// The message for an `Ask` nobody can answer: what needed approval, what decided so, and the
 /// rule that would allow it.
 pub fn unattended_denial(call: &CallInfo<'_>, verdict: &Verdict) -> String {
-    let mut fix = if verdict.allow_rules.is_empty() {
+    let asked_by_a_rule = matches!(verdict.source, VerdictSource::Rule(RuleRef::Rule { .. }));
+    let mut fix = if verdict.allow_rules.is_empty() && asked_by_a_rule {
+        // An ask rule, or a deny rule that cannot be checked: no allow rule lifts the question.
+        "no allow rule lifts this question: a person has to approve the call, so run it where someone can answer \
+         (a terminal, or an MCP client that asks), or ask the user to run it"
+            .to_string()
+    } else if verdict.allow_rules.is_empty() {
         format!("to allow it, add an allow rule for it to permissions.allow in {SETTINGS_HINT}")
     } else {
         let rules: Vec<String> = verdict.allow_rules.iter().map(|r| format!("`{r}`")).collect();

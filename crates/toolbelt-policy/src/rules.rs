@@ -224,6 +224,14 @@ impl Rule {
         }
     }
 
+    /// The directory holding every path this `Read(…)` rule can hide, if it is one.
+    pub fn read_base(&self) -> Option<PathBuf> {
+        match &self.spec {
+            Some(Specifier::Path { pattern, writes: false }) => Some(pattern.base()),
+            _ => None,
+        }
+    }
+
     /// Whether this is a `Read(…)` rule matching `path` (as given or as it really is).
     pub fn hides_from_reading(&self, given: &Path, real: &Path) -> bool {
         self.path_matches(&Part::Read { given: given.to_path_buf(), real: real.to_path_buf() }, false)
@@ -386,6 +394,9 @@ pub struct CallParts {
     /// What the command lines run that their text cannot tell (`$x foo`, `eval "$cmd"`,
     /// `curl … | sh`): each as written, with why.
     pub opaque: Vec<(String, String)>,
+    /// The git commands the command lines run that may print a file's content from git's
+    /// object store or index (`git show HEAD:x`, `git log -p`), which no path rule sees.
+    pub history: Vec<String>,
     /// The command lines, whole.
     pub commands: Vec<String>,
 }
@@ -403,7 +414,12 @@ impl CallParts {
                     call.parts.extend(analysis.split.commands.into_iter().map(Part::Command));
                     for run in analysis.runs {
                         match run {
-                            Run::Program { .. } => call.programs.push(collapse(&run.text())),
+                            Run::Program { ref words, .. } => {
+                                if toolbelt_command::history::shows_stored_content(words) {
+                                    call.history.push(collapse(&run.text()));
+                                }
+                                call.programs.push(collapse(&run.text()));
+                            }
                             Run::Opaque { text, why } => call.opaque.push((text, why)),
                         }
                     }

@@ -253,6 +253,18 @@ impl Assembly {
         settings::project_problems(&self.loc, &self.reread.flags, &self.reread.env, self.reread.claude)
     }
 
+    /// Whether a person trusted this project as it is (`toolbelt trust`, or the question at a
+    /// terminal), also when its files set nothing that waits for trust: then its
+    /// repository's own git configuration is theirs too, and read-only git commands may run
+    /// the programs it names.
+    fn person_trusted(&self) -> bool {
+        match self.loaded.trust {
+            settings::Trust::Trusted { .. } => true,
+            settings::Trust::NotNeeded => TrustStore::at(&self.loc).record(&self.loc.project).is_some(),
+            settings::Trust::Untrusted { .. } => false,
+        }
+    }
+
     /// Fails with every settings problem when there is any.
     pub fn require_valid(&self) -> Result<(), AssembleError> {
         if self.problems.is_empty() { Ok(()) } else { Err(AssembleError::InvalidSettings(self.problems.clone())) }
@@ -431,6 +443,7 @@ impl Assembly {
         bash.env_remove.extend(self.settings.shell.env_remove.iter().cloned());
         bash.env_keep.clone_from(&self.settings.shell.env_keep);
         bash.secret_vars.clone_from(&self.secret_vars);
+        bash.trusted_project = self.person_trusted().then(|| self.loc.project.clone());
         bash.validate().map_err(|e| AssembleError::Shell(e.to_string()))?;
         let mut services = Extensions::default();
         services.insert(self.sandbox());

@@ -141,9 +141,13 @@ impl PermissionEngine {
         reaches: Option<&str>,
     ) -> (PartKind, String) {
         match part {
-            Part::Read { given, .. } => (
+            Part::Read { given, real } => (
                 if outside { PartKind::ReadOutside } else { PartKind::ReadInside },
-                format!("this reads {}", given.display()),
+                if given == real || !outside {
+                    format!("this reads {}", given.display())
+                } else {
+                    format!("this reads {}, which leads to {}", given.display(), real.display())
+                },
             ),
             Part::Write { given, .. } => (
                 if outside { PartKind::WriteOutside } else { PartKind::WriteInside },

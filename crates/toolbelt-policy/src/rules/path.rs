@@ -124,6 +124,22 @@ impl PathPattern {
         (!wild(path) && path.starts_with('/')).then(|| std::path::PathBuf::from(path))
     }
 
+    /// The directory every path the pattern matches lies in: its leading components up to
+    /// the first wildcard (`/work/app` for `./**/.env`, `/home/ann/.ssh` for `~/.ssh/**`).
+    pub fn base(&self) -> std::path::PathBuf {
+        let wild = |s: &str| s.contains(['*', '?', '[', '{', '\\']);
+        let mut base = std::path::PathBuf::from("/");
+        let components: Vec<&str> = self.glob.split('/').filter(|c| !c.is_empty()).collect();
+        let fixed = components.len().saturating_sub(1);
+        for component in components.into_iter().take(fixed) {
+            if wild(component) {
+                break;
+            }
+            base.push(component);
+        }
+        base
+    }
+
     /// Whether an absolute, normalized path is matched, itself or through a directory that
     /// holds it.
     pub fn matches(&self, path: &Path) -> bool {
@@ -220,6 +236,19 @@ mod tests {
         assert_eq!(lit("~/.ssh/**"), Some("/home/ann/.ssh".into()));
         assert_eq!(lit("*.env"), None);
         assert_eq!(lit("./src/**/*.key"), None);
+    }
+
+    #[test]
+    fn a_pattern_s_base_holds_whatever_it_matches() {
+        let base = |spec: &str| PathPattern::parse(spec, &anchors()).unwrap().base();
+        assert_eq!(base("./.env"), Path::new("/work/app"));
+        assert_eq!(base("./secrets/**"), Path::new("/work/app/secrets"));
+        assert_eq!(base("*.env"), Path::new("/work/app"));
+        assert_eq!(base("~/.ssh/**"), Path::new("/home/ann/.ssh"));
+        assert_eq!(base("//etc/shadow"), Path::new("/etc"));
+        assert_eq!(base("//"), Path::new("/"));
+        let odd = Anchors { home: Path::new("/h"), cwd: Path::new("/w/[x]"), settings_dir: Path::new("/") };
+        assert_eq!(PathPattern::parse("./a", &odd).unwrap().base(), Path::new("/w"), "an escaped name stops it early");
     }
 
     #[test]

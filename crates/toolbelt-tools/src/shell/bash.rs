@@ -24,6 +24,7 @@ use crate::shell::support::cwd::{carry_over, start_dir};
 use crate::shell::support::deny;
 use crate::shell::support::env;
 use crate::shell::support::foreground;
+use crate::shell::support::git_programs;
 use crate::shell::support::operands;
 use crate::shell::support::result::{BashOutput, finish};
 use crate::shell::support::spawn::Setup;
@@ -105,8 +106,29 @@ const REST: &str = "\
 Edit over sed/awk, Write over echo >.\n\
 - Commands run in a sandbox: by default they may write only inside the workspace roots and the temp \
 directory (never `.git/config`, `.git/hooks` or the agent's settings), and the network is off.\n\
-- Secrets are not in the environment (variables named like *TOKEN*, *SECRET*, *_KEY, *PASSWORD*).\n\
+- Secrets are not in the environment (variables named like *TOKEN*, *SECRET*, *_KEY, *PASSWORD*, or holding a token or a \
+URL with a password).\n\
 - A few catastrophic commands (rm -rf /, mkfs, dd onto a disk, fork bombs) are refused.";
+
+/// A read-only command running git where the repository's own, untrusted configuration
+/// names programs git would start (`git_programs.rs`) needs approval, naming them.
+fn untrusted_git(access: Access, command: &str, cx: &ToolContext) -> Access {
+    if !command.contains("git") {
+        return access;
+    }
+    let config = config(cx);
+    let named = git_programs::named(command, &operands::bases(command, cx), config.trusted_project.as_deref());
+    if named.is_empty() {
+        return access;
+    }
+    let shown: Vec<String> = named.iter().take(3).map(|p| background::one_line(p, 200)).collect();
+    let more = if named.len() > 3 { format!(" and {} more", named.len() - 3) } else { String::new() };
+    access.needs_approval(format!(
+        "this runs git in a repository whose own git configuration names programs git starts ({}{more}), and no \
+         one trusted this project yet; `toolbelt trust` trusts it and its git configuration",
+        shown.join("; ")
+    ))
+}
 
 /// The settings in effect: the configured service, else the defaults.
 pub fn config(cx: &ToolContext) -> BashConfig {
@@ -137,7 +159,10 @@ impl Tool for Bash {
         // A command proven read-only runs beside other reads; any other runs alone.
         let read_only = toolbelt_command::is_read_only(&input.command);
         let access = if read_only { Access::shared() } else { Access::exclusive() };
-        let access = operands::declare(access.executes(input.command.clone()), &input.command, cx);
+        let mut access = operands::declare(access.executes(input.command.clone()), &input.command, cx);
+        if read_only {
+            access = untrusted_git(access, &input.command, cx);
+        }
         confine::declare(cx, access, read_only)
     }
 

@@ -132,8 +132,8 @@ pub const KEYS: &[KeyDef] = &[
     key(
         "shell.env_remove",
         Kind::List,
-        "[\"*TOKEN*\", \"*SECRET*\", \"*_KEY\", \"*PASSWORD*\", \"*PASSWD*\", \"*CREDENTIAL*\", \"*API_KEY*\", \"*PRIVATE_KEY*\"]",
-        "more patterns of variables kept out of shell commands' environment (`*` wildcards, any case)",
+        "[\"*TOKEN*\", \"*SECRET*\", \"*_KEY\", \"*PASSWORD*\", \"*PASSWD*\", \"*PASSPHRASE*\", \"*_PASS\", \"*_PWD\", \"*_PAT\", \"*_AUTH\", \"*CREDENTIAL*\", \"*API_KEY*\", \"*PRIVATE_KEY*\", \"SSH_AUTH_SOCK\"]",
+        "more patterns of variables kept out of shell commands' environment (`*` wildcards, any case); values shaped like secrets (a URL with a password, a provider's token) are kept out too",
     ),
     key("shell.env_keep", Kind::List, "[]", "variables shell commands keep although a removal pattern matches them"),
     limit(

@@ -30,11 +30,27 @@ const SPELLINGS: &[&str] = &[
     "bash <<'EOF'\nrm x\nEOF",
     "(cd . && rm x)",
     "true; rm x",
+    "coproc rm x",
+    "coproc X { rm x; }",
+    "coproc { rm x; }",
+    "coproc (rm x)",
+    "fakeroot rm x",
+    "fakeroot -u -- rm x",
+    "ssh-agent rm x",
+    "ssh-agent -t 60 rm x",
+    "fakeroot <<'EOF'\nrm x\nEOF",
 ];
 
 /// Ways whose program the text cannot tell: asked about (nobody here: refused).
-const OPAQUE: &[&str] =
-    &["x=rm; $x x", "CMD=rm; ${CMD} x", "c=x; eval \"rm $c\"", "bash -c \"$(printf 'rm x')\"", "echo 'rm x' | sh"];
+const OPAQUE: &[&str] = &[
+    "x=rm; $x x",
+    "CMD=rm; ${CMD} x",
+    "c=x; eval \"rm $c\"",
+    "bash -c \"$(printf 'rm x')\"",
+    "echo 'rm x' | sh",
+    "hash -p /bin/rm y; y x",
+    "echo 'rm x' | fakeroot",
+];
 
 const FLAGS: &[&str] = &["--mode", "bypassPermissions", "--deny", "Bash(rm *)"];
 

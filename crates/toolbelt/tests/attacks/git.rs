@@ -279,3 +279,41 @@ fn worktree_tools_run_no_filter_or_hook_a_repository_defines_for_worktrees_only(
     assert_eq!(results[4]["outcome"], "ok", "{}", results[4]);
     assert_eq!(w.markers_left(), Vec::<String>::new(), "{results:#?}");
 }
+
+#[test]
+fn an_untrusted_repository_s_own_drivers_do_not_run_from_read_only_git() {
+    // A folder that arrived with its `.git` (an archive, a shared drive): its configuration
+    // names a textconv driver and an external diff, its attributes pick the driver.
+    let w = World::with_git();
+    w.write("a.txt", "one\ntwo\n");
+    w.git(&["-c", "user.email=a@b.c", "-c", "user.name=a", "commit", "-qam", "two"]);
+    w.write("a.txt", "one\ntwo\nthree\n");
+    std::fs::create_dir_all(w.root.join(".git/info")).unwrap();
+    std::fs::write(w.root.join(".git/info/attributes"), "* diff=x\n").unwrap();
+    let ran = |name: &str| w.root.join(format!("{name}-ran"));
+    let touch = |name: &str| format!("touch '{}'", ran(name).display());
+    w.git(&["config", "diff.x.textconv", &format!("sh -c '{}; cat \"$0\"'", touch("textconv").replace('\'', "'\\''"))]);
+    w.git(&["config", "diff.external", &touch("external-diff")]);
+    let ran_any = || ran("textconv").exists() || ran("external-diff").exists();
+
+    for command in ["git log -p", "git diff", "git show HEAD", "git diff HEAD~1 HEAD", "git blame a.txt", "git status"]
+    {
+        let (_, explained, _) = w.run(&["permissions", "explain", "Bash", &json!({"command": command}).to_string()]);
+        assert!(explained.contains("decision:   allow"), "`{command}` is read-only: {explained}");
+        let (code, out) = w.bash(command, &[]);
+        assert_eq!(code, 1, "`{command}` ran: {out}");
+        assert!(out.contains("diff.x.textconv") && out.contains("toolbelt trust"), "`{command}`: {out}");
+        assert!(!ran_any(), "`{command}` started the repository's program");
+    }
+    // Commands that run no git are not looked at; bypass mode asks too (nothing confirmed
+    // the repository's programs).
+    assert_eq!(w.bash("ls", &[]).0, 0);
+    let (code, out) = w.bash("git log -p", &["--mode", "bypassPermissions"]);
+    assert!(code == 1 && !ran_any(), "{out}");
+
+    // Once a person trusts the project, its git configuration is theirs: the drivers run.
+    w.trust();
+    let (code, out) = w.bash("git log -p -1", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(ran_any(), "the trusted repository's driver runs: {out}");
+}

@@ -5,11 +5,12 @@
 //!   another user's settings above a folder become its project's;
 //! * `grants.rs` — a repository ships "always allow" rules of its own (and a person's own
 //!   "always" did nothing in a project nobody trusted);
-//! * `self_widening.rs` — the agent rewrites what configures its next session, or loads a
-//!   repository's skill that asks for every command;
+//! * `self_widening.rs` — the agent rewrites what configures its next session, loads a
+//!   repository's skill that asks for every command, or `cd`s the session out of its roots;
 //! * `trusted_code.rs` — a trusted project's hooks and servers run code the model changed
 //!   after the trust (a sourced script, a `Makefile`, an imported module), as the user;
-//! * `git.rs` — "read-only" git starts programs a repository names; the worktree tools run a
+//! * `git.rs` — "read-only" git starts programs a repository (or a folder that arrived with
+//!   its `.git`) names; the worktree tools run a
 //!   filter the repository defines only for worktrees, or move the workspace wherever
 //!   `.git/worktrees/*/gitdir` says;
 //! * `language_servers.rs` — a language server (running the project's code) writes into the
@@ -18,8 +19,9 @@
 //!   read its report through a link to a file the session may not read;
 //! * `deny_rules.rs` — deny rules matched text instead of what the shell runs;
 //! * `read_rules.rs` — read denials covered only the Read tool (and a shared code index must
-//!   not show another session's, or a hard link's, definitions); read-only commands read
-//!   anywhere; commands saw toolbelt's secrets;
+//!   not show another session's, or a hard link's, definitions) and not git's history;
+//!   read-only commands read anywhere, through links a repository ships too; commands saw
+//!   toolbelt's secrets, by name or by value;
 //! * `read_only.rs` — a "read-only" test or `printf` that a checkout's file names or the
 //!   environment turn into code (`test -v 'a[$(…)]'`);
 //! * `sandbox.rs` — a sandboxed command as root kept every capability, made a device node,

@@ -80,6 +80,70 @@ fn over_mcp_too() {
     assert!(tree.contains("ran") && !tree.contains(SECRET), "{tree}");
 }
 
+/// A repository whose history holds the secret: added in the second commit, changed since.
+fn with_secret_history() -> World {
+    let w = World::with_git();
+    w.write("secret.txt", &format!("PASSWORD={SECRET}\n"));
+    w.git(&["add", "secret.txt"]);
+    w.git(&["-c", "user.email=a@b.c", "-c", "user.name=a", "commit", "-qm", "two"]);
+    w.write("secret.txt", &format!("PASSWORD={SECRET}-rotated\n"));
+    w
+}
+
+#[test]
+fn a_read_denial_reaches_git_s_history() {
+    let w = with_secret_history();
+    let deny = ["--deny", "Read(./secret.txt)"];
+    for command in [
+        "git show HEAD:secret.txt",
+        "git show HEAD",
+        "git log -p",
+        "git log --patch --all",
+        "git log -Shunter2 --oneline",
+        "git whatchanged -p",
+        "git grep hunter2 HEAD",
+        "git grep hunter2",
+        "git cat-file -p HEAD:secret.txt",
+        "git diff HEAD~1 HEAD",
+        "git diff",
+        "git diff --cached HEAD~1",
+        "git -C . blame HEAD~0 -- a.txt",
+        "git status -v",
+        "git --no-pager log -p -1",
+        "cd . && git show HEAD:./secret.txt | cat",
+    ] {
+        for mode in ["default", "bypassPermissions"] {
+            let (_, explained, _) = w.run(
+                &[
+                    &["permissions", "explain", "Bash", &json!({"command": command}).to_string(), "--mode", mode][..],
+                    &deny,
+                ]
+                .concat(),
+            );
+            assert!(
+                explained.contains("decision:   ask") && explained.contains("Read(./secret.txt)"),
+                "{mode} `{command}`: {explained}"
+            );
+            let (code, out) = w.bash(command, &[&["--mode", mode][..], &deny].concat());
+            assert!(code == 1 && !out.contains(SECRET), "{mode} `{command}` printed the secret: {out}");
+            assert!(out.contains("git's history") || out.contains("history"), "{mode} `{command}`: {out}");
+        }
+    }
+    // Commands that show no file's content run as before.
+    for command in
+        ["git status --short", "git log --oneline", "git log --stat", "git diff --stat", "git ls-files", "git branch"]
+    {
+        let (code, out) = w.bash(command, &deny);
+        assert!(code == 0 && !out.contains(SECRET), "`{command}`: {out}");
+    }
+    // A read denial about files no repository here holds does not stop anything.
+    let (code, out) = w.bash("git log -p", &["--deny", "Read(~/.ssh/**)"]);
+    assert!(code == 0 && out.contains(SECRET), "{out}");
+    // Nor does a `Bash(…)` rule of the user's allowing the command skip the question.
+    let (code, out) = w.bash("git log -p", &[&deny[..], &["--allow", "Bash(git log *)"]].concat());
+    assert!(code == 1 && !out.contains(SECRET), "{out}");
+}
+
 #[test]
 fn read_only_commands_stay_inside_the_workspace() {
     let w = World::new();
@@ -115,6 +179,60 @@ fn read_only_commands_stay_inside_the_workspace() {
 }
 
 #[test]
+fn read_only_commands_follow_no_link_out_of_the_workspace() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    std::fs::create_dir_all(w.home.join(".ssh")).unwrap();
+    std::fs::write(w.home.join(".ssh/id_rsa"), format!("{SECRET}\n")).unwrap();
+    // The repository ships a link to the user's keys, and a directory whose entry is one.
+    std::os::unix::fs::symlink(w.home.join(".ssh"), w.root.join("sshlink")).unwrap();
+    w.write("a/notes.txt", "mine\n");
+    w.write("b/notes.txt", "theirs\n");
+    std::os::unix::fs::symlink(w.home.join(".ssh/id_rsa"), w.root.join("a/key")).unwrap();
+    w.write("b/key", "x\n");
+    std::fs::write(w.root.join("list"), format!("{}\0", w.home.join(".ssh/id_rsa").display())).unwrap();
+    for command in [
+        "rg -L hunter2",
+        "rg --follow hunter2 .",
+        "rg -iL hunter2 .",
+        "find -L . -type f",
+        "find . -follow -type f",
+        "du -L -a",
+        "du -aL .",
+        "ls -lLR",
+        "ls --dereference -R .",
+        "grep -R hunter2 .",
+        "grep -rnR hunter2",
+        "grep --dereference-recursive hunter2",
+        "diff -r a b",
+        "diff a b",
+        "cd a && ls -L",
+        "sort --files0-from=list",
+        "wc --files0-from list",
+    ] {
+        let (code, out) = w.bash(command, &[]);
+        assert_eq!(code, 1, "`{command}` ran: {out}");
+        assert!(out.contains("outside the workspace roots") && !out.contains(SECRET), "`{command}`: {out}");
+    }
+    // The same commands without following links, or in a tree whose links stay inside, run.
+    std::os::unix::fs::symlink(w.root.join("b"), w.root.join("b-again")).unwrap();
+    for command in ["rg hunter2", "find . -type f", "ls -lR", "grep -r hunter2 .", "du -a", "rg -L mine b-again b"] {
+        let (code, out) = w.bash(command, &[]);
+        assert!(code == 0 && !out.contains(SECRET), "`{command}`: {out}");
+    }
+    // A file named like an option, which a glob hands to the program as one (`grep x *` with a
+    // file called `-R` is `grep -R x …`): asked about, not run.
+    std::fs::remove_file(w.root.join("sshlink")).unwrap();
+    w.write("g/-R", "");
+    std::fs::create_dir_all(w.root.join("g/sub")).unwrap();
+    std::os::unix::fs::symlink(w.home.join(".ssh/id_rsa"), w.root.join("g/sub/key")).unwrap();
+    let (code, out) = w.bash("cd g && grep hunter2 *", &[]);
+    assert!(code == 1 && out.contains("`-R`") && !out.contains(SECRET), "{out}");
+    let (code, out) = w.bash("cd g && grep -s hunter2 ./*", &[]);
+    assert!(code == 0 && !out.contains(SECRET), "{out}");
+}
+
+#[test]
 fn commands_never_see_toolbelt_s_secrets() {
     let w = World::new();
     std::fs::create_dir_all(w.root.join(".git")).unwrap();
@@ -124,23 +242,43 @@ fn commands_never_see_toolbelt_s_secrets() {
         .env("GITHUB_TOKEN", "ghp_leaked1")
         .env("OPENAI_API_KEY", "sk-leaked2")
         .env("AWS_SECRET_ACCESS_KEY", "leaked3")
+        // by name: a personal access token, a password, an auth string, the agent's socket
+        .env("GH_PAT", "leakedD")
+        .env("SMTP_PASS", "leakedE")
+        .env("NPM_AUTH", "leakedF")
+        .env("SSH_AUTH_SOCK", "/run/leakedG/agent.sock")
+        // by value, whatever the name: a URL with a password, known token prefixes
+        .env("DATABASE_URL", "postgres://app:leakedH@db.internal:5432/app")
+        .env("SETTINGS", "ghp_leakedIaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+        .env("CLAUDE_CONFIG", "sk-ant-api03-leakedJaaaaaaaaaaaaaaaaaaaa")
+        .env("DEPLOY", "--token=glpat-leakedKaaaaaaaaaaaaaa")
+        .env("CLOUD_ID", "AKIAIOSFODNN7EXAMPLE")
         .env("HARMLESS", "visible")
+        .env("HOMEPAGE", "https://example.com/docs")
+        .env("MIRROR", "https://user@mirror.example.com/repo")
+        .env("TASK", "desk-top sk-short")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("HARMLESS=visible"), "{text}");
-    for leaked in ["leaked1", "leaked2", "leaked3"] {
-        assert!(!text.contains(leaked), "{leaked} in {text}");
+    for kept in ["HARMLESS=visible", "HOMEPAGE=https://example.com/docs", "MIRROR=https://user@mirror", "TASK=desk-top"]
+    {
+        assert!(text.contains(kept), "{kept} was removed: {text}");
+    }
+    let markers = ["1", "2", "3", "D", "E", "F", "G", "H", "I", "J", "K"].map(|m| format!("leaked{m}"));
+    for leaked in markers.into_iter().chain(["AKIAIOSFODNN7EXAMPLE".to_string()]) {
+        assert!(!text.contains(&leaked), "{leaked} in {text}");
     }
     // Kept when the user says so.
     let out = w
         .toolbelt()
         .args(["call", "Bash", r#"{"command":"env"}"#])
         .env("GITHUB_TOKEN", "ghp_kept")
-        .env("TOOLBELT_SHELL__ENV_KEEP", "[\"GITHUB_TOKEN\"]")
+        .env("DATABASE_URL", "postgres://app:kept-too@db/app")
+        .env("TOOLBELT_SHELL__ENV_KEEP", "[\"GITHUB_TOKEN\", \"DATABASE_URL\"]")
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("ghp_kept"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ghp_kept") && text.contains("kept-too"), "{text}");
 }
 
 #[test]

@@ -257,3 +257,57 @@ fn a_repository_s_skill_grants_nothing_by_itself() {
     assert!(out.contains(".agents/skills/mine/SKILL.md: error: cannot read it"), "{out}");
     assert!(out.contains(&format!("mine  {} (user)", home_skill.join("SKILL.md").display())), "{out}");
 }
+
+/// Runs `lines` through `toolbelt batch ARGS…`; one result per line.
+fn batch(w: &World, lines: &[serde_json::Value], args: &[&str]) -> Vec<serde_json::Value> {
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut child = w
+        .toolbelt()
+        .arg("batch")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_cd_out_of_the_roots_never_moves_the_session() {
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    std::fs::write(w.outside.join("stolen.txt"), "outside-secret\n").unwrap();
+    let root = w.root.display().to_string();
+    let outside = w.outside.display().to_string();
+    // Allowed to read outside (bypass mode, or a rule): the `cd` may run, but the session's
+    // working directory stays in the roots, and every result says where it is.
+    let reach = format!("Read(/{outside}/**)");
+    for (args, targets) in [
+        (&["--mode", "bypassPermissions"][..], &["/", outside.as_str()][..]),
+        (&["--allow", &reach, "--allow", "Bash(cd *)"], &[outside.as_str()]),
+    ] {
+        for &target in targets {
+            let results = batch(
+                &w,
+                &[
+                    json!({"name": "Bash", "input": {"command": format!("cd {target}")}}),
+                    json!({"name": "Bash", "input": {"command": "pwd"}}),
+                    json!({"name": "Read", "input": {"file_path": "stolen.txt"}}),
+                    json!({"name": "Write", "input": {"file_path": "planted.txt", "content": "x"}}),
+                ],
+                args,
+            );
+            let text = |i: usize| results[i]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+            assert!(text(0).contains("is not kept"), "{args:?} cd {target}: {}", text(0));
+            assert_eq!(results[0]["structured"]["cwd"], root.as_str(), "{args:?} cd {target}: {}", results[0]);
+            assert_eq!(text(1).trim(), root, "{args:?} cd {target}: the next command runs in the session's directory");
+            assert_eq!(results[1]["structured"]["cwd"], root.as_str(), "{}", results[1]);
+            assert!(!text(2).contains("outside-secret"), "{args:?} cd {target}: {}", text(2));
+            assert!(!w.outside.join("planted.txt").exists() && !std::path::Path::new("/planted.txt").exists());
+            let _ = std::fs::remove_file(w.root.join("planted.txt"));
+        }
+    }
+}

@@ -12,6 +12,7 @@ fn suggested_rules_name_exactly_what_asked() {
     let outside = format!("Read(/{}/**)", w.outside.display());
     assert_eq!(read(&e, &w, &w.outside.join("notes.txt")).allow_rules, std::slice::from_ref(&outside));
     assert_eq!(read(&e, &w, &w.outside).allow_rules, [outside]);
+    assert_eq!(read(&e, &w, Path::new("/")).allow_rules, ["Read(//**)"], "the root, not the settings' directory");
     // A destructive command is offered exactly as asked; others by their program (and
     // subcommand), never a rule another one already covers, never one for a shell builtin's
     // arguments.

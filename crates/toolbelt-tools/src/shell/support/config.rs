@@ -19,6 +19,10 @@ pub struct BashConfig {
     /// Variables toolbelt reads secrets from (the MCP server's token, an upstream's token):
     /// always removed.
     pub secret_vars: Vec<String>,
+    /// The project a person trusted (`toolbelt trust`), when this session's is one: the git
+    /// configuration of the repositories inside it is the user's, so read-only git commands
+    /// there may run the programs it names without asking. `None`: no repository's is.
+    pub trusted_project: Option<std::path::PathBuf>,
 }
 
 impl Default for BashConfig {
@@ -29,6 +33,7 @@ impl Default for BashConfig {
             env_remove: crate::shell::support::env::DEFAULT_ENV_REMOVE.iter().map(|p| p.to_string()).collect(),
             env_keep: Vec::new(),
             secret_vars: Vec::new(),
+            trusted_project: None,
         }
     }
 }

@@ -33,13 +33,21 @@ pub fn start_dir(cx: &ToolContext) -> Result<(PathBuf, Option<String>), ToolErro
 }
 
 /// Carries `ended_in` (the command's final `pwd -P`) over to the session when it is inside
-/// a workspace root; returns a notice when the directory changed or was not kept.
+/// one of the session's workspace roots; returns a notice when the directory changed or was
+/// not kept.
+///
+/// Only the session's own roots count, not the directories opened for this call alone (a
+/// path outside that a rule, the mode or a person let this command read): reading a
+/// directory is not moving the session there, and a working directory outside the roots
+/// would make every later relative path — of commands and of the file tools — mean a place
+/// nobody chose. The session has one working directory, and each result reports it.
 pub fn carry_over(cx: &ToolContext, started_in: &Path, ended_in: &Path) -> Option<String> {
     let before = std::fs::canonicalize(started_in).unwrap_or_else(|_| started_in.to_path_buf());
     if ended_in == before {
         return None;
     }
     let inside = cx
+        .session()
         .roots()
         .iter()
         .any(|root| ended_in.starts_with(std::fs::canonicalize(root).unwrap_or_else(|_| root.clone())));

@@ -5,9 +5,11 @@
 //! bearer token, an upstream server's token and the user's provider keys; `env` would print
 //! them to the model. So variables are removed when their name matches a pattern of
 //! [`BashConfig::env_remove`] (by default [`DEFAULT_ENV_REMOVE`]: `*TOKEN*`, `*SECRET*`,
-//! `*_KEY`, …, without case) unless it matches [`BashConfig::env_keep`], and the variables
-//! toolbelt itself reads secrets from ([`BashConfig::secret_vars`]) are removed whatever
-//! the patterns say.
+//! `*_KEY`, `*_PAT`, `*_PASS`, `SSH_AUTH_SOCK`…, without case) or their value looks like a
+//! secret ([`looks_secret`]: a URL with a password, a provider's token), unless the name
+//! matches [`BashConfig::env_keep`]; the variables toolbelt itself reads secrets from
+//! ([`BashConfig::secret_vars`]) are removed whatever the patterns say. `SSH_AUTH_SOCK` is
+//! among them because the agent's socket signs with the user's keys for whoever reaches it.
 //!
 //! **Git.** Every command runs with command-line-scope git configuration (through
 //! `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, appended after any the user
@@ -17,17 +19,34 @@
 //! read-only classifier never accepts). The pager is `cat` (`GIT_PAGER`). Programs that a
 //! repository's own `.git/config` names for textconv, external diff or filters cannot be
 //! switched off this way; that file is a protected path no tool writes without approval, the
-//! sandbox keeps it read-only, and a clone never carries it.
+//! sandbox keeps it read-only, and a clone never carries it — and until a person trusted
+//! the project, a read-only command running git where it names one asks
+//! ([`crate::shell::support::git_programs`]).
 
 use std::ffi::OsString;
 use std::sync::{Mutex, PoisonError};
 
 use crate::shell::support::config::BashConfig;
+use crate::shell::support::secret_values::looks_secret;
 
 /// Variables removed from every command's environment by default (without case; `*` is any
 /// run of characters).
-pub const DEFAULT_ENV_REMOVE: &[&str] =
-    &["*TOKEN*", "*SECRET*", "*_KEY", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*API_KEY*", "*PRIVATE_KEY*"];
+pub const DEFAULT_ENV_REMOVE: &[&str] = &[
+    "*TOKEN*",
+    "*SECRET*",
+    "*_KEY",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_PASS",
+    "*_PWD",
+    "*_PAT",
+    "*_AUTH",
+    "*CREDENTIAL*",
+    "*API_KEY*",
+    "*PRIVATE_KEY*",
+    "SSH_AUTH_SOCK",
+];
 
 /// Git configuration every command runs with.
 const GIT_CONFIG: &[(&str, &str)] = &[("core.fsmonitor", "false"), ("safe.bareRepository", "explicit")];
@@ -43,22 +62,22 @@ pub(crate) fn git_config_env(extra: &[(String, String)]) -> Vec<(String, String)
 /// removed when None); see the module docs.
 pub fn changes(config: &BashConfig) -> Vec<(OsString, Option<OsString>)> {
     let mut changes: Vec<(OsString, Option<OsString>)> =
-        removed(std::env::vars_os().map(|(k, _)| k), config).into_iter().map(|name| (name, None)).collect();
+        removed(std::env::vars_os(), config).into_iter().map(|name| (name, None)).collect();
     for (key, value) in git_config_env(&[]) {
         changes.push((key.into(), Some(value.into())));
     }
     changes
 }
 
-/// The names among `names` a command must not get. Matching every variable against every
-/// pattern costs more than the rest of a command's set-up in the server, and the answer only
-/// changes with the names and the settings: the last few answers are kept, with what they
-/// were for (sessions with different settings take turns).
-fn removed(names: impl Iterator<Item = OsString>, config: &BashConfig) -> Vec<OsString> {
-    type Key = (Vec<OsString>, Vec<String>, Vec<String>, Vec<String>);
+/// The names among `vars` a command must not get. Matching every variable against every
+/// pattern and shape costs more than the rest of a command's set-up in the server, and the
+/// answer only changes with the variables and the settings: the last few answers are kept,
+/// with what they were for (sessions with different settings take turns).
+fn removed(vars: impl Iterator<Item = (OsString, OsString)>, config: &BashConfig) -> Vec<OsString> {
+    type Key = (Vec<(OsString, OsString)>, Vec<String>, Vec<String>, Vec<String>);
     static KEPT: Mutex<Vec<(Key, Vec<OsString>)>> = Mutex::new(Vec::new());
     const KEEP: usize = 4;
-    let key: Key = (names.collect(), config.env_remove.clone(), config.env_keep.clone(), config.secret_vars.clone());
+    let key: Key = (vars.collect(), config.env_remove.clone(), config.env_keep.clone(), config.secret_vars.clone());
     let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some((_, removed)) = kept.iter().find(|(k, _)| *k == key) {
         return removed.clone();
@@ -68,16 +87,17 @@ fn removed(names: impl Iterator<Item = OsString>, config: &BashConfig) -> Vec<Os
     let removed: Vec<OsString> = key
         .0
         .iter()
-        .filter(|name| {
+        .filter(|(name, value)| {
             let Some(text) = name.to_str() else { return false };
             if config.secret_vars.iter().any(|s| s == text) {
                 return true;
             }
             let upper = text.to_ascii_uppercase();
             let hit = |patterns: &[Pattern]| patterns.iter().any(|p| p.matches_upper(&upper));
-            hit(&remove) && !hit(&keep)
+            let secret = hit(&remove) || looks_secret(&value.to_string_lossy());
+            secret && !hit(&keep)
         })
-        .cloned()
+        .map(|(name, _)| name.clone())
         .collect();
     if kept.len() >= KEEP {
         kept.remove(0);
@@ -136,21 +156,28 @@ mod tests {
             secret_vars: vec!["MY_SERVER_PASS".into()],
             ..BashConfig::default()
         };
-        let names = [
-            "PATH",
-            "HOME",
-            "GITHUB_TOKEN",
-            "NPM_TOKEN",
-            "AWS_SECRET_ACCESS_KEY",
-            "AWS_SESSION_TOKEN",
-            "OPENAI_API_KEY",
-            "anthropic_api_key",
-            "DB_PASSWORD",
-            "MY_SERVER_PASS",
-            "KEYBOARD",
-            "TERM",
+        let vars = [
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/me"),
+            ("GITHUB_TOKEN", "x"),
+            ("NPM_TOKEN", "x"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+            ("AWS_SESSION_TOKEN", "x"),
+            ("OPENAI_API_KEY", "x"),
+            ("anthropic_api_key", "x"),
+            ("DB_PASSWORD", "x"),
+            ("MY_SERVER_PASS", "x"),
+            ("GH_PAT", "x"),
+            ("npm_config__auth", "x"),
+            ("SSH_AUTH_SOCK", "/run/agent"),
+            ("DATABASE_URL", "postgres://app:pw@db/app"),
+            ("GITHUB_TOKEN_URL", "https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com"),
+            ("HOMEPAGE", "https://example.com/"),
+            ("KEYBOARD", "us"),
+            ("BYPASS", "1"),
+            ("TERM", "xterm-256color"),
         ];
-        let gone: Vec<OsString> = removed(names.iter().map(OsString::from), &config);
+        let gone: Vec<OsString> = removed(vars.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))), &config);
         let gone: Vec<&str> = gone.iter().filter_map(|n| n.to_str()).collect();
         assert_eq!(
             gone,
@@ -161,9 +188,18 @@ mod tests {
                 "OPENAI_API_KEY",
                 "anthropic_api_key",
                 "DB_PASSWORD",
-                "MY_SERVER_PASS"
+                "MY_SERVER_PASS",
+                "GH_PAT",
+                "npm_config__auth",
+                "SSH_AUTH_SOCK",
+                "DATABASE_URL",
+                "GITHUB_TOKEN_URL",
             ]
         );
+        // `env_keep` keeps a variable removed for its value too.
+        let config = BashConfig { env_keep: vec!["DATABASE_URL".into()], ..BashConfig::default() };
+        let vars = [(OsString::from("DATABASE_URL"), OsString::from("postgres://app:pw@db/app"))];
+        assert!(removed(vars.into_iter(), &config).is_empty());
     }
 
     #[test]

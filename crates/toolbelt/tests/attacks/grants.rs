@@ -52,7 +52,7 @@ fn a_person_s_always_at_the_terminal_holds_next_session_in_an_untrusted_project(
     let args = ["call", "Bash", r#"{"command":"mkdir -p build/a"}"#];
     let (out, code) = crate::pty::toolbelt_in_pty(&args, &w.root, &env, "[y/N]", "n\na\n");
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("a  always allow Bash(mkdir *)"), "{out}");
+    assert!(out.contains("a  Always allow Bash(mkdir *)"), "{out}");
     // The next session, without a terminal, in the project still nobody trusted.
     let (code, out, err) = w.run(&["call", "Bash", r#"{"command":"mkdir -p build/b"}"#]);
     assert_eq!(code, 0, "the person's grant holds: {out}{err}");

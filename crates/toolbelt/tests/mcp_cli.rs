@@ -298,8 +298,33 @@ fn ignored_project_settings_are_told_to_the_host() {
         "[permissions]\nmode = \"acceptEdits\"\n\n[[hooks.PreToolUse]]\nhooks = [{ type = \"command\", command = \"true\" }]\n",
     )
     .unwrap();
+    let (instructions, told) = what_the_host_hears(&root, 1);
+    // The model reads the instructions: they say the project's settings are not applied.
+    assert!(
+        instructions.contains("this project's own settings (1 hook, permissions.mode) are ignored"),
+        "{instructions}"
+    );
+    assert!(instructions.contains("toolbelt trust"), "{instructions}");
+    // The host's user sees a log message, as soon as the session is initialized.
+    assert!(told[0].contains("are ignored") && told[0].contains("`toolbelt trust`"), "{told:?}");
+}
+
+#[test]
+fn a_project_file_that_does_not_parse_is_told_to_the_host() {
+    let (_dir, root) = project();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(root.join(".toolbelt/config.toml"), "[permissions]\nmode = \"acceptEdit\"\n").unwrap();
+    let (instructions, told) = what_the_host_hears(&root, 2);
+    let problem = "config.toml:2: permissions.mode: `acceptEdit` is not a permission mode";
+    assert!(instructions.contains(problem), "{instructions}");
+    assert!(told.iter().any(|data| data.contains(problem) && data.contains("calls go on")), "{told:?}");
+}
+
+/// Starts `toolbelt mcp` in `root` and initializes a session: the instructions it answers
+/// with, and the data of the first `warnings` warnings it logs to the client right after.
+fn what_the_host_hears(root: &Path, warnings: usize) -> (String, Vec<String>) {
     let mut child =
-        toolbelt(&root).arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        toolbelt(root).arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
@@ -317,20 +342,17 @@ fn ignored_project_settings_are_told_to_the_host() {
     };
     send(initialize(1, "2025-11-25"));
     let (init, _) = lines.answer(1);
-    // The model reads the instructions: they say the project's settings are not applied.
-    let instructions = init["result"]["instructions"].as_str().unwrap();
-    assert!(
-        instructions.contains("this project's own settings (1 hook, permissions.mode) are ignored"),
-        "{instructions}"
-    );
-    assert!(instructions.contains("toolbelt trust"), "{instructions}");
-    // The host's user sees a log message, as soon as the session is initialized.
+    let instructions = init["result"]["instructions"].as_str().unwrap().to_string();
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let told = lines.next();
-    assert_eq!(told["method"], "notifications/message", "{told}");
-    assert_eq!(told["params"]["level"], "warning", "{told}");
-    let data = told["params"]["data"].as_str().unwrap();
-    assert!(data.contains("are ignored") && data.contains("`toolbelt trust`"), "{data}");
+    let mut told = Vec::new();
+    while told.len() < warnings {
+        let message = lines.next();
+        if message["method"] == "notifications/message" {
+            assert_eq!(message["params"]["level"], "warning", "{message}");
+            told.push(message["params"]["data"].as_str().unwrap().to_string());
+        }
+    }
     drop(stdin);
     assert!(child.wait().unwrap().success());
+    (instructions, told)
 }

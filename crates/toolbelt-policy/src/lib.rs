@@ -263,9 +263,14 @@ const SETTINGS_HINT: &str =
 /// The message for an `Ask` nobody can answer: what needed approval, what decided so, and the
 /// rule that would allow it.
 pub fn unattended_denial(call: &CallInfo<'_>, verdict: &Verdict) -> String {
-    let asked_by_a_rule = matches!(verdict.source, VerdictSource::Rule(RuleRef::Rule { .. }));
-    let mut fix = if verdict.allow_rules.is_empty() && asked_by_a_rule {
-        // An ask rule, or a deny rule that cannot be checked: no allow rule lifts the question.
+    // An ask rule, a deny rule that cannot be checked, or the tool itself (for every call, or
+    // for this one: an outside worktree, history while a read is denied): no allow rule
+    // lifts the question.
+    let no_rule_lifts = matches!(
+        verdict.source,
+        VerdictSource::Rule(RuleRef::Rule { .. }) | VerdictSource::ToolSpec | VerdictSource::ToolForThisCall
+    );
+    let mut fix = if verdict.allow_rules.is_empty() && no_rule_lifts {
         "no allow rule lifts this question: a person has to approve the call, so run it where someone can answer \
          (a terminal, or an MCP client that asks), or ask the user to run it"
             .to_string()

@@ -32,7 +32,8 @@ pub fn read(tty: &mut File, reader: &mut BufReader<File>, keys: &[char]) -> std:
     let choices: Vec<String> = keys.iter().map(char::to_string).collect();
     let choices = choices.join("/");
     loop {
-        write!(tty, "choice [{choices}]: ")?;
+        // One write: a terminal (or a program answering it) sees the whole prompt at once.
+        tty.write_all(format!("choice [{choices}]: ").as_bytes())?;
         tty.flush()?;
         let mut answer = String::new();
         if reader.read_line(&mut answer)? == 0 {
@@ -45,7 +46,7 @@ pub fn read(tty: &mut File, reader: &mut BufReader<File>, keys: &[char]) -> std:
         };
         match key.filter(|k| keys.contains(k)) {
             Some(key) => return Ok(Some(key)),
-            None => writeln!(tty, "please answer one of {choices}")?,
+            None => tty.write_all(format!("please answer one of {choices}\n").as_bytes())?,
         }
     }
 }

@@ -317,3 +317,25 @@ fn an_untrusted_repository_s_own_drivers_do_not_run_from_read_only_git() {
     assert_eq!(code, 0, "{out}");
     assert!(ran_any(), "the trusted repository's driver runs: {out}");
 }
+
+#[test]
+fn a_repository_naming_the_user_s_own_git_program_runs_without_asking() {
+    // `git lfs install` wrote the filter into the user's own configuration, and `git lfs
+    // install --local` the same lines into the repository's: nothing the user does not run
+    // in every repository. A program of the repository's own still asks.
+    let w = World::with_git();
+    let program = "tr a-z a-z";
+    w.git(&["config", "--global", "filter.own.clean", program]);
+    w.git(&["config", "filter.own.clean", program]);
+    w.write(".gitattributes", "*.txt filter=own\n");
+    w.write("new.txt", "one\n");
+    let (code, out) = w.bash("git status --short", &[]);
+    assert_eq!(code, 0, "the user's own filter: {out}");
+    assert!(out.contains("new.txt"), "{out}");
+    w.git(&["config", "filter.own.smudge", "evil-smudge"]);
+    let (code, out) = w.bash("git status --short", &[]);
+    assert_eq!(code, 1, "a program only the repository names asks: {out}");
+    assert!(out.contains("filter.own.smudge = evil-smudge") && !out.contains("filter.own.clean"), "{out}");
+    // No allow rule would lift the question, so none is suggested.
+    assert!(out.contains("no allow rule lifts this question") && !out.contains("add an allow rule"), "{out}");
+}

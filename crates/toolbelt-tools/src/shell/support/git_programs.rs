@@ -112,6 +112,8 @@ fn programs(git_dir: &Path) -> Vec<String> {
     }
     submodule_configs(&common.join("modules"), &mut files);
     let mut found = Vec::new();
+    // Read only when the repository names a program.
+    let mut users_own: Option<Vec<Entry>> = None;
     let mut hooks = vec![common.join("hooks")];
     let mut i = 0;
     while let Some(file) = files.get(i).cloned() {
@@ -146,7 +148,7 @@ fn programs(git_dir: &Path) -> Vec<String> {
                 if let Some(path) = value {
                     hooks.push(resolve(path, common.parent().unwrap_or(&common)));
                 }
-            } else if names_program(&entry) {
+            } else if names_program(&entry) && !users_own.get_or_insert_with(users_programs).contains(&entry) {
                 found.push(format!("{} = {} ({})", key(&entry), value.unwrap_or(""), file.display()));
             }
         }
@@ -158,6 +160,37 @@ fn programs(git_dir: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// The programs the user's own git configuration names (global and system files, as git
+/// finds them from toolbelt's environment): a repository naming the same program under the
+/// same key (`git lfs install --local` writing what `git lfs install` wrote globally) adds
+/// nothing the user does not run in every repository, so it does not ask.
+fn users_programs() -> Vec<Entry> {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut files: Vec<PathBuf> = Vec::new();
+    match env("GIT_CONFIG_GLOBAL") {
+        Some(global) => files.push(global),
+        None => {
+            let home = env("HOME");
+            files.extend(
+                env("XDG_CONFIG_HOME")
+                    .or_else(|| home.as_ref().map(|h| h.join(".config")))
+                    .map(|c| c.join("git/config")),
+            );
+            files.extend(home.map(|h| h.join(".gitconfig")));
+        }
+    }
+    if std::env::var_os("GIT_CONFIG_NOSYSTEM").is_none() {
+        files.push(env("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+    }
+    files
+        .iter()
+        .filter_map(|file| std::fs::read_to_string(file).ok())
+        .filter_map(|text| git_config::parse(&text).ok())
+        .flatten()
+        .filter(names_program)
+        .collect()
 }
 
 /// The `config` of every submodule under `modules` (nested ones too), bounded.

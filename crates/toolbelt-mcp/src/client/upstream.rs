@@ -237,6 +237,8 @@ impl Upstream {
     ) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
         let mut command = tokio::process::Command::new(program);
         command.args(args).envs(env.iter().map(|(k, v)| (k, expand_env(v))));
+        // A session of its own, without the person's terminal (`toolbelt_core::process`).
+        toolbelt_core::process::new_session(command.as_std_mut());
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
         }

@@ -135,6 +135,7 @@ impl SandboxReport {
                     Err(why) => format!("not refused: {why}"),
                 }
             ),
+            format!("typing into a terminal (TIOCSTI, TIOCLINUX): {}", self.terminal()),
             format!("signals to processes outside the sandbox (Landlock ABI 6): {}", self.at_abi(6, "refused")),
             format!("Unix sockets outside the workspace, network off: {}", self.unix_sockets()),
             format!(
@@ -155,6 +156,21 @@ impl SandboxReport {
             Ok(abi) => format!("no: needs Landlock ABI {min}, this kernel has {abi}"),
             Err(why) => format!("no: {why}"),
         }
+    }
+
+    /// How commands are kept from typing into a terminal: no controlling terminal (every
+    /// process toolbelt starts leads a session of its own), and the filter's refusal.
+    fn terminal(&self) -> String {
+        let filter = match &self.seccomp {
+            Ok(()) => "the filter refuses both (seccomp)".to_string(),
+            Err(why) => format!("the filter is unavailable ({why})"),
+        };
+        let kernel = match std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti") {
+            Ok(v) if v.trim() == "0" => "; the kernel refuses TIOCSTI anyway (dev.tty.legacy_tiocsti = 0)",
+            Ok(_) => "; the kernel would allow TIOCSTI on a process's own terminal (dev.tty.legacy_tiocsti = 1)",
+            Err(_) => "",
+        };
+        format!("refused: commands start without a controlling terminal (a session of their own); {filter}{kernel}")
     }
 
     /// How Unix sockets outside the workspace are kept from commands with the network off.
@@ -180,6 +196,7 @@ fn yes_no(result: &Result<(), String>) -> String {
 fn try_in_child(confinement: Confinement) -> Result<(), String> {
     let mut command = probe_command();
     command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    toolbelt_core::process::new_session(&mut command);
     confinement.install_std(&mut command, None);
     match command.status() {
         Ok(status) if status.success() => Ok(()),

@@ -326,6 +326,7 @@ pub fn probe() -> Result<Namespace, String> {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
+        toolbelt_core::process::new_session(&mut command);
         super::pre_exec(&mut command, move || apply(&binds));
         match command.status() {
             Ok(s) if s.success() => Ok(namespace),

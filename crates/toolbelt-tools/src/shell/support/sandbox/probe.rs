@@ -46,9 +46,13 @@ impl SandboxReport {
                 let with_tcp = *abi >= landlock::NET_ABI as u32;
                 let writable = landlock::writable(&SandboxConfig::default(), &[]);
                 let fs = match landlock::ruleset(&writable, !with_tcp) {
-                    Ok(ruleset) => {
-                        try_in_child(Confinement { ruleset: Some(ruleset), filter: None, binds: None, caps: None })
-                    }
+                    Ok(ruleset) => try_in_child(Confinement {
+                        ruleset: Some(ruleset),
+                        filter: None,
+                        binds: None,
+                        caps: None,
+                        sealed: Vec::new(),
+                    }),
                     Err(e) => Err(format!("a Landlock ruleset cannot be built ({e})")),
                 };
                 let tcp = match (&fs, with_tcp) {
@@ -63,7 +67,13 @@ impl SandboxReport {
             Err(why) => (Err(why.clone()), Err(why.clone())),
         };
         let seccomp = seccomp::filters(false).and_then(|filter| {
-            try_in_child(Confinement { ruleset: None, filter: Some(filter), binds: None, caps: None })
+            try_in_child(Confinement {
+                ruleset: None,
+                filter: Some(filter),
+                binds: None,
+                caps: None,
+                sealed: Vec::new(),
+            })
         });
         let protect = protect::probe();
         Self { kernel, abi, fs, tcp, seccomp, protect }

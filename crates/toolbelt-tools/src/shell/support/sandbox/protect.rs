@@ -12,8 +12,10 @@
 //! What is bound, in each workspace root and configured writable root and in their direct
 //! subdirectories (a workspace holding several repositories): every entry of
 //! [`toolbelt_core::PROTECTED_NAMES`] that exists (`.git`, `.toolbelt`, `.claude`,
-//! `.mcp.json`, `.vscode`, `.idea`), and every extra protected path inside a writable root
-//! (toolbelt's own settings and state when the workspace is the home directory). With
+//! `.mcp.json`, `.vscode`, `.idea`); and the user's protected places inside a writable
+//! directory, with the directories above them that could be moved away pinned
+//! (`places.rs`: toolbelt's own settings and state when the workspace is the home directory;
+//! a workspace root inside one of them is bound writable again on top). With
 //! `git_writes`, `.git` stays writable so commits work, and only what can make git run a
 //! program is read-only: `config`, `config.worktree`, `hooks/`, `info/`, and the same in each
 //! submodule's and worktree's git directory — also in the git directory a linked worktree
@@ -26,10 +28,11 @@
 //! (`*.env`) are matched only by what the tools and the policy see.
 //!
 //! As root the namespace is a plain mount namespace; otherwise it is nested in a user
-//! namespace mapping the user to itself. Not covered: a protected entry that does not exist
-//! yet (a command may create `.mcp.json`; toolbelt reads project settings only from trusted
-//! projects, and the trust covers what they say), deeper nested repositories, and an entry
-//! that is itself a symlink.
+//! namespace mapping the user to itself. Not covered here: a protected name a project folder
+//! does not have yet (a command may create `.mcp.json`; toolbelt reads project settings only
+//! from trusted projects, and the trust covers what they say — the user's own places are kept
+//! from being made by `places.rs`), deeper nested repositories, and an entry that is itself a
+//! symlink.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt as _;
@@ -37,6 +40,7 @@ use std::path::{Path, PathBuf};
 
 use toolbelt_core::PROTECTED_NAMES;
 
+use super::places::Places;
 use crate::shell::support::cgroup::sys::write_file;
 
 /// Most bind mounts one command gets; a plan that needs more is refused
@@ -62,6 +66,9 @@ struct Bind {
     /// What is mounted there.
     what: What,
     read_only: bool,
+    /// Made writable again after the bind (it lies inside a read-only bind, whose flag a
+    /// bind copies).
+    reopen: bool,
     /// The flags the mounted file system already has (nosuid, nodev…), kept on the read-only
     /// remount: a user namespace may not drop them.
     keep: libc::c_ulong,
@@ -113,8 +120,8 @@ pub struct Plan<'a> {
     pub writable: &'a [PathBuf],
     /// The workspace roots, where other names of a hidden file are looked for.
     pub roots: &'a [PathBuf],
-    /// Protected paths besides the names, held read-only when inside a writable root.
-    pub extra: &'a [PathBuf],
+    /// The user's protected places: held read-only, pinned, reopened (`places.rs`).
+    pub places: Option<&'a Places>,
     /// Whether git's data stays writable (only its configuration and hooks are held).
     pub git_writes: bool,
     /// Git directories outside the roots that linked worktrees among them share (writable
@@ -128,22 +135,8 @@ pub struct Plan<'a> {
 
 /// The mounts of `plan`; `None` when there is nothing to do.
 pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
-    let Plan { writable: dirs, roots, extra, git_writes, shared_git, masks, sockets } = plan;
-    let mut binds: Vec<Bind> = Vec::new();
-    let mut dropped = 0;
-    let mut add_mount = |path: &Path, what: What, read_only: bool| {
-        let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return };
-        if binds.iter().any(|b| b.path == c) {
-            return;
-        }
-        if binds.len() >= MAX_BINDS {
-            dropped += 1;
-        } else {
-            let keep = kept_flags(if what == What::Null { Path::new("/dev/null") } else { path });
-            binds.push(Bind { path: c, what, read_only, keep });
-        }
-    };
-    let mut add = |path: &Path, read_only: bool| add_mount(path, What::Itself, read_only);
+    let Plan { writable: dirs, roots, places, git_writes, shared_git, masks, sockets } = plan;
+    let mut m = Mounts::default();
     for dir in dirs {
         for place in std::iter::once(dir.clone()).chain(subdirs(dir)) {
             for name in PROTECTED_NAMES {
@@ -153,45 +146,50 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
                     continue;
                 }
                 if *name == ".git" && meta.is_dir() && git_writes {
-                    add(&entry, false);
+                    m.add(&entry, What::Itself, false);
                     for inner in git_program_paths(&entry) {
-                        add(&inner, true);
+                        m.add(&inner, What::Itself, true);
                     }
                 } else {
-                    add(&entry, true);
+                    m.add(&entry, What::Itself, true);
                 }
             }
         }
     }
     for git_dir in shared_git {
-        add(git_dir, false);
+        m.add(git_dir, What::Itself, false);
         for inner in git_program_paths(git_dir) {
-            add(&inner, true);
+            m.add(&inner, What::Itself, true);
         }
     }
-    for path in extra {
-        if dirs.iter().any(|d| path.starts_with(d))
-            && path.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink())
-        {
-            add(path, true);
+    if let Some(places) = places {
+        for dir in &places.pin {
+            m.add(dir, What::Itself, false);
+        }
+        for place in &places.hold {
+            m.add(place, What::Itself, true);
+        }
+        for root in &places.reopen {
+            m.push(root, What::Itself, false, true);
         }
     }
     for mask in masks {
         let Ok(meta) = std::fs::metadata(mask) else { continue };
         let Ok(real) = std::fs::canonicalize(mask) else { continue };
         if meta.is_dir() {
-            add_mount(&real, What::Empty, true);
+            m.add(&real, What::Empty, true);
         } else if meta.is_file() {
-            add_mount(&real, What::Null, true);
+            m.add(&real, What::Null, true);
             // Its other names (hard links) inside the workspace are hidden too.
             for other in crate::files::support::links::other_names(roots, &real) {
-                add_mount(&other, What::Null, true);
+                m.add(&other, What::Null, true);
             }
         }
     }
     for socket in sockets {
-        add_mount(socket, What::Null, true);
+        m.add(socket, What::Null, true);
     }
+    let Mounts { binds, dropped } = m;
     if binds.is_empty() && dropped == 0 {
         return None;
     }
@@ -205,6 +203,32 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
         None => None,
     };
     Some(Binds { binds, namespace, maps, dropped })
+}
+
+/// The mounts planned so far, each path once, and how many went past [`MAX_BINDS`].
+#[derive(Debug, Default)]
+struct Mounts {
+    binds: Vec<Bind>,
+    dropped: usize,
+}
+
+impl Mounts {
+    fn add(&mut self, path: &Path, what: What, read_only: bool) {
+        self.push(path, what, read_only, false);
+    }
+
+    fn push(&mut self, path: &Path, what: What, read_only: bool, reopen: bool) {
+        let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return };
+        if self.binds.iter().any(|b| b.path == c) {
+            return;
+        }
+        if self.binds.len() >= MAX_BINDS {
+            self.dropped += 1;
+        } else {
+            let keep = kept_flags(if what == What::Null { Path::new("/dev/null") } else { path });
+            self.binds.push(Bind { path: c, what, read_only, reopen, keep });
+        }
+    }
 }
 
 /// The directories directly inside `dir` (not symlinks, not protected entries themselves).
@@ -297,6 +321,8 @@ pub(super) fn apply(binds: &Binds) -> std::io::Result<()> {
         if bind.read_only {
             let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | bind.keep;
             sys::mount(None, &bind.path, None, flags, None)?;
+        } else if bind.reopen {
+            sys::mount(None, &bind.path, None, libc::MS_BIND | libc::MS_REMOUNT | bind.keep, None)?;
         }
     }
     Ok(())
@@ -399,15 +425,26 @@ mod tests {
         ro.sort();
         assert_eq!(ro, [root.join(".git"), root.join(".mcp.json"), root.join(".vscode"), root.join("nested/.git")]);
 
-        let extra = [root.join("src")];
-        let writes =
-            plan(Plan { writable: roots, roots, extra: &extra, git_writes: true, ..Plan::default() }, Namespace::Mount)
-                .unwrap();
+        let places = Places {
+            hold: vec![root.join("src")],
+            pin: vec![root.join("nested")],
+            reopen: vec![root.join("src/work")],
+            ..Places::default()
+        };
+        let writes = plan(
+            Plan { writable: roots, roots, places: Some(&places), git_writes: true, ..Plan::default() },
+            Namespace::Mount,
+        )
+        .unwrap();
         let ro = writes.read_only();
         assert!(!ro.contains(&root.join(".git")), "git's data stays writable");
         for p in [".git/config", ".git/hooks", ".git/info", "src"] {
             assert!(ro.contains(&root.join(p)), "{p} in {ro:?}");
         }
+        let pinned = writes.binds.iter().find(|b| b.path.as_bytes() == root.join("nested").as_os_str().as_bytes());
+        assert!(pinned.is_some_and(|b| !b.read_only && !b.reopen), "a pin is a plain bind");
+        let reopened = writes.binds.iter().find(|b| b.path.as_bytes() == root.join("src/work").as_os_str().as_bytes());
+        assert!(reopened.is_some_and(|b| !b.read_only && b.reopen), "a root inside a held place is reopened");
         assert!(root.join(".git/hooks").is_dir(), "a missing hooks directory is created so it can be held");
 
         let empty = tempfile::tempdir().unwrap();

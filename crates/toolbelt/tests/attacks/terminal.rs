@@ -6,6 +6,8 @@
 //! person's shell. Each test runs toolbelt under a pseudo-terminal it leads (as a login shell
 //! does), then reads one line of what is left in the terminal's input once toolbelt is gone.
 //!
+//! A sandboxed command that opens the terminal by its device's name gets `/dev/null`.
+//!
 //! The kernel allows `TIOCSTI` to a process without `CAP_SYS_ADMIN` only on its controlling
 //! terminal and only while `dev.tty.legacy_tiocsti = 1`; with the setting off, a sandboxed
 //! command could not have typed anything even before, and the tests still check what the
@@ -85,9 +87,10 @@ fn project() -> World {
     w
 }
 
-/// Runs `toolbelt ARGS…` in the project under a pseudo-terminal with `env` added, answering
-/// `n` (and no reason) 2.5 s after the permission prompt appears; then reads one line of
-/// what is left in the terminal's input. Returns what the terminal showed.
+/// Runs `toolbelt ARGS…` in the project under a pseudo-terminal with `env` added (and
+/// `PERSON_TTY` naming the terminal's device), answering `n` (and no reason) 2.5 s after the
+/// permission prompt appears; then reads one line of what is left in the terminal's input.
+/// Returns what the terminal showed.
 fn in_terminal(w: &World, args: &[&str], env: &[(String, String)]) -> String {
     let toolbelt = assert_cmd::cargo::cargo_bin("toolbelt");
     let words: Vec<String> = std::iter::once(toolbelt.display().to_string())
@@ -95,7 +98,8 @@ fn in_terminal(w: &World, args: &[&str], env: &[(String, String)]) -> String {
         .map(|a| crate::quoted(Path::new(&a)))
         .collect();
     let script = format!(
-        "{}; echo \"EXIT:$?\"; if read -t 2 -r line; then echo \"LEFT:[$line]\"; else echo LEFT:none; fi",
+        "export PERSON_TTY=$(tty); {}; echo \"EXIT:$?\"; \
+         if read -t 2 -r line; then echo \"LEFT:[$line]\"; else echo LEFT:none; fi",
         words.join(" ")
     );
     let argv = ["/bin/bash".to_string(), "-c".to_string(), script];
@@ -250,4 +254,21 @@ print(open("own-pty-report").read())
     let (code, out) = w.bash(&command, &["--allow", "Bash"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("TIOCSTI=1 TIOCSTI-high=1 TIOCLINUX=1"), "EPERM expected for each: {out}");
+}
+
+/// The terminal is also a device file the user owns: a sandboxed command that opens it by
+/// its name (`/dev/pts/N`) to write over the screen, or to read what the person types, gets
+/// `/dev/null` instead.
+#[test]
+fn a_command_cannot_open_the_person_s_terminal_by_its_name() {
+    let w = project();
+    let script = "import os\n\
+                  fd = os.open(os.environ['PERSON_TTY'], os.O_RDWR | os.O_NOCTTY)\n\
+                  os.write(fd, b'SPOO' + b'FED ON SCREEN\\n')\n\
+                  print('opened a device of major', os.major(os.fstat(fd).st_rdev))\n";
+    std::fs::write(w.root.join("spoof.py"), script).unwrap();
+    let input = json!({ "command": "python3 spoof.py" }).to_string();
+    let out = in_terminal(&w, &["call", "Bash", &input, "--allow", "Bash(python3 *)"], &[]);
+    assert!(out.contains("EXIT:0") && out.contains("opened a device of major 1\n"), "/dev/null expected: {out}");
+    assert!(!out.contains("SPOOFED ON SCREEN"), "the command wrote on the person's terminal: {out}");
 }

@@ -52,6 +52,7 @@ pub mod protect;
 mod seccomp;
 mod shared_git;
 mod sockets;
+mod terminal;
 
 pub(crate) use caps::{Bounding, empty_bounding_set};
 pub use probe::SandboxReport;
@@ -229,6 +230,7 @@ impl Confinement {
                     shared_git: &shared_git,
                     masks,
                     sockets: &sockets,
+                    terminals: terminal::devices(),
                 };
                 let binds = protect::plan(plan, namespace);
                 if let Some(dropped) = binds.as_ref().map(protect::Binds::dropped).filter(|n| *n > 0) {

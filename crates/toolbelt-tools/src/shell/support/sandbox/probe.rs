@@ -169,7 +169,8 @@ impl SandboxReport {
     }
 
     /// How commands are kept from typing into a terminal: no controlling terminal (every
-    /// process toolbelt starts leads a session of its own), and the filter's refusal.
+    /// process toolbelt starts leads a session of its own), the filter's refusal, and the
+    /// terminal toolbelt runs in covered in their mount namespace.
     fn terminal(&self) -> String {
         let filter = match &self.seccomp {
             Ok(()) => "the filter refuses both (seccomp)".to_string(),
@@ -180,7 +181,13 @@ impl SandboxReport {
             Ok(_) => "; the kernel would allow TIOCSTI on a process's own terminal (dev.tty.legacy_tiocsti = 1)",
             Err(_) => "",
         };
-        format!("refused: commands start without a controlling terminal (a session of their own); {filter}{kernel}")
+        let by_name = match &self.protect {
+            Ok(_) => "; the terminal toolbelt runs in is covered by /dev/null for them (mount namespace)".to_string(),
+            Err(why) => format!("; the terminal toolbelt runs in stays reachable by its name ({why})"),
+        };
+        format!(
+            "refused: commands start without a controlling terminal (a session of their own); {filter}{by_name}{kernel}"
+        )
     }
 
     /// How Unix sockets outside the workspace are kept from commands with the network off.

@@ -25,7 +25,8 @@
 //! `./secrets/**`, `~/.ssh/**`): `/dev/null` is bound over a hidden file (and over its other
 //! hard-linked names in the workspace) and an empty read-only file system over a hidden
 //! directory, so `grep -r`, `tar` or a script read nothing of them. Patterns with wildcards
-//! (`*.env`) are matched only by what the tools and the policy see.
+//! (`*.env`) are matched only by what the tools and the policy see. The terminal toolbelt
+//! runs in is covered by `/dev/null` too (`terminal.rs`).
 //!
 //! As root the namespace is a plain mount namespace; otherwise it is nested in a user
 //! namespace mapping the user to itself. Not covered here: a protected name a project folder
@@ -131,11 +132,14 @@ pub struct Plan<'a> {
     pub masks: &'a [PathBuf],
     /// Unix sockets outside the workspace: covered, so no `connect` reaches them.
     pub sockets: &'a [PathBuf],
+    /// The terminal devices toolbelt holds: covered, so no command opens the person's
+    /// terminal by its name (`terminal.rs`).
+    pub terminals: &'a [PathBuf],
 }
 
 /// The mounts of `plan`; `None` when there is nothing to do.
 pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
-    let Plan { writable: dirs, roots, places, git_writes, shared_git, masks, sockets } = plan;
+    let Plan { writable: dirs, roots, places, git_writes, shared_git, masks, sockets, terminals } = plan;
     let mut m = Mounts::default();
     for dir in dirs {
         for place in std::iter::once(dir.clone()).chain(subdirs(dir)) {
@@ -186,8 +190,8 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
             }
         }
     }
-    for socket in sockets {
-        m.add(socket, What::Null, true);
+    for device in sockets.iter().chain(terminals) {
+        m.add(device, What::Null, true);
     }
     let Mounts { binds, dropped } = m;
     if binds.is_empty() && dropped == 0 {

@@ -183,7 +183,7 @@ pub async fn finish(
 
     if code.is_some_and(|c| c != 0) {
         notes.extend(protected_hint(&combined.text));
-        notes.extend(sealed_hint(&combined.text, sealed));
+        notes.extend(sealed_hint(&combined.text, sealed, &cx.cwd()));
     }
     BashOutput {
         stdout: stdout.text,
@@ -227,10 +227,15 @@ fn protected_hint(text: &str) -> Option<String> {
     ))
 }
 
-/// When a command was refused making something and its sandbox sealed directories (the home
-/// directory is in the workspace), why and what to do.
-fn sealed_hint(text: &str, sealed: &[PathBuf]) -> Option<String> {
-    if sealed.is_empty() || !text.contains("Permission denied") {
+/// When a command was refused making something where its sandbox sealed a directory (the home
+/// directory is in the workspace): the output names the directory, or the command ran in it.
+/// Why, and what to do.
+fn sealed_hint(text: &str, sealed: &[PathBuf], cwd: &Path) -> Option<String> {
+    if !text.contains("Permission denied") {
+        return None;
+    }
+    let named = |dir: &PathBuf| dir == cwd || dir.to_str().is_some_and(|d| text.contains(d));
+    if !sealed.iter().any(named) {
         return None;
     }
     let dirs: Vec<String> = sealed.iter().map(|d| d.display().to_string()).collect();

@@ -27,7 +27,8 @@
 //! writable directory above it cannot simply be granted: each directory from the writable one
 //! down to the sealed one gets every right but making entries, and each of their other
 //! subdirectories (not symbolic links) every right. A ruleset with seals is also rebuilt when
-//! one of those directories' entries changed (its modification time).
+//! one of those directories' entries changed (its modification time and link count); until
+//! then a folder made there by someone else is not writable for commands (never the reverse).
 
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt as _;
@@ -185,22 +186,26 @@ const KEEP: usize = 8;
 
 /// What a ruleset was built for: the network setting, the writable paths, and what each of
 /// these paths led to then (device and inode; None when it did not exist), and for the
-/// directories a seal splits, also when their entries last changed.
+/// directories a seal splits, also when their entries last changed and how many folders they
+/// hold (the link count: a folder made within the same clock tick still changes it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Key {
     network: bool,
     writable: Writable,
     found: Vec<Option<(u64, u64)>>,
-    split: Vec<Option<(u64, u64, i64, i64)>>,
+    split: Vec<Option<Split>>,
 }
 
+/// A split directory's device, inode, modification time (seconds, nanoseconds) and link count.
+type Split = (u64, u64, i64, i64, u64);
+
 /// What the writable paths lead to now (see [`Key`]).
-fn identities(writable: &Writable) -> (Vec<Option<(u64, u64)>>, Vec<Option<(u64, u64, i64, i64)>>) {
+fn identities(writable: &Writable) -> (Vec<Option<(u64, u64)>>, Vec<Option<Split>>) {
     let found = writable.dirs.iter().map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))).collect();
     let split = writable
         .split()
         .iter()
-        .map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec())))
+        .map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.nlink())))
         .collect();
     (found, split)
 }
@@ -385,66 +390,4 @@ pub(super) fn last_os_error() -> std::io::Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_follow_the_mode() {
-        let roots = vec![PathBuf::from("/work/a"), PathBuf::from("/work/b")];
-        let config = SandboxConfig {
-            writable_roots: vec![PathBuf::from("/cache"), "/work/a".into(), "/tmp".into()],
-            ..Default::default()
-        };
-        let w = writable(&config, &roots);
-        assert!(w.temp);
-        for p in ["/work/a", "/work/b", "/cache"] {
-            assert_eq!(w.dirs.iter().filter(|d| d.as_path() == Path::new(p)).count(), 1, "{p} once in {w:?}");
-        }
-        assert!(!w.dirs.contains(&PathBuf::from("/tmp")), "/tmp comes with the temp rules");
-
-        let read_only = SandboxConfig { mode: SandboxMode::ReadOnly, ..config };
-        assert_eq!(writable(&read_only, &roots), Writable { temp: false, dirs: vec![], sealed: vec![] });
-    }
-
-    #[test]
-    fn rulesets_build_with_and_without_the_network() {
-        let w = writable(&SandboxConfig::default(), &[PathBuf::from("/nonexistent/root")]);
-        ruleset(&w, true).unwrap();
-        ruleset(&w, false).unwrap();
-        assert!(!granted().contains(AccessFs::MakeChar) && !granted().contains(AccessFs::MakeBlock));
-        assert!(granted().contains(AccessFs::MakeReg) && granted().contains(AccessFs::MakeFifo));
-    }
-
-    #[test]
-    fn a_ruleset_is_shared_while_its_directories_stay_the_same() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("root");
-        std::fs::create_dir(&root).unwrap();
-        let config = SandboxConfig::default();
-        let w = writable(&config, std::slice::from_ref(&root));
-        let a = shared(&w, false).unwrap();
-        assert!(Arc::ptr_eq(&a.0, &shared(&w, false).unwrap().0), "same roots, same ruleset");
-        assert!(!Arc::ptr_eq(&a.0, &shared(&w, true).unwrap().0), "the network setting is part of it");
-        // The root replaced by another directory: its rule would name the old one.
-        std::fs::rename(&root, dir.path().join("moved")).unwrap();
-        std::fs::create_dir(&root).unwrap();
-        let b = shared(&w, false).unwrap();
-        assert!(!Arc::ptr_eq(&a.0, &b.0), "a new ruleset for the new directory");
-        assert!(Arc::ptr_eq(&b.0, &shared(&w, false).unwrap().0));
-        // A root that did not exist, then does.
-        let later = dir.path().join("later");
-        let w = writable(&config, std::slice::from_ref(&later));
-        let c = shared(&w, false).unwrap();
-        std::fs::create_dir(&later).unwrap();
-        assert!(!Arc::ptr_eq(&c.0, &shared(&w, false).unwrap().0));
-    }
-
-    #[test]
-    fn files_get_only_file_rights() {
-        let dir = AccessFs::from_write(FS_ABI);
-        let file = dir & AccessFs::from_file(FS_ABI);
-        assert!(file.contains(AccessFs::WriteFile) && file.contains(AccessFs::Truncate));
-        assert!(!file.contains(AccessFs::MakeReg) && !file.contains(AccessFs::Refer));
-        assert!(!dir.contains(AccessFs::ReadFile), "reads are not handled, so allowed everywhere");
-    }
-}
+mod tests;

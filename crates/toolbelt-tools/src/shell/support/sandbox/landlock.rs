@@ -184,37 +184,44 @@ static SHARED: Mutex<Vec<(Key, Rules)>> = Mutex::new(Vec::new());
 /// Most rulesets kept (one per set of roots in use).
 const KEEP: usize = 8;
 
-/// What a ruleset was built for: the network setting, the writable paths, and what each of
-/// these paths led to then (device and inode; None when it did not exist), and for the
-/// directories a seal splits, also when their entries last changed and how many folders they
-/// hold (the link count: a folder made within the same clock tick still changes it).
+/// What a ruleset was built for: the network setting, the writable paths, and what they led
+/// to then.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Key {
     network: bool,
     writable: Writable,
-    found: Vec<Option<(u64, u64)>>,
+    found: Identities,
+}
+
+/// What the writable paths lead to: each one's device and inode (None when it does not
+/// exist), and for the directories a seal splits, also when their entries last changed and how
+/// many folders they hold (the link count: a folder made within one clock tick changes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identities {
+    dirs: Vec<Option<(u64, u64)>>,
     split: Vec<Option<Split>>,
 }
 
 /// A split directory's device, inode, modification time (seconds, nanoseconds) and link count.
 type Split = (u64, u64, i64, i64, u64);
 
-/// What the writable paths lead to now (see [`Key`]).
-fn identities(writable: &Writable) -> (Vec<Option<(u64, u64)>>, Vec<Option<Split>>) {
-    let found = writable.dirs.iter().map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))).collect();
-    let split = writable
-        .split()
-        .iter()
-        .map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.nlink())))
-        .collect();
-    (found, split)
+impl Identities {
+    /// What `writable`'s paths lead to now.
+    fn of(writable: &Writable) -> Self {
+        let dirs = writable.dirs.iter().map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))).collect();
+        let split = writable
+            .split()
+            .iter()
+            .map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.nlink())))
+            .collect();
+        Identities { dirs, split }
+    }
 }
 
 /// The ruleset for `writable` and `network`: a shared one while its directories are still
 /// the same (see the module docs), else a new one, kept for the next command.
 pub(super) fn shared(writable: &Writable, network: bool) -> Result<Rules, String> {
-    let (found, split) = identities(writable);
-    let key = Key { network, writable: writable.clone(), found, split };
+    let key = Key { network, writable: writable.clone(), found: Identities::of(writable) };
     let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(at) = shared.iter().position(|(k, _)| *k == key) {
         let entry = shared.remove(at);
@@ -225,7 +232,7 @@ pub(super) fn shared(writable: &Writable, network: bool) -> Result<Rules, String
     let rules = ruleset(writable, network)?;
     // A path that changed since its identity was taken would make the key wrong: keep the
     // ruleset only if every path still leads where it did.
-    if identities(writable) == (key.found.clone(), key.split.clone()) {
+    if Identities::of(writable) == key.found {
         shared.retain(|(k, _)| !(k.network == key.network && k.writable == key.writable));
         if shared.len() >= KEEP {
             shared.remove(0);

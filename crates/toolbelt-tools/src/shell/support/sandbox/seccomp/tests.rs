@@ -82,6 +82,16 @@ fn reference_x32() -> Vec<libc::sock_filter> {
     ]
 }
 
+/// `TIOCSTI` and `TIOCGWINSZ` as system call arguments (their type differs between C
+/// libraries).
+fn sti() -> u64 {
+    u64::from(TERMINAL_INPUT[0])
+}
+
+fn winsz() -> u64 {
+    u64::from(libc::TIOCGWINSZ as u32)
+}
+
 /// What the kernel answers with a stack of filters: every filter runs, the action of
 /// highest precedence wins (the lowest signed action value), the newest filter first among
 /// equals.
@@ -118,10 +128,10 @@ fn one_program_decides_every_call_as_the_three_did() {
         libc::AF_NETLINK as u64,
         (1 << 32) | libc::AF_UNIX as u64,
         (1 << 32) | libc::AF_INET as u64,
-        libc::TIOCSTI as u64,
-        libc::TIOCLINUX as u64,
-        0xffff_ffff_0000_0000 | libc::TIOCSTI as u64,
-        libc::TIOCGWINSZ as u64,
+        sti(),
+        u64::from(TERMINAL_INPUT[1]),
+        0xffff_ffff_0000_0000 | sti(),
+        winsz(),
         u64::MAX,
     ]);
     for no_network in [false, true] {
@@ -158,10 +168,10 @@ fn one_program_decides_every_call_as_the_three_did() {
     // Typing into a terminal, however the request's upper bits are set (the kernel ignores
     // them); other terminal requests pass.
     let eperm = RET_ERRNO | libc::EPERM as u32;
-    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64, (7 << 32) | libc::TIOCSTI as u64] {
+    for request in [sti(), u64::from(TERMINAL_INPUT[1]), (7 << 32) | sti()] {
         assert_eq!(call(libc::SYS_ioctl, [0, request, 0, 0, 0, 0]), eperm, "{request:#x}");
     }
-    assert_eq!(call(libc::SYS_ioctl, [0, libc::TIOCGWINSZ as u64, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(call(libc::SYS_ioctl, [0, winsz(), 0, 0, 0, 0]), RET_ALLOW);
     assert_eq!(run(&ours, libc::SYS_read as u32, 0x4000_0003, [0; 6]), RET_KILL_PROCESS);
     #[cfg(target_arch = "x86_64")]
     assert_eq!(run(&ours, 0x4000_0000, native, [0; 6]), RET_ERRNO | libc::EPERM as u32);

@@ -200,6 +200,9 @@ impl Confinement {
             temp: &temp,
             roots: &root_dirs,
         });
+        if !places.uncovered.is_empty() {
+            tracing::debug!(places = ?places.uncovered, "missing protected places beneath a temp directory stay creatable");
+        }
         let writable = writable.sealing(&places.seal);
         let ruleset = landlock::shared(&writable, config.network).map_err(|e| {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")

@@ -1,6 +1,8 @@
 //! The contracts of toolbelt: what a tool is, what a call touches, what it returns.
 //!
-//! Everything that implements or drives a tool meets here, and nothing here does I/O.
+//! Everything that implements or drives a tool meets here, and nothing here does I/O (the one
+//! process rule every layer that starts programs shares, [`process::new_session`], is set up
+//! here and runs in the child).
 //!
 //! # Why it is shaped so
 //!
@@ -34,6 +36,7 @@ pub mod frontmatter;
 mod modes;
 mod output;
 pub mod paths;
+pub mod process;
 mod prompts;
 mod registry;
 mod schema;

@@ -300,11 +300,11 @@ impl Assembly {
 
     /// What no tool writes without an explicit approval: the entries of every project
     /// (`.git`, `.toolbelt`, `.claude`, …) and the user's toolbelt settings, toolbelt's state
-    /// (the trust store, audit logs; not the worktrees made there) and data (the snippets),
-    /// the managed settings and the user's git configuration — and the audit log's files
-    /// wherever the settings put it.
+    /// (the trust store, audit logs; not the worktrees made there), data (the snippets) and
+    /// cache (the code index), the managed settings and the user's git configuration — and the
+    /// audit log's files wherever the settings put it.
     pub fn protected_paths(&self) -> ProtectedPaths {
-        let mut paths = vec![self.loc.state_dir.clone(), self.loc.data_dir.clone()];
+        let mut paths = vec![self.loc.state_dir.clone(), self.loc.data_dir.clone(), self.loc.cache_dir.clone()];
         if let Some(dir) = self.loc.user_file.parent() {
             paths.push(dir.to_path_buf());
         }
@@ -394,10 +394,34 @@ impl Assembly {
         ProjectSandbox::confiner(self.sandbox(), self.roots.clone(), masks)
     }
 
-    /// The sandbox settings, holding the protected paths read-only.
+    /// The sandbox settings, holding the protected paths read-only: the user's places of
+    /// [`Assembly::protected_paths`] and the protected names at the top of the home directory
+    /// (`~/.claude`, `~/.vscode`, `~/.git`…, which take effect in every project), toolbelt's
+    /// own directories among them made when missing. The home is given as the file system
+    /// resolves it (roots are real paths), the places below it as they are named, so a link
+    /// among them is seen (`sandbox/places.rs`).
     pub fn sandbox(&self) -> SandboxConfig {
         let mut sandbox = self.settings.shell.sandbox.clone();
-        sandbox.protected_paths = self.protected_paths().paths().to_vec();
+        let home = &self.loc.home;
+        let real_home = std::fs::canonicalize(home).unwrap_or_else(|_| home.clone());
+        let real = |path: &Path| match path.strip_prefix(home) {
+            Ok(rest) => real_home.join(rest),
+            Err(_) => path.to_path_buf(),
+        };
+        let mut places: Vec<PathBuf> = self.protected_paths().paths().iter().map(|p| real(p)).collect();
+        places.extend(toolbelt_core::PROTECTED_NAMES.iter().map(|name| real_home.join(name)));
+        sandbox.protected_paths = places;
+        let config_dir = self.loc.user_file.parent().map(Path::to_path_buf);
+        sandbox.own_dirs = [
+            Some(self.loc.state_dir.clone()),
+            Some(self.loc.data_dir.clone()),
+            Some(self.loc.cache_dir.clone()),
+            config_dir,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|p| real(&p))
+        .collect();
         sandbox
     }
 

@@ -297,6 +297,8 @@ impl Upstream {
         command.args(args).envs(env.iter().map(|(k, v)| (k, expand_env(v))));
         // After the server's own `env`, which cannot lower it.
         command.env(lineage::DEPTH_VAR, lineage::child_depth());
+        // A session of its own, without the person's terminal (`toolbelt_core::process`).
+        toolbelt_core::process::new_session(command.as_std_mut());
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
         }

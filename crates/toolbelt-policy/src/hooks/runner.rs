@@ -117,8 +117,9 @@ async fn run_command(command: &str, timeout: Duration, input: &Value, started: S
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    // A session of its own: its own process group (killed below) and no controlling terminal.
+    toolbelt_core::process::new_session(cmd.as_std_mut());
     if let Some(dir) = project {
         cmd.env("TOOLBELT_PROJECT_DIR", dir).env("CLAUDE_PROJECT_DIR", dir);
     }
@@ -169,7 +170,8 @@ async fn run_command(command: &str, timeout: Duration, input: &Value, started: S
 
 fn kill_group(group: Option<u32>) {
     let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) else { return };
-    // The child leads its own process group (process_group(0)), so this never reaches us.
+    // The child leads its own session and process group (`new_session`), so this never
+    // reaches us.
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
 }
 

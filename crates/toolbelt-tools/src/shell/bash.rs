@@ -175,6 +175,7 @@ impl Tool for Bash {
         deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
         let (cwd, moved) = start_dir(&cx)?;
         let (confinement, unconfined) = confine::plan(&cx)?;
+        let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
         let cgroup = CommandCgroup::for_command();
         let setup = Setup { env: env::changes(&config), confinement };
         if input.run_in_background == Some(true) {
@@ -191,7 +192,7 @@ impl Tool for Bash {
         {
             notices.push(notice);
         }
-        Ok(finish(&cx, outcome, limit, self.limits.max_timeout, notices).await)
+        Ok(finish(&cx, outcome, limit, self.limits.max_timeout, notices, &sealed).await)
     }
 }
 

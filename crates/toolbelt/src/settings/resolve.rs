@@ -139,6 +139,7 @@ impl Settings {
             },
             git_writes: r.bool("sandbox.git_writes").unwrap_or(false),
             protected_paths: Vec::new(),
+            own_dirs: Vec::new(),
         };
         let deny_commands = r.patterns("shell.deny_commands");
         let env_remove = r.texts("shell.env_remove");

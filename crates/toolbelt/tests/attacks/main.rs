@@ -27,6 +27,10 @@
 //! * `sandbox.rs` — a sandboxed command as root kept every capability, made a device node,
 //!   stopped processes and reached Unix sockets outside, outlived its kill, and wrote through
 //!   a descriptor the server inherited;
+//! * `terminal.rs` — a hook, an MCP server, a language server, a linter or a command (in the
+//!   background too) typed into the person's terminal: answered toolbelt's own permission
+//!   prompt, or left a command for the person's shell; a command opened the terminal by its
+//!   name and wrote on the screen;
 //! * `patch_crash.rs` — ApplyPatch killed mid-commit left some files new, the rest old;
 //! * `special_files.rs` — a device read whole filled memory, a FIFO blocked the file tools,
 //!   Write replaced a device with a regular file;
@@ -61,6 +65,7 @@ mod read_rules;
 mod sandbox;
 mod self_widening;
 mod special_files;
+mod terminal;
 mod trust;
 mod trusted_code;
 mod web;

@@ -311,3 +311,109 @@ fn a_cd_out_of_the_roots_never_moves_the_session() {
         }
     }
 }
+
+/// What a command tries to make in the home directory when the home is inside the workspace,
+/// through a program no text rule sees: the user's settings, git's global configuration,
+/// toolbelt's state, data and cache, and the protected names at the top of the home (each
+/// missing at first, as in many homes); and two ways around a held place (moving the
+/// directory above it away). Then two things it may still do there.
+const PLANT: &str = r##"
+import os, sys
+home, hook, fsmonitor = os.environ["HOME"], sys.argv[1], sys.argv[2]
+session_start = '[[hooks.SessionStart]]\nhooks = [{ type = "command", command = "%s" }]\n' % hook
+targets = [
+    (".config/toolbelt/config.toml", session_start),
+    (".config/git/config", "[core]\n\tfsmonitor = %s\n" % fsmonitor),
+    (".gitconfig", "[core]\n\tfsmonitor = %s\n" % fsmonitor),
+    (".local/state/toolbelt/trust.json", "{}"),
+    (".local/share/toolbelt/snippets/evil.md", "x"),
+    (".cache/toolbelt/code-index/evil", "x"),
+    (".claude/settings.json", '{"hooks": {}}'),
+    (".vscode/extensions/evil/package.json", "{}"),
+    (".git/config", "[core]\n\tfsmonitor = %s\n" % fsmonitor),
+    ("work/ok.txt", "fine"),
+    (".bashrc", "# appended\n"),
+]
+for rel, text in targets:
+    path = os.path.join(home, rel)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a") as f:
+            f.write(text)
+        print("MADE", rel)
+    except OSError as e:
+        print("REFUSED", rel, e.strerror)
+for rel in [".config", ".local/state"]:
+    try:
+        os.rename(os.path.join(home, rel), os.path.join(home, "work", "moved-" + rel.replace("/", "-")))
+        print("MOVED", rel)
+    except OSError as e:
+        print("REFUSED move", rel, e.strerror)
+"##;
+
+#[test]
+fn a_sandboxed_command_cannot_make_the_user_s_settings_where_there_were_none() {
+    // The home is the workspace (the session starts in it), or added to it.
+    for in_home in [true, false] {
+        let w = World::with_git();
+        // A home as many are: ~/.config and ~/.cache hold other programs' files, and nothing
+        // of toolbelt's or git's is there yet.
+        for dir in [".config/other-app", ".cache/other-app", "work"] {
+            std::fs::create_dir_all(w.home.join(dir)).unwrap();
+        }
+        std::fs::write(w.home.join(".bashrc"), "# mine\n").unwrap();
+        std::fs::write(w.home.join("work/plant.py"), PLANT).unwrap();
+        let command = format!(
+            "python3 work/plant.py {} {}",
+            crate::quoted(std::path::Path::new(&format!("touch {}", w.marker("hook").display()))),
+            crate::quoted(std::path::Path::new(&format!("touch {}", w.marker("fsmonitor").display())))
+        );
+        let command = if in_home { command } else { format!("cd {} && {command}", crate::quoted(&w.home)) };
+        let home = w.home.display().to_string();
+        let mut args = vec!["call", "Bash", "", "--allow", "Bash"];
+        let input = json!({ "command": command }).to_string();
+        args[2] = &input;
+        if !in_home {
+            args.extend(["--add-dir", &home]);
+        }
+        let run = w.toolbelt().current_dir(if in_home { &w.home } else { &w.root }).args(&args).output().unwrap();
+        let out = String::from_utf8_lossy(&run.stdout).into_owned();
+        for rel in [
+            ".config/toolbelt/config.toml",
+            ".config/git/config",
+            ".gitconfig",
+            ".local/state/toolbelt/trust.json",
+            ".local/share/toolbelt/snippets/evil.md",
+            ".cache/toolbelt/code-index/evil",
+            ".claude/settings.json",
+            ".vscode/extensions/evil/package.json",
+            ".git/config",
+        ] {
+            assert!(out.contains(&format!("REFUSED {rel}")), "in home: {in_home}: {rel} was made: {out}");
+            assert!(!w.home.join(rel).exists(), "{rel}");
+        }
+        for rel in [".config", ".local/state"] {
+            assert!(out.contains(&format!("REFUSED move {rel}")), "in home: {in_home}: {rel} moved away: {out}");
+        }
+        // Work in the home's folders, and in its files, goes on; a new entry at the top of the
+        // home is refused with the reason and what to do.
+        assert!(out.contains("MADE work/ok.txt") && out.contains("MADE .bashrc"), "{out}");
+        if in_home {
+            let run = w
+                .toolbelt()
+                .current_dir(&w.home)
+                .args(["call", "Bash", r#"{"command":"touch notes.md"}"#, "--allow", "Bash"])
+                .output()
+                .unwrap();
+            let out = String::from_utf8_lossy(&run.stdout).into_owned();
+            assert!(out.contains("Permission denied") && out.contains("no new file or directory"), "{out}");
+            assert!(out.contains("Work in a subdirectory"), "{out}");
+        }
+        // The user's next session, in another project, and their next git status there run
+        // nothing a command planted.
+        let (code, next) = w.call("TodoWrite", json!({"todos": []}), &[]);
+        assert_eq!(code, 0, "{next}");
+        assert!(w.git(&["status", "--short"]).status.success());
+        assert_eq!(w.markers_left(), Vec::<String>::new(), "in home: {in_home}: {out}");
+    }
+}

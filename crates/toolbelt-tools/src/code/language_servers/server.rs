@@ -94,8 +94,10 @@ impl Server {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // A session of its own (its own process group, no controlling terminal), set up
+        // before the sandbox's hook.
+        toolbelt_core::process::new_session(command.as_std_mut());
         for (key, value) in env {
             match value {
                 Some(value) => command.env(key, value),

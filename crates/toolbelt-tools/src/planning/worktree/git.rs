@@ -147,8 +147,9 @@ impl Git {
             .env("GIT_PAGER", "cat")
             .env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_NO_LAZY_FETCH", "1")
-            .process_group(0)
             .kill_on_drop(true);
+        // A session of its own: its own process group (killed below), no controlling terminal.
+        toolbelt_core::process::new_session(command.as_std_mut());
         for name in LOCATION_VARS {
             command.env_remove(name);
         }
@@ -172,7 +173,7 @@ struct GroupKill(Option<i32>);
 impl Drop for GroupKill {
     fn drop(&mut self) {
         if let Some(pid) = self.0 {
-            // The child leads its own group (`process_group(0)`), so this never reaches us.
+            // The child leads its own session and group (`new_session`), so this never reaches us.
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
         }
     }

@@ -4,7 +4,7 @@
 //! long) with notes after, for a background one the task it started.
 
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -116,13 +116,14 @@ impl Render for BashOutput {
 
 /// Builds the result of a foreground command that ran under `limit`, `max` being the longest
 /// a call may ask for. `notices` come first among the notes (the working directory, a deleted
-/// cwd…).
+/// cwd…); `sealed` are the directories its sandbox let it make nothing in.
 pub async fn finish(
     cx: &ToolContext,
     mut outcome: Outcome,
     limit: Duration,
     max: Duration,
     notices: Vec<String>,
+    sealed: &[PathBuf],
 ) -> BashOutput {
     let mut notes: Vec<String> = Vec::new();
     let code = outcome.status.and_then(|s| s.code());
@@ -185,10 +186,9 @@ pub async fn finish(
         });
     }
 
-    if code.is_some_and(|c| c != 0)
-        && let Some(note) = protected_hint(&combined.text)
-    {
-        notes.push(note);
+    if code.is_some_and(|c| c != 0) {
+        notes.extend(protected_hint(&combined.text));
+        notes.extend(sealed_hint(&combined.text, sealed, &cx.cwd()));
     }
     BashOutput {
         stdout: stdout.text,
@@ -230,6 +230,26 @@ fn protected_hint(text: &str) -> Option<String> {
         "`{name}` is read-only in the sandbox (so are .git, .toolbelt, .claude, .mcp.json, .vscode and .idea \
          in the workspace: they decide what runs next). For git commits, the user can set `sandbox.git_writes = \
          true` (git's config and hooks stay read-only); otherwise ask the user to run this command themselves."
+    ))
+}
+
+/// When a command was refused making something where its sandbox sealed a directory (the home
+/// directory is in the workspace): the output names the directory, or the command ran in it.
+/// Why, and what to do.
+fn sealed_hint(text: &str, sealed: &[PathBuf], cwd: &Path) -> Option<String> {
+    if !text.contains("Permission denied") {
+        return None;
+    }
+    let named = |dir: &PathBuf| dir == cwd || dir.to_str().is_some_and(|d| text.contains(d));
+    if !sealed.iter().any(named) {
+        return None;
+    }
+    let dirs: Vec<String> = sealed.iter().map(|d| d.display().to_string()).collect();
+    Some(format!(
+        "The sandbox lets no new file or directory be made directly in {}: it holds the user's own settings \
+         (toolbelt's, git's, the agent hosts' and editors'), which a command must not create. Files already there \
+         can be written. Work in a subdirectory, or ask the user to run this command themselves.",
+        dirs.join(", ")
     ))
 }
 

@@ -32,7 +32,9 @@
 //! A third layer keeps the protected entries inside writable roots (`.git`, `.toolbelt`,
 //! `.claude`, `.mcp.json`, `.vscode`, `.idea`) read-only: Landlock rules only ever add access,
 //! so the command gets a mount namespace where they are bound read-only
-//! (`sandbox/protect.rs`).
+//! (`sandbox/protect.rs`). The user's own protected places (toolbelt's settings and state,
+//! git's global configuration) are held the same way where a writable directory holds them,
+//! and kept from being made where they are missing (`sandbox/places.rs`).
 
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt as _;
@@ -44,11 +46,13 @@ use crate::shell::support::cgroup::CommandCgroup;
 mod bpf;
 mod caps;
 mod landlock;
+mod places;
 mod probe;
 pub mod protect;
 mod seccomp;
 mod shared_git;
 mod sockets;
+mod terminal;
 
 pub(crate) use caps::{Bounding, empty_bounding_set};
 pub use probe::SandboxReport;
@@ -113,9 +117,15 @@ pub struct SandboxConfig {
     /// `workspace-write`, so commits work; git's configuration and hooks stay read-only either
     /// way. Off: all of `.git` is read-only.
     pub git_writes: bool,
-    /// Protected paths besides [`toolbelt_core::PROTECTED_NAMES`] (toolbelt's own settings and
-    /// state), kept read-only when they lie inside a writable root.
+    /// The user's protected places besides [`toolbelt_core::PROTECTED_NAMES`] (toolbelt's own
+    /// settings, state, data and cache, the managed settings, git's global configuration, the
+    /// protected names at the top of the home directory). Where one lies inside a directory
+    /// commands may write, it is kept read-only, and one that is missing is kept from being
+    /// made (`sandbox/places.rs`).
     pub protected_paths: Vec<PathBuf>,
+    /// toolbelt's own directories among [`protected_paths`](Self::protected_paths): made
+    /// (owner-only) when missing inside a writable directory, then kept read-only.
+    pub own_dirs: Vec<PathBuf>,
 }
 
 /// A confinement built (in the parent, before the child starts) for one command.
@@ -130,6 +140,8 @@ pub struct Confinement {
     binds: Option<protect::Binds>,
     /// Every capability dropped, when set.
     caps: Option<caps::CapDrop>,
+    /// Directories in which the command may make no new entry (see `sandbox/places.rs`).
+    sealed: Vec<PathBuf>,
 }
 
 /// Why commands cannot be confined here: one plain line saying what is missing and what to do.
@@ -173,17 +185,32 @@ impl Confinement {
                 Vec::new()
             };
         let writable = landlock::writable(config, roots).with(&shared_git);
+        // The user's protected places inside what the command may write: held, pinned, or
+        // kept from being made (sealed).
+        let mut root_dirs: Vec<PathBuf> = Vec::new();
+        if config.mode == SandboxMode::WorkspaceWrite {
+            root_dirs.extend(roots.iter().cloned());
+            root_dirs.extend(config.writable_roots.iter().cloned());
+        }
+        let (all, temp) = (writable.all(), writable.temp_dirs());
+        let places = places::places(&places::Input {
+            places: &config.protected_paths,
+            own: &config.own_dirs,
+            writable: &all,
+            temp: &temp,
+            roots: &root_dirs,
+        });
+        if !places.uncovered.is_empty() {
+            tracing::debug!(places = ?places.uncovered, "missing protected places beneath a temp directory stay creatable");
+        }
+        let writable = writable.sealing(&places.seal);
         let ruleset = landlock::shared(&writable, config.network).map_err(|e| {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
         })?;
         let filter = Some(seccomp::filters(config.network)?);
         let binds = match report.protected() {
             Ok(namespace) => {
-                let mut dirs: Vec<PathBuf> = Vec::new();
-                if config.mode == SandboxMode::WorkspaceWrite {
-                    dirs.extend(roots.iter().cloned());
-                    dirs.extend(config.writable_roots.iter().cloned());
-                }
+                let dirs = root_dirs;
                 // Path sockets outside the writable roots: Landlock keeps commands from them
                 // from ABI 9; before that, they are masked.
                 let sockets = if config.network || report.landlock_abi().unwrap_or(0) >= 9 {
@@ -201,11 +228,12 @@ impl Confinement {
                 let plan = protect::Plan {
                     writable: &dirs,
                     roots,
-                    extra: &config.protected_paths,
+                    places: Some(&places),
                     git_writes: config.git_writes,
                     shared_git: &shared_git,
                     masks,
                     sockets: &sockets,
+                    terminals: terminal::devices(),
                 };
                 let binds = protect::plan(plan, namespace);
                 if let Some(dropped) = binds.as_ref().map(protect::Binds::dropped).filter(|n| *n > 0) {
@@ -221,7 +249,13 @@ impl Confinement {
             }
             Err(_) => None,
         };
-        Ok(Some(Confinement { ruleset: Some(ruleset), filter, binds, caps: Some(caps::CapDrop::plan()) }))
+        Ok(Some(Confinement {
+            ruleset: Some(ruleset),
+            filter,
+            binds,
+            caps: Some(caps::CapDrop::plan()),
+            sealed: places.seal,
+        }))
     }
 
     /// Whether the command drops its capabilities (so a thread with an empty bounding set may
@@ -233,6 +267,11 @@ impl Confinement {
     /// Whether the command gets a mount namespace of its own.
     pub(crate) fn has_namespace(&self) -> bool {
         self.binds.is_some()
+    }
+
+    /// The directories in which this confinement lets the command make no new entry.
+    pub fn sealed(&self) -> &[PathBuf] {
+        &self.sealed
     }
 
     /// The paths this confinement keeps read-only with bind mounts.

@@ -1,5 +1,6 @@
-//! Starting a command: `bash -c` in its own process group, stdin empty, pagers and colours
-//! off, tagged for the kill, with a control pipe every process of the tree inherits.
+//! Starting a command: `bash -c` in a session of its own (its own process group, and no
+//! controlling terminal), stdin empty, pagers and colours off, tagged for the kill, with a
+//! control pipe every process of the tree inherits.
 //!
 //! The control pipe (descriptor [`CONTROL_FD`] in the child) does two jobs. The script's
 //! exit trap writes the final `pwd -P` to it, so `cd` can carry over to the next call without
@@ -11,8 +12,8 @@
 //! until exec and starts the child in its cgroup (`spawn/clone.rs` says why that is cheaper
 //! and safe; `spawn/child.rs` what the child does). Where that is not available (another
 //! architecture, a kernel or container refusing `clone3`) or fails before the command ran, it
-//! is started as before, by tokio: `posix_spawn`, or a fork when the sandbox's hook is set;
-//! both ways give the command the same environment, descriptors, process group, cgroup and
+//! is started as before, by tokio (a fork, the new session being a hook);
+//! both ways give the command the same environment, descriptors, session, cgroup and
 //! sandbox (a test compares them).
 
 use std::ffi::OsString;
@@ -246,7 +247,9 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
     let procs = cgroup.as_ref().map(|c| c.procs_path());
     cmd.arg("-c").arg(script(command, report_cwd, procs.as_deref())).current_dir(cwd);
     // The control pipe goes in as stdin; the script moves it and makes stdin empty.
-    cmd.stdin(Stdio::from(write)).process_group(0).kill_on_drop(true);
+    cmd.stdin(Stdio::from(write)).kill_on_drop(true);
+    // A session of its own, without the person's terminal (first: before the sandbox's hook).
+    toolbelt_core::process::new_session(cmd.as_std_mut());
     for (key, value) in &env {
         match value {
             Some(value) => cmd.env(key, value),

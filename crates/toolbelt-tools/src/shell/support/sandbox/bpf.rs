@@ -34,6 +34,8 @@ pub(super) enum Verdict {
     /// Refused with `EPERM` when the low 32 bits of argument `arg`, masked with `mask`,
     /// equal one of `values`.
     MaskedIn { arg: u8, mask: u32, values: &'static [u32] },
+    /// Refused with `EPERM` when the low 32 bits of argument `arg` equal one of `values`.
+    In { arg: u8, values: &'static [u32] },
     /// Refused with `EPERM` when the low 32 bits of argument `arg` share a bit with `mask`.
     AnyBit { arg: u8, mask: u32 },
     /// Refused with `EPERM` unless the low 32 bits of argument `arg` equal `value`.
@@ -250,13 +252,11 @@ fn check_block(asm: &mut Asm, targets: &Targets, check: Verdict) {
         Verdict::MaskedIn { arg, mask, values } => {
             asm.load(arg_low(arg));
             asm.stmt(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, mask);
-            for (i, value) in values.iter().enumerate() {
-                let otherwise = if i + 1 == values.len() { allow } else { To::Next };
-                asm.jump(libc::BPF_JEQ, *value, eperm, otherwise);
-            }
-            if values.is_empty() {
-                asm.jump(libc::BPF_JA, 0, allow, allow);
-            }
+            any_of(asm, targets, values);
+        }
+        Verdict::In { arg, values } => {
+            asm.load(arg_low(arg));
+            any_of(asm, targets, values);
         }
         Verdict::AnyBit { arg, mask } => {
             asm.load(arg_low(arg));
@@ -266,6 +266,18 @@ fn check_block(asm: &mut Asm, targets: &Targets, check: Verdict) {
             asm.load(arg_low(arg));
             asm.jump(libc::BPF_JEQ, value, allow, eperm);
         }
+    }
+}
+
+/// Refuse with `EPERM` when the accumulator equals one of `values`, else allow.
+fn any_of(asm: &mut Asm, targets: &Targets, values: &[u32]) {
+    let (allow, eperm) = (To::Label(targets.allow), To::Label(targets.eperm));
+    for (i, value) in values.iter().enumerate() {
+        let otherwise = if i + 1 == values.len() { allow } else { To::Next };
+        asm.jump(libc::BPF_JEQ, *value, eperm, otherwise);
+    }
+    if values.is_empty() {
+        asm.jump(libc::BPF_JA, 0, allow, allow);
     }
 }
 

@@ -19,6 +19,16 @@
 //! ruleset's own reference keeps a replaced directory's inode number from being handed to
 //! another), so a root deleted, moved or recreated, or one that appeared since, gets a new
 //! ruleset. Different roots (another session, a root added) are another key.
+//!
+//! **Sealed directories.** A directory where the user's protected settings would be made
+//! (the home directory when it lies inside a writable root, `~/.config` when `~/.config/git`
+//! is missing; see `places.rs`) is *sealed*: the command may write, truncate and remove there,
+//! but make no new entry directly in it. Landlock rights only add up along a path, so the
+//! writable directory above it cannot simply be granted: each directory from the writable one
+//! down to the sealed one gets every right but making entries, and each of their other
+//! subdirectories (not symbolic links) every right. A ruleset with seals is also rebuilt when
+//! one of those directories' entries changed (its modification time and link count); until
+//! then a folder made there by someone else is not writable for commands (never the reverse).
 
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt as _;
@@ -54,12 +64,18 @@ pub(super) struct Writable {
     /// The workspace roots, the configured `writable_roots`, and `$TMPDIR` when it is not
     /// `/tmp` (duplicates kept out).
     dirs: Vec<PathBuf>,
+    /// Directories inside `dirs` in which no new entry may be made (see the module docs).
+    sealed: Vec<PathBuf>,
 }
+
+/// Most subdirectories one sealed directory's rules name; a directory with more cannot be
+/// sealed, and the command is not started (it would be left unsealed).
+const MAX_SEALED_CHILDREN: usize = 4096;
 
 /// What a command run under `config` with these roots may write to.
 pub(super) fn writable(config: &SandboxConfig, roots: &[PathBuf]) -> Writable {
     if config.mode != SandboxMode::WorkspaceWrite {
-        return Writable { temp: false, dirs: Vec::new() };
+        return Writable { temp: false, dirs: Vec::new(), sealed: Vec::new() };
     }
     let tmpdir = std::env::var_os("TMPDIR").filter(|d| !d.is_empty()).map(PathBuf::from);
     let candidates = roots.iter().chain(&config.writable_roots).cloned().chain(tmpdir).chain([std::env::temp_dir()]);
@@ -69,7 +85,7 @@ pub(super) fn writable(config: &SandboxConfig, roots: &[PathBuf]) -> Writable {
             dirs.push(dir);
         }
     }
-    Writable { temp: true, dirs }
+    Writable { temp: true, dirs, sealed: Vec::new() }
 }
 
 impl Writable {
@@ -77,6 +93,51 @@ impl Writable {
     pub(super) fn with(mut self, more: &[PathBuf]) -> Self {
         self.dirs.extend(more.iter().filter(|d| !self.dirs.contains(d)).cloned().collect::<Vec<_>>());
         self
+    }
+
+    /// With these directories sealed (those beneath a temp directory are left out: sealing
+    /// one would forbid new temporary files; `places.rs` does not ask for them).
+    pub(super) fn sealing(mut self, sealed: &[PathBuf]) -> Self {
+        let temp = self.temp_dirs();
+        self.sealed = sealed.iter().filter(|s| !temp.iter().any(|t| s.starts_with(t))).cloned().collect();
+        self
+    }
+
+    /// Every directory a command may write beneath (the temp directories included).
+    pub(super) fn all(&self) -> Vec<PathBuf> {
+        let mut all = self.dirs.clone();
+        if self.temp {
+            all.extend(TEMP.iter().map(PathBuf::from));
+        }
+        all
+    }
+
+    /// The temp directories a command may write beneath: `/tmp`, `/dev/shm`, `$TMPDIR` and
+    /// the temp directory.
+    pub(super) fn temp_dirs(&self) -> Vec<PathBuf> {
+        if !self.temp {
+            return Vec::new();
+        }
+        let mut temp: Vec<PathBuf> = TEMP.iter().map(PathBuf::from).collect();
+        let tmpdir = std::env::var_os("TMPDIR").filter(|d| !d.is_empty()).map(PathBuf::from);
+        temp.extend(tmpdir.into_iter().chain([std::env::temp_dir()]).filter(|d| self.dirs.contains(d)));
+        temp
+    }
+
+    /// The directories whose rules a seal splits: each writable directory holding a sealed
+    /// one, and every directory from there down to it.
+    fn split(&self) -> Vec<PathBuf> {
+        let mut split: Vec<PathBuf> = Vec::new();
+        for sealed in &self.sealed {
+            for dir in self.dirs.iter().filter(|d| sealed.starts_with(d)) {
+                for path in sealed.ancestors().take_while(|a| a.starts_with(dir)) {
+                    if !split.iter().any(|p| p == path) {
+                        split.push(path.to_path_buf());
+                    }
+                }
+            }
+        }
+        split
     }
 }
 
@@ -123,20 +184,44 @@ static SHARED: Mutex<Vec<(Key, Rules)>> = Mutex::new(Vec::new());
 /// Most rulesets kept (one per set of roots in use).
 const KEEP: usize = 8;
 
-/// What a ruleset was built for: the network setting, the writable paths, and what each of
-/// these paths led to then (device and inode; None when it did not exist).
+/// What a ruleset was built for: the network setting, the writable paths, and what they led
+/// to then.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Key {
     network: bool,
     writable: Writable,
-    found: Vec<Option<(u64, u64)>>,
+    found: Identities,
+}
+
+/// What the writable paths lead to: each one's device and inode (None when it does not
+/// exist), and for the directories a seal splits, also when their entries last changed and how
+/// many folders they hold (the link count: a folder made within one clock tick changes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identities {
+    dirs: Vec<Option<(u64, u64)>>,
+    split: Vec<Option<Split>>,
+}
+
+/// A split directory's device, inode, modification time (seconds, nanoseconds) and link count.
+type Split = (u64, u64, i64, i64, u64);
+
+impl Identities {
+    /// What `writable`'s paths lead to now.
+    fn of(writable: &Writable) -> Self {
+        let dirs = writable.dirs.iter().map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))).collect();
+        let split = writable
+            .split()
+            .iter()
+            .map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.nlink())))
+            .collect();
+        Identities { dirs, split }
+    }
 }
 
 /// The ruleset for `writable` and `network`: a shared one while its directories are still
 /// the same (see the module docs), else a new one, kept for the next command.
 pub(super) fn shared(writable: &Writable, network: bool) -> Result<Rules, String> {
-    let found = writable.dirs.iter().map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))).collect();
-    let key = Key { network, writable: writable.clone(), found };
+    let key = Key { network, writable: writable.clone(), found: Identities::of(writable) };
     let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(at) = shared.iter().position(|(k, _)| *k == key) {
         let entry = shared.remove(at);
@@ -147,9 +232,7 @@ pub(super) fn shared(writable: &Writable, network: bool) -> Result<Rules, String
     let rules = ruleset(writable, network)?;
     // A path that changed since its identity was taken would make the key wrong: keep the
     // ruleset only if every path still leads where it did.
-    let now: Vec<Option<(u64, u64)>> =
-        writable.dirs.iter().map(|dir| std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))).collect();
-    if now == key.found {
+    if Identities::of(writable) == key.found {
         shared.retain(|(k, _)| !(k.network == key.network && k.writable == key.writable));
         if shared.len() >= KEEP {
             shared.remove(0);
@@ -165,7 +248,10 @@ pub(super) fn shared(writable: &Writable, network: bool) -> Result<Rules, String
 /// nowhere, abstract Unix sockets scoped to the sandbox, and connecting to path sockets
 /// granted only beneath the writable directories.
 pub(super) fn ruleset(writable: &Writable, network: bool) -> Result<Rules, String> {
-    let created = build(writable, network).map_err(|e| e.to_string())?;
+    let created = build(writable, network).map_err(|e| match e {
+        Built::Landlock(e) => e.to_string(),
+        Built::Seal(why) => why,
+    })?;
     let fd: Option<OwnedFd> = created.into();
     match fd {
         Some(fd) => Ok(Rules(Arc::new(fd))),
@@ -173,7 +259,20 @@ pub(super) fn ruleset(writable: &Writable, network: bool) -> Result<Rules, Strin
     }
 }
 
-fn build(writable: &Writable, network: bool) -> Result<::landlock::RulesetCreated, ::landlock::RulesetError> {
+/// Why a ruleset could not be built.
+enum Built {
+    Landlock(::landlock::RulesetError),
+    /// A directory to seal has more subdirectories than its rules may name.
+    Seal(String),
+}
+
+impl From<::landlock::RulesetError> for Built {
+    fn from(e: ::landlock::RulesetError) -> Self {
+        Built::Landlock(e)
+    }
+}
+
+fn build(writable: &Writable, network: bool) -> Result<::landlock::RulesetCreated, Built> {
     static DEVICE_FDS: OnceLock<Vec<Opened>> = OnceLock::new();
     static TEMP_FDS: OnceLock<Vec<Opened>> = OnceLock::new();
     let write = AccessFs::from_write(FS_ABI);
@@ -193,8 +292,63 @@ fn build(writable: &Writable, network: bool) -> Result<::landlock::RulesetCreate
         }
     }
     let sockets = if network { BitFlags::EMPTY } else { BitFlags::from(AccessFs::ResolveUnix) };
-    for opened in writable.dirs.iter().filter_map(|dir| Opened::new(dir)) {
-        created = created.add_rule(opened.rule(granted() | sockets))?;
+    for dir in &writable.dirs {
+        if writable.sealed.iter().any(|s| s.starts_with(dir)) {
+            created = seal(created, dir, &writable.sealed, granted() | sockets)?;
+        } else if let Some(opened) = Opened::new(dir) {
+            created = created.add_rule(opened.rule(granted() | sockets))?;
+        }
+    }
+    Ok(created)
+}
+
+/// The rights that make a new entry in a directory.
+fn making() -> BitFlags<AccessFs> {
+    AccessFs::MakeReg | AccessFs::MakeDir | AccessFs::MakeSym | AccessFs::MakeSock | AccessFs::MakeFifo
+}
+
+/// Rules for `dir`, on the way to a sealed directory: `rights` but making entries on `dir`
+/// itself, `rights` on each of its subdirectories, and the same again for a subdirectory on
+/// the way to a sealed one (see the module docs).
+fn seal(
+    mut created: ::landlock::RulesetCreated,
+    dir: &Path,
+    sealed: &[PathBuf],
+    rights: BitFlags<AccessFs>,
+) -> Result<::landlock::RulesetCreated, Built> {
+    let Some(opened) = Opened::new(dir) else { return Ok(created) };
+    created = created.add_rule(opened.rule(rights & !making()))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| Built::Seal(format!("cannot list {}: {e}", dir.display())))?;
+    let mut named = 0;
+    for entry in entries.flatten() {
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let child = entry.path();
+        if sealed.iter().any(|s| s.starts_with(&child)) {
+            created = seal(created, &child, sealed, rights)?;
+            continue;
+        }
+        named += 1;
+        if named > MAX_SEALED_CHILDREN {
+            return Err(Built::Seal(format!(
+                "{} holds more than {MAX_SEALED_CHILDREN} directories, more than the sandbox can name to keep new \
+                 entries out of it (it holds the user's protected settings); make the workspace a directory \
+                 inside it",
+                dir.display()
+            )));
+        }
+        // Opened without following a link: a directory put there in between is named itself.
+        if let Ok(fd) = nix::fcntl::open(
+            &child,
+            nix::fcntl::OFlag::O_PATH
+                | nix::fcntl::OFlag::O_NOFOLLOW
+                | nix::fcntl::OFlag::O_DIRECTORY
+                | nix::fcntl::OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        ) {
+            created = created.add_rule(PathBeneath::new(fd.as_fd(), rights))?;
+        }
     }
     Ok(created)
 }
@@ -243,66 +397,4 @@ pub(super) fn last_os_error() -> std::io::Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_follow_the_mode() {
-        let roots = vec![PathBuf::from("/work/a"), PathBuf::from("/work/b")];
-        let config = SandboxConfig {
-            writable_roots: vec![PathBuf::from("/cache"), "/work/a".into(), "/tmp".into()],
-            ..Default::default()
-        };
-        let w = writable(&config, &roots);
-        assert!(w.temp);
-        for p in ["/work/a", "/work/b", "/cache"] {
-            assert_eq!(w.dirs.iter().filter(|d| d.as_path() == Path::new(p)).count(), 1, "{p} once in {w:?}");
-        }
-        assert!(!w.dirs.contains(&PathBuf::from("/tmp")), "/tmp comes with the temp rules");
-
-        let read_only = SandboxConfig { mode: SandboxMode::ReadOnly, ..config };
-        assert_eq!(writable(&read_only, &roots), Writable { temp: false, dirs: vec![] });
-    }
-
-    #[test]
-    fn rulesets_build_with_and_without_the_network() {
-        let w = writable(&SandboxConfig::default(), &[PathBuf::from("/nonexistent/root")]);
-        ruleset(&w, true).unwrap();
-        ruleset(&w, false).unwrap();
-        assert!(!granted().contains(AccessFs::MakeChar) && !granted().contains(AccessFs::MakeBlock));
-        assert!(granted().contains(AccessFs::MakeReg) && granted().contains(AccessFs::MakeFifo));
-    }
-
-    #[test]
-    fn a_ruleset_is_shared_while_its_directories_stay_the_same() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("root");
-        std::fs::create_dir(&root).unwrap();
-        let config = SandboxConfig::default();
-        let w = writable(&config, std::slice::from_ref(&root));
-        let a = shared(&w, false).unwrap();
-        assert!(Arc::ptr_eq(&a.0, &shared(&w, false).unwrap().0), "same roots, same ruleset");
-        assert!(!Arc::ptr_eq(&a.0, &shared(&w, true).unwrap().0), "the network setting is part of it");
-        // The root replaced by another directory: its rule would name the old one.
-        std::fs::rename(&root, dir.path().join("moved")).unwrap();
-        std::fs::create_dir(&root).unwrap();
-        let b = shared(&w, false).unwrap();
-        assert!(!Arc::ptr_eq(&a.0, &b.0), "a new ruleset for the new directory");
-        assert!(Arc::ptr_eq(&b.0, &shared(&w, false).unwrap().0));
-        // A root that did not exist, then does.
-        let later = dir.path().join("later");
-        let w = writable(&config, std::slice::from_ref(&later));
-        let c = shared(&w, false).unwrap();
-        std::fs::create_dir(&later).unwrap();
-        assert!(!Arc::ptr_eq(&c.0, &shared(&w, false).unwrap().0));
-    }
-
-    #[test]
-    fn files_get_only_file_rights() {
-        let dir = AccessFs::from_write(FS_ABI);
-        let file = dir & AccessFs::from_file(FS_ABI);
-        assert!(file.contains(AccessFs::WriteFile) && file.contains(AccessFs::Truncate));
-        assert!(!file.contains(AccessFs::MakeReg) && !file.contains(AccessFs::Refer));
-        assert!(!dir.contains(AccessFs::ReadFile), "reads are not handled, so allowed everywhere");
-    }
-}
+mod tests;

@@ -46,9 +46,13 @@ impl SandboxReport {
                 let with_tcp = *abi >= landlock::NET_ABI as u32;
                 let writable = landlock::writable(&SandboxConfig::default(), &[]);
                 let fs = match landlock::ruleset(&writable, !with_tcp) {
-                    Ok(ruleset) => {
-                        try_in_child(Confinement { ruleset: Some(ruleset), filter: None, binds: None, caps: None })
-                    }
+                    Ok(ruleset) => try_in_child(Confinement {
+                        ruleset: Some(ruleset),
+                        filter: None,
+                        binds: None,
+                        caps: None,
+                        sealed: Vec::new(),
+                    }),
                     Err(e) => Err(format!("a Landlock ruleset cannot be built ({e})")),
                 };
                 let tcp = match (&fs, with_tcp) {
@@ -63,7 +67,13 @@ impl SandboxReport {
             Err(why) => (Err(why.clone()), Err(why.clone())),
         };
         let seccomp = seccomp::filters(false).and_then(|filter| {
-            try_in_child(Confinement { ruleset: None, filter: Some(filter), binds: None, caps: None })
+            try_in_child(Confinement {
+                ruleset: None,
+                filter: Some(filter),
+                binds: None,
+                caps: None,
+                sealed: Vec::new(),
+            })
         });
         let protect = protect::probe();
         Self { kernel, abi, fs, tcp, seccomp, protect }
@@ -135,6 +145,7 @@ impl SandboxReport {
                     Err(why) => format!("not refused: {why}"),
                 }
             ),
+            format!("typing into a terminal (TIOCSTI, TIOCLINUX): {}", self.terminal()),
             format!("signals to processes outside the sandbox (Landlock ABI 6): {}", self.at_abi(6, "refused")),
             format!("Unix sockets outside the workspace, network off: {}", self.unix_sockets()),
             format!(
@@ -155,6 +166,28 @@ impl SandboxReport {
             Ok(abi) => format!("no: needs Landlock ABI {min}, this kernel has {abi}"),
             Err(why) => format!("no: {why}"),
         }
+    }
+
+    /// How commands are kept from typing into a terminal: no controlling terminal (every
+    /// process toolbelt starts leads a session of its own), the filter's refusal, and the
+    /// terminal toolbelt runs in covered in their mount namespace.
+    fn terminal(&self) -> String {
+        let filter = match &self.seccomp {
+            Ok(()) => "the filter refuses both (seccomp)".to_string(),
+            Err(why) => format!("the filter is unavailable ({why})"),
+        };
+        let kernel = match std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti") {
+            Ok(v) if v.trim() == "0" => "; the kernel refuses TIOCSTI anyway (dev.tty.legacy_tiocsti = 0)",
+            Ok(_) => "; the kernel would allow TIOCSTI on a process's own terminal (dev.tty.legacy_tiocsti = 1)",
+            Err(_) => "",
+        };
+        let by_name = match &self.protect {
+            Ok(_) => "; the terminal toolbelt runs in is covered by /dev/null for them (mount namespace)".to_string(),
+            Err(why) => format!("; the terminal toolbelt runs in stays reachable by its name ({why})"),
+        };
+        format!(
+            "refused: commands start without a controlling terminal (a session of their own); {filter}{by_name}{kernel}"
+        )
     }
 
     /// How Unix sockets outside the workspace are kept from commands with the network off.
@@ -180,6 +213,7 @@ fn yes_no(result: &Result<(), String>) -> String {
 fn try_in_child(confinement: Confinement) -> Result<(), String> {
     let mut command = probe_command();
     command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    toolbelt_core::process::new_session(&mut command);
     confinement.install_std(&mut command, None);
     match command.status() {
         Ok(status) if status.success() => Ok(()),

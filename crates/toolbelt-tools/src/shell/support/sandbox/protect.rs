@@ -12,8 +12,10 @@
 //! What is bound, in each workspace root and configured writable root and in their direct
 //! subdirectories (a workspace holding several repositories): every entry of
 //! [`toolbelt_core::PROTECTED_NAMES`] that exists (`.git`, `.toolbelt`, `.claude`,
-//! `.mcp.json`, `.vscode`, `.idea`), and every extra protected path inside a writable root
-//! (toolbelt's own settings and state when the workspace is the home directory). With
+//! `.mcp.json`, `.vscode`, `.idea`); and the user's protected places inside a writable
+//! directory, with the directories above them that could be moved away pinned
+//! (`places.rs`: toolbelt's own settings and state when the workspace is the home directory;
+//! a workspace root inside one of them is bound writable again on top). With
 //! `git_writes`, `.git` stays writable so commits work, and only what can make git run a
 //! program is read-only: `config`, `config.worktree`, `hooks/`, `info/`, and the same in each
 //! submodule's and worktree's git directory — also in the git directory a linked worktree
@@ -23,13 +25,15 @@
 //! `./secrets/**`, `~/.ssh/**`): `/dev/null` is bound over a hidden file (and over its other
 //! hard-linked names in the workspace) and an empty read-only file system over a hidden
 //! directory, so `grep -r`, `tar` or a script read nothing of them. Patterns with wildcards
-//! (`*.env`) are matched only by what the tools and the policy see.
+//! (`*.env`) are matched only by what the tools and the policy see. The terminal toolbelt
+//! runs in is covered by `/dev/null` too (`terminal.rs`).
 //!
 //! As root the namespace is a plain mount namespace; otherwise it is nested in a user
-//! namespace mapping the user to itself. Not covered: a protected entry that does not exist
-//! yet (a command may create `.mcp.json`; toolbelt reads project settings only from trusted
-//! projects, and the trust covers what they say), deeper nested repositories, and an entry
-//! that is itself a symlink.
+//! namespace mapping the user to itself. Not covered here: a protected name a project folder
+//! does not have yet (a command may create `.mcp.json`; toolbelt reads project settings only
+//! from trusted projects, and the trust covers what they say — the user's own places are kept
+//! from being made by `places.rs`), deeper nested repositories, and an entry that is itself a
+//! symlink.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt as _;
@@ -37,6 +41,7 @@ use std::path::{Path, PathBuf};
 
 use toolbelt_core::PROTECTED_NAMES;
 
+use super::places::Places;
 use crate::shell::support::cgroup::sys::write_file;
 
 /// Most bind mounts one command gets; a plan that needs more is refused
@@ -62,6 +67,9 @@ struct Bind {
     /// What is mounted there.
     what: What,
     read_only: bool,
+    /// Made writable again after the bind (it lies inside a read-only bind, whose flag a
+    /// bind copies).
+    reopen: bool,
     /// The flags the mounted file system already has (nosuid, nodev…), kept on the read-only
     /// remount: a user namespace may not drop them.
     keep: libc::c_ulong,
@@ -113,8 +121,8 @@ pub struct Plan<'a> {
     pub writable: &'a [PathBuf],
     /// The workspace roots, where other names of a hidden file are looked for.
     pub roots: &'a [PathBuf],
-    /// Protected paths besides the names, held read-only when inside a writable root.
-    pub extra: &'a [PathBuf],
+    /// The user's protected places: held read-only, pinned, reopened (`places.rs`).
+    pub places: Option<&'a Places>,
     /// Whether git's data stays writable (only its configuration and hooks are held).
     pub git_writes: bool,
     /// Git directories outside the roots that linked worktrees among them share (writable
@@ -124,26 +132,15 @@ pub struct Plan<'a> {
     pub masks: &'a [PathBuf],
     /// Unix sockets outside the workspace: covered, so no `connect` reaches them.
     pub sockets: &'a [PathBuf],
+    /// The terminal devices toolbelt holds: covered, so no command opens the person's
+    /// terminal by its name (`terminal.rs`).
+    pub terminals: &'a [PathBuf],
 }
 
 /// The mounts of `plan`; `None` when there is nothing to do.
 pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
-    let Plan { writable: dirs, roots, extra, git_writes, shared_git, masks, sockets } = plan;
-    let mut binds: Vec<Bind> = Vec::new();
-    let mut dropped = 0;
-    let mut add_mount = |path: &Path, what: What, read_only: bool| {
-        let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return };
-        if binds.iter().any(|b| b.path == c) {
-            return;
-        }
-        if binds.len() >= MAX_BINDS {
-            dropped += 1;
-        } else {
-            let keep = kept_flags(if what == What::Null { Path::new("/dev/null") } else { path });
-            binds.push(Bind { path: c, what, read_only, keep });
-        }
-    };
-    let mut add = |path: &Path, read_only: bool| add_mount(path, What::Itself, read_only);
+    let Plan { writable: dirs, roots, places, git_writes, shared_git, masks, sockets, terminals } = plan;
+    let mut m = Mounts::default();
     for dir in dirs {
         for place in std::iter::once(dir.clone()).chain(subdirs(dir)) {
             for name in PROTECTED_NAMES {
@@ -153,45 +150,50 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
                     continue;
                 }
                 if *name == ".git" && meta.is_dir() && git_writes {
-                    add(&entry, false);
+                    m.add(&entry, What::Itself, false);
                     for inner in git_program_paths(&entry) {
-                        add(&inner, true);
+                        m.add(&inner, What::Itself, true);
                     }
                 } else {
-                    add(&entry, true);
+                    m.add(&entry, What::Itself, true);
                 }
             }
         }
     }
     for git_dir in shared_git {
-        add(git_dir, false);
+        m.add(git_dir, What::Itself, false);
         for inner in git_program_paths(git_dir) {
-            add(&inner, true);
+            m.add(&inner, What::Itself, true);
         }
     }
-    for path in extra {
-        if dirs.iter().any(|d| path.starts_with(d))
-            && path.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink())
-        {
-            add(path, true);
+    if let Some(places) = places {
+        for dir in &places.pin {
+            m.add(dir, What::Itself, false);
+        }
+        for place in &places.hold {
+            m.add(place, What::Itself, true);
+        }
+        for root in &places.reopen {
+            m.push(root, What::Itself, false, true);
         }
     }
     for mask in masks {
         let Ok(meta) = std::fs::metadata(mask) else { continue };
         let Ok(real) = std::fs::canonicalize(mask) else { continue };
         if meta.is_dir() {
-            add_mount(&real, What::Empty, true);
+            m.add(&real, What::Empty, true);
         } else if meta.is_file() {
-            add_mount(&real, What::Null, true);
+            m.add(&real, What::Null, true);
             // Its other names (hard links) inside the workspace are hidden too.
             for other in crate::files::support::links::other_names(roots, &real) {
-                add_mount(&other, What::Null, true);
+                m.add(&other, What::Null, true);
             }
         }
     }
-    for socket in sockets {
-        add_mount(socket, What::Null, true);
+    for device in sockets.iter().chain(terminals) {
+        m.add(device, What::Null, true);
     }
+    let Mounts { binds, dropped } = m;
     if binds.is_empty() && dropped == 0 {
         return None;
     }
@@ -205,6 +207,32 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
         None => None,
     };
     Some(Binds { binds, namespace, maps, dropped })
+}
+
+/// The mounts planned so far, each path once, and how many went past [`MAX_BINDS`].
+#[derive(Debug, Default)]
+struct Mounts {
+    binds: Vec<Bind>,
+    dropped: usize,
+}
+
+impl Mounts {
+    fn add(&mut self, path: &Path, what: What, read_only: bool) {
+        self.push(path, what, read_only, false);
+    }
+
+    fn push(&mut self, path: &Path, what: What, read_only: bool, reopen: bool) {
+        let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return };
+        if self.binds.iter().any(|b| b.path == c) {
+            return;
+        }
+        if self.binds.len() >= MAX_BINDS {
+            self.dropped += 1;
+        } else {
+            let keep = kept_flags(if what == What::Null { Path::new("/dev/null") } else { path });
+            self.binds.push(Bind { path: c, what, read_only, reopen, keep });
+        }
+    }
 }
 
 /// The directories directly inside `dir` (not symlinks, not protected entries themselves).
@@ -297,6 +325,8 @@ pub(super) fn apply(binds: &Binds) -> std::io::Result<()> {
         if bind.read_only {
             let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | bind.keep;
             sys::mount(None, &bind.path, None, flags, None)?;
+        } else if bind.reopen {
+            sys::mount(None, &bind.path, None, libc::MS_BIND | libc::MS_REMOUNT | bind.keep, None)?;
         }
     }
     Ok(())
@@ -326,6 +356,7 @@ pub fn probe() -> Result<Namespace, String> {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
+        toolbelt_core::process::new_session(&mut command);
         super::pre_exec(&mut command, move || apply(&binds));
         match command.status() {
             Ok(s) if s.success() => Ok(namespace),
@@ -378,57 +409,4 @@ mod sys {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plans_each_existing_entry_and_git_s_program_paths() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        for d in [".git/refs", "nested/.git", ".vscode", "src"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
-        std::fs::write(root.join(".git/config"), "").unwrap();
-        std::fs::write(root.join(".mcp.json"), "{}").unwrap();
-        std::os::unix::fs::symlink("/tmp", root.join(".claude")).unwrap();
-
-        let roots = std::slice::from_ref(&root);
-        let strict = plan(Plan { writable: roots, roots, ..Plan::default() }, Namespace::Mount).unwrap();
-        let mut ro = strict.read_only();
-        ro.sort();
-        assert_eq!(ro, [root.join(".git"), root.join(".mcp.json"), root.join(".vscode"), root.join("nested/.git")]);
-
-        let extra = [root.join("src")];
-        let writes =
-            plan(Plan { writable: roots, roots, extra: &extra, git_writes: true, ..Plan::default() }, Namespace::Mount)
-                .unwrap();
-        let ro = writes.read_only();
-        assert!(!ro.contains(&root.join(".git")), "git's data stays writable");
-        for p in [".git/config", ".git/hooks", ".git/info", "src"] {
-            assert!(ro.contains(&root.join(p)), "{p} in {ro:?}");
-        }
-        assert!(root.join(".git/hooks").is_dir(), "a missing hooks directory is created so it can be held");
-
-        let empty = tempfile::tempdir().unwrap();
-        let empty = [empty.path().to_path_buf()];
-        assert!(plan(Plan { writable: &empty, roots: &empty, ..Plan::default() }, Namespace::Mount).is_none());
-        // A hidden file is masked, and so are its other names.
-        std::fs::write(root.join("secret.txt"), "k").unwrap();
-        std::fs::hard_link(root.join("secret.txt"), root.join("src/innocent.txt")).unwrap();
-        let masks = [root.join("secret.txt"), root.join("missing")];
-        let masked = plan(Plan { roots, masks: &masks, ..Plan::default() }, Namespace::Mount).unwrap();
-        assert_eq!(masked.read_only(), [root.join("secret.txt"), root.join("src/innocent.txt")]);
-        assert_eq!(masked.dropped(), 0);
-        // More than the mounts a command may have: the plan says how many were left out (and
-        // the sandbox then refuses it), never quietly hides only some.
-        let many: Vec<PathBuf> = (0..MAX_BINDS + 3)
-            .map(|i| {
-                let file = root.join(format!("hidden-{i}.txt"));
-                std::fs::write(&file, "k").unwrap();
-                file
-            })
-            .collect();
-        let over = plan(Plan { roots, masks: &many, ..Plan::default() }, Namespace::Mount).unwrap();
-        assert_eq!(over.dropped(), 3);
-    }
-}
+mod tests;

@@ -14,7 +14,14 @@
 //! * new namespaces (`unshare`, `setns`, and `clone` with a `CLONE_NEW*` flag): a new user
 //!   namespace would hand the command a fresh set of capabilities. `clone3`, whose flags
 //!   live in memory a filter cannot read, fails with `ENOSYS`, so the C library falls back to
-//!   `clone`, whose flags it can.
+//!   `clone`, whose flags it can;
+//! * typing into a terminal: `ioctl` with `TIOCSTI` (push a byte into a terminal's input) or
+//!   `TIOCLINUX` (whose selection paste does the same on a virtual console). A command starts
+//!   without a controlling terminal (see `toolbelt_core::process`), so the kernel refuses it
+//!   `TIOCSTI` on the person's terminal anyway; this also covers a terminal it gets hold of
+//!   later. The kernel reads the request number as a 32-bit `unsigned int`, so the filter
+//!   compares the low 32 bits of the argument, as it does: `0xffffffff00005412` is `TIOCSTI`
+//!   too.
 //!
 //! With the network off, `socket()` also creates only `AF_UNIX` sockets: Landlock's network
 //! rules cover TCP only, and this turns off UDP, raw, packet, netlink and vsock sockets too.
@@ -108,12 +115,17 @@ fn arch() -> Result<(u32, u32), String> {
     }
 }
 
+/// The `ioctl` requests that type into a terminal: `TIOCSTI` and `TIOCLINUX` (the same numbers
+/// on every architecture filtered here).
+const TERMINAL_INPUT: &[u32] = &[libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
+
 /// The device file types `mknod` must not create.
 const DEVICE_TYPES: &[u32] = &[libc::S_IFCHR, libc::S_IFBLK];
 
 /// The listed calls and their verdicts: [`DENIED`] refused; `mknod`/`mknodat` of a device
 /// refused; `clone` with a [`NEW_NAMESPACES`] flag refused; `clone3` unavailable (`ENOSYS`);
-/// with `no_network`, `socket` of any family but `AF_UNIX` refused.
+/// `ioctl` with a [`TERMINAL_INPUT`] request refused; with `no_network`, `socket` of any
+/// family but `AF_UNIX` refused.
 fn listed(no_network: bool) -> Vec<(u32, Verdict)> {
     let nr = |call: i64| u32::try_from(call).unwrap_or(u32::MAX);
     let mut listed: Vec<(u32, Verdict)> = DENIED.iter().map(|&call| (nr(call), Verdict::Errno(libc::EPERM))).collect();
@@ -124,6 +136,7 @@ fn listed(no_network: bool) -> Vec<(u32, Verdict)> {
     let namespaces = NEW_NAMESPACES.iter().fold(0u32, |all, flag| all | flag.unsigned_abs());
     listed.push((nr(libc::SYS_clone), Verdict::AnyBit { arg: 0, mask: namespaces }));
     listed.push((nr(libc::SYS_clone3), Verdict::Errno(libc::ENOSYS)));
+    listed.push((nr(libc::SYS_ioctl), Verdict::In { arg: 1, values: TERMINAL_INPUT }));
     if no_network {
         listed.push((nr(libc::SYS_socket), Verdict::Unless { arg: 0, value: libc::AF_UNIX as u32 }));
     }

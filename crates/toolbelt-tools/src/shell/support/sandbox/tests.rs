@@ -31,6 +31,7 @@ fn landlock_alone_denies_tcp_connect() {
         filter: None,
         binds: None,
         caps: None,
+        sealed: Vec::new(),
     };
     let (code, stderr) = bash(no_tcp, &script);
     assert_ne!(code, 0);
@@ -41,20 +42,72 @@ fn landlock_alone_denies_tcp_connect() {
         filter: None,
         binds: None,
         caps: None,
+        sealed: Vec::new(),
     };
     assert_eq!(bash(tcp, &script), (0, String::new()));
 }
 
 #[test]
 fn the_filter_alone_denies_udp_and_leaves_files_alone() {
-    let filter = Confinement { ruleset: None, filter: Some(seccomp::filters(false).unwrap()), binds: None, caps: None };
+    let filter = Confinement {
+        ruleset: None,
+        filter: Some(seccomp::filters(false).unwrap()),
+        binds: None,
+        caps: None,
+        sealed: Vec::new(),
+    };
     let (code, stderr) = bash(filter, "exec 3<>/dev/udp/127.0.0.1/9");
     assert_ne!(code, 0);
     assert!(stderr.contains("Operation not permitted"), "{stderr}");
 
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("written");
-    let filter = Confinement { ruleset: None, filter: Some(seccomp::filters(false).unwrap()), binds: None, caps: None };
+    let filter = Confinement {
+        ruleset: None,
+        filter: Some(seccomp::filters(false).unwrap()),
+        binds: None,
+        caps: None,
+        sealed: Vec::new(),
+    };
     assert_eq!(bash(filter, &format!("echo x > '{}'", target.display())), (0, String::new()));
     assert!(target.exists());
+}
+
+/// A sealed directory takes no new entry, nor does the writable root above it; their files
+/// and every other folder stay writable. (In `/var/tmp`: beneath `/tmp` nothing is sealed.)
+#[test]
+fn a_sealed_directory_takes_no_new_entry_but_its_folders_and_files_stay_writable() {
+    let Ok(dir) = tempfile::tempdir_in("/var/tmp") else {
+        eprintln!("skipped: no /var/tmp to work in outside the temp directory");
+        return;
+    };
+    let root = dir.path().canonicalize().unwrap();
+    let home = root.join("home");
+    for d in ["home/sub", "other"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::write(home.join("existing"), "").unwrap();
+    let config = SandboxConfig::default();
+    let writable = landlock::writable(&config, std::slice::from_ref(&root)).sealing(std::slice::from_ref(&home));
+    let sealed = Confinement {
+        ruleset: Some(landlock::ruleset(&writable, false).unwrap()),
+        filter: None,
+        binds: None,
+        caps: None,
+        sealed: vec![home.clone()],
+    };
+    let script = format!(
+        "cd '{}'; for step in 'touch home/new' 'mkdir home/newdir' 'ln -s x home/link' 'touch new' \
+         'touch home/sub/new' 'echo x >> home/existing' 'touch other/new' 'mkdir other/d'; do \
+         if eval \"$step\" 2>/dev/null; then echo \"ok: $step\" >&2; else echo \"refused: $step\" >&2; fi; done",
+        root.display()
+    );
+    let (_, said) = bash(sealed, &script);
+    for refused in ["touch home/new", "mkdir home/newdir", "ln -s x home/link", "touch new"] {
+        assert!(said.contains(&format!("refused: {refused}")), "{refused}: {said}");
+    }
+    for allowed in ["touch home/sub/new", "echo x >> home/existing", "touch other/new", "mkdir other/d"] {
+        assert!(said.contains(&format!("ok: {allowed}")), "{allowed}: {said}");
+    }
+    assert!(!home.join("new").exists() && home.join("sub/new").exists());
 }

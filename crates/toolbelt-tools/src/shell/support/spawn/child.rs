@@ -4,8 +4,8 @@
 //! The rules: system calls only, on data the suspended caller built before the clone; nothing
 //! allocated, locked, formatted or written outside this stack (errors are plain numbers); no
 //! signal handler may run. The order is the standard library's for a spawn with a hook (the
-//! signal dispositions reset, the descriptors set up, the working directory, the process
-//! group, then the confinement), and the signals are unblocked just before `execve`.
+//! signal dispositions reset, the descriptors set up, the working directory, a new session,
+//! then the confinement), and the signals are unblocked just before `execve`.
 
 use super::clone::Plan;
 use crate::shell::support::sandbox::Bounding;
@@ -27,8 +27,10 @@ pub(super) fn run(plan: &Plan<'_>, bounding: Bounding) -> i32 {
     if unsafe { libc::chdir(plan.cwd.as_ptr()) } != 0 {
         return errno();
     }
-    // SAFETY: setpgid with integers: this process leads a new group.
-    if unsafe { libc::setpgid(0, 0) } != 0 {
+    // SAFETY: setsid takes no argument: this process leads a new session and a new group
+    // (pgid = its pid) and has no controlling terminal, so it cannot reach the person's
+    // terminal through `/dev/tty` (see `toolbelt_core::process`).
+    if unsafe { libc::setsid() } < 0 {
         return errno();
     }
     if let Some(confinement) = plan.confinement

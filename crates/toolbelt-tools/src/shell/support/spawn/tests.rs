@@ -17,13 +17,13 @@ fn the_prologue_shares_the_first_line() {
 }
 
 /// What a command can see of how it was started: its signal state, capabilities, no-new-privs
-/// and seccomp status, process group, cgroup, descriptors, environment, working directory,
+/// and seccomp status, process group, session and controlling terminal, cgroup, descriptors, environment, working directory,
 /// stdin, and whether it may write where it runs.
 /// (bash reads its own status and descriptors first, with builtins: once it has started a
 /// child, its signal mask and descriptors depend on timing.)
 const PROBE: &str = r#"while IFS= read -r l; do case $l in SigBlk*|SigIgn*|Cap*|NoNewPrivs*|Seccomp*) echo "$l";; esac; done < /proc/$$/status
 fds=(/proc/$$/fd/*); echo "descriptors: ${fds[*]##*/} "
-awk '{print "group leader:", ($5 == $1)}' /proc/$$/stat
+awk '{print "group leader:", ($5 == $1), "session leader:", ($6 == $1), "terminal:", $7}' /proc/$$/stat
 echo "in its own cgroup: $(grep -c '/toolbelt-[0-9]*-[0-9]*$' /proc/$$/cgroup)"
 env | grep -v '^TOOLBELT_CALL_ID=' | sort
 echo "tag: ${TOOLBELT_CALL_ID:+set}"
@@ -65,13 +65,15 @@ async fn a_cloned_command_starts_as_a_forked_one_does() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let plain = (observe(true, None, &root).await, observe(false, None, &root).await);
-    // Without a hook tokio's spawn is glibc's posix_spawn, which leaves the C library's two
+    // glibc's posix_spawn (tokio's spawn without a hook) would leave the C library's two
     // internal signals (32 and 33) ignored in the child; a forked child, and a cloned one, get
     // the server's dispositions, a handler becoming the default.
     let internal = |text: &str| text.lines().filter(|l| !l.starts_with("SigIgn:")).collect::<Vec<_>>().join("\n");
     assert_eq!(internal(&plain.0), internal(&plain.1));
     assert!(plain.0.contains("write here: 0") && plain.0.contains("Seccomp:\t0"), "{}", plain.0);
     assert!(plain.0.contains("group leader: 1") && plain.0.contains("descriptors: 0 1 "), "{}", plain.0);
+    // A session of its own: no controlling terminal, whatever toolbelt has.
+    assert!(plain.0.contains("session leader: 1 terminal: 0"), "{}", plain.0);
     assert!(plain.0.contains(" 98 ") && plain.0.contains("stdin: 1"), "{}", plain.0);
     assert!(plain.0.contains("TB_SPAWN_TEST_SET=yes") && !plain.0.contains("\nHOME="), "{}", plain.0);
     assert!(plain.0.contains("tag: set") && plain.0.contains("PAGER=cat"), "{}", plain.0);

@@ -47,6 +47,8 @@ fn reference_main(no_network: bool) -> Vec<libc::sock_filter> {
         })
         .collect();
     rules.insert(libc::SYS_clone, any_of(namespaces));
+    let request = |r: u32| SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, u64::from(r)).unwrap();
+    rules.insert(libc::SYS_ioctl, any_of(vec![request(libc::TIOCSTI as u32), request(libc::TIOCLINUX as u32)]));
     if no_network {
         let not_unix =
             SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64).unwrap();
@@ -78,6 +80,16 @@ fn reference_x32() -> Vec<libc::sock_filter> {
         stmt(libc::BPF_RET | libc::BPF_K, RET_ERRNO | libc::EPERM as u32),
         stmt(libc::BPF_RET | libc::BPF_K, RET_ALLOW),
     ]
+}
+
+/// `TIOCSTI` and `TIOCGWINSZ` as system call arguments (their type differs between C
+/// libraries).
+fn sti() -> u64 {
+    u64::from(TERMINAL_INPUT[0])
+}
+
+fn winsz() -> u64 {
+    u64::from(libc::TIOCGWINSZ as u32)
 }
 
 /// What the kernel answers with a stack of filters: every filter runs, the action of
@@ -116,6 +128,10 @@ fn one_program_decides_every_call_as_the_three_did() {
         libc::AF_NETLINK as u64,
         (1 << 32) | libc::AF_UNIX as u64,
         (1 << 32) | libc::AF_INET as u64,
+        sti(),
+        u64::from(TERMINAL_INPUT[1]),
+        0xffff_ffff_0000_0000 | sti(),
+        winsz(),
         u64::MAX,
     ]);
     for no_network in [false, true] {
@@ -149,6 +165,13 @@ fn one_program_decides_every_call_as_the_three_did() {
     assert_eq!(call(libc::SYS_mknodat, [0, 0, u64::from(libc::S_IFBLK), 0, 0, 0]), RET_ERRNO | libc::EPERM as u32);
     assert_eq!(call(libc::SYS_mknodat, [0, 0, u64::from(libc::S_IFIFO), 0, 0, 0]), RET_ALLOW);
     assert_eq!(call(libc::SYS_read, [0; 6]), RET_ALLOW);
+    // Typing into a terminal, however the request's upper bits are set (the kernel ignores
+    // them); other terminal requests pass.
+    let eperm = RET_ERRNO | libc::EPERM as u32;
+    for request in [sti(), u64::from(TERMINAL_INPUT[1]), (7 << 32) | sti()] {
+        assert_eq!(call(libc::SYS_ioctl, [0, request, 0, 0, 0, 0]), eperm, "{request:#x}");
+    }
+    assert_eq!(call(libc::SYS_ioctl, [0, winsz(), 0, 0, 0, 0]), RET_ALLOW);
     assert_eq!(run(&ours, libc::SYS_read as u32, 0x4000_0003, [0; 6]), RET_KILL_PROCESS);
     #[cfg(target_arch = "x86_64")]
     assert_eq!(run(&ours, 0x4000_0000, native, [0; 6]), RET_ERRNO | libc::EPERM as u32);

@@ -417,3 +417,31 @@ fn a_sandboxed_command_cannot_make_the_user_s_settings_where_there_were_none() {
         assert_eq!(w.markers_left(), Vec::<String>::new(), "in home: {in_home}: {out}");
     }
 }
+
+#[test]
+fn a_protected_place_a_command_makes_in_a_folder_that_had_none_is_told_and_held() {
+    // A folder with no `.vscode`, `.idea` or `.git` of its own: the sandbox cannot hold a name
+    // before it exists (that would refuse every new entry of the workspace), so a command
+    // that hides what it writes from the engine can make one. It must not go unnoticed, and
+    // nothing may change it afterwards.
+    let w = World::new();
+    let plant = "import os\nos.makedirs('.vscode')\nopen('.vscode/tasks.json', 'w').write('{\"tasks\": []}')\nos.makedirs('app/.idea')\n";
+    w.write("plant.py", plant);
+    let (code, out, err) = w.run(&["call", "Bash", r#"{"command":"python3 plant.py"}"#, "--allow", "Bash"]);
+    assert_eq!(code, 0, "{out}{err}");
+    for made in [w.root.join(".vscode"), w.root.join("app/.idea")] {
+        assert!(out.contains(&format!("`{}`", made.display())), "the result names {}: {out}", made.display());
+        assert!(err.contains(&format!("`{}`", made.display())), "the person reads it on stderr: {err}");
+    }
+    assert!(out.contains("nobody approved") && out.contains("tell the user"), "{out}");
+    // From the next command on it is held read-only like any protected entry.
+    let change = r#"{"command":"python3 -c \"open('.vscode/tasks.json', 'w').write('{}')\""}"#;
+    let (_, out, _) = w.run(&["call", "Bash", change, "--allow", "Bash"]);
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert_eq!(std::fs::read_to_string(w.root.join(".vscode/tasks.json")).unwrap(), "{\"tasks\": []}");
+    // A command that makes none says nothing of the kind.
+    let (code, out, _) =
+        w.run(&["call", "Bash", r#"{"command":"mkdir -p build && touch build/x"}"#, "--allow", "Bash"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("nobody approved"), "{out}");
+}

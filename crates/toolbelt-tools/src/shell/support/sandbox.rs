@@ -142,6 +142,8 @@ pub struct Confinement {
     caps: Option<caps::CapDrop>,
     /// Directories in which the command may make no new entry (see `sandbox/places.rs`).
     sealed: Vec<PathBuf>,
+    /// The protected entries missing in the writable roots when it was built.
+    missing: protect::Missing,
 }
 
 /// Why commands cannot be confined here: one plain line saying what is missing and what to do.
@@ -208,6 +210,7 @@ impl Confinement {
             format!("cannot build the sandbox for this command: {e}; retry, or check `toolbelt sandbox check`")
         })?;
         let filter = Some(seccomp::filters(config.network)?);
+        let mut missing = protect::Missing::default();
         let binds = match report.protected() {
             Ok(namespace) => {
                 let dirs = root_dirs;
@@ -235,7 +238,8 @@ impl Confinement {
                     sockets: &sockets,
                     terminals: terminal::devices(),
                 };
-                let binds = protect::plan(plan, namespace);
+                let (binds, absent) = protect::plan(plan, namespace);
+                missing = absent;
                 if let Some(dropped) = binds.as_ref().map(protect::Binds::dropped).filter(|n| *n > 0) {
                     return Err(format!(
                         "this command's sandbox would need {dropped} more mounts than the {} it may have (protected \
@@ -255,6 +259,7 @@ impl Confinement {
             binds,
             caps: Some(caps::CapDrop::plan()),
             sealed: places.seal,
+            missing,
         }))
     }
 
@@ -272,6 +277,12 @@ impl Confinement {
     /// The directories in which this confinement lets the command make no new entry.
     pub fn sealed(&self) -> &[PathBuf] {
         &self.sealed
+    }
+
+    /// The protected entries missing in the writable roots when this was built, to tell
+    /// afterwards which the command made ([`protect::Missing::made`]).
+    pub fn missing(&self) -> &protect::Missing {
+        &self.missing
     }
 
     /// The paths this confinement keeps read-only with bind mounts.

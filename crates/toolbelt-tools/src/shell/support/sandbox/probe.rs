@@ -52,6 +52,7 @@ impl SandboxReport {
                         binds: None,
                         caps: None,
                         sealed: Vec::new(),
+                        missing: protect::Missing::default(),
                     }),
                     Err(e) => Err(format!("a Landlock ruleset cannot be built ({e})")),
                 };
@@ -73,6 +74,7 @@ impl SandboxReport {
                 binds: None,
                 caps: None,
                 sealed: Vec::new(),
+                missing: protect::Missing::default(),
             })
         });
         let protect = protect::probe();

@@ -31,9 +31,9 @@
 //! As root the namespace is a plain mount namespace; otherwise it is nested in a user
 //! namespace mapping the user to itself. Not covered here: a protected name a project folder
 //! does not have yet (a command may create `.mcp.json`; toolbelt reads project settings only
-//! from trusted projects, and the trust covers what they say — the user's own places are kept
-//! from being made by `places.rs`), deeper nested repositories, and an entry that is itself a
-//! symlink.
+//! from trusted projects, and the trust covers what they say; what a command made is told
+//! when it ends, [`Missing`] — the user's own places are kept from being made by
+//! `places.rs`), deeper nested repositories, and an entry that is itself a symlink.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt as _;
@@ -137,15 +137,22 @@ pub struct Plan<'a> {
     pub terminals: &'a [PathBuf],
 }
 
-/// The mounts of `plan`; `None` when there is nothing to do.
-pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
+/// The mounts of `plan` (`None` when there is nothing to do), and the protected entries
+/// missing where it looked ([`Missing`]).
+pub fn plan(plan: Plan<'_>, namespace: Namespace) -> (Option<Binds>, Missing) {
     let Plan { writable: dirs, roots, places, git_writes, shared_git, masks, sockets, terminals } = plan;
     let mut m = Mounts::default();
+    let mut missing = Missing::default();
     for dir in dirs {
-        for place in std::iter::once(dir.clone()).chain(subdirs(dir)) {
+        let inside = subdirs(dir);
+        missing.roots.push((dir.clone(), inside.clone()));
+        for place in std::iter::once(dir.clone()).chain(inside.iter().cloned()) {
             for name in PROTECTED_NAMES {
                 let entry = place.join(name);
-                let Ok(meta) = entry.symlink_metadata() else { continue };
+                let Ok(meta) = entry.symlink_metadata() else {
+                    missing.entries.push(entry);
+                    continue;
+                };
                 if meta.file_type().is_symlink() {
                     continue;
                 }
@@ -195,7 +202,7 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
     }
     let Mounts { binds, dropped } = m;
     if binds.is_empty() && dropped == 0 {
-        return None;
+        return (None, missing);
     }
     let maps = (namespace == Namespace::User).then(|| {
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
@@ -203,10 +210,38 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> Option<Binds> {
     });
     let maps = match maps {
         Some((Ok(u), Ok(g))) => Some((u, g)),
-        Some(_) => return None,
+        Some(_) => return (None, missing),
         None => None,
     };
-    Some(Binds { binds, namespace, maps, dropped })
+    (Some(Binds { binds, namespace, maps, dropped }), missing)
+}
+
+/// The protected entries (`.git`, `.vscode`, `.idea`, `.toolbelt`, `.claude`, `.mcp.json`)
+/// that did not exist in a writable root or its direct subdirectories when a command
+/// started. Nothing can hold a name that does not exist yet without sealing the whole
+/// directory (every new entry in the workspace refused), so a command may make one; what it
+/// made is then told ([`Missing::made`]) — to the model, the person and the audit — and held
+/// read-only from the next command on, like any protected entry that exists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Missing {
+    /// The entries missing where the plan looked.
+    entries: Vec<PathBuf>,
+    /// The writable roots, with the subdirectories the plan looked into.
+    roots: Vec<(PathBuf, Vec<PathBuf>)>,
+}
+
+impl Missing {
+    /// Those that exist now (not followed if a symlink): made while the command ran, also
+    /// in a subdirectory of a root that the command made (`mkdir app && mkdir app/.idea`).
+    pub fn made(&self) -> Vec<PathBuf> {
+        let mut made: Vec<PathBuf> = self.entries.iter().filter(|p| p.symlink_metadata().is_ok()).cloned().collect();
+        for (root, seen) in &self.roots {
+            for dir in subdirs(root).into_iter().filter(|d| !seen.contains(d)) {
+                made.extend(PROTECTED_NAMES.iter().map(|n| dir.join(n)).filter(|p| p.symlink_metadata().is_ok()));
+            }
+        }
+        made
+    }
 }
 
 /// The mounts planned so far, each path once, and how many went past [`MAX_BINDS`].
@@ -348,6 +383,7 @@ pub fn probe() -> Result<Namespace, String> {
     let result = (|| {
         let writable = std::slice::from_ref(&scratch);
         let binds = plan(Plan { writable, ..Plan::default() }, namespace)
+            .0
             .ok_or_else(|| "nothing to bind in the scratch directory".to_string())?;
         let mut command = std::process::Command::new("sh");
         command

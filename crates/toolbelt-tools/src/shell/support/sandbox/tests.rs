@@ -32,6 +32,7 @@ fn landlock_alone_denies_tcp_connect() {
         binds: None,
         caps: None,
         sealed: Vec::new(),
+        missing: protect::Missing::default(),
     };
     let (code, stderr) = bash(no_tcp, &script);
     assert_ne!(code, 0);
@@ -43,6 +44,7 @@ fn landlock_alone_denies_tcp_connect() {
         binds: None,
         caps: None,
         sealed: Vec::new(),
+        missing: protect::Missing::default(),
     };
     assert_eq!(bash(tcp, &script), (0, String::new()));
 }
@@ -55,6 +57,7 @@ fn the_filter_alone_denies_udp_and_leaves_files_alone() {
         binds: None,
         caps: None,
         sealed: Vec::new(),
+        missing: protect::Missing::default(),
     };
     let (code, stderr) = bash(filter, "exec 3<>/dev/udp/127.0.0.1/9");
     assert_ne!(code, 0);
@@ -68,6 +71,7 @@ fn the_filter_alone_denies_udp_and_leaves_files_alone() {
         binds: None,
         caps: None,
         sealed: Vec::new(),
+        missing: protect::Missing::default(),
     };
     assert_eq!(bash(filter, &format!("echo x > '{}'", target.display())), (0, String::new()));
     assert!(target.exists());
@@ -95,6 +99,7 @@ fn a_sealed_directory_takes_no_new_entry_but_its_folders_and_files_stay_writable
         binds: None,
         caps: None,
         sealed: vec![home.clone()],
+        missing: protect::Missing::default(),
     };
     let script = format!(
         "cd '{}'; for step in 'touch home/new' 'mkdir home/newdir' 'ln -s x home/link' 'touch new' \

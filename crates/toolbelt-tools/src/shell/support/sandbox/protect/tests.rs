@@ -12,10 +12,19 @@ fn plans_each_existing_entry_and_git_s_program_paths() {
     std::os::unix::fs::symlink("/tmp", root.join(".claude")).unwrap();
 
     let roots = std::slice::from_ref(&root);
-    let strict = plan(Plan { writable: roots, roots, ..Plan::default() }, Namespace::Mount).unwrap();
-    let mut ro = strict.read_only();
+    let (strict, missing) = plan(Plan { writable: roots, roots, ..Plan::default() }, Namespace::Mount);
+    let mut ro = strict.unwrap().read_only();
     ro.sort();
     assert_eq!(ro, [root.join(".git"), root.join(".mcp.json"), root.join(".vscode"), root.join("nested/.git")]);
+    // What is missing is noted, and told once made (a symlink is neither held nor missing).
+    assert!(missing.made().is_empty());
+    std::fs::create_dir(root.join(".idea")).unwrap();
+    std::fs::write(root.join("src/.mcp.json"), "{}").unwrap();
+    let mut made = missing.made();
+    made.sort();
+    assert_eq!(made, [root.join(".idea"), root.join("src/.mcp.json")]);
+    std::fs::remove_dir(root.join(".idea")).unwrap();
+    std::fs::remove_file(root.join("src/.mcp.json")).unwrap();
 
     let places = Places {
         hold: vec![root.join("src")],
@@ -27,6 +36,7 @@ fn plans_each_existing_entry_and_git_s_program_paths() {
         Plan { writable: roots, roots, places: Some(&places), git_writes: true, ..Plan::default() },
         Namespace::Mount,
     )
+    .0
     .unwrap();
     let ro = writes.read_only();
     assert!(!ro.contains(&root.join(".git")), "git's data stays writable");
@@ -41,12 +51,12 @@ fn plans_each_existing_entry_and_git_s_program_paths() {
 
     let empty = tempfile::tempdir().unwrap();
     let empty = [empty.path().to_path_buf()];
-    assert!(plan(Plan { writable: &empty, roots: &empty, ..Plan::default() }, Namespace::Mount).is_none());
+    assert!(plan(Plan { writable: &empty, roots: &empty, ..Plan::default() }, Namespace::Mount).0.is_none());
     // A hidden file is masked, and so are its other names.
     std::fs::write(root.join("secret.txt"), "k").unwrap();
     std::fs::hard_link(root.join("secret.txt"), root.join("src/innocent.txt")).unwrap();
     let masks = [root.join("secret.txt"), root.join("missing")];
-    let masked = plan(Plan { roots, masks: &masks, ..Plan::default() }, Namespace::Mount).unwrap();
+    let masked = plan(Plan { roots, masks: &masks, ..Plan::default() }, Namespace::Mount).0.unwrap();
     assert_eq!(masked.read_only(), [root.join("secret.txt"), root.join("src/innocent.txt")]);
     assert_eq!(masked.dropped(), 0);
     // More than the mounts a command may have: the plan says how many were left out (and
@@ -58,6 +68,6 @@ fn plans_each_existing_entry_and_git_s_program_paths() {
             file
         })
         .collect();
-    let over = plan(Plan { roots, masks: &many, ..Plan::default() }, Namespace::Mount).unwrap();
+    let over = plan(Plan { roots, masks: &many, ..Plan::default() }, Namespace::Mount).0.unwrap();
     assert_eq!(over.dropped(), 3);
 }

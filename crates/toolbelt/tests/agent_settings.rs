@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 /// The variables that define providers, kept out of every run unless a test sets them.
@@ -40,8 +39,9 @@ impl Project {
         path
     }
 
-    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-        let mut cmd = Command::cargo_bin("toolbelt").unwrap();
+    /// The binary in the project, with its home and no provider of the machine's.
+    fn toolbelt(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
         cmd.current_dir(&self.root)
             .env("NO_COLOR", "1")
             .env("HOME", &self.home)
@@ -53,6 +53,11 @@ impl Project {
         for var in PROVIDER_VARS {
             cmd.env_remove(var);
         }
+        cmd
+    }
+
+    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+        let mut cmd = self.toolbelt();
         cmd.envs(env.iter().copied());
         let out = cmd.args(args).output().unwrap();
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -214,18 +219,8 @@ impl Project {
     /// client without sampling; the answers to the calls, in order.
     fn mcp_calls(&self, calls: &[Value]) -> Vec<Value> {
         use std::io::{BufRead as _, BufReader, Write as _};
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
-        cmd.current_dir(&self.root)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("CI", "true")
-            .env_remove("TOOLBELT_LOG")
-            .env_remove("TOOLBELT_MANAGED_CONFIG");
-        for var in PROVIDER_VARS {
-            cmd.env_remove(var);
-        }
-        let mut child = cmd
+        let mut child = self
+            .toolbelt()
             .arg("mcp")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

@@ -204,6 +204,24 @@ fn mcp_servers_reports_a_silent_server_at_its_startup_timeout() {
 
 /// Lines from the server's stdout, read on a thread so a missing one fails the test
 /// instead of hanging it.
+/// `toolbelt mcp` started in `root`: the process, its stdin, and its stdout's lines as they
+/// come.
+fn serve_stdio(root: &Path) -> (std::process::Child, std::process::ChildStdin, Lines) {
+    let mut child =
+        toolbelt(root).arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, stdin, Lines(rx))
+}
+
 struct Lines(std::sync::mpsc::Receiver<String>);
 
 impl Lines {
@@ -248,19 +266,7 @@ fn tools_that_join_late_are_announced() {
     )
     .unwrap();
     assert!(toolbelt(&root).arg("trust").status().unwrap().success());
-    let mut child =
-        toolbelt(&root).arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stdout.lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let lines = Lines(rx);
+    let (mut child, mut stdin, lines) = serve_stdio(&root);
     let mut send = |message: Value| {
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
@@ -323,19 +329,7 @@ fn a_project_file_that_does_not_parse_is_told_to_the_host() {
 /// Starts `toolbelt mcp` in `root` and initializes a session: the instructions it answers
 /// with, and the data of the first `warnings` warnings it logs to the client right after.
 fn what_the_host_hears(root: &Path, warnings: usize) -> (String, Vec<String>) {
-    let mut child =
-        toolbelt(root).arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stdout.lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let lines = Lines(rx);
+    let (mut child, mut stdin, lines) = serve_stdio(root);
     let mut send = |message: Value| {
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();

@@ -103,7 +103,8 @@ fn progress_token(token: &Value) -> String {
     format!("`_meta.progressToken` must be a string or a number, not {}", kind(token))
 }
 
-fn kind(value: &Value) -> &'static str {
+/// What a JSON value is, as an error message says it ("an array").
+pub(super) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -26,6 +26,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::Mutex;
 
+use super::params::kind;
+
 /// The longest line read: 16 MiB.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
@@ -321,17 +323,6 @@ fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
     let mut line = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string();
     line.push('\n');
     line.into_bytes()
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

@@ -113,27 +113,12 @@ fn options_that_point_git_elsewhere_are_not_read_only() {
 
 /// `toolbelt batch ARGS…` with these calls, in one session: the results, in order.
 fn batch(w: &World, calls: &[(&str, serde_json::Value)], args: &[&str]) -> Vec<serde_json::Value> {
-    use std::io::Write as _;
-    let input: String = calls
+    let lines: Vec<serde_json::Value> = calls
         .iter()
         .enumerate()
-        .map(|(i, (name, input))| format!("{}\n", json!({"id": i.to_string(), "name": name, "input": input})))
+        .map(|(i, (name, input))| json!({"id": i.to_string(), "name": name, "input": input}))
         .collect();
-    let mut child = w
-        .toolbelt()
-        .arg("batch")
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let results: Vec<serde_json::Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(results.len(), calls.len(), "{}", String::from_utf8_lossy(&out.stderr));
-    results
+    w.batch(&lines, args)
 }
 
 fn text(result: &serde_json::Value) -> String {

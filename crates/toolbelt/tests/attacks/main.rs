@@ -186,6 +186,27 @@ impl World {
         (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
     }
 
+    /// `toolbelt batch ARGS…` with these JSON lines, in one session: a result per line, in
+    /// order.
+    pub fn batch(&self, lines: &[Value], args: &[&str]) -> Vec<Value> {
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let mut child = self
+            .toolbelt()
+            .arg("batch")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let results: Vec<Value> =
+            String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(results.len(), lines.len(), "{}", String::from_utf8_lossy(&out.stderr));
+        results
+    }
+
     /// `toolbelt call TOOL INPUT EXTRA…`; (exit code, stdout).
     pub fn call(&self, tool: &str, input: Value, extra: &[&str]) -> (i32, String) {
         let input = input.to_string();

@@ -258,23 +258,6 @@ fn a_repository_s_skill_grants_nothing_by_itself() {
     assert!(out.contains(&format!("mine  {} (user)", home_skill.join("SKILL.md").display())), "{out}");
 }
 
-/// Runs `lines` through `toolbelt batch ARGS…`; one result per line.
-fn batch(w: &World, lines: &[serde_json::Value], args: &[&str]) -> Vec<serde_json::Value> {
-    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let mut child = w
-        .toolbelt()
-        .arg("batch")
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
 #[test]
 fn a_cd_out_of_the_roots_never_moves_the_session() {
     let w = World::new();
@@ -290,8 +273,7 @@ fn a_cd_out_of_the_roots_never_moves_the_session() {
         (&["--allow", &reach, "--allow", "Bash(cd *)"], &[outside.as_str()]),
     ] {
         for &target in targets {
-            let results = batch(
-                &w,
+            let results = w.batch(
                 &[
                     json!({"name": "Bash", "input": {"command": format!("cd {target}")}}),
                     json!({"name": "Bash", "input": {"command": "pwd"}}),

@@ -59,7 +59,7 @@ pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;
 pub use follow_up::FollowUp;
-pub use format::{glob_pieces, human_duration, human_size, sha256_hex, thousands};
+pub use format::{glob_pieces, human_duration, human_size, json_kind, sha256_hex, thousands};
 pub use modes::{ModeSwitch, Modes};
 pub use output::{Content, Render, TextOutput, ToolOutput};
 pub use prompts::{PromptInfo, PromptSource, PromptText, Prompts};

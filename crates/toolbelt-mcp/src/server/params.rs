@@ -14,6 +14,7 @@ use rmcp::model::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use toolbelt_core::json_kind;
 
 /// The requests a client may send that this server answers.
 const KNOWN: &[&str] = &[
@@ -80,12 +81,12 @@ fn envelope(method: &str, params: Option<&Value>) -> Option<String> {
     let Value::Object(fields) = params else {
         return Some(format!(
             "`params` must be an object holding the method's named parameters (or be left out), not {}",
-            kind(params)
+            json_kind(params)
         ));
     };
     if let Some(meta) = fields.get("_meta").filter(|m| !m.is_null()) {
         let Value::Object(meta) = meta else {
-            return Some(format!("`_meta` must be an object, not {}", kind(meta)));
+            return Some(format!("`_meta` must be an object, not {}", json_kind(meta)));
         };
         if let Some(token) = meta.get("progressToken").filter(|t| !(t.is_string() || t.is_number() || t.is_null())) {
             return Some(progress_token(token));
@@ -93,26 +94,14 @@ fn envelope(method: &str, params: Option<&Value>) -> Option<String> {
     }
     match fields.get("cursor") {
         Some(cursor) if method.ends_with("/list") && !(cursor.is_string() || cursor.is_null()) => {
-            Some(format!("`cursor` must be a string (the `nextCursor` of the page before), not {}", kind(cursor)))
+            Some(format!("`cursor` must be a string (the `nextCursor` of the page before), not {}", json_kind(cursor)))
         }
         _ => None,
     }
 }
 
 fn progress_token(token: &Value) -> String {
-    format!("`_meta.progressToken` must be a string or a number, not {}", kind(token))
-}
-
-/// What a JSON value is, as an error message says it ("an array").
-pub(super) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    format!("`_meta.progressToken` must be a string or a number, not {}", json_kind(token))
 }
 
 /// Why `tools/call`'s params cannot be read, saying what `arguments` must be.

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::Mutex;
 
-use super::params::kind;
+use toolbelt_core::json_kind;
 
 /// The longest line read: 16 MiB.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -285,7 +285,7 @@ fn judge(line: &[u8]) -> Verdict {
             return Verdict::Answer(error_line(&Value::Null, INVALID_REQUEST, message));
         }
         other => {
-            let message = format!("invalid request: a JSON-RPC message is an object, not {}", kind(other));
+            let message = format!("invalid request: a JSON-RPC message is an object, not {}", json_kind(other));
             return Verdict::Answer(error_line(&Value::Null, INVALID_REQUEST, &message));
         }
     };

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolbelt_policy::{Authorizer as _, PermissionEngine};
 use toolbelt_policy::confine::Confiner;
 use toolbelt_policy::protected::ProtectedPaths;
+use toolbelt_policy::{Authorizer as _, PermissionEngine};
 use toolbelt_tools::shell::SandboxConfig;
 
 use super::Assembly;

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 use serde_json::Value;
+use toolbelt_core::json_kind;
 
 /// Outputs with more lines than this are cut to their head and tail.
 const MAX_OUTPUT_LINES: usize = 60;
@@ -49,12 +50,12 @@ pub(super) fn parse_json(text: &str) -> Result<Value, String> {
 pub(super) fn cells_of(doc: &Value) -> Result<Vec<&Value>, String> {
     let shape = "a notebook is an object with `cells`, `metadata`, `nbformat` and `nbformat_minor`";
     let Value::Object(map) = doc else {
-        return Err(format!("the JSON is {}, not a Jupyter notebook ({shape})", kind(doc)));
+        return Err(format!("the JSON is {}, not a Jupyter notebook ({shape})", json_kind(doc)));
     };
     match (map.get("cells"), map.get("worksheets")) {
         (Some(Value::Array(cells)), _) => Ok(cells.iter().collect()),
         (Some(other), _) => {
-            Err(format!("`cells` is {}, not an array, so this is not a valid notebook ({shape})", kind(other)))
+            Err(format!("`cells` is {}, not an array, so this is not a valid notebook ({shape})", json_kind(other)))
         }
         (None, Some(Value::Array(sheets))) => {
             Ok(sheets.iter().filter_map(|w| w.get("cells")?.as_array()).flatten().collect())
@@ -66,17 +67,6 @@ pub(super) fn cells_of(doc: &Value) -> Result<Vec<&Value>, String> {
                 "the JSON object has no `cells` array, so it is not a Jupyter notebook (its keys: {keys}; {shape})"
             ))
         }
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -127,7 +117,7 @@ fn cell_type(cell: &Value) -> &str {
 /// `</cell 3>`.
 pub fn render_cell(index: usize, cell: &Value) -> String {
     let Some(map) = cell.as_object() else {
-        return format!("<cell {index}: not a JSON object ({})>", kind(cell));
+        return format!("<cell {index}: not a JSON object ({})>", json_kind(cell));
     };
     let ty = cell_type(cell);
     let mut out = format!("<cell {index}");

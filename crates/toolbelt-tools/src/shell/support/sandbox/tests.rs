@@ -15,6 +15,11 @@ fn bash(confinement: Confinement, script: &str) -> (i32, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// A confinement of only these layers: no binds, no capabilities dropped, nothing sealed.
+fn layers(ruleset: Option<landlock::Rules>, filter: Option<seccomp::Filters>) -> Confinement {
+    Confinement { ruleset, filter, binds: None, caps: None, sealed: Vec::new(), missing: protect::Missing::default() }
+}
+
 #[test]
 fn landlock_alone_denies_tcp_connect() {
     let report = SandboxReport::probe();
@@ -26,53 +31,25 @@ fn landlock_alone_denies_tcp_connect() {
     let script = format!("exec 3<>/dev/tcp/127.0.0.1/{}", listener.local_addr().unwrap().port());
     let writable = landlock::writable(&SandboxConfig::default(), &[]);
 
-    let no_tcp = Confinement {
-        ruleset: Some(landlock::ruleset(&writable, false).unwrap()),
-        filter: None,
-        binds: None,
-        caps: None,
-        sealed: Vec::new(),
-        missing: protect::Missing::default(),
-    };
+    let no_tcp = layers(Some(landlock::ruleset(&writable, false).unwrap()), None);
     let (code, stderr) = bash(no_tcp, &script);
     assert_ne!(code, 0);
     assert!(stderr.contains("Permission denied"), "connect refused by Landlock, not the filter: {stderr}");
 
-    let tcp = Confinement {
-        ruleset: Some(landlock::ruleset(&writable, true).unwrap()),
-        filter: None,
-        binds: None,
-        caps: None,
-        sealed: Vec::new(),
-        missing: protect::Missing::default(),
-    };
+    let tcp = layers(Some(landlock::ruleset(&writable, true).unwrap()), None);
     assert_eq!(bash(tcp, &script), (0, String::new()));
 }
 
 #[test]
 fn the_filter_alone_denies_udp_and_leaves_files_alone() {
-    let filter = Confinement {
-        ruleset: None,
-        filter: Some(seccomp::filters(false).unwrap()),
-        binds: None,
-        caps: None,
-        sealed: Vec::new(),
-        missing: protect::Missing::default(),
-    };
+    let filter = layers(None, Some(seccomp::filters(false).unwrap()));
     let (code, stderr) = bash(filter, "exec 3<>/dev/udp/127.0.0.1/9");
     assert_ne!(code, 0);
     assert!(stderr.contains("Operation not permitted"), "{stderr}");
 
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("written");
-    let filter = Confinement {
-        ruleset: None,
-        filter: Some(seccomp::filters(false).unwrap()),
-        binds: None,
-        caps: None,
-        sealed: Vec::new(),
-        missing: protect::Missing::default(),
-    };
+    let filter = layers(None, Some(seccomp::filters(false).unwrap()));
     assert_eq!(bash(filter, &format!("echo x > '{}'", target.display())), (0, String::new()));
     assert!(target.exists());
 }
@@ -93,14 +70,8 @@ fn a_sealed_directory_takes_no_new_entry_but_its_folders_and_files_stay_writable
     std::fs::write(home.join("existing"), "").unwrap();
     let config = SandboxConfig::default();
     let writable = landlock::writable(&config, std::slice::from_ref(&root)).sealing(std::slice::from_ref(&home));
-    let sealed = Confinement {
-        ruleset: Some(landlock::ruleset(&writable, false).unwrap()),
-        filter: None,
-        binds: None,
-        caps: None,
-        sealed: vec![home.clone()],
-        missing: protect::Missing::default(),
-    };
+    let sealed =
+        Confinement { sealed: vec![home.clone()], ..layers(Some(landlock::ruleset(&writable, false).unwrap()), None) };
     let script = format!(
         "cd '{}'; for step in 'touch home/new' 'mkdir home/newdir' 'ln -s x home/link' 'touch new' \
          'touch home/sub/new' 'echo x >> home/existing' 'touch other/new' 'mkdir other/d'; do \

@@ -69,6 +69,20 @@ pub fn glob_pieces(pieces: &[String], text: &str) -> bool {
     remaining.ends_with(last.as_str())
 }
 
+/// What a JSON value is, as an error message says it: `null`, `a boolean`, `a number`,
+/// `a string`, `an array`, `an object`.
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,19 +106,5 @@ mod tests {
     fn sha256_of_known_inputs() {
         assert_eq!(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
         assert_eq!(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    }
-}
-
-/// What a JSON value is, as an error message says it: `null`, `a boolean`, `a number`,
-/// `a string`, `an array`, `an object`.
-pub fn json_kind(value: &serde_json::Value) -> &'static str {
-    use serde_json::Value;
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

@@ -129,7 +129,7 @@ impl Render for WebSearchOutput {
 
 /// `text` from the web, unable to close the block it is shown in.
 fn data(text: &str) -> String {
-    text.replace("</web-content", "<\\/web-content")
+    super::support::unclosable(text).into_owned()
 }
 
 /// A title as a Markdown link's text: brackets escaped.

@@ -418,8 +418,9 @@ async fn post_hooks_block_replace_and_see_failures() {
         with_hooks(PreToolOutcome::default(), PostToolOutcome::Replace { output: ToolOutput::text("[redacted]") });
     let r = run(&h, "Probe", json!({"text": "AKIA..."})).await;
     assert_eq!(r.text(), "[redacted]");
-    // The replaced result's structured form goes with it: the secret does not stay there.
-    assert_eq!(r.structured, None);
+    // The replaced result's structured form is the hook's output alone: the secret does not
+    // stay there, and it still matches the tool's output schema.
+    assert_eq!(r.structured, Some(json!({"hook_output": "[redacted]"})));
 
     let (h, seen) = with_hooks(PreToolOutcome::default(), keep());
     let r = run(&h, "Probe", json!({"fail": "boom"})).await;

@@ -166,6 +166,29 @@ fn python_sdk_client_in_its_default_mode_over_stdio() {
     check_python_session(&seen, &root);
 }
 
+/// A PostToolUse hook that replaces a result: the SDK checks `structuredContent` against the
+/// tool's `outputSchema` and refused a replaced result that had none ("has an output schema
+/// but did not return structured content").
+#[test]
+fn the_python_client_accepts_a_result_a_hook_replaced() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    let config = root.join("home/.config/toolbelt");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        r#"[[hooks.PostToolUse]]
+matcher = "Grep"
+hooks = [{ type = "command", command = '''echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "[redacted by a hook]"}}' ''' }]
+"#,
+    )
+    .unwrap();
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(script("python_client.py")).arg("stdio").arg(toolbelt()).arg(&root);
+    let seen = run(cmd, &root, r#"[["Grep", {"pattern": "hello"}]]"#);
+    assert_eq!(seen["extra"], json!([["Grep", false, "[redacted by a hook]"]]), "{seen}");
+}
+
 #[test]
 fn python_sdk_client_over_streamable_http() {
     let Some(peers) = Peers::find() else { return };

@@ -1,8 +1,10 @@
 //! Stage 7: PostToolUse / PostToolUseFailure hooks may block the result, replace it, or add
-//! context.
+//! context. A replaced result's structured form is the hook's output alone
+//! ([`additions::HOOK_OUTPUT`]).
 
 use serde_json::Value;
-use toolbelt_core::{ToolError, ToolOutput};
+use toolbelt_core::additions;
+use toolbelt_core::{Content, ToolError, ToolOutput};
 use toolbelt_policy::{Finished, PostToolOutcome};
 
 use super::{CallCx, Trail};
@@ -26,6 +28,15 @@ pub(super) async fn run(
         PostToolOutcome::Block { reason } => {
             Err(ToolError::failed(format!("a PostToolUse hook blocked this result: {reason}")))
         }
-        PostToolOutcome::Replace { output } => Ok(output),
+        PostToolOutcome::Replace { mut output } => {
+            // A client may show the model the structured result instead of the text: it holds the
+            // hook's output, and nothing of the tool's own.
+            output.structured = None;
+            if !output.is_error {
+                let text = output.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n");
+                output.structured = additions::hook_output(cx.entry.spec().output_schema.as_ref(), text);
+            }
+            Ok(output)
+        }
     }
 }

@@ -323,7 +323,11 @@ fn every_agent_tool_returns_structured_content_matching_its_schema() {
     assert_eq!((done["status"].as_str(), done["text"].as_str()), (Some("completed"), Some("answer 1")));
     let member = check(&mut server, "Agent", json!({"prompt": "Answer too.", "team_name": "t", "name": "alice"}));
     let id = member["agent_id"].as_str().unwrap().to_string();
-    assert_eq!(check(&mut server, "TaskOutput", json!({"task_id": id}))["status"], "completed");
+    let first = check(&mut server, "TaskOutput", json!({"task_id": id}));
+    assert_eq!(first["status"], "completed");
+    // Its answer comes once, as `output`, not again in the report.
+    assert_eq!(first["output"], "answer 2", "{first}");
+    assert_eq!(first.to_string().matches("answer 2").count(), 1, "{first}");
     check(&mut server, "SendMessage", json!({"to": "alice", "message": "More."}));
     check(&mut server, "TaskOutput", json!({"task_id": id}));
     check(&mut server, "TaskBroadcast", json!({"team_name": "t", "message": "All of you."}));

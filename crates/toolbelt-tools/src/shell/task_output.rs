@@ -70,21 +70,23 @@ pub struct TaskOutputResult {
     /// When the new output was cut: where every byte of it is and how to read it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// When the task is an agent (started with Agent in the background): its report.
+    /// When the task is an agent (started with Agent in the background): its report. Its
+    /// answer is `output` (the report's own `text` is left empty, so the answer comes once).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentReport>,
 }
 
 impl TaskOutputResult {
     /// The result for a background agent: its report, the task fields filled from it.
-    fn of_agent(report: AgentReport) -> Self {
+    fn of_agent(mut report: AgentReport) -> Self {
         let status = task_status(report.status);
+        let answer = std::mem::take(&mut report.text);
         let log = report.full_text_path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
         Self {
             task_id: report.agent_id.clone(),
             status,
             exit_code: None,
-            output: report.text.clone(),
+            output: answer,
             truncated: report.full_text_path.is_some(),
             log_file: log.clone(),
             run_time_ms: report.duration_ms,
@@ -100,7 +102,8 @@ impl Render for TaskOutputResult {
     /// none, and where the rest is when it was cut.
     fn render(&self) -> Vec<Content> {
         if let Some(report) = &self.agent {
-            return vec![Content::text(render_report(report))];
+            let whole = AgentReport { text: self.output.clone(), ..report.clone() };
+            return vec![Content::text(render_report(&whole))];
         }
         let run_time = human_duration(Duration::from_millis(self.run_time_ms));
         let mut header = format!("Task {} is {}", self.task_id, self.status.as_str());

@@ -41,6 +41,8 @@ use std::path::{Path, PathBuf};
 
 use toolbelt_core::PROTECTED_NAMES;
 
+pub use missing::Missing;
+
 use super::places::Places;
 use crate::shell::support::cgroup::sys::write_file;
 
@@ -145,12 +147,12 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> (Option<Binds>, Missing) {
     let mut missing = Missing::default();
     for dir in dirs {
         let inside = subdirs(dir);
-        missing.roots.push((dir.clone(), inside.clone()));
-        for place in std::iter::once(dir.clone()).chain(inside.iter().cloned()) {
+        for place in std::iter::once(dir).chain(&inside) {
+            let mut lacks = Vec::new();
             for name in PROTECTED_NAMES {
                 let entry = place.join(name);
                 let Ok(meta) = entry.symlink_metadata() else {
-                    missing.entries.push(entry);
+                    lacks.push(*name);
                     continue;
                 };
                 if meta.file_type().is_symlink() {
@@ -165,7 +167,9 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> (Option<Binds>, Missing) {
                     m.add(&entry, What::Itself, true);
                 }
             }
+            missing.look(place, lacks);
         }
+        missing.root(dir, inside);
     }
     for git_dir in shared_git {
         m.add(git_dir, What::Itself, false);
@@ -214,34 +218,6 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> (Option<Binds>, Missing) {
         None => None,
     };
     (Some(Binds { binds, namespace, maps, dropped }), missing)
-}
-
-/// The protected entries (`.git`, `.vscode`, `.idea`, `.toolbelt`, `.claude`, `.mcp.json`)
-/// that did not exist in a writable root or its direct subdirectories when a command
-/// started. Nothing can hold a name that does not exist yet without sealing the whole
-/// directory (every new entry in the workspace refused), so a command may make one; what it
-/// made is then told ([`Missing::made`]) — to the model, the person and the audit — and held
-/// read-only from the next command on, like any protected entry that exists.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Missing {
-    /// The entries missing where the plan looked.
-    entries: Vec<PathBuf>,
-    /// The writable roots, with the subdirectories the plan looked into.
-    roots: Vec<(PathBuf, Vec<PathBuf>)>,
-}
-
-impl Missing {
-    /// Those that exist now (not followed if a symlink): made while the command ran, also
-    /// in a subdirectory of a root that the command made (`mkdir app && mkdir app/.idea`).
-    pub fn made(&self) -> Vec<PathBuf> {
-        let mut made: Vec<PathBuf> = self.entries.iter().filter(|p| p.symlink_metadata().is_ok()).cloned().collect();
-        for (root, seen) in &self.roots {
-            for dir in subdirs(root).into_iter().filter(|d| !seen.contains(d)) {
-                made.extend(PROTECTED_NAMES.iter().map(|n| dir.join(n)).filter(|p| p.symlink_metadata().is_ok()));
-            }
-        }
-        made
-    }
 }
 
 /// The mounts planned so far, each path once, and how many went past [`MAX_BINDS`].
@@ -444,5 +420,6 @@ mod sys {
     }
 }
 
+mod missing;
 #[cfg(test)]
 mod tests;

@@ -196,6 +196,13 @@ fn the_readme_entry_for_claude_code_is_not_started_by_toolbelt_itself() {
     let (code, out, err, _) = w.guarded(cmd);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("toolbelt  stdio      skipped: ") && out.contains("this toolbelt itself"), "{out}");
+    // The trust review says so too, rather than listing the entry as one that will run.
+    let mut cmd = w.toolbelt();
+    cmd.args(["trust", "--show"]);
+    let (code, out, err, started) = w.guarded(cmd);
+    assert_eq!((code, started), (0, 0), "{out}{err}");
+    let entry = out.lines().find(|l| l.contains("mcp.servers.toolbelt")).unwrap_or_default();
+    assert!(entry.contains("— never started: its command `toolbelt` is this toolbelt itself"), "{out}");
 }
 
 #[test]

@@ -49,7 +49,7 @@ pub(super) fn child_depth() -> String {
 
 /// Why the server `config` must not be started from here, if it must not: its command is
 /// this program, or this toolbelt is already [`MAX_DEPTH`] gateways deep.
-pub(super) fn skip_reason(config: &UpstreamConfig) -> Option<String> {
+pub fn skip_reason(config: &UpstreamConfig) -> Option<String> {
     let UpstreamTransport::Stdio { command, env, cwd, .. } = &config.transport else { return None };
     if let Some(path) = this_program(command, env, cwd.as_deref()) {
         return Some(format!(

@@ -106,11 +106,22 @@ fn line(e: &Entry) -> String {
         (Some(f), None) => format!(" ({})", short(f)),
         _ => String::new(),
     };
-    let reach = match e.key.strip_prefix("agent.providers.") {
-        Some(_) => format!(" — {}", crate::settings::agent::provider_reach(&e.value)),
-        None => String::new(),
+    let reach = if e.key.starts_with("agent.providers.") {
+        format!(" — {}", crate::settings::agent::provider_reach(&e.value))
+    } else if e.key.starts_with("mcp.servers.") {
+        never_started(&e.value).map(|why| format!(" — never started: {why}")).unwrap_or_default()
+    } else {
+        String::new()
     };
     format!("{} = {value}{place}{reach}", e.key)
+}
+
+/// Why the MCP server an entry configures is never started, whatever the trust (its command
+/// is this toolbelt): the reason's first clause.
+fn never_started(value: &serde_json::Value) -> Option<String> {
+    let config = serde_json::from_value::<toolbelt_mcp::client::UpstreamConfig>(value.clone()).ok()?;
+    let why = toolbelt_mcp::client::lineage::skip_reason(&config)?;
+    Some(why.split_once(": ").map_or(why.as_str(), |(first, _)| first).to_string())
 }
 
 fn gist<'e>(entries: impl Iterator<Item = &'e Entry> + Clone) -> String {

@@ -427,3 +427,24 @@ fn a_protected_place_a_command_makes_in_a_folder_that_had_none_is_told_and_held(
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("nobody approved"), "{out}");
 }
+
+#[test]
+fn a_protected_place_made_in_a_settled_folder_is_told_even_with_its_times_set_back() {
+    // Folders unchanged for seconds are trusted by their status-change time to hold nothing
+    // new; a command that makes an entry and then sets the folder's times back must still be
+    // caught (setting times moves the ctime on).
+    let w = World::new();
+    w.write("lib/mod.py", "");
+    w.write(
+        "plant.py",
+        "import os\nbefore = {d: os.stat(d) for d in ('lib', '.')}\nos.makedirs('lib/.idea')\n\
+         open('.mcp.json', 'w').write('{}')\nfor d, st in before.items():\n    \
+         os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))\n",
+    );
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let (code, out, err) = w.run(&["call", "Bash", r#"{"command":"python3 plant.py"}"#, "--allow", "Bash"]);
+    assert_eq!(code, 0, "{out}{err}");
+    for made in [w.root.join("lib/.idea"), w.root.join(".mcp.json")] {
+        assert!(out.contains(&format!("`{}`", made.display())), "the result names {}: {out}", made.display());
+    }
+}

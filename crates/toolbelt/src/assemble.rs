@@ -228,13 +228,20 @@ impl Assembly {
         }
     }
 
-    /// What to tell the user about these settings: a project waiting for trust, a project
-    /// setting the user's floor overrides, what Claude Code's files contributed.
+    /// What to tell the user about these settings: [`Assembly::warnings`], then what Claude
+    /// Code's files contributed.
     pub fn notices(&self) -> Vec<String> {
+        let mut out = self.warnings();
+        out.extend(self.loaded.claude_note.clone());
+        out
+    }
+
+    /// What of these settings does not apply: a project waiting for trust, a project file that
+    /// does not parse, a project setting the user's floor overrides.
+    pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = self.loaded.trust.notice(&self.loc.project).into_iter().collect();
         out.extend(self.loaded.ignored_notice());
         out.extend(self.loaded.notices.iter().cloned());
-        out.extend(self.loaded.claude_note.clone());
         out
     }
 

@@ -107,12 +107,6 @@ impl UpstreamConfig {
         self.origin.as_deref().map(|o| format!(" ({o})")).unwrap_or_default()
     }
 
-    /// Whether a tool of the server (by its own name) may join the registry.
-    pub fn allows_tool(&self, tool: &str) -> bool {
-        self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool))
-            && !self.disabled_tools.iter().any(|t| t == tool)
-    }
-
     /// Why a tool of the server `server` (by its own name) is left out, as a call of it is
     /// told: the list that leaves it out, and where it is written. `None` when it joins.
     pub fn left_out(&self, server: &str, tool: &str) -> Option<String> {
@@ -288,8 +282,6 @@ mod tests {
     #[test]
     fn tools_are_filtered_by_their_names_on_the_server() {
         let config = read(json!({"command": "a", "enabled_tools": ["x", "y"], "disabled_tools": ["y"]})).unwrap();
-        assert!(config.allows_tool("x"));
-        assert!(!config.allows_tool("y") && !config.allows_tool("z"));
         assert_eq!(config.left_out("s", "x"), None);
         let why = config.left_out("s", "y").unwrap();
         assert!(why.starts_with("`disabled_tools` of MCP server `s` lists it; "), "{why}");

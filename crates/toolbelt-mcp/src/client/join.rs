@@ -31,8 +31,6 @@ pub struct UnknownToolName {
     pub name: String,
     /// The closest name the server lists, if one is close.
     pub closest: Option<String>,
-    /// Where the server's settings are, when known.
-    pub origin: Option<String>,
 }
 
 impl UnknownToolName {
@@ -64,13 +62,7 @@ pub(super) fn unknown_tool_names(up: &Upstream) -> Vec<UnknownToolName> {
     for (list, written) in lists {
         for name in written.into_iter().filter(|n| !listed.contains(n)) {
             let closest = names::closest(&name, listed.iter().map(String::as_str)).map(str::to_string);
-            out.push(UnknownToolName {
-                server: up.name.clone(),
-                list,
-                name,
-                closest,
-                origin: up.config.origin.clone(),
-            });
+            out.push(UnknownToolName { server: up.name.clone(), list, name, closest });
         }
     }
     out

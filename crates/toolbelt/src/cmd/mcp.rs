@@ -27,10 +27,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     // Upstream servers join the registry first, so the first tools/list has their tools.
     let gateway = setup.gateway(runtime.registry()).await;
     // What the person behind the host should know: stderr is rarely in front of anyone there.
-    let mut notices: Vec<String> = setup.loaded.trust.notice(&setup.loc.project).into_iter().collect();
-    notices.extend(setup.loaded.notices.iter().cloned());
-    // A project file that does not parse is left out; the host should hear that too.
-    notices.extend(setup.loaded.ignored_notice());
+    let mut notices = setup.warnings();
     if let Some(gateway) = &gateway {
         notices.extend(gateway.notices());
         // Names in the settings that leave a tool live which they mean to disable or deny.

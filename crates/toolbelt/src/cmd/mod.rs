@@ -64,13 +64,7 @@ impl Setup {
         if global.task_list.is_some() {
             asm.task_list.clone_from(&global.task_list);
         }
-        if let Some(notice) = asm.loaded.trust.notice(&asm.loc.project) {
-            tracing::warn!("{notice}");
-        }
-        if let Some(notice) = asm.loaded.ignored_notice() {
-            tracing::warn!("{notice}");
-        }
-        for notice in &asm.loaded.notices {
+        for notice in asm.warnings() {
             tracing::warn!("{notice}");
         }
         if let Some(note) = &asm.loaded.claude_note {

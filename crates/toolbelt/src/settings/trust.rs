@@ -230,11 +230,6 @@ impl Trust {
         }
     }
 
-    /// Whether the project's own settings apply (trusted, or nothing needs trust).
-    pub fn applies(&self) -> bool {
-        !matches!(self, Trust::Untrusted { .. })
-    }
-
     /// The one line said when the project's settings are ignored.
     pub fn notice(&self, project: &Path) -> Option<String> {
         let Trust::Untrusted { pending, changed } = self else { return None };

@@ -23,7 +23,7 @@ impl PermissionEngine {
     pub(super) fn history_question(&self, call: &CallInfo<'_>, parts: &CallParts) -> Option<Verdict> {
         let git = parts.history.first()?;
         let rule = self.history_rule(&call.session.roots())?;
-        let mut verdict = Verdict::new(
+        let verdict = Verdict::new(
             Decision::Ask,
             format!(
                 "`{git}` can print files from git's history, where the deny rule `{}` cannot be checked (git \
@@ -34,7 +34,6 @@ impl PermissionEngine {
             ),
             rule.source(),
         );
-        verdict.allow_rules.clear();
         Some(verdict)
     }
 

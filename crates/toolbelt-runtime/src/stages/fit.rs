@@ -144,9 +144,13 @@ fn named(path: &str) -> String {
     if path.is_empty() { "the result".to_string() } else { format!("`{path}`") }
 }
 
-/// Keeps `budget` characters of `s`, its head and its tail (three fifths and two fifths, as
-/// the text keeps), with a marker between; says what it kept.
-fn cut_string(s: &mut String, budget: usize) -> Option<String> {
+/// The end of the marker a cut leaves between a string's head and its tail.
+pub(super) const CUT_MARKER_END: &str = " characters cut …]";
+
+/// Keeps `budget` characters of `s`, its head and its tail (three fifths and two fifths), with
+/// a marker between; the characters kept at the head and at the tail, and how many there were.
+/// `None`, and `s` as it was, when it fits.
+pub(super) fn head_and_tail(s: &mut String, budget: usize) -> Option<(usize, usize, usize)> {
     let total = chars(s);
     if total <= budget {
         return None;
@@ -156,7 +160,13 @@ fn cut_string(s: &mut String, budget: usize) -> Option<String> {
     let head_end = char_offset(s, head);
     let tail_start = char_offset(s, total - tail);
     let cut = total - head - tail;
-    *s = format!("{}\n[… {} characters cut …]\n{}", &s[..head_end], thousands(cut), &s[tail_start..]);
+    *s = format!("{}\n[… {}{CUT_MARKER_END}\n{}", &s[..head_end], thousands(cut), &s[tail_start..]);
+    Some((head, tail, total))
+}
+
+/// [`head_and_tail`], saying what it kept.
+fn cut_string(s: &mut String, budget: usize) -> Option<String> {
+    let (head, tail, total) = head_and_tail(s, budget)?;
     Some(if tail == 0 {
         format!("keeps the first {} of {} characters", thousands(head), thousands(total))
     } else {

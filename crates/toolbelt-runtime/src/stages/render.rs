@@ -122,20 +122,14 @@ async fn apply_budget(
     if texts == 1
         && let Some(Content::Text { text }) = content.iter_mut().find(|c| c.as_text().is_some())
     {
-        let tail_chars = budget * 2 / 5;
-        let head_chars = budget - tail_chars;
-        let head_end = text.char_indices().nth(head_chars).map_or(text.len(), |(i, _)| i);
-        let tail_start = text.char_indices().nth(total - tail_chars).map_or(text.len(), |(i, _)| i);
-        let cut = total - head_chars - tail_chars;
-        *text = format!(
-            "{}\n[… {} characters cut …]\n{}\n\n[Output truncated: showing the first {} and the last {} of {} characters. {where_}]",
-            &text[..head_end],
-            thousands(cut),
-            &text[tail_start..],
-            thousands(head_chars),
-            thousands(tail_chars),
-            thousands(total)
-        );
+        if let Some((head, tail, total)) = fit::head_and_tail(text, budget) {
+            text.push_str(&format!(
+                "\n\n[Output truncated: showing the first {} and the last {} of {} characters. {where_}]",
+                thousands(head),
+                thousands(tail),
+                thousands(total)
+            ));
+        }
         return Some(spill);
     }
 
@@ -226,7 +220,7 @@ async fn fit_structured(
 /// Appends `notice` to the first string holding a cut marker, if any.
 fn append_to_a_cut_string(value: &mut Value, notice: &str) -> bool {
     match value {
-        Value::String(s) if s.contains(" characters cut …]") => {
+        Value::String(s) if s.contains(fit::CUT_MARKER_END) => {
             s.push_str(&format!("\n\n[{notice}]"));
             true
         }

@@ -10,6 +10,7 @@
 //! covered by `/dev/null`. Pseudo-terminals a command opens for itself (`script`, `expect`,
 //! Python's `pty`) are new devices and unaffected.
 
+use std::io::IsTerminal as _;
 use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -22,10 +23,10 @@ pub(super) fn devices() -> &'static [PathBuf] {
 
 fn find() -> Vec<PathBuf> {
     let mut rdevs: Vec<u64> = Vec::new();
-    for fd in 0..=2 {
+    let terminals = [std::io::stdin().is_terminal(), std::io::stdout().is_terminal(), std::io::stderr().is_terminal()];
+    for (fd, _) in terminals.iter().enumerate().filter(|(_, t)| **t) {
         if let Ok(meta) = std::fs::metadata(format!("/proc/self/fd/{fd}"))
             && meta.file_type().is_char_device()
-            && is_terminal(fd)
         {
             rdevs.push(meta.rdev());
         }
@@ -54,13 +55,6 @@ fn find() -> Vec<PathBuf> {
         }
     }
     found
-}
-
-/// Whether descriptor `fd` is a terminal.
-#[allow(unsafe_code)]
-fn is_terminal(fd: libc::c_int) -> bool {
-    // SAFETY: isatty takes a descriptor number and only asks the kernel about it.
-    unsafe { libc::isatty(fd) == 1 }
 }
 
 /// The device number of toolbelt's controlling terminal (`tty_nr` in `/proc/self/stat`), if

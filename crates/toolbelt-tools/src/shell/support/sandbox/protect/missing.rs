@@ -131,9 +131,12 @@ mod tests {
         // Setting the times back does not hide a change: the ctime moves on.
         let mut touched = Missing::default();
         touched.look_at(&root, vec![".git"], now_secs() + SETTLED_SECS + 1);
+        let before = std::fs::metadata(&root).unwrap();
         std::fs::create_dir(root.join(".git")).unwrap();
-        let old = std::fs::FileTimes::new().set_modified(UNIX_EPOCH).set_accessed(UNIX_EPOCH);
+        let old =
+            std::fs::FileTimes::new().set_modified(before.modified().unwrap()).set_accessed(before.accessed().unwrap());
         std::fs::File::open(&root).unwrap().set_times(old).unwrap();
+        assert_eq!(std::fs::metadata(&root).unwrap().modified().unwrap(), before.modified().unwrap());
         assert_eq!(touched.made(), [root.join(".git")]);
     }
 

@@ -32,17 +32,26 @@ const FOLLOWING: &[(&str, &str, &[&str], &str)] = &[
 const LISTING: &[&str] = &["sort", "wc", "du"];
 
 /// The option that makes `name args…` follow symbolic links below what it walks (`rg -L`,
-/// `diff`), or `None` when it does not.
-pub(crate) fn follows(name: &str, args: &[ShellWord]) -> Option<String> {
+/// `diff`), and whether it walks below the directories it is given (`ls -L` and `diff`
+/// look only at their entries unless told `-R`, `-r`); `None` when it follows none.
+pub(crate) fn follows(name: &str, args: &[ShellWord]) -> Option<(String, bool)> {
     let texts = args.iter().filter_map(|a| a.value.as_deref()).take_while(|a| *a != "--");
+    // Any cluster holding the letter counts: what could be either counts as walking.
+    let recursive = |letter: char| {
+        texts.clone().any(|a| {
+            is_long(a, "--recursive") || a.strip_prefix('-').is_some_and(|c| !c.starts_with('-') && c.contains(letter))
+        })
+    };
     if name == "diff" {
         // GNU diff reads through every link of the directories it compares.
-        return (!texts.clone().any(|a| is_long(a, "--no-dereference"))).then(|| "diff".to_string());
+        let follows = !texts.clone().any(|a| is_long(a, "--no-dereference"));
+        return follows.then(|| ("diff".to_string(), recursive('r')));
     }
+    let walks = name != "ls" || recursive('R');
     let (_, short, long, valued) = FOLLOWING.iter().find(|(n, ..)| *n == name)?;
     for arg in texts {
         if long.iter().any(|l| arg == *l || (l.starts_with("--") && is_long(arg, l))) {
-            return Some(format!("{name} {arg}"));
+            return Some((format!("{name} {arg}"), walks));
         }
         let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty() && !c.starts_with('-')) else {
             continue;
@@ -53,7 +62,7 @@ pub(crate) fn follows(name: &str, args: &[ShellWord]) -> Option<String> {
         }
         for c in cluster.chars() {
             if short.contains(c) {
-                return Some(format!("{name} -{c}"));
+                return Some((format!("{name} -{c}"), walks));
             }
             if valued.contains(c) {
                 break;
@@ -105,7 +114,27 @@ mod tests {
 
     fn follow(command: &str) -> Option<String> {
         let (name, args) = program(command);
-        follows(&name, &args)
+        follows(&name, &args).map(|(what, _)| what)
+    }
+
+    #[test]
+    fn only_recursive_listings_walk_below_their_directories() {
+        for (command, walks) in [
+            ("ls -lL", false),
+            ("ls -L dir", false),
+            ("ls -lLR", true),
+            ("ls -L --recursive", true),
+            ("diff a b", false),
+            ("diff -r a b", true),
+            ("diff -Nur a b", true),
+            ("diff --recursive a b", true),
+            ("rg -L x", true),
+            ("du -L", true),
+            ("find -L .", true),
+        ] {
+            let (name, args) = program(command);
+            assert_eq!(follows(&name, &args).map(|(_, w)| w), Some(walks), "{command}");
+        }
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub struct Follow {
     /// The paths it walks, as [`Operand`]s; empty when it names none (it walks the directory
     /// it runs in).
     pub paths: Vec<Operand>,
+    /// Whether it reads below the directories' own entries (`ls -L` without `-R` and `diff`
+    /// without `-r` read only the entries of the directories they are given).
+    pub recursive: bool,
 }
 
 /// A file whose NUL-separated names a program opens (`sort --files0-from=LIST`).
@@ -200,7 +203,7 @@ fn program_operands(words: &[ShellWord], out: &mut Operands) {
             }
         }
     }
-    if let Some(what) = crate::follows::follows(name, args) {
+    if let Some((what, recursive)) = crate::follows::follows(name, args) {
         let paths = operands
             .iter()
             .filter_map(|w| {
@@ -208,7 +211,7 @@ fn program_operands(words: &[ShellWord], out: &mut Operands) {
                 Some(Operand { path: path.to_string(), glob: w.expands, usage: Use::Read })
             })
             .collect();
-        out.follows.push(Follow { what, paths });
+        out.follows.push(Follow { what, paths, recursive });
     }
     for list in crate::follows::file_lists(name, args) {
         out.lists.push(FileList { what: format!("{name} --files0-from"), list });

@@ -29,9 +29,10 @@ pub struct LinksOut {
 }
 
 /// The links below `starts` that lead outside `roots`, following the links that stay inside
-/// (each directory walked once). Starts outside the roots are not walked: reading them asks
-/// already.
-pub fn links_out(starts: &[PathBuf], roots: &[PathBuf]) -> LinksOut {
+/// (each directory walked once); with `recursive` false only the starts' own entries are
+/// looked at (`ls -L` without `-R`). Starts outside the roots are not walked: reading them
+/// asks already.
+pub fn links_out(starts: &[PathBuf], roots: &[PathBuf], recursive: bool) -> LinksOut {
     let roots: Vec<PathBuf> = roots.iter().map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone())).collect();
     let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
     let mut out = LinksOut::default();
@@ -63,13 +64,13 @@ pub fn links_out(starts: &[PathBuf], roots: &[PathBuf]) -> LinksOut {
                     out.links.push(path);
                     continue;
                 }
-                target
-            } else if kind.is_dir() {
-                path
+                Some(target).filter(|t| t.is_dir())
             } else {
-                continue;
+                kind.is_dir().then_some(path)
             };
-            if next.is_dir() && seen.insert(next.clone()) {
+            if let Some(next) = next.filter(|_| recursive)
+                && seen.insert(next.clone())
+            {
                 pending.push(next);
             }
         }
@@ -97,13 +98,20 @@ mod tests {
         symlink(base.join("missing"), root.join("a/dangling")).unwrap();
         let roots = [root.clone()];
         // From `a`, only through the inside link `to-c`.
-        assert_eq!(links_out(&[root.join("a")], &roots).links, [root.join("c/out")]);
-        assert_eq!(links_out(&[root.join("a/b/loop")], &roots).links, [root.join("c/out")], "a start that is a link");
+        assert_eq!(links_out(&[root.join("a")], &roots, true).links, [root.join("c/out")]);
+        assert_eq!(
+            links_out(&[root.join("a/b/loop")], &roots, true).links,
+            [root.join("c/out")],
+            "a start that is a link"
+        );
+        // Without recursion only the start's own entries: `c/out` is two levels below `a`.
+        assert_eq!(links_out(&[root.join("a")], &roots, false), LinksOut::default());
+        assert_eq!(links_out(&[root.join("c")], &roots, false).links, [root.join("c/out")]);
         // Nothing leads out of `a/b` once `c` is gone.
         std::fs::remove_file(root.join("c/out")).unwrap();
-        assert_eq!(links_out(&[root.join("a")], &roots), LinksOut::default());
+        assert_eq!(links_out(&[root.join("a")], &roots, true), LinksOut::default());
         // A start outside the roots is not walked.
         symlink(&outside, outside.join("self")).unwrap();
-        assert_eq!(links_out(std::slice::from_ref(&outside), &roots), LinksOut::default());
+        assert_eq!(links_out(std::slice::from_ref(&outside), &roots, true), LinksOut::default());
     }
 }

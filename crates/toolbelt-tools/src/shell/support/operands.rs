@@ -151,7 +151,7 @@ fn beyond_operands(
                 })
                 .collect()
         };
-        let found = links::links_out(&starts, roots);
+        let found = links::links_out(&starts, roots, follow.recursive);
         for link in found.links {
             add(declared, link, Use::Read);
         }

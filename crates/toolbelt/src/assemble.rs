@@ -347,12 +347,13 @@ impl Assembly {
         if servers.is_empty() {
             return None;
         }
-        // The servers' tools a bare deny rule names join hidden, however late they come.
         let engine = self.engine();
-        registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
-        let sandbox = self.project_sandbox(&self.engine());
+        // A project's servers start in the sandbox; it is built only when one is among them.
         let projects = self.settings.project_servers.clone();
-        let confiner = move |name: &str| projects.iter().any(|p| p == name).then(|| Arc::clone(&sandbox));
+        let sandbox = servers.iter().any(|(name, _)| projects.contains(name)).then(|| self.project_sandbox(&engine));
+        // The servers' tools a bare deny rule names join hidden, however late they come.
+        registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
+        let confiner = move |name: &str| projects.iter().any(|p| p == name).then(|| sandbox.clone()).flatten();
         Some(Gateway::start_confined(servers, Arc::clone(registry), confiner).await)
     }
 

@@ -35,6 +35,19 @@ pub fn new_session(command: &mut std::process::Command) {
     }
 }
 
+/// `command` as a program to run: itself when it names a path (and exists), else the first
+/// executable of that name on `path_var`.
+pub fn find_program(command: &str, path_var: Option<&std::ffi::OsStr>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let executable =
+        |p: &std::path::Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if command.contains('/') {
+        let p = std::path::PathBuf::from(command);
+        return executable(&p).then_some(p);
+    }
+    std::env::split_paths(path_var?).map(|dir| dir.join(command)).find(|p| executable(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,7 @@
 //! an unbounded tree.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -104,13 +104,15 @@ fn find_program(program: &str, env: &BTreeMap<String, String>, cwd: Option<&Path
         Some(value) => expand_env(value).into(),
         None => std::env::var_os("PATH")?,
     };
-    std::env::split_paths(&path).map(|dir| base.join(dir).join(program)).find(|candidate| {
-        std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+    // Relative entries of `PATH` are found from the server's working directory.
+    let dirs = std::env::join_paths(std::env::split_paths(&path).map(|dir| base.join(dir))).ok()?;
+    toolbelt_core::process::find_program(program, Some(&dirs))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
     use super::*;
 
     fn stdio(command: &str, env: &[(&str, &str)]) -> UpstreamConfig {

@@ -99,17 +99,7 @@ pub fn extension(path: &Path) -> Option<String> {
     path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase)
 }
 
-/// `command` as a program to run: itself when it names a path (and exists), else the first
-/// executable of that name on `path_var`.
-pub fn find_program(command: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let executable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-    if command.contains('/') {
-        let p = PathBuf::from(command);
-        return executable(&p).then_some(p);
-    }
-    std::env::split_paths(path_var?).map(|dir| dir.join(command)).find(|p| executable(p))
-}
+pub use toolbelt_core::process::find_program;
 
 /// The servers used when their program is on `PATH`, in order of preference per language.
 pub fn defaults() -> Vec<ServerSpec> {

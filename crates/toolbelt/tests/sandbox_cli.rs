@@ -5,6 +5,9 @@
 
 use std::process::{Command, Output, Stdio};
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
 fn toolbelt() -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
     cmd.env("NO_COLOR", "1").env_remove("TOOLBELT_LOG").stdin(Stdio::null());
@@ -123,24 +126,16 @@ fn a_project_s_hook_does_not_start_unconfined_where_the_sandbox_is_missing() {
         "[[hooks.SessionStart]]\nhooks = [{ type = \"command\", command = \"touch \\\"$TOOLBELT_PROJECT_DIR\\\"/ran\" }]\n",
     )
     .unwrap();
-    let hermetic = |cmd: &mut Command| {
-        cmd.current_dir(&root)
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_STATE_HOME", home.join(".local/state"))
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("CI", "true")
-            .env_remove("TOOLBELT_MANAGED_CONFIG");
+    let hermetic = || {
+        let mut cmd = hermetic::toolbelt_with_home(&root, &home);
+        cmd.env("NO_COLOR", "1").stdin(Stdio::null());
+        cmd
     };
-    let mut trust = toolbelt();
-    hermetic(&mut trust);
-    assert!(trust.arg("trust").output().unwrap().status.success());
+    assert!(hermetic().arg("trust").output().unwrap().status.success());
     let call = ["call", "TodoWrite", r#"{"todos": []}"#];
     let run = |env: Option<(&str, &str)>| {
         let program = hide_landlock();
-        let mut cmd = toolbelt();
-        hermetic(&mut cmd);
+        let mut cmd = hermetic();
         cmd.args(call);
         if let Some((key, value)) = env {
             cmd.env(key, value);

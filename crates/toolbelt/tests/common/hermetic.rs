@@ -7,10 +7,14 @@ use std::process::Command;
 /// `toolbelt` run in `root`, with its home, settings and state directories inside `root`
 /// and nothing of the user's (log filter, managed settings) leaking in.
 pub fn toolbelt(root: &Path) -> Command {
-    let home = root.join(".test-home");
+    toolbelt_with_home(root, &root.join(".test-home"))
+}
+
+/// [`toolbelt`] with the home directory at `home` (one outside the project, say).
+pub fn toolbelt_with_home(root: &Path, home: &Path) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
     cmd.current_dir(root)
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_STATE_HOME", home.join(".local/state"))
         .env("XDG_DATA_HOME", home.join(".local/share"))

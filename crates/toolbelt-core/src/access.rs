@@ -67,17 +67,22 @@ pub struct Access {
     /// instead of a generic one; it decides nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reaches: Option<String>,
+    /// Why the call needs this access, in words for a person asked about it, put before the
+    /// policy's own reason when the policy asks ("the command made `.git` where there was
+    /// none …"). It decides nothing: a rule that allows the access still allows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 impl Access {
     /// A call that may run beside other shared calls and touches nothing yet.
     pub fn shared() -> Self {
-        Self { touches: Vec::new(), concurrency: Concurrency::Shared, approval: None, reaches: None }
+        Self { touches: Vec::new(), concurrency: Concurrency::Shared, approval: None, reaches: None, context: None }
     }
 
     /// A call that must run alone and touches nothing yet.
     pub fn exclusive() -> Self {
-        Self { touches: Vec::new(), concurrency: Concurrency::Exclusive, approval: None, reaches: None }
+        Self { touches: Vec::new(), concurrency: Concurrency::Exclusive, approval: None, reaches: None, context: None }
     }
 
     /// Adds a path the call reads.
@@ -125,6 +130,13 @@ impl Access {
     /// ([`Access::reaches`]).
     pub fn reaching(mut self, what: impl Into<String>) -> Self {
         self.reaches = Some(what.into());
+        self
+    }
+
+    /// Says why the call needs this access, for a person asked about it
+    /// ([`Access::context`]).
+    pub fn because(mut self, why: impl Into<String>) -> Self {
+        self.context = Some(why.into());
         self
     }
 

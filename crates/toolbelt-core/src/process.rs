@@ -35,6 +35,21 @@ pub fn new_session(command: &mut std::process::Command) {
     }
 }
 
+/// Kills, with `SIGKILL`, the process group `leader` leads (a child started with
+/// [`new_session`]) and every process still in it. Nothing happens for a pid that does not
+/// fit (0 would be our own group) or a group that is gone.
+pub fn kill_group(leader: u32) {
+    let Ok(pid) = libc::pid_t::try_from(leader) else { return };
+    if pid <= 1 {
+        return;
+    }
+    // SAFETY: one system call on plain integers; a wrong group is refused by the kernel.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::killpg(pid, libc::SIGKILL);
+    }
+}
+
 /// `command` as a program to run: itself when it names a path (and exists), else the first
 /// executable of that name on `path_var`.
 pub fn find_program(command: &str, path_var: Option<&std::ffi::OsStr>) -> Option<std::path::PathBuf> {

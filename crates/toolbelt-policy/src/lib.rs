@@ -109,6 +109,17 @@ impl Verdict {
     pub fn max(self, other: Verdict) -> Verdict {
         if other.decision > self.decision { other } else { self }
     }
+
+    /// The verdict with the call's own words on why it needs its access
+    /// ([`toolbelt_core::Access::context`]) before the reason, when it asks a person.
+    pub fn in_context(mut self, access: &toolbelt_core::Access) -> Verdict {
+        if self.decision == Decision::Ask
+            && let Some(why) = &access.context
+        {
+            self.reason = format!("{why}; {}", self.reason);
+        }
+        self
+    }
 }
 
 /// One call as the policy sees it.

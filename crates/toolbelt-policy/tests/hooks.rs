@@ -443,12 +443,12 @@ struct Marking {
 }
 
 impl toolbelt_policy::confine::Confiner for Marking {
-    fn confine(&self, command: &mut tokio::process::Command) -> Result<(), String> {
+    fn confine(&self, command: &mut tokio::process::Command) -> Result<toolbelt_policy::confine::Confined, String> {
         if self.refuse {
             return Err("the sandbox cannot be applied here".into());
         }
         command.env("CONFINED", "yes");
-        Ok(())
+        Ok(toolbelt_policy::confine::Confined::default())
     }
 }
 

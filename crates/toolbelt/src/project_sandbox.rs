@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Once};
 
-use toolbelt_policy::confine::Confiner;
+use toolbelt_policy::confine::{Confined, Confiner};
 use toolbelt_tools::shell::{Confinement, SandboxConfig, WhenUnavailable};
 
 /// Starts programs under the shell commands' sandbox ([`Confinement`]).
@@ -38,18 +38,19 @@ impl ProjectSandbox {
 }
 
 impl Confiner for ProjectSandbox {
-    fn confine(&self, command: &mut tokio::process::Command) -> Result<(), String> {
+    fn confine(&self, command: &mut tokio::process::Command) -> Result<Confined, String> {
         match Confinement::for_command(&self.config, &self.roots, &self.masks) {
             Ok(Some(confinement)) => {
+                let watch = confinement.watch();
                 confinement.install(command, None);
-                Ok(())
+                Ok(Confined::then(move |who| drop(watch.ended(who))))
             }
             // danger-full-access: the user's own choice (or one the user consented to).
-            Ok(None) => Ok(()),
+            Ok(None) => Ok(Confined::default()),
             Err(why) if self.config.when_unavailable == WhenUnavailable::Run => {
                 static SAID: Once = Once::new();
                 SAID.call_once(|| tracing::warn!("a project's hooks and MCP servers run without the sandbox: {why}"));
-                Ok(())
+                Ok(Confined::default())
             }
             Err(why) => Err(format!(
                 "a project's hooks and MCP servers start only in the sandbox, which cannot be applied here ({why}); \

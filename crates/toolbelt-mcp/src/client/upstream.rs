@@ -17,7 +17,7 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::vars::{expand_env, unset_env_vars};
 use toolbelt_core::{ToolContext, ToolError, ToolOutput};
-use toolbelt_policy::confine::Confiner;
+use toolbelt_policy::confine::{Confined, Confiner};
 use url::Url;
 
 use super::config::{UpstreamConfig, UpstreamTransport};
@@ -69,6 +69,8 @@ pub struct Upstream {
     pub(super) listed: Mutex<Option<Vec<String>>>,
     /// What a stdio server starts under (a project's servers: the sandbox).
     confine: Option<Arc<dyn Confiner>>,
+    /// The running confined server's process id and what to do once it has ended.
+    watch: Mutex<Option<(Option<u32>, Confined)>>,
 }
 
 /// One tool of an upstream server in the registry.
@@ -111,6 +113,7 @@ impl Upstream {
             attempted: tokio::sync::Notify::new(),
             registered: Mutex::new(Vec::new()),
             confine: None,
+            watch: Mutex::new(None),
             listed: Mutex::new(None),
         }
     }
@@ -208,7 +211,10 @@ impl Upstream {
             };
             let attempt = tokio::select! {
                 r = tokio::time::timeout(self.config.startup_timeout, attempt) => r,
-                () = shutdown.cancelled() => return,
+                () = shutdown.cancelled() => {
+                    self.server_ended();
+                    return;
+                }
             };
             match attempt {
                 Ok(Ok((running, listed))) => {
@@ -224,8 +230,12 @@ impl Upstream {
                     self.attempted.notify_waiters();
                     let ended = tokio::select! {
                         r = running.waiting() => r.map(|reason| format!("{reason:?}")).unwrap_or_else(|e| e.to_string()),
-                        () = shutdown.cancelled() => return,
+                        () = shutdown.cancelled() => {
+                            self.server_ended();
+                            return;
+                        }
                     };
+                    self.server_ended();
                     self.set_peer(None);
                     let error = format!("the connection ended ({ended}){}; restarting", self.stderr_tail());
                     tracing::warn!(server = %self.name, "{error}");
@@ -235,12 +245,14 @@ impl Upstream {
                     }
                 }
                 Ok(Err(e)) => {
+                    self.server_ended();
                     let error = format!("{e}{}", self.stderr_tail());
                     tracing::warn!(server = %self.name, "cannot connect: {error}");
                     self.set_state(UpstreamState::Failed { error });
                     self.attempted.notify_waiters();
                 }
                 Err(_) => {
+                    self.server_ended();
                     let error = self.no_answer();
                     tracing::warn!(server = %self.name, "cannot connect: {error}");
                     self.set_state(UpstreamState::Failed { error });
@@ -302,13 +314,17 @@ impl Upstream {
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
         }
-        if let Some(confine) = &self.confine {
-            confine.confine(&mut command).map_err(|why| format!("`{program}` was not started: {why}"))?;
-        }
+        let confined = match &self.confine {
+            Some(confine) => {
+                confine.confine(&mut command).map_err(|why| format!("`{program}` was not started: {why}"))?
+            }
+            None => Confined::default(),
+        };
         let (transport, stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+        *self.watch.lock().unwrap_or_else(PoisonError::into_inner) = Some((transport.id(), confined));
         if let Some(stderr) = stderr {
             let (tail, name) = (Arc::clone(&self.stderr), self.name.clone());
             tokio::spawn(async move {
@@ -324,6 +340,17 @@ impl Upstream {
             });
         }
         self.handler.clone().serve(transport).await.map_err(|e| e.to_string())
+    }
+
+    /// A stdio server's connection ended (or toolbelt is shutting down): its process group is
+    /// killed, so nothing of it runs on, and what it made that the sandbox could not hold is
+    /// looked for ([`Confined::ended`]).
+    fn server_ended(&self) {
+        let Some((pid, confined)) = self.watch.lock().unwrap_or_else(PoisonError::into_inner).take() else { return };
+        if let Some(pid) = pid {
+            toolbelt_core::process::kill_group(pid);
+        }
+        confined.ended(&format!("the MCP server `{}`", self.name));
     }
 
     fn stderr_tail(&self) -> String {

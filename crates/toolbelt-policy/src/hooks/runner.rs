@@ -123,11 +123,10 @@ async fn run_command(command: &str, timeout: Duration, input: &Value, started: S
     if let Some(dir) = project {
         cmd.env("TOOLBELT_PROJECT_DIR", dir).env("CLAUDE_PROJECT_DIR", dir);
     }
-    if let Some(confine) = confine
-        && let Err(why) = confine.confine(&mut cmd)
-    {
-        return Response::Failed(format!("not started: {why}"));
-    }
+    let confined = match confine.map(|c| c.confine(&mut cmd)).transpose() {
+        Ok(confined) => confined.unwrap_or_default(),
+        Err(why) => return Response::Failed(format!("not started: {why}")),
+    };
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return Response::Failed(format!("cannot start `sh -c {command}`: {e}")),
@@ -151,11 +150,13 @@ async fn run_command(command: &str, timeout: Duration, input: &Value, started: S
         Ok(done) => done,
         Err(_) => {
             kill_group(group);
+            confined.ended(&format!("the hook `{command}`"));
             return Response::TimedOut(timeout);
         }
     };
     // The hook is done; anything it left running in its group goes with it.
     kill_group(group);
+    confined.ended(&format!("the hook `{command}`"));
     let status = match status {
         Ok(s) => s,
         Err(e) => return Response::Failed(format!("waiting for the hook failed: {e}")),
@@ -169,10 +170,11 @@ async fn run_command(command: &str, timeout: Duration, input: &Value, started: S
 }
 
 fn kill_group(group: Option<u32>) {
-    let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) else { return };
     // The child leads its own session and process group (`new_session`), so this never
     // reaches us.
-    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    if let Some(pid) = group {
+        toolbelt_core::process::kill_group(pid);
+    }
 }
 
 /// Reads a stream to its end, keeping at most [`OUTPUT_CAP`] bytes (the rest is drained, so

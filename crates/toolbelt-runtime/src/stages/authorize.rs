@@ -40,6 +40,7 @@ pub(super) async fn run(cx: &CallCx<'_>, input: &Value, hook: Option<Verdict>) -
             verdict = Verdict::new(Decision::Ask, reason.clone(), VerdictSource::ToolForThisCall);
         }
     }
+    let verdict = verdict.in_context(info.access);
     match verdict.decision {
         Decision::Allow => {
             let outcome = Ok(roots_for(&verdict.allowed_outside));

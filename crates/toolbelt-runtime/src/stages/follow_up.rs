@@ -60,7 +60,7 @@ impl FollowUp for Judge {
                 input: &input,
                 access: &access,
             };
-            let verdict = self.authorizer.authorize(&info);
+            let verdict = self.authorizer.authorize(&info).in_context(&access);
             let outcome = match verdict.decision {
                 Decision::Allow => Ok(()),
                 Decision::Deny => Err(ToolError::Denied { reason: format!("{} ({})", verdict.reason, verdict.source) }),

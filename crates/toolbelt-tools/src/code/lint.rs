@@ -240,7 +240,7 @@ impl Tool for Lint {
         let real_target = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
         for (planned, ran) in plan.runs.iter().zip(runs) {
             // A linter that could not start is that linter's failure; the others' reports stand.
-            let Ran { findings: found, exit_code, failure, duration, notice } = match ran {
+            let Ran { findings: found, exit_code, failure, duration, notices } = match ran {
                 Ok(ran) => ran,
                 Err(ToolError::Cancelled) => return Err(ToolError::Cancelled),
                 Err(e) => Ran {
@@ -248,10 +248,10 @@ impl Tool for Lint {
                     exit_code: None,
                     failure: Some(e.to_string()),
                     duration: std::time::Duration::ZERO,
-                    notice: None,
+                    notices: Vec::new(),
                 },
             };
-            notes.extend(notice);
+            notes.extend(notices);
             let inside: Vec<Finding> = found.into_iter().filter(|f| inside(&cx, &target, &real_target, f)).collect();
             linters.push(LinterReport {
                 name: planned.linter.clone(),

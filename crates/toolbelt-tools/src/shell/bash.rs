@@ -25,8 +25,9 @@ use crate::shell::support::deny;
 use crate::shell::support::env;
 use crate::shell::support::foreground;
 use crate::shell::support::git_programs;
+use crate::shell::support::made;
 use crate::shell::support::operands;
-use crate::shell::support::result::{BashOutput, finish, made_protected};
+use crate::shell::support::result::{BashOutput, finish};
 use crate::shell::support::spawn::Setup;
 
 /// Input of `Bash`.
@@ -188,7 +189,7 @@ impl Tool for Bash {
         let limit = self.requested(&input).min(cx.limits().timeout);
         let outcome = foreground::run(&cx, &input.command, &cwd, limit, cgroup, setup).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
-        notices.extend(made_protected(&missing.made()));
+        notices.extend(made::settle(&cx, &missing).await);
         if let Some(ended_in) = &outcome.final_cwd
             && let Some(notice) = carry_over(&cx, &cwd, ended_in)
         {

@@ -12,6 +12,7 @@ pub(crate) mod foreground;
 pub(crate) mod git_config;
 pub(crate) mod git_programs;
 pub(crate) mod links;
+pub(crate) mod made;
 pub(crate) mod operands;
 pub(crate) mod result;
 pub(crate) mod sandbox;

@@ -6,8 +6,9 @@
 //! * `grants.rs` — a repository ships "always allow" rules of its own (and a person's own
 //!   "always" did nothing in a project nobody trusted);
 //! * `self_widening.rs` — the agent rewrites what configures its next session, loads a
-//!   repository's skill that asks for every command, `cd`s the session out of its roots, or
-//!   makes a protected place where there was none (and sets the folder's times back);
+//!   repository's skill that asks for every command, or `cd`s the session out of its roots;
+//! * `made_places.rs` — a command, a background command, a hook or a server makes a
+//!   protected place (`.git` with a hook, `.vscode`) where there was none, and it stays;
 //! * `trusted_code.rs` — a trusted project's hooks and servers run code the model changed
 //!   after the trust (a sourced script, a `Makefile`, an imported module), as the user;
 //! * `git.rs` — "read-only" git starts programs a repository (or a folder that arrived with
@@ -59,6 +60,7 @@ mod git;
 mod grants;
 mod language_servers;
 mod linters;
+mod made_places;
 mod mcp_server;
 mod patch_crash;
 mod read_only;

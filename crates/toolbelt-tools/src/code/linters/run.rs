@@ -16,7 +16,7 @@ use super::formats::{self, Finding};
 use crate::shell::support::cgroup::CommandCgroup;
 use crate::shell::support::foreground;
 use crate::shell::support::spawn::Setup;
-use crate::shell::support::{confine, env};
+use crate::shell::support::{confine, env, made};
 
 /// The variable naming the file a linter's stdout goes to.
 const OUTPUT_VAR: &str = "TOOLBELT_LINT_OUTPUT";
@@ -35,8 +35,8 @@ pub struct Ran {
     pub failure: Option<String>,
     /// How long it took.
     pub duration: Duration,
-    /// A notice to pass on (it ran without the sandbox).
-    pub notice: Option<String>,
+    /// Notices to pass on (it ran without the sandbox; it made a protected place).
+    pub notices: Vec<String>,
 }
 
 /// Runs `planned`'s line from `start` (the working directory it was planned from) for at
@@ -48,11 +48,14 @@ pub async fn run(cx: &ToolContext, planned: &Planned, start: &Path, limit: Durat
     let redirect = if planned.format.reads_stderr() { " 2>&1" } else { "" };
     let script = format!("{{ {}\n}} > \"${OUTPUT_VAR}\"{redirect}", planned.line);
     let (confinement, notice) = confine::plan(cx)?;
+    let missing = confinement.as_ref().map(|c| c.missing().clone()).unwrap_or_default();
     let mut changes = env::changes(&crate::shell::bash::config(cx));
     changes.push((OUTPUT_VAR.into(), Some(report.clone().into_os_string())));
     let setup = Setup { env: changes, confinement };
     cx.progress(format!("{}: {}", planned.linter, planned.line), None);
     let outcome = foreground::run(cx, &script, start, limit, CommandCgroup::for_command(), setup).await?;
+    let mut notices: Vec<String> = notice.into_iter().collect();
+    notices.extend(made::settle(cx, &missing).await);
     if outcome.interrupted {
         return Err(ToolError::Cancelled);
     }
@@ -61,7 +64,7 @@ pub async fn run(cx: &ToolContext, planned: &Planned, start: &Path, limit: Durat
     let (stdout, cut) = read_report(&scratch.1);
     // A text-lines linter's stderr went to the report with its stdout.
     let said = if planned.format.reads_stderr() { stdout.as_str() } else { stderr.as_str() };
-    let mut ran = Ran { findings: Vec::new(), exit_code, failure: None, duration: started.elapsed(), notice };
+    let mut ran = Ran { findings: Vec::new(), exit_code, failure: None, duration: started.elapsed(), notices };
     if outcome.timed_out {
         ran.failure = Some(format!(
             "stopped after {} s, the time limit (lint a smaller `path`, or raise `lint.timeout`)",

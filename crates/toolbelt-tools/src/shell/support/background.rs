@@ -22,7 +22,9 @@ use crate::shell::support::capture::{HeadTail, Rendered};
 use crate::shell::support::cgroup::CommandCgroup;
 use crate::shell::support::config::BashConfig;
 use crate::shell::support::foreground::spawn_error;
+use crate::shell::support::made;
 use crate::shell::support::result::{BashOutput, Report, shown_path};
+use crate::shell::support::sandbox::protect::Missing;
 use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::shell::support::spill::SpillTarget;
 use crate::shell::support::tree::Tree;
@@ -80,6 +82,8 @@ pub struct Task {
     tree: Tree,
     state: Mutex<State>,
     done: tokio::sync::watch::Sender<bool>,
+    /// The protected places missing when it started; held while looking for those it made.
+    missing: Mutex<Missing>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -116,7 +120,25 @@ impl Task {
         }
         self.tree.kill();
         self.tree.retire();
+        self.settle();
         true
+    }
+
+    /// Moves aside the protected places that appeared while it ran (nobody can be asked:
+    /// `made.rs`), saying so on stderr and at the end of its output.
+    fn settle(&self) {
+        let missing = lock(&self.missing);
+        let notices = made::set_aside_unasked(&missing, &format!("the background command `{}`", self.id));
+        if notices.is_empty() {
+            return;
+        }
+        let appended = std::fs::OpenOptions::new().append(true).open(&self.log).and_then(|mut log| {
+            use std::io::Write as _;
+            notices.iter().try_for_each(|n| writeln!(log, "\n[toolbelt] {n}"))
+        });
+        if let Err(e) = appended {
+            tracing::warn!("cannot add to the log of `{}`: {e}", self.id);
+        }
     }
 
     /// Waits until the task ends, at most `limit`; returns early if `cx` is cancelled.
@@ -247,6 +269,7 @@ pub fn start(
     cgroup: Option<Arc<CommandCgroup>>,
     setup: Setup,
 ) -> Result<BashOutput, ToolError> {
+    let missing = setup.confinement.as_ref().map(|c| c.missing().clone()).unwrap_or_default();
     let slot = cx.session().slot::<Tasks>();
     let mut tasks = lock(&slot);
     let running = tasks.running();
@@ -274,6 +297,7 @@ pub fn start(
         tree,
         state: Mutex::new(State { status: TaskStatus::Running, exit_code: None, ended: None, read_to: 0 }),
         done,
+        missing: Mutex::new(missing),
     });
     tasks.tasks.push_back(Arc::clone(&task));
     tasks.forget_old();
@@ -285,6 +309,7 @@ pub fn start(
         // Nothing of the tree outlives the task.
         watched.tree.leftovers(control.held());
         watched.tree.retire();
+        watched.settle();
         {
             let mut state = lock(&watched.state);
             if state.status == TaskStatus::Running {

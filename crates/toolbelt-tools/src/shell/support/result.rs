@@ -233,25 +233,6 @@ fn protected_hint(text: &str) -> Option<String> {
     ))
 }
 
-/// When a command made protected entries that did not exist when it started (`.vscode` in a
-/// folder that had none: a name the sandbox cannot hold before it exists, see
-/// `sandbox/protect.rs`): what they are, for the model to tell the person, who also reads it on
-/// stderr. From the next command on they are held read-only like any other.
-pub fn made_protected(made: &[PathBuf]) -> Option<String> {
-    if made.is_empty() {
-        return None;
-    }
-    let names: Vec<String> = made.iter().map(|p| format!("`{}`", p.display())).collect();
-    let notice = format!(
-        "This command made {} where there was none. These are protected places (git, editors and agents run what \
-         they configure) that nobody approved: tell the user, who should look at them before running git or \
-         opening the folder in an editor. Commands cannot change them from now on.",
-        names.join(", ")
-    );
-    tracing::warn!("{notice}");
-    Some(notice)
-}
-
 /// When a command was refused making something where its sandbox sealed a directory (the home
 /// directory is in the workspace): the output names the directory, or the command ran in it.
 /// Why, and what to do.

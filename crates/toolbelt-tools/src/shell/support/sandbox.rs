@@ -285,6 +285,12 @@ impl Confinement {
         &self.missing
     }
 
+    /// What to look at once a program started under this has ended: the protected places it
+    /// made, moved aside since nobody can be asked then.
+    pub fn watch(&self) -> crate::shell::support::made::PlacesWatch {
+        crate::shell::support::made::PlacesWatch(self.missing.clone())
+    }
+
     /// The paths this confinement keeps read-only with bind mounts.
     pub fn read_only_binds(&self) -> Vec<PathBuf> {
         self.binds.as_ref().map(protect::Binds::read_only).unwrap_or_default()

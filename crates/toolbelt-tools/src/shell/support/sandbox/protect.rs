@@ -30,10 +30,10 @@
 //!
 //! As root the namespace is a plain mount namespace; otherwise it is nested in a user
 //! namespace mapping the user to itself. Not covered here: a protected name a project folder
-//! does not have yet (a command may create `.mcp.json`; toolbelt reads project settings only
-//! from trusted projects, and the trust covers what they say; what a command made is told
-//! when it ends, [`Missing`] — the user's own places are kept from being made by
-//! `places.rs`), deeper nested repositories, and an entry that is itself a symlink.
+//! does not have yet (a command may create `.mcp.json`: what it made is found when it ends,
+//! [`Missing`], and kept only if a person approves, else moved aside, `set_aside.rs` — the
+//! user's own places are kept from being made by `places.rs`), deeper nested repositories,
+//! and an entry that is itself a symlink.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt as _;
@@ -42,6 +42,7 @@ use std::path::{Path, PathBuf};
 use toolbelt_core::PROTECTED_NAMES;
 
 pub use missing::Missing;
+pub use set_aside::{holds, keep, set_aside};
 
 use super::places::Places;
 use crate::shell::support::cgroup::sys::write_file;
@@ -421,5 +422,6 @@ mod sys {
 }
 
 mod missing;
+mod set_aside;
 #[cfg(test)]
 mod tests;

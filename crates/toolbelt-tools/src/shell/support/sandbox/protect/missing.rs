@@ -28,8 +28,9 @@ const SETTLED_SECS: i64 = 3;
 /// that did not exist in a writable root or its direct subdirectories when a command
 /// started. Nothing can hold a name that does not exist yet without sealing the whole
 /// directory (every new entry in the workspace refused), so a command may make one; what it
-/// made is then told ([`Missing::made`]) — to the model, the person and the audit — and held
-/// read-only from the next command on, like any protected entry that exists.
+/// made ([`Missing::made`]) is then kept only if a person approves, and moved aside otherwise
+/// (`set_aside.rs`); what is kept is held read-only from the next command on, like any
+/// protected entry that exists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Missing {
     /// Each directory looked into, with what it lacked.
@@ -68,12 +69,13 @@ impl Missing {
     }
 
     /// Those that exist now (not followed if a symlink): made while the command ran, also
-    /// in a subdirectory of a root that the command made (`mkdir app && mkdir app/.idea`).
+    /// in a subdirectory of a root that the command made (`mkdir app && mkdir app/.idea`);
+    /// not `.toolbelt`, nor what a person approved keeping ([`settles`]).
     pub fn made(&self) -> Vec<PathBuf> {
         let mut made = Vec::new();
         for looked in self.looked.iter().filter(|l| !l.unchanged()) {
             let now: Vec<PathBuf> = looked.missing.iter().map(|n| looked.dir.join(n)).collect();
-            made.extend(now.into_iter().filter(|p| p.symlink_metadata().is_ok()));
+            made.extend(now.into_iter().filter(|p| settles(p)));
         }
         for (root, seen) in &self.roots {
             // A subdirectory made in the root changed the root's ctime.
@@ -81,11 +83,22 @@ impl Missing {
                 continue;
             }
             for dir in super::subdirs(root).into_iter().filter(|d| !seen.contains(d)) {
-                made.extend(PROTECTED_NAMES.iter().map(|n| dir.join(n)).filter(|p| p.symlink_metadata().is_ok()));
+                made.extend(PROTECTED_NAMES.iter().map(|n| dir.join(n)).filter(|p| settles(p)));
             }
         }
         made
     }
+}
+
+/// Whether `path`, missing before, is one to settle now: it exists (a link counts, not
+/// followed), no person approved keeping it, and it is not `.toolbelt`. toolbelt writes
+/// there itself (its session files, the Config tool's project-local settings), reads it only
+/// under the project's trust — a new settings file changes the trusted digest, so nothing
+/// in it applies until a person trusts the project again — and no other program reads it.
+fn settles(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n != ".toolbelt")
+        && path.symlink_metadata().is_ok()
+        && !super::set_aside::is_kept(path)
 }
 
 impl Looked {

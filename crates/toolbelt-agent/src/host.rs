@@ -143,6 +143,10 @@ impl AgentService for AgentHost {
         })
     }
 
+    fn time_budget(&self) -> Option<Duration> {
+        Some(self.limits.time_budget)
+    }
+
     fn send(&self, cx: &ToolContext, to: &str, message: &str) -> BoxFuture<'static, Result<AgentReport, ToolError>> {
         let found = roster(cx).find(to).ok_or_else(|| no_agent(cx, to));
         let runtime = self.runtime();

@@ -408,8 +408,10 @@ fn left_out(tool: &str, spec: &RunSpec) -> String {
 }
 
 fn out_of_time(convo: &Conversation, spec: &RunSpec, pending: &[ToolCall]) -> RunOutcome {
-    let error =
-        format!("it ran out of its time budget ({}) before finishing", toolbelt_core::human_duration(spec.budget));
+    let error = format!(
+        "it ran out of its time budget ({}, `agent.time_budget` in the settings) before finishing",
+        toolbelt_core::human_duration(spec.budget)
+    );
     short(convo, AgentStatus::TimeBudget, error, pending)
 }
 

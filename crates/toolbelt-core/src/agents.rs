@@ -143,6 +143,13 @@ pub trait AgentService: Send + Sync + std::fmt::Debug {
     /// how); in the background it resolves at once with the `running` report.
     fn start(&self, cx: &ToolContext, request: AgentRequest) -> BoxFuture<'static, Result<AgentReport, ToolError>>;
 
+    /// The longest an agent runs (`agent.time_budget`): a foreground agent's call is given it
+    /// ([`crate::Tool::timeout`]), so the budget, not the runtime's cap on calls, ends it.
+    /// `None` when the service sets no budget.
+    fn time_budget(&self) -> Option<Duration> {
+        None
+    }
+
     /// Sends `message` to the agent with id or name `to`: a running agent reads it at its
     /// next turn; a stopped one continues with its history (in the foreground when it was
     /// started there, else in the background).

@@ -67,10 +67,13 @@ pub enum ToolError {
     #[error("cancelled: the call was interrupted before it finished")]
     Cancelled,
     /// The call ran past its time limit and was stopped.
-    #[error("timed out after {}: the call was stopped; retry with a larger timeout or a smaller task", human_duration(*after))]
+    #[error("timed out after {}: the call was stopped; {advice}", human_duration(*after))]
     TimedOut {
         /// The limit that was reached.
         after: Duration,
+        /// What to do: the setting (or parameter) that set the limit, to raise, or a smaller
+        /// task ([`ToolError::timed_out`] words it).
+        advice: String,
     },
     /// A fault on our side (a bug, a panic, a broken invariant). Logged as well.
     #[error("internal error: {message}")]
@@ -81,6 +84,19 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// The call ran out of its `after` limit, which `setting` set when a setting did
+    /// (`` `lint.timeout` ``, in words as the model should read them): the advice names what
+    /// binds.
+    pub fn timed_out(after: Duration, setting: Option<&str>) -> Self {
+        let advice = match setting {
+            Some(setting) => {
+                format!("the limit is {setting} in the settings: ask the user to raise it, or give a smaller task")
+            }
+            None => "retry with a larger timeout or a smaller task".to_string(),
+        };
+        ToolError::TimedOut { after, advice }
+    }
+
     /// A model-facing failure with the given message.
     pub fn failed(message: impl Into<String>) -> Self {
         ToolError::Failed { message: message.into() }
@@ -158,8 +174,13 @@ mod tests {
              /offset: expected integer, got string\n  /: missing required field `file_path`"
         );
         assert_eq!(
-            ToolError::TimedOut { after: Duration::from_millis(1500) }.to_string(),
+            ToolError::timed_out(Duration::from_millis(1500), None).to_string(),
             "timed out after 1.5 s: the call was stopped; retry with a larger timeout or a smaller task"
+        );
+        assert_eq!(
+            ToolError::timed_out(Duration::from_secs(600), Some("`runtime.max_timeout`")).to_string(),
+            "timed out after 600 s: the call was stopped; the limit is `runtime.max_timeout` in the settings: ask the \
+             user to raise it, or give a smaller task"
         );
     }
 }

@@ -68,7 +68,7 @@ pub use schema::{input_schema, output_schema};
 pub use session::{SessionSlot, SessionState};
 pub use settings::{SetOutcome, SettingValue, SettingsAccess, SettingsError, SettingsService};
 pub use spec::{Annotations, Category, Defer, PermissionClass, SideEffects, ToolSpec};
-pub use tool::{BoxFuture, DynTool, Prepared, Tool, ToolNames, erase};
+pub use tool::{BoxFuture, DynTool, OWN_LIMIT_MARGIN, Prepared, TimeLimit, Tool, ToolNames, erase};
 pub use validate::{InputValidator, SchemaError, compile_meta_schema_in_background};
 
 /// Re-exported so tool crates and tests use the same cancellation type as the runtime.

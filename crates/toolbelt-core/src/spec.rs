@@ -169,6 +169,10 @@ pub struct ToolSpec {
     /// How long a call may run when neither the input nor the config says otherwise.
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_duration_ms")]
     pub default_timeout: Option<Duration>,
+    /// The setting that gives this tool's own time limit ([`crate::Tool::timeout`]), in words
+    /// as the model reads them: `` `lint.timeout` ``. Named when a call runs out of it.
+    #[serde(skip)]
+    pub time_limit_setting: Option<String>,
     /// JSON Schema (draft 2020-12) of the input.
     pub input_schema: Value,
     /// JSON Schema (draft 2020-12) of the structured result: always there for a typed tool,
@@ -204,6 +208,7 @@ impl ToolSpec {
             search_hint: None,
             defer: Defer::Load,
             default_timeout: None,
+            time_limit_setting: None,
             input_schema: serde_json::json!({"type": "object"}),
             output_schema: None,
         }
@@ -308,6 +313,12 @@ impl ToolSpec {
     /// Sets the default timeout.
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Names the setting that gives this tool's own time limit ([`ToolSpec::time_limit_setting`]).
+    pub fn time_limit_setting(mut self, setting: impl Into<String>) -> Self {
+        self.time_limit_setting = Some(setting.into());
         self
     }
 

@@ -24,6 +24,23 @@ use crate::spec::{Defer, ToolSpec};
 /// A boxed, sendable future: what erased tools and async policy traits return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Room a tool whose limit is a setting of its own ([`TimeLimit::Set`]) leaves between its own
+/// stop and the runtime's timer: the tool stops at its setting and still answers, saying what
+/// to raise, before the runtime cuts the call off.
+pub const OWN_LIMIT_MARGIN: Duration = Duration::from_secs(5);
+
+/// A call's own time limit ([`Tool::timeout`]). Each limit has one owner: the model's request
+/// is bounded by the runtime's cap, a person's setting is not second-guessed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeLimit {
+    /// What the call's input asks for (Bash's `timeout`, TaskOutput's wait): never above
+    /// `runtime.max_timeout`.
+    Asked(Duration),
+    /// What a setting of the tool's gives (`lint.timeout`, `web.timeout`,
+    /// `agent.time_budget`, an MCP server's `timeout`), margin included: given as it is.
+    Set(Duration),
+}
+
 /// A tool written in Rust.
 ///
 /// Two types are the single source of truth. [`Tool::Input`]: its serde shape is what the
@@ -129,9 +146,13 @@ pub trait Tool: Send + Sync + 'static {
     /// hook or permission check; must not have effects.
     fn access(&self, input: &Self::Input, cx: &ToolContext) -> Result<Access, ToolError>;
 
-    /// How long this call may run, when the input says (a `timeout` parameter). `None`
-    /// leaves it to the spec's default and then the runtime's.
-    fn timeout(&self, _input: &Self::Input) -> Option<Duration> {
+    /// This call's own time limit, when it has one: what its input asks for
+    /// ([`TimeLimit::Asked`], Bash's `timeout`: capped by `runtime.max_timeout` like the
+    /// defaults), or what a setting of the tool's gives ([`TimeLimit::Set`], Lint's
+    /// `lint.timeout` read from `cx`'s services, which [`ToolSpec::time_limit_setting`] names:
+    /// honoured as given, since a person chose it). `None` leaves it to the defaults (the
+    /// spec's, then the runtime's).
+    fn timeout(&self, _input: &Self::Input, _cx: &ToolContext) -> Option<TimeLimit> {
         None
     }
 
@@ -195,7 +216,7 @@ pub trait DynTool: Send + Sync + 'static {
     fn access(&self, input: &Prepared, cx: &ToolContext) -> Result<Access, ToolError>;
 
     /// See [`Tool::timeout`].
-    fn timeout(&self, input: &Prepared) -> Option<Duration>;
+    fn timeout(&self, input: &Prepared, cx: &ToolContext) -> Option<TimeLimit>;
 
     /// See [`Tool::describe`].
     fn describe(&self, _cx: &DescribeContext<'_>) -> Option<String> {
@@ -285,8 +306,8 @@ impl<T: Tool> DynTool for Erased<T> {
         self.tool.access(self.input(input)?, cx)
     }
 
-    fn timeout(&self, input: &Prepared) -> Option<Duration> {
-        self.input(input).ok().and_then(|i| self.tool.timeout(i))
+    fn timeout(&self, input: &Prepared, cx: &ToolContext) -> Option<TimeLimit> {
+        self.input(input).ok().and_then(|i| self.tool.timeout(i, cx))
     }
 
     fn describe(&self, cx: &DescribeContext<'_>) -> Option<String> {

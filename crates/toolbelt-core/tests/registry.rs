@@ -288,7 +288,11 @@ fn erased_tools_from_elsewhere_join_the_same_registry() {
         fn access(&self, _: &toolbelt_core::Prepared, _: &ToolContext) -> Result<Access, ToolError> {
             Ok(Access::exclusive().contacts("mcp://srv"))
         }
-        fn timeout(&self, _: &toolbelt_core::Prepared) -> Option<std::time::Duration> {
+        fn timeout(
+            &self,
+            _: &toolbelt_core::Prepared,
+            _: &toolbelt_core::ToolContext,
+        ) -> Option<toolbelt_core::TimeLimit> {
             None
         }
         fn call<'a>(

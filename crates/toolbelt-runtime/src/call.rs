@@ -177,7 +177,7 @@ mod tests {
             ToolError::Denied { reason: "no".into() },
             ToolError::failed("no"),
             ToolError::Cancelled,
-            ToolError::TimedOut { after: Duration::from_secs(1) },
+            ToolError::timed_out(Duration::from_secs(1), None),
             ToolError::internal("no"),
         ];
         for error in &errors {

@@ -133,12 +133,24 @@ async fn timeout_ends_the_call_and_its_process() {
 }
 
 #[tokio::test]
-async fn the_runtime_cap_bounds_every_timeout() {
-    let config = RuntimeConfig { max_timeout: Duration::from_millis(40), ..RuntimeConfig::default() };
+async fn the_runtime_cap_bounds_defaults_and_asks_and_a_tool_s_own_setting_is_honoured() {
+    let config = RuntimeConfig {
+        default_timeout: Duration::from_secs(60),
+        max_timeout: Duration::from_millis(40),
+        ..RuntimeConfig::default()
+    };
     let h = harness_with(3, config, |b| b);
-    let r = run(&h, "Probe", json!({"sleep_ms": 10_000, "timeout_ms": 60_000})).await;
+    // No limit of its own: the runtime's default, cut to the cap, which the advice names.
+    let r = run(&h, "Probe", json!({"sleep_ms": 10_000})).await;
     assert_eq!(r.outcome, "timed_out");
     assert!(r.text().starts_with("timed out after 40 ms"), "{}", r.text());
+    assert!(r.text().contains("the limit is `runtime.max_timeout` in the settings"), "{}", r.text());
+    // What the input asks is capped the same way.
+    let r = run(&h, "Probe", json!({"sleep_ms": 10_000, "timeout_ms": 60_000})).await;
+    assert!(r.text().starts_with("timed out after 40 ms"), "{}", r.text());
+    // A setting of the tool's own is the person's choice: honoured past the cap.
+    let r = run(&h, "Probe", json!({"sleep_ms": 150, "set_limit_ms": 5_000})).await;
+    assert_eq!(r.outcome, "ok", "{}", r.text());
 }
 
 #[tokio::test]

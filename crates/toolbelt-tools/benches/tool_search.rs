@@ -30,7 +30,7 @@ impl DynTool for Remote {
     fn access(&self, _: &Prepared, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared())
     }
-    fn timeout(&self, _: &Prepared) -> Option<Duration> {
+    fn timeout(&self, _: &Prepared, _: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
         None
     }
     fn call<'a>(&'a self, _: Prepared, _: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {

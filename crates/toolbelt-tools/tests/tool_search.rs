@@ -43,7 +43,7 @@ impl DynTool for Remote {
         Ok(Access::shared())
     }
 
-    fn timeout(&self, _: &Prepared) -> Option<std::time::Duration> {
+    fn timeout(&self, _: &Prepared, _: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
         None
     }
 

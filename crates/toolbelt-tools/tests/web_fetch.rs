@@ -195,7 +195,10 @@ async fn a_slow_server_times_out_with_a_clear_error() {
         let started = Instant::now();
         let e = ctx.err(json!({"url": server.url_at("site.test", path)})).await;
         assert!(started.elapsed() < Duration::from_secs(5));
-        assert!(e.contains("took longer than 1 s") && e.contains("try again later"), "{e}");
+        assert!(
+            e.contains("took longer than 1 s (`web.timeout` in the settings)") && e.contains("try again later"),
+            "{e}"
+        );
     }
 }
 

@@ -577,7 +577,7 @@ async fn slow_and_absent_providers_are_reported() {
     let server = Server::start(|_| json_reply(200, &brave_results(1)).after(Duration::from_secs(5))).await.unwrap();
     let mut world = World::keyed(Kind::Brave, server.url_at("brave.test", "/search"));
     let e = world.err(json!({"query": "slow"})).await;
-    assert_eq!(e, "Brave Search did not answer within 3 s; try again later");
+    assert_eq!(e, "Brave Search did not answer within 3 s (`web.timeout` in the settings); try again later");
 
     // A port nothing listens on.
     let closed = {

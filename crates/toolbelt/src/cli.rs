@@ -83,7 +83,8 @@ pub struct Global {
     #[arg(long = "deny-command", global = true, help_heading = "Shell sandbox", value_name = "REGEX")]
     pub deny_command: Vec<String>,
 
-    /// No call runs longer than this many seconds, whatever it asks for.
+    /// Cap in seconds on a call's default or requested time limit (a tool's own limit
+    /// setting, such as lint.timeout, binds that tool instead).
     #[arg(long, global = true, help_heading = "Limits and logging", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub max_timeout: Option<u64>,
 

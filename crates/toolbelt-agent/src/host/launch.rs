@@ -17,8 +17,8 @@ use crate::run::{Conversation, RunEvent, RunSpec, brief_call, brief_result, run}
 use crate::spec::run_spec;
 
 /// How much of a foreground call's timeout a run leaves for reporting when its budget is cut
-/// to fit the call.
-const REPORT_MARGIN: Duration = Duration::from_secs(5);
+/// to fit the call: the margin the Agent tool's own limit leaves beyond the budget.
+const REPORT_MARGIN: Duration = toolbelt_core::OWN_LIMIT_MARGIN;
 
 /// Checks a start and sets up the agent: its record in the session's roster, its session,
 /// its tools. Nothing runs yet.

@@ -48,6 +48,7 @@ impl McpTool {
             .permission(PermissionClass::External)
             .side_effects(SideEffects::Network)
             .default_timeout(upstream.config.call_timeout)
+            .time_limit_setting(format!("the `timeout` of the MCP server `{}`", upstream.name))
             .input_schema(Value::Object(tool.input_schema.as_ref().clone()));
         // Deferred with the other upstream tools once theirs together crowd the context,
         // unless the server asks for this one to be always sent.
@@ -87,8 +88,9 @@ impl DynTool for McpTool {
         )))
     }
 
-    fn timeout(&self, _input: &Prepared) -> Option<std::time::Duration> {
-        None
+    /// The server's own `timeout` setting, honoured whatever `runtime.max_timeout` says.
+    fn timeout(&self, _input: &Prepared, _cx: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
+        Some(toolbelt_core::TimeLimit::Set(self.upstream.config.call_timeout))
     }
 
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {

@@ -7,21 +7,29 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use toolbelt_core::{Limits, Prepared, ToolContext, ToolEntry, ToolError, ToolEvent, ToolOutput};
+use toolbelt_core::{Limits, Prepared, TimeLimit, ToolContext, ToolError, ToolEvent, ToolOutput};
 
 use super::CallCx;
 use super::follow_up::{Judge, Verdicts};
-use crate::config::RuntimeConfig;
 
-/// The timeout that applies: the input's, else the spec's, else the runtime default — never
-/// above the runtime's cap.
-fn timeout_for(config: &RuntimeConfig, entry: &ToolEntry, input: &Prepared) -> Duration {
-    entry
-        .tool()
-        .timeout(input)
-        .or(entry.spec().default_timeout)
-        .unwrap_or(config.default_timeout)
-        .min(config.max_timeout)
+/// The time limit that applies, and the setting that set it (for the advice when it runs
+/// out): a setting of the tool's, honoured as given ([`TimeLimit::Set`]); else what the input
+/// asks, the spec's default or the runtime's, never above `runtime.max_timeout`.
+fn limit_for(cx: &CallCx<'_>, input: &Prepared) -> (Duration, Option<String>) {
+    let (config, spec) = (&cx.pipeline.config, cx.entry.spec());
+    let (wanted, setting) = match cx.entry.tool().timeout(input, &super::plan::judging(cx.pipeline, cx.session)) {
+        Some(TimeLimit::Set(own)) => return (own, spec.time_limit_setting.clone()),
+        Some(TimeLimit::Asked(asked)) => (asked, None),
+        None => match spec.default_timeout {
+            Some(default) => (default, spec.time_limit_setting.clone()),
+            None => (config.default_timeout, Some("`runtime.default_timeout`".to_string())),
+        },
+    };
+    if wanted > config.max_timeout {
+        (config.max_timeout, Some("`runtime.max_timeout`".to_string()))
+    } else {
+        (wanted, setting)
+    }
 }
 
 /// Runs the tool with `input`, the directories in `extra_roots` open to it for this call;
@@ -33,7 +41,7 @@ pub(super) async fn run(
     follow_ups: &Verdicts,
 ) -> Result<ToolOutput, ToolError> {
     let CallCx { pipeline, session, entry, events, cancel, .. } = *cx;
-    let timeout = timeout_for(&pipeline.config, entry, &input);
+    let (timeout, setting) = limit_for(cx, &input);
     // The call's own token: fired on timeout as well as when the caller cancels, so the tool
     // can clean up either way.
     let token = cancel.child_token();
@@ -76,7 +84,7 @@ pub(super) async fn run(
             Err(panic) => Err(ToolError::internal(format!("the tool panicked: {}", panic_message(&panic)))),
         },
         () = cancel.cancelled() => Err(ToolError::Cancelled),
-        () = tokio::time::sleep(timeout) => Err(ToolError::TimedOut { after: timeout }),
+        () = tokio::time::sleep(timeout) => Err(ToolError::timed_out(timeout, setting.as_deref())),
     };
     // Whatever ended the call, tell the tool's helpers to stop; the tool's future itself was
     // dropped above (when it did not finish), which kills what it owns.

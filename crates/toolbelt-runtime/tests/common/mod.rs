@@ -37,8 +37,10 @@ pub struct ProbeInput {
     /// Emit a progress event and an output chunk.
     #[serde(default)]
     pub chatty: bool,
-    /// Per-call timeout (ms).
+    /// Per-call timeout (ms), as an input asks for one.
     pub timeout_ms: Option<u64>,
+    /// A time limit (ms) as a setting of the tool's gives one.
+    pub set_limit_ms: Option<u64>,
     /// Ask for approval with this reason.
     pub approval: Option<String>,
     /// A credential, ignored (audit logs must not show it).
@@ -106,8 +108,11 @@ impl Tool for Probe {
         })
     }
 
-    fn timeout(&self, input: &ProbeInput) -> Option<Duration> {
-        input.timeout_ms.map(Duration::from_millis)
+    fn timeout(&self, input: &ProbeInput, _cx: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
+        match (input.set_limit_ms, input.timeout_ms) {
+            (Some(set), _) => Some(toolbelt_core::TimeLimit::Set(Duration::from_millis(set))),
+            (None, asked) => asked.map(|ms| toolbelt_core::TimeLimit::Asked(Duration::from_millis(ms))),
+        }
     }
 
     async fn call(&self, input: ProbeInput, cx: ToolContext) -> Result<TextOutput, ToolError> {

@@ -1,7 +1,6 @@
 //! `Agent` (also `Task`, `spawn`): starts a sub-agent on a task, in the foreground or the
 //! background.
 
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -78,7 +77,17 @@ impl Tool for Agent {
             .side_effects(SideEffects::Files)
             .annotations(Annotations { read_only: false, destructive: false, idempotent: false, open_world: true })
             .search_hint("sub-agent delegate task parallel background research")
-            .default_timeout(Duration::from_secs(3600))
+            .time_limit_setting("`agent.time_budget`")
+    }
+
+    /// In the foreground, the agents' time budget with a margin to report in: the budget ends
+    /// the agent, not the runtime's cap on calls. In the background the call returns at once.
+    fn timeout(&self, input: &AgentInput, cx: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
+        if input.run_in_background == Some(true) {
+            return None;
+        }
+        let budget = cx.agents()?.time_budget()?;
+        Some(toolbelt_core::TimeLimit::Set(budget + toolbelt_core::OWN_LIMIT_MARGIN))
     }
 
     fn access(&self, input: &AgentInput, _cx: &ToolContext) -> Result<Access, ToolError> {

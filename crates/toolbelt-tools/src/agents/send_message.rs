@@ -43,7 +43,14 @@ impl Tool for SendMessage {
             .side_effects(SideEffects::Files)
             .annotations(Annotations { read_only: false, destructive: false, idempotent: false, open_world: true })
             .search_hint("message continue resume sub-agent")
-            .default_timeout(std::time::Duration::from_secs(3600))
+            .time_limit_setting("`agent.time_budget`")
+    }
+
+    /// An agent started in the foreground continues in the foreground: the agents' time
+    /// budget with a margin to report in.
+    fn timeout(&self, _input: &SendMessageInput, cx: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
+        let budget = cx.agents()?.time_budget()?;
+        Some(toolbelt_core::TimeLimit::Set(budget + toolbelt_core::OWN_LIMIT_MARGIN))
     }
 
     fn access(&self, input: &SendMessageInput, _cx: &ToolContext) -> Result<Access, ToolError> {

@@ -198,6 +198,7 @@ impl Tool for Lint {
             .annotations(Annotations { read_only: false, destructive: false, idempotent: true, open_world: false })
             .streams()
             .search_hint("lint linter clippy ruff eslint shellcheck style warnings problems check code quality")
+            .time_limit_setting("`lint.timeout`")
     }
 
     fn access(&self, input: &LintInput, cx: &ToolContext) -> Result<Access, ToolError> {
@@ -210,10 +211,10 @@ impl Tool for Lint {
         Ok(access)
     }
 
-    /// The longest the settings allow: the linters stop at `lint.timeout` (a little before,
-    /// with a margin), so a setting past the default is honoured.
-    fn timeout(&self, _input: &LintInput) -> Option<std::time::Duration> {
-        Some(crate::code::linters::MAX_TIMEOUT)
+    /// `lint.timeout`, the one limit of a Lint call, with a margin: the linters stop at it
+    /// and the call still answers, saying what to raise.
+    fn timeout(&self, _input: &LintInput, cx: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
+        Some(toolbelt_core::TimeLimit::Set(settings(cx).timeout + toolbelt_core::OWN_LIMIT_MARGIN))
     }
 
     async fn call(&self, input: LintInput, cx: ToolContext) -> Result<LintOutput, ToolError> {

@@ -12,8 +12,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbelt_core::{
-    Access, Annotations, CallLimits, Category, PermissionClass, SideEffects, Tool, ToolContext, ToolError, ToolSpec,
-    thousands,
+    Access, Annotations, CallLimits, Category, PermissionClass, SideEffects, TimeLimit, Tool, ToolContext, ToolError,
+    ToolSpec, thousands,
 };
 
 use crate::shell::support::background;
@@ -167,8 +167,8 @@ impl Tool for Bash {
         confine::declare(cx, access, read_only)
     }
 
-    fn timeout(&self, input: &BashInput) -> Option<Duration> {
-        Some(self.requested(input))
+    fn timeout(&self, input: &BashInput, _cx: &ToolContext) -> Option<TimeLimit> {
+        Some(TimeLimit::Asked(self.requested(input)))
     }
 
     async fn call(&self, input: BashInput, cx: ToolContext) -> Result<BashOutput, ToolError> {

@@ -6,8 +6,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, AgentReport, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext,
-    ToolError, ToolSpec, human_duration, is_agent_id,
+    Access, AgentReport, Annotations, Category, Content, PermissionClass, Render, SideEffects, TimeLimit, Tool,
+    ToolContext, ToolError, ToolSpec, human_duration, is_agent_id,
 };
 
 use crate::agents::render_report;
@@ -164,9 +164,9 @@ impl Tool for TaskOutput {
         Ok(Access::shared())
     }
 
-    fn timeout(&self, input: &TaskOutputInput) -> Option<Duration> {
+    fn timeout(&self, input: &TaskOutputInput, _cx: &ToolContext) -> Option<TimeLimit> {
         // Room beyond the wait, so the answer (rather than the runtime's timeout) ends the call.
-        Some(wait_for(input) + Duration::from_secs(5))
+        Some(TimeLimit::Asked(wait_for(input) + Duration::from_secs(5)))
     }
 
     async fn call(&self, input: TaskOutputInput, cx: ToolContext) -> Result<TaskOutputResult, ToolError> {

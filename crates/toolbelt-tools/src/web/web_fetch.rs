@@ -260,7 +260,7 @@ impl Tool for WebFetch {
             .side_effects(SideEffects::Network)
             .annotations(Annotations { read_only: true, destructive: false, idempotent: true, open_world: true })
             // The fetch keeps to the web settings' own timeout; this only leaves it the room.
-            .default_timeout(std::time::Duration::from_secs(300))
+            .time_limit_setting("`web.timeout`")
             .search_hint("fetch web page url http download read website documentation pdf")
     }
 
@@ -268,6 +268,11 @@ impl Tool for WebFetch {
         let web = Web::of(cx);
         let url = check_url(&input.url, web.config()).map_err(|e| ToolError::failed(e.to_string()))?;
         Ok(Access::shared().contacts(url.as_str()))
+    }
+
+    /// `web.timeout`, which the fetch (redirects included) runs within, with a margin.
+    fn timeout(&self, _input: &WebFetchInput, cx: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
+        Some(toolbelt_core::TimeLimit::Set(Web::of(cx).config().timeout + toolbelt_core::OWN_LIMIT_MARGIN))
     }
 
     async fn call(&self, input: WebFetchInput, cx: ToolContext) -> Result<WebFetchOutput, ToolError> {

@@ -9,7 +9,6 @@
 //! it. Domain filters are sent to the provider where it takes them and always applied to
 //! its results; duplicates are dropped and at most `count` results kept.
 
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -189,7 +188,7 @@ impl Tool for WebSearch {
             .side_effects(SideEffects::Network)
             .annotations(Annotations { read_only: true, destructive: false, idempotent: true, open_world: true })
             // The search keeps to the web settings' own timeout; this only leaves it the room.
-            .default_timeout(Duration::from_secs(300))
+            .time_limit_setting("`web.timeout`")
             .search_hint("search web internet query find results online news current documentation lookup google")
     }
 
@@ -197,6 +196,11 @@ impl Tool for WebSearch {
         checked(input)?;
         let plan = plan(&Web::of(cx))?;
         Ok(Access::shared().contacts(plan.endpoint.url().as_str()))
+    }
+
+    /// `web.timeout`, which the search runs within, with a margin.
+    fn timeout(&self, _input: &WebSearchInput, cx: &ToolContext) -> Option<toolbelt_core::TimeLimit> {
+        Some(toolbelt_core::TimeLimit::Set(Web::of(cx).config().timeout + toolbelt_core::OWN_LIMIT_MARGIN))
     }
 
     async fn call(&self, input: WebSearchInput, cx: ToolContext) -> Result<WebSearchOutput, ToolError> {

@@ -148,8 +148,24 @@ impl Settings {
         let secs =
             |r: &Resolver<'_>, key: &str| r.int(key).and_then(|n| u64::try_from(n).ok()).map(Duration::from_secs);
         let max_timeout = secs(&r, "runtime.max_timeout").unwrap_or(defaults.max_timeout);
+        let default_timeout = secs(&r, "runtime.default_timeout").unwrap_or(defaults.default_timeout);
+        // A default set above the cap could never take effect: said, not silently lowered (the
+        // built-in default just follows a lower cap).
+        if default_timeout > max_timeout
+            && let Some(entry) = winner(&loaded.entries, "runtime.default_timeout")
+        {
+            r.problem(
+                entry,
+                format!(
+                    "runtime.default_timeout ({} s) is above runtime.max_timeout ({} s), which caps every call's \
+                     default; lower runtime.default_timeout or raise runtime.max_timeout",
+                    default_timeout.as_secs(),
+                    max_timeout.as_secs()
+                ),
+            );
+        }
         let runtime = RuntimeConfig {
-            default_timeout: secs(&r, "runtime.default_timeout").unwrap_or(defaults.default_timeout).min(max_timeout),
+            default_timeout: default_timeout.min(max_timeout),
             max_timeout,
             output_budget: r.usize("runtime.output_budget").unwrap_or(defaults.output_budget),
             concurrency: r.usize("runtime.concurrency").unwrap_or(defaults.concurrency),

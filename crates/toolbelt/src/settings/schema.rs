@@ -88,7 +88,7 @@ const fn limit(path: &'static str, kind: Kind, default: fn() -> String, doc: &'s
 const SEARCH_DOC: &str = "a search provider: api_key_env (the variable holding its key), base_url (its endpoint; \
      required for searxng) (user settings only)";
 
-/// The longest `lint.timeout`: what a Lint call's own limit is.
+/// The longest `lint.timeout` the settings take.
 const LINT_MAX_TIMEOUT: i64 = toolbelt_tools::code::linters::MAX_TIMEOUT.as_secs() as i64;
 
 const HOOK_DOC: &str = "hook groups: {matcher, hooks = [{type = \"command\"|\"http\", …}]}";
@@ -152,7 +152,7 @@ pub const KEYS: &[KeyDef] = &[
         "runtime.max_timeout",
         Kind::Int { min: 1, max: 86_400 },
         || CallLimits::DEFAULT.max_timeout.as_secs().to_string(),
-        "seconds no call may exceed",
+        "seconds a call may run on a default or on what its input asks (a tool's own limit setting binds it instead)",
     ),
     key("runtime.concurrency", Kind::Int { min: 1, max: 256 }, "10", "shared calls of a batch run at once"),
     key(

@@ -9,12 +9,14 @@ It answers `initialize`, `tools/list`, `tools/call` (the tool's name and argumen
 JSON text), `ping`, and `resources/list` only when "resources" is given (only then does it
 declare the resources capability); any other request gets -32601, as a server without that
 method answers. With "started", it appends its name and pid to that file when it starts, so
-a test can count which servers were started.
+a test can count which servers were started. A tool with "sleep" (seconds) takes that long
+to answer.
 """
 
 import json
 import os
 import sys
+import time
 
 config = json.loads(sys.argv[1])
 name = config.get("name", "mini")
@@ -50,6 +52,8 @@ for line in sys.stdin:
         answer(msg, {"tools": tools})
     elif method == "tools/call":
         params = msg.get("params", {})
+        slow = next((t.get("sleep", 0) for t in tools if t["name"] == params.get("name")), 0)
+        time.sleep(slow)
         text = json.dumps({"server": name, "tool": params.get("name"), "arguments": params.get("arguments", {})})
         answer(msg, {"content": [{"type": "text", "text": text}]})
     elif method == "resources/list" and resources is not None:

@@ -401,8 +401,8 @@ pub struct PlanKey {
     pub linter: Option<String>,
 }
 
-/// The longest `lint.timeout` the settings take: a Lint call's own limit, so the linters'
-/// limit (`lint.timeout`, shorter) is what stops them, with the advice to raise it.
+/// The longest `lint.timeout` the settings take (a Lint call's limit is `lint.timeout` itself,
+/// honoured past `runtime.max_timeout`).
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// Most plans kept at once (calls described and not yet run: refused ones never run).

@@ -129,7 +129,15 @@ pub async fn finish(
     let code = outcome.status.and_then(|s| s.code());
     let signal = outcome.status.and_then(|s| s.signal());
     let stopped = stopped_what(outcome.held);
-    if outcome.timed_out {
+    if outcome.timed_out && limit >= max {
+        // The cap bound, not the input: a larger `timeout` would not help.
+        notes.push(format!(
+            "Timed out after {}: {stopped}; above is what it printed until then. That is the most a command may \
+             take (`runtime.max_timeout` in the settings): run it with run_in_background and read it with \
+             TaskOutput, or ask the user to raise the cap.",
+            human_duration(limit)
+        ));
+    } else if outcome.timed_out {
         notes.push(format!(
             "Timed out after {}: {stopped}; above is what it printed until then. Retry with a larger timeout (at \
              most {} ms), or run it with run_in_background and read it with TaskOutput.",

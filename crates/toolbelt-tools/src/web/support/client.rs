@@ -208,7 +208,8 @@ pub(crate) async fn fetch(
     match tokio::time::timeout(limit, follow(web, cx, url.clone(), accept, max_body)).await {
         Ok(fetched) => fetched,
         Err(_) => Err(ToolError::failed(format!(
-            "fetching {url} took longer than {} and was given up; the site may be slow or down: try again later",
+            "fetching {url} took longer than {} (`web.timeout` in the settings) and was given up; the site may be slow \
+             or down: try again later",
             toolbelt_core::human_duration(limit)
         ))),
     }

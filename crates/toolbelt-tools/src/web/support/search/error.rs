@@ -45,7 +45,7 @@ pub enum SearchError {
         message: String,
     },
     /// No answer within the settings' timeout.
-    #[error("{} did not answer within {after}; try again later", provider.title())]
+    #[error("{} did not answer within {after} (`web.timeout` in the settings); try again later", provider.title())]
     Timeout {
         /// The provider.
         provider: SearchProviderKind,

@@ -1,7 +1,6 @@
 //! `Agent` (also `Task`, `spawn`): starts a sub-agent on a task, in the foreground or the
 //! background.
 
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbelt_core::{

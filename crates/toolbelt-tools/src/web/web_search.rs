@@ -9,7 +9,6 @@
 //! it. Domain filters are sent to the provider where it takes them and always applied to
 //! its results; duplicates are dropped and at most `count` results kept.
 
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{

@@ -7,6 +7,9 @@ use std::path::PathBuf;
 use assert_cmd::Command;
 use serde_json::{Value, json};
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
 struct Project {
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -29,15 +32,8 @@ impl Project {
     }
 
     fn run(&self, tool: &str, input: &Value, extra: &[String]) -> (i32, String) {
-        let out = Command::cargo_bin("toolbelt")
-            .unwrap()
-            .current_dir(&self.root)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("CI", "true")
+        let out = Command::from_std(hermetic::toolbelt_with_home(&self.root, &self.home))
             .env("NO_COLOR", "1")
-            .env_remove("TOOLBELT_MANAGED_CONFIG")
             .args(["call", tool, &input.to_string()])
             .args(extra)
             .output()

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// The variables that define providers, kept out of every run unless a test sets them.
-const PROVIDER_VARS: [&str; 6] =
-    ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"];
+#[path = "common/hermetic.rs"]
+mod hermetic;
 
 struct Project {
     _dir: tempfile::TempDir,
@@ -41,18 +40,8 @@ impl Project {
 
     /// The binary in the project, with its home and no provider of the machine's.
     fn toolbelt(&self) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
-        cmd.current_dir(&self.root)
-            .env("NO_COLOR", "1")
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("CI", "true")
-            .env_remove("TOOLBELT_LOG")
-            .env_remove("TOOLBELT_MANAGED_CONFIG");
-        for var in PROVIDER_VARS {
-            cmd.env_remove(var);
-        }
+        let mut cmd = hermetic::toolbelt_with_home(&self.root, &self.home);
+        cmd.env("NO_COLOR", "1");
         cmd
     }
 

@@ -5,21 +5,13 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
 fn toolbelt(dir: &std::path::Path) -> Command {
-    let mut cmd = Command::cargo_bin("toolbelt").unwrap();
-    // Hermetic: no user settings, nobody at a terminal to ask.
-    let home = dir.join(".test-home");
-    cmd.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "100")
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("CI", "true")
-        .env_remove("TOOLBELT_LOG")
-        .env_remove("TOOLBELT_MANAGED_CONFIG");
+    // Hermetic: no user settings, nobody at a terminal to ask; help wrapped at 100 columns.
+    let mut cmd = Command::from_std(hermetic::toolbelt(dir));
+    cmd.env("NO_COLOR", "1").env("COLUMNS", "100");
     cmd
 }
 

@@ -8,6 +8,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
 /// One host's way of starting toolbelt, as the README gives it.
 #[derive(Debug)]
 struct Launch {
@@ -81,14 +84,9 @@ fn session(launch: &Launch, project: &Path, elsewhere: &Path) {
     let args: Vec<String> = launch.args.iter().map(|a| a.replace("${workspaceFolder}", &folder)).collect();
     // A host that passes the folder may start the server anywhere; the others start it in the project.
     let cwd = if launch.args.iter().any(|a| a.contains("${workspaceFolder}")) { elsewhere } else { project };
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"))
-        .args(&args)
-        .current_dir(cwd)
-        .env("HOME", elsewhere.join("home"))
-        .env("XDG_CONFIG_HOME", elsewhere.join("home/.config"))
-        .env("XDG_STATE_HOME", elsewhere.join("home/.state"))
-        .env_remove("TOOLBELT_MANAGED_CONFIG")
-        .env_remove("TOOLBELT_LOG")
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+    cmd.args(&args).current_dir(cwd);
+    let mut child = hermetic::isolate(&mut cmd, &elsewhere.join("home"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -14,6 +14,9 @@ use toolbelt::core::{CancellationToken, EventSink};
 use toolbelt::policy::PermissionMode;
 use toolbelt::runtime::{Runtime, Session, ToolCall};
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
 fn project() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join("project");
@@ -243,15 +246,9 @@ fn example() -> PathBuf {
 }
 
 fn run_example(api: &str, url: &str, root: &Path, home: &Path) -> (String, String) {
-    let out = std::process::Command::new(example())
-        .args(["--api", api, "--base-url", url, "What does notes.md say?"])
-        .current_dir(root)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_STATE_HOME", home.join(".state"))
-        .env_remove("TOOLBELT_MANAGED_CONFIG")
-        .output()
-        .unwrap();
+    let mut cmd = std::process::Command::new(example());
+    cmd.args(["--api", api, "--base-url", url, "What does notes.md say?"]).current_dir(root);
+    let out = hermetic::isolate(&mut cmd, home).output().unwrap();
     let (stdout, stderr) =
         (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
     assert!(out.status.success(), "{stdout}\n{stderr}");

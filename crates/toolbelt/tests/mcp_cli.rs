@@ -7,15 +7,11 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
 fn toolbelt(root: &Path) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
-    cmd.current_dir(root)
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("home/.config"))
-        .env("CI", "true")
-        .env_remove("TOOLBELT_MANAGED_CONFIG")
-        .env_remove("TOOLBELT_LOG");
-    cmd
+    hermetic::toolbelt_with_home(root, &root.join("home"))
 }
 
 fn project() -> (tempfile::TempDir, std::path::PathBuf) {

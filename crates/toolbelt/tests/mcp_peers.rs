@@ -13,6 +13,9 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
 struct Peers {
     dir: PathBuf,
 }
@@ -64,14 +67,9 @@ fn project() -> (tempfile::TempDir, PathBuf) {
 /// Trusts the project at `root` (its own MCP servers start only then), as its user, with
 /// the settings that loosen the policy.
 fn trust(root: &Path) {
-    let trusted = Command::new(toolbelt())
-        .args(["trust", "--allow-loosening"])
-        .current_dir(root)
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("home/.config"))
-        .env("XDG_STATE_HOME", root.join("home/.local/state"))
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(toolbelt());
+    cmd.args(["trust", "--allow-loosening"]).current_dir(root);
+    let trusted = hermetic::isolate(&mut cmd, &root.join("home")).output().unwrap();
     assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
 }
 
@@ -81,11 +79,7 @@ fn run(cmd: Command, root: &Path, stdin: &str) -> Value {
 
 /// [`run`], with what the peer wrote on stderr.
 fn run_with_stderr(mut cmd: Command, root: &Path, stdin: &str) -> (Value, String) {
-    cmd.current_dir(root)
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("home/.config"))
-        .env("XDG_STATE_HOME", root.join("home/.local/state"))
-        .env_remove("TOOLBELT_MANAGED_CONFIG")
+    hermetic::isolate(cmd.current_dir(root), &root.join("home"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -109,11 +103,9 @@ struct HttpServer {
 impl HttpServer {
     fn start(root: &Path) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(toolbelt())
-            .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
-            .current_dir(root)
-            .env("HOME", root.join("home"))
-            .env("XDG_CONFIG_HOME", root.join("home/.config"))
+        let mut cmd = Command::new(toolbelt());
+        cmd.args(["mcp", "--http", &format!("127.0.0.1:{port}")]).current_dir(root);
+        let child = hermetic::isolate(&mut cmd, &root.join("home"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -230,12 +222,7 @@ fn inspector_cli_lists_and_calls() {
     let inspect = |args: &[&str]| {
         let mut cmd = Command::new(peers.node());
         cmd.arg(&cli).arg("--cli").arg(toolbelt()).arg("mcp").args(args);
-        let out = cmd
-            .current_dir(&root)
-            .env("HOME", root.join("home"))
-            .env("XDG_CONFIG_HOME", root.join("home/.config"))
-            .output()
-            .unwrap();
+        let out = hermetic::isolate(cmd.current_dir(&root), &root.join("home")).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
@@ -486,15 +473,9 @@ fn an_http_upstream_connects() {
     )
     .unwrap();
     let toolbelt_in = |args: &[&str]| {
-        let out = Command::new(toolbelt())
-            .args(args)
-            .current_dir(&root)
-            .env("HOME", root.join("home"))
-            .env("XDG_CONFIG_HOME", root.join("home/.config"))
-            .env("CI", "true")
-            .env_remove("TOOLBELT_MANAGED_CONFIG")
-            .output()
-            .unwrap();
+        let mut cmd = Command::new(toolbelt());
+        cmd.args(args).current_dir(&root);
+        let out = hermetic::isolate(&mut cmd, &root.join("home")).output().unwrap();
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         (out.status.code(), text(&out.stdout), text(&out.stderr))
     };

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use assert_cmd::Command;
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
 #[path = "common/pty.rs"]
 mod pty;
 use serde_json::{Value, json};
@@ -35,13 +37,8 @@ impl Project {
     }
 
     fn toolbelt(&self) -> Command {
-        let mut cmd = Command::cargo_bin("toolbelt").unwrap();
-        cmd.current_dir(&self.root)
-            .env("NO_COLOR", "1")
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("CI", "true")
-            .env_remove("TOOLBELT_LOG");
+        let mut cmd = Command::from_std(hermetic::toolbelt_with_home(&self.root, &self.home));
+        cmd.env("NO_COLOR", "1");
         match &self.managed {
             Some(file) => cmd.env("TOOLBELT_MANAGED_CONFIG", file),
             None => cmd.env_remove("TOOLBELT_MANAGED_CONFIG"),

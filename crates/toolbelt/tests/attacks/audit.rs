@@ -29,17 +29,12 @@ impl Project {
     }
 
     fn toolbelt(&self) -> Command {
-        let mut cmd = Command::cargo_bin("toolbelt").unwrap();
-        cmd.current_dir(&self.root)
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+        crate::hermetic::isolate(cmd.current_dir(&self.root), &self.home)
             .env("NO_COLOR", "1")
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_STATE_HOME", &self.state)
-            .env("TOOLBELT_AUDIT__ENABLED", "true")
-            .env("CI", "true")
-            .env_remove("TOOLBELT_LOG")
-            .env_remove("TOOLBELT_MANAGED_CONFIG");
-        cmd
+            .env("TOOLBELT_AUDIT__ENABLED", "true");
+        Command::from_std(cmd)
     }
 
     fn run(&self, args: &[&str]) -> (i32, String, String) {

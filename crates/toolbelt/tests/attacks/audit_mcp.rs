@@ -26,14 +26,9 @@ impl Project {
 
     fn toolbelt(&self) -> Command {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
-        cmd.current_dir(self.root.join("project"))
-            .env("HOME", self.root.join("home"))
-            .env("XDG_CONFIG_HOME", self.root.join("home/.config"))
+        crate::hermetic::isolate(cmd.current_dir(self.root.join("project")), &self.root.join("home"))
             .env("XDG_STATE_HOME", self.root.join("state"))
-            .env("TOOLBELT_AUDIT__ENABLED", "true")
-            .env("CI", "true")
-            .env_remove("TOOLBELT_MANAGED_CONFIG")
-            .env_remove("TOOLBELT_LOG");
+            .env("TOOLBELT_AUDIT__ENABLED", "true");
         cmd
     }
 

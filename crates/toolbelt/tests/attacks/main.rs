@@ -47,6 +47,8 @@
 //!   settings that open the private network or send the user's search key to its server.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::new_without_default)]
 
+#[path = "../common/hermetic.rs"]
+mod hermetic;
 #[path = "../common/pty.rs"]
 mod pty;
 
@@ -163,23 +165,7 @@ impl World {
 
     /// `cmd` set up as [`World::toolbelt`] sets up the binary (a launcher that runs it).
     pub fn toolbelt_env<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
-        cmd.current_dir(&self.root)
-            .env("NO_COLOR", "1")
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("XDG_DATA_HOME", self.home.join(".local/share"))
-            .env("XDG_CACHE_HOME", self.home.join(".cache"))
-            .env("CI", "true")
-            .env_remove("TOOLBELT_LOG")
-            .env_remove("TOOLBELT_MANAGED_CONFIG")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("https_proxy")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("ALL_PROXY")
-            .env_remove("all_proxy")
-            .stdin(Stdio::null())
+        hermetic::isolate(cmd.current_dir(&self.root), &self.home).env("NO_COLOR", "1").stdin(Stdio::null())
     }
 
     /// Runs toolbelt; (exit code, stdout, stderr).

@@ -13,21 +13,30 @@ pub fn toolbelt(root: &Path) -> Command {
 /// [`toolbelt`] with the home directory at `home` (one outside the project, say).
 pub fn toolbelt_with_home(root: &Path, home: &Path) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
-    cmd.current_dir(root)
-        .env("HOME", home)
+    cmd.current_dir(root);
+    isolate(&mut cmd, home);
+    cmd
+}
+
+/// Sets `cmd` (toolbelt, or a program that starts it: an MCP client, an example) to run with
+/// its home, settings, state, data and cache directories beneath `home`, as in CI (nobody at a
+/// terminal to ask), with nothing of the machine's leaking in: no `TOOLBELT_*` variable (log
+/// filter, managed settings, `TOOLBELT_SECTION__KEY` settings), no model provider, proxy or
+/// search key. The one place the binary tests say what "hermetic" means.
+pub fn isolate<'c>(cmd: &'c mut Command, home: &Path) -> &'c mut Command {
+    cmd.env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_STATE_HOME", home.join(".local/state"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("CI", "true")
-        .env_remove("TOOLBELT_MANAGED_CONFIG")
-        .env_remove("TOOLBELT_LOG");
-    // No setting of the machine's (`TOOLBELT_SECTION__KEY`) either.
+        .env("CI", "true");
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("TOOLBELT_") {
             cmd.env_remove(name);
         }
     }
+    // Named as well, in case the test itself set them for this command before.
+    cmd.env_remove("TOOLBELT_MANAGED_CONFIG").env_remove("TOOLBELT_LOG");
     // No model provider of the machine's: a test that wants one points these at a loopback
     // server.
     for name in [

@@ -29,6 +29,7 @@ pub mod task_stop;
 pub use bash::{Bash, BashInput};
 pub use support::cgroup::release_idle;
 pub use support::config::{BashConfig, InvalidDenyPattern};
+pub use support::env::DEFAULT_ENV_REMOVE;
 pub use support::made::PlacesWatch;
 pub use support::result::BashOutput;
 pub use support::sandbox::{

@@ -24,7 +24,7 @@ use toolbelt::settings::Entry;
 use toolbelt_core::{CancellationToken, Category};
 use toolbelt_policy::{Approver, NoApprover};
 use toolbelt_runtime::Runtime;
-use toolbelt_tools::shell::{SandboxConfig, SandboxMode};
+use toolbelt_tools::shell::{SandboxConfig, SandboxMode, WhenUnavailable};
 
 use crate::Usage;
 use crate::approve::TerminalApprover;
@@ -172,12 +172,12 @@ pub(crate) fn flag_entries(global: &Global) -> Vec<Entry> {
         out.push(Entry::flag("sandbox.network", true, "--network"));
     }
     if let Some(what) = global.if_unsandboxed {
-        let name = match what {
-            UnsandboxedArg::Ask => "ask",
-            UnsandboxedArg::Refuse => "refuse",
-            UnsandboxedArg::Run => "run",
+        let choice = match what {
+            UnsandboxedArg::Ask => WhenUnavailable::Ask,
+            UnsandboxedArg::Refuse => WhenUnavailable::Refuse,
+            UnsandboxedArg::Run => WhenUnavailable::Run,
         };
-        out.push(Entry::flag("sandbox.if_unsandboxed", name, "--if-unsandboxed"));
+        out.push(Entry::flag("sandbox.if_unsandboxed", choice.as_str(), "--if-unsandboxed"));
     }
     out.extend(global.deny_command.iter().map(|p| Entry::flag("shell.deny_commands", p.as_str(), "--deny-command")));
     out

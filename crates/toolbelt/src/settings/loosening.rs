@@ -11,6 +11,8 @@
 
 use serde_json::Value;
 
+use toolbelt_tools::shell::SandboxMode;
+
 use super::Entry;
 
 /// Why a project's entry loosens the policy (what it lets happen without a question), or
@@ -27,7 +29,8 @@ pub fn reason(entry: &Entry) -> Option<&'static str> {
         "permissions.allow" => Some("runs without asking"),
         "permissions.additional_directories" => Some("the tools reach this directory too"),
         "permissions.disable_bypass" => (entry.value == Value::Bool(false)).then_some("allows bypassPermissions"),
-        "sandbox.mode" => (text == Some("danger-full-access")).then_some("shell commands run unconfined"),
+        "sandbox.mode" => (text.and_then(SandboxMode::parse) == Some(SandboxMode::DangerFullAccess))
+            .then_some("shell commands run unconfined"),
         "sandbox.network" => on.then_some("sandboxed commands reach the network"),
         "sandbox.if_unsandboxed" => {
             (text == Some("run")).then_some("commands run unconfined where the sandbox cannot be applied")

@@ -125,18 +125,14 @@ impl Settings {
         let additional_directories = r.dirs("permissions.additional_directories");
         let (hooks, project_hooks) = r.hooks();
         let sandbox = SandboxConfig {
-            mode: match r.text("sandbox.mode").as_deref() {
-                Some("read-only") => SandboxMode::ReadOnly,
-                Some("danger-full-access") => SandboxMode::DangerFullAccess,
-                _ => SandboxMode::WorkspaceWrite,
-            },
+            mode: r.text("sandbox.mode").as_deref().and_then(SandboxMode::parse).unwrap_or_default(),
             network: r.bool("sandbox.network").unwrap_or(false),
             writable_roots: r.dirs("sandbox.writable_roots"),
-            when_unavailable: match r.text("sandbox.if_unsandboxed").as_deref() {
-                Some("refuse") => WhenUnavailable::Refuse,
-                Some("run") => WhenUnavailable::Run,
-                _ => WhenUnavailable::Ask,
-            },
+            when_unavailable: r
+                .text("sandbox.if_unsandboxed")
+                .as_deref()
+                .and_then(WhenUnavailable::parse)
+                .unwrap_or_default(),
             git_writes: r.bool("sandbox.git_writes").unwrap_or(false),
             protected_paths: Vec::new(),
             own_dirs: Vec::new(),

@@ -7,6 +7,7 @@ pub use check::{ValueError, check, type_name};
 
 use toolbelt_agent::AgentLimits;
 use toolbelt_core::CallLimits;
+use toolbelt_tools::shell::{DEFAULT_ENV_REMOVE, SandboxMode, WhenUnavailable};
 use toolbelt_tools::web::WebConfig;
 
 /// The type of a key's value.
@@ -79,8 +80,9 @@ const fn key(path: &'static str, kind: Kind, default: &'static str, doc: &'stati
     KeyDef { path, kind, default: DefaultText::Literal(default), doc }
 }
 
-/// A key whose default is one of the runtime's limits ([`CallLimits::DEFAULT`]), agents'
-/// ([`AgentLimits::DEFAULT`]) or the web tools' ([`WebConfig::default`]).
+/// A key whose default has its home elsewhere: the runtime's limits ([`CallLimits::DEFAULT`]),
+/// agents' ([`AgentLimits::DEFAULT`]), the web tools' ([`WebConfig::default`]), the shell's
+/// removed variables ([`DEFAULT_ENV_REMOVE`]).
 const fn limit(path: &'static str, kind: Kind, default: fn() -> String, doc: &'static str) -> KeyDef {
     KeyDef { path, kind, default: DefaultText::From(default), doc }
 }
@@ -110,14 +112,14 @@ pub const KEYS: &[KeyDef] = &[
     key("hooks.SubagentStop", Kind::HookGroups, "[]", HOOK_DOC),
     key(
         "sandbox.mode",
-        Kind::Choice(&["read-only", "workspace-write", "danger-full-access"]),
+        Kind::Choice(&SandboxMode::NAMES),
         "\"workspace-write\"",
         "how far shell commands are confined",
     ),
     key("sandbox.network", Kind::Bool, "false", "whether sandboxed commands may use the network"),
     key(
         "sandbox.if_unsandboxed",
-        Kind::Choice(&["ask", "refuse", "run"]),
+        Kind::Choice(&WhenUnavailable::NAMES),
         "\"ask\"",
         "what a command does when the sandbox cannot be applied",
     ),
@@ -129,10 +131,13 @@ pub const KEYS: &[KeyDef] = &[
         "let sandboxed commands write git's data (commits, branches) while .git/config and hooks stay read-only",
     ),
     key("shell.deny_commands", Kind::List, "[]", "regular expressions of commands to refuse"),
-    key(
+    limit(
         "shell.env_remove",
         Kind::List,
-        "[\"*TOKEN*\", \"*SECRET*\", \"*_KEY\", \"*PASSWORD*\", \"*PASSWD*\", \"*PASSPHRASE*\", \"*_PASS\", \"*_PWD\", \"*_PAT\", \"*_AUTH\", \"*CREDENTIAL*\", \"*API_KEY*\", \"*PRIVATE_KEY*\", \"SSH_AUTH_SOCK\"]",
+        || {
+            let quoted: Vec<String> = DEFAULT_ENV_REMOVE.iter().map(|p| format!("\"{p}\"")).collect();
+            format!("[{}]", quoted.join(", "))
+        },
         "more patterns of variables kept out of shell commands' environment (`*` wildcards, any case); values shaped like secrets (a URL with a password, a provider's token) are kept out too",
     ),
     key("shell.env_keep", Kind::List, "[]", "variables shell commands keep although a removal pattern matches them"),
@@ -368,6 +373,23 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn defaults_and_choices_come_from_their_homes() {
+        let env_remove = find("shell.env_remove").unwrap().default.text();
+        let parsed: toml_edit::DocumentMut = format!("v = {env_remove}").parse().unwrap();
+        let listed: Vec<&str> = parsed["v"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(listed, DEFAULT_ENV_REMOVE);
+        for mode in SandboxMode::ALL {
+            assert_eq!(SandboxMode::parse(mode.as_str()), Some(mode));
+            assert!(check(find("sandbox.mode").unwrap(), &json!(mode.as_str())).is_ok());
+        }
+        for choice in WhenUnavailable::ALL {
+            assert_eq!(WhenUnavailable::parse(choice.as_str()), Some(choice));
+            assert!(check(find("sandbox.if_unsandboxed").unwrap(), &json!(choice.as_str())).is_ok());
+        }
+        assert!(check(find("sandbox.mode").unwrap(), &json!("full")).is_err());
+    }
 
     #[test]
     fn suggests_the_key_meant() {

@@ -72,13 +72,20 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
+    /// Every mode, the strictest first (the order a project may not loosen).
+    pub const ALL: [SandboxMode; 3] = [Self::ReadOnly, Self::WorkspaceWrite, Self::DangerFullAccess];
+    /// Their names as the settings and the `--sandbox` flag spell them, in [`Self::ALL`]'s
+    /// order: the one home of these names.
+    pub const NAMES: [&'static str; 3] = ["read-only", "workspace-write", "danger-full-access"];
+
     /// The mode's name, as the config and the `--sandbox` flag spell it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ReadOnly => "read-only",
-            Self::WorkspaceWrite => "workspace-write",
-            Self::DangerFullAccess => "danger-full-access",
-        }
+        Self::NAMES[self as usize]
+    }
+
+    /// The mode named `name`, if one is.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
     }
 }
 
@@ -99,6 +106,24 @@ pub enum WhenUnavailable {
     Refuse,
     /// Run it unconfined, with a notice in its output.
     Run,
+}
+
+impl WhenUnavailable {
+    /// Every choice, the strictest first.
+    pub const ALL: [WhenUnavailable; 3] = [Self::Refuse, Self::Ask, Self::Run];
+    /// Their names as the settings (`sandbox.if_unsandboxed`) and `--if-unsandboxed` spell
+    /// them, in [`Self::ALL`]'s order: the one home of these names.
+    pub const NAMES: [&'static str; 3] = ["refuse", "ask", "run"];
+
+    /// The choice's name.
+    pub fn as_str(self) -> &'static str {
+        Self::ALL.iter().position(|c| *c == self).map_or("ask", |i| Self::NAMES[i])
+    }
+
+    /// The choice named `name`, if one is.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
+    }
 }
 
 /// The sandbox settings, set up once by whoever builds the runtime and handed to tools as a

@@ -1,6 +1,8 @@
 //! A project never loosens what the user's own settings set: its mode, sandbox, network and
 //! `disable_bypass` looser than the user's are dropped, saying so.
 
+use toolbelt_tools::shell::{SandboxMode, WhenUnavailable};
+
 use super::is_project_layer;
 use crate::settings::{Entry, Layer};
 
@@ -8,8 +10,8 @@ use crate::settings::{Entry, Layer};
 pub fn keep_user_floor(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
     const ORDERED: &[(&str, &[&str])] = &[
         ("permissions.mode", &["plan", "dontAsk", "default", "acceptEdits", "bypassPermissions"]),
-        ("sandbox.mode", &["read-only", "workspace-write", "danger-full-access"]),
-        ("sandbox.if_unsandboxed", &["refuse", "ask", "run"]),
+        ("sandbox.mode", &SandboxMode::NAMES),
+        ("sandbox.if_unsandboxed", &WhenUnavailable::NAMES),
     ];
     let rank = |key: &str, value: &serde_json::Value| -> Option<usize> {
         match key {

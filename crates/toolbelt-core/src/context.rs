@@ -173,6 +173,13 @@ impl ToolContext {
         self
     }
 
+    /// The same context with the call's time limit set to `timeout` (the runtime learns it
+    /// from the tool, given a context, before the call runs).
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.limits.timeout = timeout;
+        self
+    }
+
     /// The same context asking `judge` about access the call needs after it started
     /// ([`ToolContext::authorize`]).
     pub fn with_follow_up(mut self, judge: Arc<dyn FollowUp>) -> Self {

@@ -151,7 +151,8 @@ pub trait Tool: Send + Sync + 'static {
     /// defaults), or what a setting of the tool's gives ([`TimeLimit::Set`], Lint's
     /// `lint.timeout` read from `cx`'s services, which [`ToolSpec::time_limit_setting`] names:
     /// honoured as given, since a person chose it). `None` leaves it to the defaults (the
-    /// spec's, then the runtime's).
+    /// spec's, then the runtime's). `cx` is the context the call will run in, but its
+    /// `limits()` are not yet this call's: they are what this decides.
     fn timeout(&self, _input: &Self::Input, _cx: &ToolContext) -> Option<TimeLimit> {
         None
     }

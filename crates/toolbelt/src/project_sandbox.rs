@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Once};
 
 use toolbelt_policy::confine::{Confined, Confiner};
-use toolbelt_tools::shell::{Confinement, SandboxConfig, WhenUnavailable};
+use toolbelt_tools::shell::{Confinement, PlacesWatch, SandboxConfig, WhenUnavailable};
 
 /// Starts programs under the shell commands' sandbox ([`Confinement`]).
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ impl Confiner for ProjectSandbox {
     fn confine(&self, command: &mut tokio::process::Command) -> Result<Confined, String> {
         match Confinement::for_command(&self.config, &self.roots, &self.masks) {
             Ok(Some(confinement)) => {
-                let watch = confinement.watch();
+                let watch = PlacesWatch::of(Some(&confinement));
                 confinement.install(command, None);
                 Ok(Confined::then(move |who| drop(watch.ended(who))))
             }

@@ -15,9 +15,9 @@ use super::follow_up::{Judge, Verdicts};
 /// The time limit that applies, and the setting that set it (for the advice when it runs
 /// out): a setting of the tool's, honoured as given ([`TimeLimit::Set`]); else what the input
 /// asks, the spec's default or the runtime's, never above `runtime.max_timeout`.
-fn limit_for(cx: &CallCx<'_>, input: &Prepared) -> (Duration, Option<String>) {
+fn limit_for(cx: &CallCx<'_>, input: &Prepared, tool_cx: &ToolContext) -> (Duration, Option<String>) {
     let (config, spec) = (&cx.pipeline.config, cx.entry.spec());
-    let (wanted, setting) = match cx.entry.tool().timeout(input, &super::plan::judging(cx.pipeline, cx.session)) {
+    let (wanted, setting) = match cx.entry.tool().timeout(input, tool_cx) {
         Some(TimeLimit::Set(own)) => return (own, spec.time_limit_setting.clone()),
         Some(TimeLimit::Asked(asked)) => (asked, None),
         None => match spec.default_timeout {
@@ -41,7 +41,6 @@ pub(super) async fn run(
     follow_ups: &Verdicts,
 ) -> Result<ToolOutput, ToolError> {
     let CallCx { pipeline, session, entry, events, cancel, .. } = *cx;
-    let (timeout, setting) = limit_for(cx, &input);
     // The call's own token: fired on timeout as well as when the caller cancels, so the tool
     // can clean up either way.
     let token = cancel.child_token();
@@ -50,12 +49,15 @@ pub(super) async fn run(
         Arc::clone(session.state()),
         token.clone(),
         events.clone(),
-        Limits { timeout, output_budget: pipeline.config.output_budget },
+        Limits { timeout: pipeline.config.default_timeout, output_budget: pipeline.config.output_budget },
         pipeline.services.clone(),
     )
     .with_hidden(pipeline.hidden.clone())
     .with_follow_up(Arc::new(Judge::of(cx, Arc::clone(follow_ups))));
     let tool_cx = if extra_roots.is_empty() { tool_cx } else { tool_cx.with_extra_roots(extra_roots) };
+    // The tool says its own limit in the context it will run in; the context then carries it.
+    let (timeout, setting) = limit_for(cx, &input, &tool_cx);
+    let tool_cx = tool_cx.with_timeout(timeout);
 
     // Shared calls hold the read side, exclusive calls the write side.
     let lock = session.exec_lock();

@@ -173,13 +173,7 @@ pub(super) fn describe(
     entry: &ToolEntry,
     input: &Prepared,
 ) -> Result<Access, ToolError> {
-    entry.tool().access(input, &judging(pipeline, session))
-}
-
-/// The context a tool describes a call in (and says its own time limit in): the session,
-/// the services and what is hidden, but no events, no cancellation and no limits yet.
-pub(super) fn judging(pipeline: &Pipeline, session: &Session) -> ToolContext {
-    ToolContext::new(
+    let cx = ToolContext::new(
         "describe",
         Arc::clone(session.state()),
         CancellationToken::new(),
@@ -187,7 +181,8 @@ pub(super) fn judging(pipeline: &Pipeline, session: &Session) -> ToolContext {
         Limits::default(),
         pipeline.services.clone(),
     )
-    .with_hidden(pipeline.hidden.clone())
+    .with_hidden(pipeline.hidden.clone());
+    entry.tool().access(input, &cx)
 }
 
 /// The result of a call refused before it ran.

@@ -25,7 +25,7 @@ use crate::shell::support::deny;
 use crate::shell::support::env;
 use crate::shell::support::foreground;
 use crate::shell::support::git_programs;
-use crate::shell::support::made;
+use crate::shell::support::made::PlacesWatch;
 use crate::shell::support::operands;
 use crate::shell::support::result::{BashOutput, finish};
 use crate::shell::support::spawn::Setup;
@@ -177,7 +177,7 @@ impl Tool for Bash {
         let (cwd, moved) = start_dir(&cx)?;
         let (confinement, unconfined) = confine::plan(&cx)?;
         let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
-        let missing = confinement.as_ref().map(|c| c.missing().clone()).unwrap_or_default();
+        let watch = PlacesWatch::of(confinement.as_ref());
         let cgroup = CommandCgroup::for_command();
         let setup = Setup { env: env::changes(&config), confinement };
         if input.run_in_background == Some(true) {
@@ -189,7 +189,7 @@ impl Tool for Bash {
         let limit = self.requested(&input).min(cx.limits().timeout);
         let outcome = foreground::run(&cx, &input.command, &cwd, limit, cgroup, setup).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
-        notices.extend(made::settle(&cx, &missing).await);
+        notices.extend(watch.settle(&cx).await);
         if let Some(ended_in) = &outcome.final_cwd
             && let Some(notice) = carry_over(&cx, &cwd, ended_in)
         {

@@ -15,8 +15,9 @@ use super::Planned;
 use super::formats::{self, Finding};
 use crate::shell::support::cgroup::CommandCgroup;
 use crate::shell::support::foreground;
+use crate::shell::support::made::PlacesWatch;
 use crate::shell::support::spawn::Setup;
-use crate::shell::support::{confine, env, made};
+use crate::shell::support::{confine, env};
 
 /// The variable naming the file a linter's stdout goes to.
 const OUTPUT_VAR: &str = "TOOLBELT_LINT_OUTPUT";
@@ -48,14 +49,14 @@ pub async fn run(cx: &ToolContext, planned: &Planned, start: &Path, limit: Durat
     let redirect = if planned.format.reads_stderr() { " 2>&1" } else { "" };
     let script = format!("{{ {}\n}} > \"${OUTPUT_VAR}\"{redirect}", planned.line);
     let (confinement, notice) = confine::plan(cx)?;
-    let missing = confinement.as_ref().map(|c| c.missing().clone()).unwrap_or_default();
+    let watch = PlacesWatch::of(confinement.as_ref());
     let mut changes = env::changes(&crate::shell::bash::config(cx));
     changes.push((OUTPUT_VAR.into(), Some(report.clone().into_os_string())));
     let setup = Setup { env: changes, confinement };
     cx.progress(format!("{}: {}", planned.linter, planned.line), None);
     let outcome = foreground::run(cx, &script, start, limit, CommandCgroup::for_command(), setup).await?;
     let mut notices: Vec<String> = notice.into_iter().collect();
-    notices.extend(made::settle(cx, &missing).await);
+    notices.extend(watch.settle(cx).await);
     if outcome.interrupted {
         return Err(ToolError::Cancelled);
     }

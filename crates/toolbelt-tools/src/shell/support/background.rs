@@ -22,9 +22,8 @@ use crate::shell::support::capture::{HeadTail, Rendered};
 use crate::shell::support::cgroup::CommandCgroup;
 use crate::shell::support::config::BashConfig;
 use crate::shell::support::foreground::spawn_error;
-use crate::shell::support::made;
+use crate::shell::support::made::PlacesWatch;
 use crate::shell::support::result::{BashOutput, Report, shown_path};
-use crate::shell::support::sandbox::protect::Missing;
 use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::shell::support::spill::SpillTarget;
 use crate::shell::support::tree::Tree;
@@ -82,8 +81,8 @@ pub struct Task {
     tree: Tree,
     state: Mutex<State>,
     done: tokio::sync::watch::Sender<bool>,
-    /// The protected places missing when it started; held while looking for those it made.
-    missing: Mutex<Missing>,
+    /// The protected places missing when it started, to move aside those it made.
+    watch: PlacesWatch,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -120,6 +119,8 @@ impl Task {
         }
         self.tree.kill();
         self.tree.retire();
+        // Here too, not only in the watcher: at the session's end the watcher may never run
+        // again. What is already moved aside is not found twice.
         self.settle();
         true
     }
@@ -127,8 +128,7 @@ impl Task {
     /// Moves aside the protected places that appeared while it ran (nobody can be asked:
     /// `made.rs`), saying so on stderr and at the end of its output.
     fn settle(&self) {
-        let missing = lock(&self.missing);
-        let notices = made::set_aside_unasked(&missing, &format!("the background command `{}`", self.id));
+        let notices = self.watch.ended(&format!("the background command `{}`", self.id));
         if notices.is_empty() {
             return;
         }
@@ -269,7 +269,7 @@ pub fn start(
     cgroup: Option<Arc<CommandCgroup>>,
     setup: Setup,
 ) -> Result<BashOutput, ToolError> {
-    let missing = setup.confinement.as_ref().map(|c| c.missing().clone()).unwrap_or_default();
+    let watch = PlacesWatch::of(setup.confinement.as_ref());
     let slot = cx.session().slot::<Tasks>();
     let mut tasks = lock(&slot);
     let running = tasks.running();
@@ -297,7 +297,7 @@ pub fn start(
         tree,
         state: Mutex::new(State { status: TaskStatus::Running, exit_code: None, ended: None, read_to: 0 }),
         done,
-        missing: Mutex::new(missing),
+        watch,
     });
     tasks.tasks.push_back(Arc::clone(&task));
     tasks.forget_old();

@@ -10,69 +10,78 @@
 //! toolbelt cannot tell who made it, so the notice says so too.
 
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use toolbelt_core::{Access, ToolContext};
 
+use crate::shell::support::sandbox::Confinement;
 use crate::shell::support::sandbox::protect::{self, Missing};
 
-/// Settles what a command of the call `cx` made (`missing`'s entries that exist now): asks
-/// whether to keep each, keeps what was approved, moves the rest aside. Returns what the
-/// model must be told.
-pub async fn settle(cx: &ToolContext, missing: &Missing) -> Vec<String> {
-    let mut notices = Vec::new();
-    for path in missing.made() {
-        let holds = protect::holds(&path);
-        let access = Access::exclusive().writes(path.clone()).because(format!(
-            "the command made {} where there was none{}; answering no moves it aside",
-            path.display(),
-            described(&holds)
-        ));
-        match cx.authorize(access).await {
-            Ok(()) => {
-                protect::keep(&path);
-                notices.push(format!(
-                    "This command made `{}`{} where there was none; it is kept, as the user or an allow rule \
-                     approved. Commands cannot change it from now on.",
-                    path.display(),
-                    described(&holds)
-                ));
-            }
-            Err(refused) => notices.push(set_aside(&path, &holds, &not_approved(&refused))),
-        }
-    }
-    for notice in &notices {
-        tracing::warn!("{notice}");
-    }
-    notices
-}
-
-/// Moves aside what `missing`'s process (`who`: "the background command `bash_2`") made,
-/// with nobody to ask; returns what was said on stderr.
-pub fn set_aside_unasked(missing: &Missing, who: &str) -> Vec<String> {
-    let notices: Vec<String> = missing
-        .made()
-        .into_iter()
-        .map(|path| {
-            let holds = protect::holds(&path);
-            set_aside(&path, &holds, &format!("it appeared while {who} ran, and nobody could be asked about it"))
-        })
-        .collect();
-    for notice in &notices {
-        tracing::warn!("{notice}");
-    }
-    notices
-}
-
-/// The protected places a program started under a [`crate::shell::Confinement`] may make
-/// where there were none, looked for once it has ended (a project's hook or server).
-#[derive(Debug, Clone)]
-pub struct PlacesWatch(pub(crate) Missing);
+/// The protected places a process started under a [`Confinement`] may make where there were
+/// none, looked at once it has ended: by the call that ran it ([`PlacesWatch::settle`]), or
+/// with nobody to ask ([`PlacesWatch::ended`]). Looks are one at a time, so a background
+/// command stopped while its watcher also ends it moves each place once.
+#[derive(Debug, Default)]
+pub struct PlacesWatch(Mutex<Missing>);
 
 impl PlacesWatch {
-    /// The program `who` and every process it started have ended: moves aside what appeared
-    /// while it ran; returns what was said on stderr.
+    /// The watch of a process started under `confinement` (none: nothing to watch).
+    pub fn of(confinement: Option<&Confinement>) -> Self {
+        Self(Mutex::new(confinement.map(|c| c.missing().clone()).unwrap_or_default()))
+    }
+
+    /// The process of the call `cx` has ended: asks whether to keep each place it made (judged
+    /// as a write to a protected path), keeps what was approved, moves the rest aside.
+    /// Returns what the model must be told.
+    pub async fn settle(&self, cx: &ToolContext) -> Vec<String> {
+        let made = self.0.lock().unwrap_or_else(PoisonError::into_inner).made();
+        let mut notices = Vec::new();
+        for path in made {
+            let holds = protect::holds(&path);
+            let access = Access::exclusive().writes(path.clone()).because(format!(
+                "the command made {} where there was none{}; answering no moves it aside",
+                path.display(),
+                described(&holds)
+            ));
+            match cx.authorize(access).await {
+                Ok(()) => {
+                    protect::keep(&path);
+                    notices.push(format!(
+                        "This command made `{}`{} where there was none; it is kept, as the user or an allow rule \
+                         approved. Commands cannot change it from now on.",
+                        path.display(),
+                        described(&holds)
+                    ));
+                }
+                Err(refused) => notices.push(set_aside(&path, &holds, &not_approved(&refused))),
+            }
+        }
+        warn(&notices);
+        notices
+    }
+
+    /// The program `who` ("the background command `bash_2`") and every process it started
+    /// have ended, with nobody to ask: moves aside what appeared while it ran; returns what
+    /// was said on stderr.
     pub fn ended(&self, who: &str) -> Vec<String> {
-        set_aside_unasked(&self.0, who)
+        let missing = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let notices: Vec<String> = missing
+            .made()
+            .into_iter()
+            .map(|path| {
+                let holds = protect::holds(&path);
+                set_aside(&path, &holds, &format!("it appeared while {who} ran, and nobody could be asked about it"))
+            })
+            .collect();
+        warn(&notices);
+        notices
+    }
+}
+
+/// Says each notice on stderr, for the person.
+fn warn(notices: &[String]) {
+    for notice in notices {
+        tracing::warn!("{notice}");
     }
 }
 

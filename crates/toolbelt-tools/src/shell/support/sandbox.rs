@@ -99,11 +99,11 @@ impl std::fmt::Display for SandboxMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum WhenUnavailable {
+    /// Refuse the command, saying why.
+    Refuse,
     /// Ask a person to approve each such command.
     #[default]
     Ask,
-    /// Refuse the command, saying why.
-    Refuse,
     /// Run it unconfined, with a notice in its output.
     Run,
 }
@@ -117,7 +117,7 @@ impl WhenUnavailable {
 
     /// The choice's name.
     pub fn as_str(self) -> &'static str {
-        Self::ALL.iter().position(|c| *c == self).map_or("ask", |i| Self::NAMES[i])
+        Self::NAMES[self as usize]
     }
 
     /// The choice named `name`, if one is.
@@ -308,12 +308,6 @@ impl Confinement {
     /// afterwards which the command made ([`protect::Missing::made`]).
     pub fn missing(&self) -> &protect::Missing {
         &self.missing
-    }
-
-    /// What to look at once a program started under this has ended: the protected places it
-    /// made, moved aside since nobody can be asked then.
-    pub fn watch(&self) -> crate::shell::support::made::PlacesWatch {
-        crate::shell::support::made::PlacesWatch(self.missing.clone())
     }
 
     /// The paths this confinement keeps read-only with bind mounts.

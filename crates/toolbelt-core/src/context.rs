@@ -117,6 +117,8 @@ pub struct ToolContext {
     extra_roots: Arc<[PathBuf]>,
     hidden: Option<Arc<dyn HiddenPaths>>,
     follow_up: Option<Arc<dyn FollowUp>>,
+    /// The working directory the call was judged in, when the runtime pinned it.
+    cwd: Option<Arc<Path>>,
 }
 
 impl ToolContext {
@@ -139,6 +141,7 @@ impl ToolContext {
             extra_roots: Arc::from([]),
             hidden: None,
             follow_up: None,
+            cwd: None,
         }
     }
 
@@ -225,9 +228,20 @@ impl ToolContext {
         &self.call_id
     }
 
-    /// The session's working directory at this moment.
+    /// The call's working directory: the one it was judged in when the runtime pinned it
+    /// ([`ToolContext::with_cwd`]), else the session's at this moment.
     pub fn cwd(&self) -> PathBuf {
-        self.session.cwd()
+        match &self.cwd {
+            Some(cwd) => cwd.to_path_buf(),
+            None => self.session.cwd(),
+        }
+    }
+
+    /// The same context working in `cwd` whatever the session's working directory becomes
+    /// meanwhile (another call's `cd`): relative paths resolve where the call was judged.
+    pub fn with_cwd(mut self, cwd: PathBuf) -> Self {
+        self.cwd = Some(Arc::from(cwd));
+        self
     }
 
     /// The workspace roots of this call: the session's, then any allowed for this call only
@@ -250,9 +264,9 @@ impl ToolContext {
         roots
     }
 
-    /// Resolves a path against the session cwd.
+    /// Resolves a path against the call's working directory ([`ToolContext::cwd`]).
     pub fn resolve(&self, path: &Path) -> PathBuf {
-        self.session.resolve(path)
+        if path.is_absolute() { path.to_path_buf() } else { self.cwd().join(path) }
     }
 
     /// The session state (cwd, roots, typed slots).

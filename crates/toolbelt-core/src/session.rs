@@ -8,6 +8,7 @@
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use serde::Serialize;
@@ -50,6 +51,8 @@ pub struct SessionState {
     id: String,
     cwd: RwLock<PathBuf>,
     roots: RwLock<Vec<PathBuf>>,
+    /// Bumped whenever the cwd or the roots change ([`SessionState::places`]).
+    places: AtomicU64,
     data_dir: RwLock<Option<PathBuf>>,
     readable: RwLock<Option<PathBuf>>,
     slots: Mutex<BTreeMap<String, Slot>>,
@@ -79,6 +82,7 @@ impl SessionState {
             id: id.into(),
             cwd: RwLock::new(cwd),
             roots: RwLock::new(roots),
+            places: AtomicU64::new(0),
             data_dir: RwLock::new(None),
             readable: RwLock::new(None),
             slots: Mutex::new(BTreeMap::new()),
@@ -97,7 +101,18 @@ impl SessionState {
 
     /// Changes the working directory (a tool such as `Bash` checks the roots first).
     pub fn set_cwd(&self, cwd: PathBuf) {
-        *self.cwd.write().unwrap_or_else(PoisonError::into_inner) = cwd;
+        let mut current = self.cwd.write().unwrap_or_else(PoisonError::into_inner);
+        if *current != cwd {
+            *current = cwd;
+            self.places.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// A number that changes whenever the working directory or the workspace roots do: what a
+    /// call touches is judged against them, so a call judged under another number than the
+    /// one it runs under must be judged again.
+    pub fn places(&self) -> u64 {
+        self.places.load(Ordering::Acquire)
     }
 
     /// The workspace roots.
@@ -107,7 +122,11 @@ impl SessionState {
 
     /// Replaces the workspace roots.
     pub fn set_roots(&self, roots: Vec<PathBuf>) {
-        *self.roots.write().unwrap_or_else(PoisonError::into_inner) = roots;
+        let mut current = self.roots.write().unwrap_or_else(PoisonError::into_inner);
+        if *current != roots {
+            *current = roots;
+            self.places.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     /// Where the session keeps the files it makes for the model to read back (spilled

@@ -1,7 +1,7 @@
 //! The tool contract: typed [`Tool`] for tools written in Rust, erased [`DynTool`] for the
 //! registry and for tools from elsewhere.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
@@ -18,6 +18,7 @@ use crate::context::ToolContext;
 use crate::deferred::DescribeContext;
 use crate::error::{FieldError, ToolError};
 use crate::output::{Render, ToolOutput};
+use crate::planned::PlannedTool;
 use crate::schema::{input_schema, output_schema};
 use crate::spec::{Defer, ToolSpec};
 
@@ -169,11 +170,13 @@ pub trait Tool: Send + Sync + 'static {
     -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 }
 
-/// A call's input after validation: the normalized JSON (for hooks and audit) and the typed
-/// value the tool decoded from it.
+/// A call's input after validation: the normalized JSON (for hooks and audit), the typed
+/// value the tool decoded from it, and — once the tool has judged it — the plan its
+/// [`PlannedTool::access`] made, which the call then runs.
 pub struct Prepared {
     json: Value,
     typed: Box<dyn Any + Send + Sync>,
+    plan: Option<Box<dyn Any + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -185,7 +188,7 @@ impl std::fmt::Debug for Prepared {
 impl Prepared {
     /// Wraps a decoded input with the JSON it came from.
     pub fn new<T: Any + Send + Sync>(json: Value, typed: T) -> Self {
-        Self { json, typed: Box::new(typed) }
+        Self { json, typed: Box::new(typed), plan: None }
     }
 
     /// The normalized JSON input.
@@ -202,6 +205,20 @@ impl Prepared {
     pub fn into_typed<T: Any>(self) -> Option<T> {
         self.typed.downcast::<T>().ok().map(|b| *b)
     }
+
+    /// Keeps the plan a judgement of this input made, replacing an earlier one.
+    pub fn keep_plan<P: Any + Send + Sync>(&mut self, plan: P) {
+        self.plan = Some(Box::new(plan));
+    }
+
+    /// Takes the typed input and the plan kept for it out. A `()` plan needs no judgement to
+    /// have been kept; any other is `None` until [`Prepared::keep_plan`] kept one.
+    fn into_planned<T: Any, P: Any>(self) -> (Option<T>, Option<P>) {
+        let Self { typed, plan, .. } = self;
+        let unit = || -> Box<dyn Any + Send + Sync> { Box::new(()) };
+        let plan = plan.or_else(|| (TypeId::of::<P>() == TypeId::of::<()>()).then(unit));
+        (typed.downcast::<T>().ok().map(|b| *b), plan.and_then(|p| p.downcast::<P>().ok().map(|b| *b)))
+    }
 }
 
 /// The erased tool the registry and runtime work with. Implemented for every [`Tool`] by
@@ -213,8 +230,9 @@ pub trait DynTool: Send + Sync + 'static {
     /// Decodes an input that already passed schema validation.
     fn prepare(&self, input: Value) -> Result<Prepared, ToolError>;
 
-    /// See [`Tool::access`].
-    fn access(&self, input: &Prepared, cx: &ToolContext) -> Result<Access, ToolError>;
+    /// See [`Tool::access`]. A tool that plans ([`PlannedTool`]) keeps its plan in `input`
+    /// ([`Prepared::keep_plan`]), for [`DynTool::call`] to run.
+    fn access(&self, input: &mut Prepared, cx: &ToolContext) -> Result<Access, ToolError>;
 
     /// See [`Tool::timeout`].
     fn timeout(&self, input: &Prepared, cx: &ToolContext) -> Option<TimeLimit>;
@@ -224,7 +242,7 @@ pub trait DynTool: Send + Sync + 'static {
         None
     }
 
-    /// Runs the call.
+    /// Runs the call: `input` as [`DynTool::access`] judged it, plan included.
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 
     /// The names the tool answers to and whether it is deferred: what the registry reads as
@@ -256,7 +274,7 @@ impl<'a> ToolNames<'a> {
 /// A typed tool, erased. Its schemas are derived when the spec is first asked for: a process
 /// that registers every tool and calls one (`toolbelt call`) derives one tool's schemas, not
 /// some sixty (about 1.3 ms of its start-up).
-struct Erased<T: Tool> {
+struct Erased<T: PlannedTool> {
     tool: T,
     /// The tool's own spec, schemas not derived yet: its names and flags.
     head: ToolSpec,
@@ -264,21 +282,21 @@ struct Erased<T: Tool> {
     spec: OnceLock<ToolSpec>,
 }
 
-/// Turns a typed tool into the erased form; its input and output schemas are derived once,
-/// when its spec is first asked for.
-pub fn erase<T: Tool>(tool: T) -> Arc<dyn DynTool> {
+/// Turns a typed tool ([`Tool`] or [`PlannedTool`]) into the erased form; its input and
+/// output schemas are derived once, when its spec is first asked for.
+pub fn erase<T: PlannedTool>(tool: T) -> Arc<dyn DynTool> {
     let head = tool.spec();
     Arc::new(Erased { tool, head, spec: OnceLock::new() })
 }
 
-impl<T: Tool> Erased<T> {
+impl<T: PlannedTool> Erased<T> {
     fn input<'p>(&self, p: &'p Prepared) -> Result<&'p T::Input, ToolError> {
         p.typed::<T::Input>()
             .ok_or_else(|| ToolError::internal(format!("input prepared for another tool reached `{}`", self.head.name)))
     }
 }
 
-impl<T: Tool> DynTool for Erased<T> {
+impl<T: PlannedTool> DynTool for Erased<T> {
     fn spec(&self) -> &ToolSpec {
         self.spec.get_or_init(|| {
             let mut spec = self.head.clone();
@@ -303,8 +321,12 @@ impl<T: Tool> DynTool for Erased<T> {
         }
     }
 
-    fn access(&self, input: &Prepared, cx: &ToolContext) -> Result<Access, ToolError> {
-        self.tool.access(self.input(input)?, cx)
+    fn access(&self, input: &mut Prepared, cx: &ToolContext) -> Result<Access, ToolError> {
+        let (access, plan) = self.tool.access(self.input(input)?, cx)?;
+        if TypeId::of::<T::Plan>() != TypeId::of::<()>() {
+            input.keep_plan(plan);
+        }
+        Ok(access)
     }
 
     fn timeout(&self, input: &Prepared, cx: &ToolContext) -> Option<TimeLimit> {
@@ -317,12 +339,14 @@ impl<T: Tool> DynTool for Erased<T> {
 
     fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let name = &self.head.name;
-        match input.into_typed::<T::Input>() {
-            Some(typed) => Box::pin(async move { typed_output(name, self.tool.call(typed, cx).await?) }),
-            None => Box::pin(std::future::ready(Err(ToolError::internal(format!(
-                "input prepared for another tool reached `{name}`"
-            ))))),
-        }
+        let problem = match input.into_planned::<T::Input, T::Plan>() {
+            (Some(typed), Some(plan)) => {
+                return Box::pin(async move { typed_output(name, self.tool.call(typed, plan, cx).await?) });
+            }
+            (None, _) => format!("input prepared for another tool reached `{name}`"),
+            (Some(_), None) => format!("`{name}` was asked to run a call it had not judged (access runs first)"),
+        };
+        Box::pin(std::future::ready(Err(ToolError::internal(problem))))
     }
 }
 

@@ -285,7 +285,7 @@ fn erased_tools_from_elsewhere_join_the_same_registry() {
         fn prepare(&self, input: Value) -> Result<toolbelt_core::Prepared, ToolError> {
             Ok(toolbelt_core::Prepared::new(input.clone(), input))
         }
-        fn access(&self, _: &toolbelt_core::Prepared, _: &ToolContext) -> Result<Access, ToolError> {
+        fn access(&self, _: &mut toolbelt_core::Prepared, _: &ToolContext) -> Result<Access, ToolError> {
             Ok(Access::exclusive().contacts("mcp://srv"))
         }
         fn timeout(

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, Registry, Render, Tool, ToolContext};
+use toolbelt_core::{CancellationToken, EventSink, Extensions, Limits, PlannedTool, Registry, Render, ToolContext};
 use toolbelt_runtime::{Runtime, Session, ToolCall};
 use toolbelt_tools::shell::{Bash, BashInput};
 use toolbelt_tools::shell::{SandboxConfig, SandboxMode};
@@ -153,7 +153,8 @@ fn spawn_overhead(rt: &tokio::runtime::Runtime, root: &Path, n: usize) {
     let input = BashInput { command: "true".into(), timeout: None, description: None, run_in_background: None };
     let bash = Bash::default();
     let mut direct = || {
-        let out = rt.block_on(bash.call(input.clone(), cx.clone())).unwrap();
+        let (_, plan) = bash.access(&input, &cx).unwrap();
+        let out = rt.block_on(bash.call(input.clone(), plan, cx.clone())).unwrap();
         assert!(!out.is_error());
         black_box(out);
     };

@@ -27,7 +27,7 @@ impl DynTool for Remote {
     fn prepare(&self, input: Value) -> Result<Prepared, ToolError> {
         Ok(Prepared::new(input, ()))
     }
-    fn access(&self, _: &Prepared, _: &ToolContext) -> Result<Access, ToolError> {
+    fn access(&self, _: &mut Prepared, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared())
     }
     fn timeout(&self, _: &Prepared, _: &ToolContext) -> Option<toolbelt_core::TimeLimit> {

@@ -170,8 +170,8 @@ async fn the_tools_declare_a_state_change_every_mode_allows() {
     ];
     for (tool, input) in calls {
         let entry = registry.lookup(tool).unwrap();
-        let prepared = entry.prepare(input).unwrap();
-        let access = entry.tool().access(&prepared, &cx_for(&s, &store)).unwrap();
+        let mut prepared = entry.prepare(input).unwrap();
+        let access = entry.tool().access(&mut prepared, &cx_for(&s, &store)).unwrap();
         match tool {
             "TaskCreate" | "TaskUpdate" => {
                 assert!(!access.is_shared(), "{tool} changes the list alone");

@@ -39,7 +39,7 @@ impl DynTool for Remote {
         Ok(Prepared::new(input, ()))
     }
 
-    fn access(&self, _: &Prepared, _: &ToolContext) -> Result<Access, ToolError> {
+    fn access(&self, _: &mut Prepared, _: &ToolContext) -> Result<Access, ToolError> {
         Ok(Access::shared())
     }
 

@@ -77,8 +77,8 @@ impl World {
     /// The URLs the call declares it contacts.
     fn contacts(&self, input: Value) -> Result<Vec<String>, ToolError> {
         let entry = common::registry().lookup("WebSearch")?;
-        let prepared = entry.prepare(input)?;
-        let access = entry.tool().access(&prepared, &self.cx())?;
+        let mut prepared = entry.prepare(input)?;
+        let access = entry.tool().access(&mut prepared, &self.cx())?;
         Ok(access
             .touches
             .into_iter()

@@ -77,7 +77,7 @@ impl DynTool for McpTool {
         Ok(Prepared::new(input, ()))
     }
 
-    fn access(&self, _input: &Prepared, _cx: &ToolContext) -> Result<Access, ToolError> {
+    fn access(&self, _input: &mut Prepared, _cx: &ToolContext) -> Result<Access, ToolError> {
         // What it touches is the server's business; a read-only one may run beside reads. The
         // reason a call asks says so, rather than "runs commands".
         let access = if self.read_only { Access::shared() } else { Access::exclusive() };

@@ -36,7 +36,7 @@ fn limit_for(cx: &CallCx<'_>, input: &Prepared, tool_cx: &ToolContext) -> (Durat
 /// access it asks for while it runs is judged and its verdicts kept in `follow_ups`.
 pub(super) async fn run(
     cx: &CallCx<'_>,
-    input: Prepared,
+    mut input: Prepared,
     extra_roots: Vec<PathBuf>,
     follow_ups: &Verdicts,
 ) -> Result<ToolOutput, ToolError> {
@@ -73,6 +73,14 @@ pub(super) async fn run(
         }
     };
 
+    // Where the call runs: read before the check, so a move after the read leaves the call
+    // where it was judged (pinned), and a move before it is seen.
+    let cwd = session.state().cwd();
+    if session.state().places() != cx.places {
+        rejudge(cx, &mut input, &cwd)?;
+    }
+    let tool_cx = tool_cx.with_cwd(cwd);
+
     if events.is_listening() {
         events.emit(&ToolEvent::Started { id: cx.id.to_string(), tool: entry.spec().name.clone() });
     }
@@ -92,6 +100,24 @@ pub(super) async fn run(
     // dropped above (when it did not finish), which kills what it owns.
     token.cancel();
     outcome
+}
+
+/// The working directory or the workspace roots changed after the call was judged (an
+/// earlier call's `cd` ran first): the call is judged again where it now runs, and goes on
+/// only when it touches exactly what was judged and authorized — then with the plan made
+/// there. Otherwise it does not run: a relative path judged in one folder must not be written
+/// in another.
+fn rejudge(cx: &CallCx<'_>, input: &mut Prepared, cwd: &std::path::Path) -> Result<(), ToolError> {
+    let access = super::plan::describe_in(cx.pipeline, cx.session, cx.entry, input, Some(cwd.to_path_buf()))?;
+    if access == cx.access {
+        return Ok(());
+    }
+    Err(ToolError::failed(format!(
+        "not run: the working directory (now {}) or the workspace roots changed after this call was judged — an \
+         earlier call moved them — and here it would touch other paths than the ones judged. Call it again (with \
+         absolute paths) to have it judged where it runs now.",
+        cwd.display()
+    )))
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

@@ -57,6 +57,9 @@ pub(super) struct CallCx<'a> {
     pub arrived: Instant,
     /// What the call declared it touches (after a hook's rewrite, what the rewrite does).
     pub access: Access,
+    /// The session's [`places`](toolbelt_core::SessionState::places) when `access` was
+    /// declared.
+    pub places: u64,
     pub events: &'a EventSink,
     pub cancel: &'a CancellationToken,
 }
@@ -110,7 +113,7 @@ fn finish_early(scope: Scope<'_>, early: Early) -> ToolResult {
 }
 
 async fn run_planned(scope: Scope<'_>, planned: Planned) -> ToolResult {
-    let Planned { id, entry, input, access, arrived } = planned;
+    let Planned { id, entry, input, access, places, arrived } = planned;
     let span = tracing::info_span!(
         "tool_call",
         tool = %entry.spec().name,
@@ -126,6 +129,7 @@ async fn run_planned(scope: Scope<'_>, planned: Planned) -> ToolResult {
         cwd: scope.session.state().cwd(),
         arrived,
         access,
+        places,
         events: scope.events,
         cancel: scope.cancel,
     };
@@ -152,6 +156,7 @@ async fn run_stages(mut cx: CallCx<'_>, mut input: Prepared) -> ToolResult {
             trail.context.extend(pre.additional_context);
             hook_verdict = pre.verdict;
             if let Some(rewritten) = pre.updated_input {
+                cx.places = cx.session.state().places();
                 (input, cx.access) = pre_hooks::revalidate(&cx, rewritten)?;
                 json = keep_json.then(|| input.json().clone());
             }

@@ -1,6 +1,7 @@
 //! Stages 1–3, which need no I/O: resolve the name, validate the input, and ask the tool what
 //! the call will touch and whether it may run beside others.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -62,6 +63,8 @@ pub(super) struct Planned {
     pub entry: ToolEntry,
     pub input: Prepared,
     pub access: Access,
+    /// The session's [`places`](toolbelt_core::SessionState::places) when it was judged.
+    pub places: u64,
     pub arrived: Instant,
 }
 
@@ -104,8 +107,10 @@ pub(crate) fn plan(pipeline: &Pipeline, session: &Session, call: ToolCall) -> Pl
     let ToolCall { id, name, input } = call;
     // A refused call is recorded with its input as it arrived; validation consumes it.
     let raw = pipeline.audit.is_some().then(|| input.clone());
+    // Read before judging: a move while the tool judges makes the call be judged again.
+    let places = session.state().places();
     match check(pipeline, session, &name, input) {
-        Ok((entry, input, access)) => Plan(Checked::Ready(Planned { id, entry, input, access, arrived })),
+        Ok((entry, input, access)) => Plan(Checked::Ready(Planned { id, entry, input, access, places, arrived })),
         Err(Refusal { entry, error, verdict }) => {
             let tool = entry.as_ref().map(|t| t.spec().name.clone());
             tracing::debug!(call_id = %id, tool = tool.as_deref().unwrap_or(&name), outcome = error.kind(), "call refused before running");
@@ -138,7 +143,8 @@ fn check(
     let entry = resolve(pipeline, name)?;
     // Validate: every failing field is reported at once, with its JSON path and what was
     // expected; then the input is decoded.
-    let checked = entry.prepare(input).and_then(|input| Ok((describe(pipeline, session, &entry, &input)?, input)));
+    let checked =
+        entry.prepare(input).and_then(|mut input| Ok((describe(pipeline, session, &entry, &mut input)?, input)));
     match checked {
         Ok((access, input)) => Ok((entry, input, access)),
         Err(error) => Err(Refusal { entry: Some(entry), error, verdict: None }),
@@ -166,12 +172,24 @@ fn resolve(pipeline: &Pipeline, name: &str) -> Result<ToolEntry, Refusal> {
     }
 }
 
-/// Stage 3: the tool says what the call will touch; it only describes here, nothing runs.
+/// Stage 3: the tool says what the call will touch; it only describes here, nothing runs. The
+/// plan it makes, if it plans, is kept in `input`: what is judged next is what will run.
 pub(super) fn describe(
     pipeline: &Pipeline,
     session: &Session,
     entry: &ToolEntry,
-    input: &Prepared,
+    input: &mut Prepared,
+) -> Result<Access, ToolError> {
+    describe_in(pipeline, session, entry, input, None)
+}
+
+/// [`describe`], the call working in `cwd` when given rather than in the session's.
+pub(super) fn describe_in(
+    pipeline: &Pipeline,
+    session: &Session,
+    entry: &ToolEntry,
+    input: &mut Prepared,
+    cwd: Option<PathBuf>,
 ) -> Result<Access, ToolError> {
     let cx = ToolContext::new(
         "describe",
@@ -182,6 +200,10 @@ pub(super) fn describe(
         pipeline.services.clone(),
     )
     .with_hidden(pipeline.hidden.clone());
+    let cx = match cwd {
+        Some(cwd) => cx.with_cwd(cwd),
+        None => cx,
+    };
     entry.tool().access(input, &cx)
 }
 

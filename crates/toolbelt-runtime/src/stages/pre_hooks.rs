@@ -17,9 +17,10 @@ pub(super) async fn run(cx: &CallCx<'_>, input: &Prepared) -> Option<PreToolOutc
 }
 
 /// A hook's rewritten input goes through validate and describe again: a rewrite is held to
-/// the same schema as the model's input, and may change what the call touches.
+/// the same schema as the model's input, and may change what the call touches — and what it
+/// runs: the rewrite's own plan replaces the first.
 pub(super) fn revalidate(cx: &CallCx<'_>, rewritten: Value) -> Result<(Prepared, Access), ToolError> {
-    let input = cx.entry.prepare(rewritten).map_err(|e| match e {
+    let mut input = cx.entry.prepare(rewritten).map_err(|e| match e {
         ToolError::InvalidInput { tool, problems } => ToolError::Failed {
             message: format!(
                 "a PreToolUse hook rewrote the input of `{tool}` into an invalid one: {}; fix the hook",
@@ -28,6 +29,6 @@ pub(super) fn revalidate(cx: &CallCx<'_>, rewritten: Value) -> Result<(Prepared,
         },
         other => other,
     })?;
-    let access = super::plan::describe(cx.pipeline, cx.session, cx.entry, &input)?;
+    let access = super::plan::describe(cx.pipeline, cx.session, cx.entry, &mut input)?;
     Ok((input, access))
 }

@@ -12,19 +12,18 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use futures_util::future::join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext, ToolError,
+    Access, Annotations, Category, Content, PermissionClass, PlannedTool, Render, SideEffects, ToolContext, ToolError,
     ToolSpec,
 };
 
 use crate::code::language_servers::after_change::shown;
-use crate::code::linters::run::{Ran, run};
-use crate::code::linters::{self, Finding, LintSettings, Plan, PlanKey, Plans, Severity, Survey, Target};
+use crate::code::linters::run::{Ran, Under, run};
+use crate::code::linters::{self, Finding, LintSettings, Plan, Severity, Survey, Target};
 use crate::files::support::roots::absolute;
 
 /// Most findings listed in all, and for one file.
@@ -168,11 +167,20 @@ impl Render for LintOutput {
     }
 }
 
-/// The `Lint` tool. It keeps the plans of calls described and not yet run, so each call
-/// runs the lines the runtime judged.
+/// The `Lint` tool. Its plan is the command lines the runtime judged, which the call runs.
 #[derive(Debug, Default)]
-pub struct Lint {
-    plans: Arc<Plans>,
+pub struct Lint;
+
+/// What a `Lint` call was judged to run: the linters' command lines for this path, from this
+/// folder, under this sandbox and environment.
+#[derive(Debug)]
+pub struct LintPlan {
+    /// The path linted (absolute).
+    target: PathBuf,
+    /// The working directory the lines start from.
+    start: PathBuf,
+    linters: Plan,
+    under: Under,
 }
 
 const DESCRIPTION: &str = "Runs the project's linters on a file or folder and lists their findings as \
@@ -182,9 +190,10 @@ const DESCRIPTION: &str = "Runs the project's linters on a file or folder and li
     `linter` to run one, `path` to narrow. Type errors in a file you just edited show in the edit's result \
     already (and with Diagnostics).";
 
-impl Tool for Lint {
+impl PlannedTool for Lint {
     type Input = LintInput;
     type Output = LintOutput;
+    type Plan = LintPlan;
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("Lint", DESCRIPTION)
@@ -201,14 +210,14 @@ impl Tool for Lint {
             .time_limit_setting("`lint.timeout`")
     }
 
-    fn access(&self, input: &LintInput, cx: &ToolContext) -> Result<Access, ToolError> {
+    fn access(&self, input: &LintInput, cx: &ToolContext) -> Result<(Access, LintPlan), ToolError> {
         let target = target_path(cx, input)?;
-        let plan = make_plan(cx, input, &target)?;
-        let access = declare(&plan, &target);
-        let read_only = plan.runs.iter().all(|r| r.read_only);
-        let access = crate::shell::support::confine::declare(cx, access, read_only)?;
-        self.plans.keep(key(cx, input), plan);
-        Ok(access)
+        let linters = make_plan(cx, input, &target)?;
+        let access = declare(&linters, &target);
+        let read_only = linters.runs.iter().all(|r| r.read_only);
+        let (access, confining) = crate::shell::support::confine::declare(cx, access, read_only)?;
+        let under = Under { confining, shell: crate::shell::bash::config(cx) };
+        Ok((access, LintPlan { target, start: cx.cwd(), linters, under }))
     }
 
     /// `lint.timeout`, the one limit of a Lint call, with a margin: the linters stop at it
@@ -217,24 +226,14 @@ impl Tool for Lint {
         Some(toolbelt_core::TimeLimit::Set(settings(cx).timeout + toolbelt_core::OWN_LIMIT_MARGIN))
     }
 
-    async fn call(&self, input: LintInput, cx: ToolContext) -> Result<LintOutput, ToolError> {
-        let target = target_path(&cx, &input)?;
-        let start = cx.cwd();
-        let plan = match self.plans.take(&key(&cx, &input)) {
-            Some(plan) => plan,
-            // Not described first (or described from another folder): judged now.
-            None => {
-                let plan = make_plan(&cx, &input, &target)?;
-                cx.authorize(declare(&plan, &target)).await?;
-                plan
-            }
-        };
+    async fn call(&self, input: LintInput, plan: LintPlan, cx: ToolContext) -> Result<LintOutput, ToolError> {
+        let LintPlan { target, start, linters: plan, under } = plan;
         if plan.runs.is_empty() {
             return Err(nothing_to_run(&cx, &input, &target, &plan));
         }
         let settings = settings(&cx);
         let limit = settings.timeout.min(cx.limits().timeout);
-        let runs = join_all(plan.runs.iter().map(|planned| run(&cx, planned, &start, limit))).await;
+        let runs = join_all(plan.runs.iter().map(|planned| run(&cx, planned, &start, limit, &under))).await;
         let mut linters = Vec::new();
         let mut findings = Vec::new();
         let mut notes = plan.notes.clone();
@@ -288,15 +287,6 @@ impl Tool for Lint {
 /// The settings in force (the defaults when the front end set none).
 fn settings(cx: &ToolContext) -> LintSettings {
     cx.service::<LintSettings>().map(|s| (*s).clone()).unwrap_or_default()
-}
-
-fn key(cx: &ToolContext, input: &LintInput) -> PlanKey {
-    PlanKey {
-        session: cx.session().id().to_owned(),
-        cwd: cx.cwd(),
-        path: input.path.clone(),
-        linter: input.linter.clone(),
-    }
 }
 
 /// The path to lint, absolute; it must exist.

@@ -17,5 +17,5 @@ pub mod lsp;
 
 /// Every code tool, erased.
 pub fn tools() -> Vec<Arc<dyn DynTool>> {
-    vec![erase(code_query::CodeQuery), erase(lsp::Lsp), erase(diagnostics::Diagnostics), erase(lint::Lint::default())]
+    vec![erase(code_query::CodeQuery), erase(lsp::Lsp), erase(diagnostics::Diagnostics), erase(lint::Lint)]
 }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
+use toolbelt_core::{Access, Annotations, Category, Content, PlannedTool, Render, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
 use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
@@ -134,9 +134,12 @@ order. Whitespace and Unicode punctuation differences are tolerated, but the tex
 keep their line endings, encoding and final newline. A file read earlier and changed since is refused (Read it \
 again). Use Add File only for files that do not exist yet.";
 
-impl Tool for ApplyPatch {
+/// The plan of an `ApplyPatch` call is its patch, parsed once: the operations judged are the
+/// ones applied.
+impl PlannedTool for ApplyPatch {
     type Input = ApplyPatchInput;
     type Output = ApplyPatchOutput;
+    type Plan = parse::Patch;
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("ApplyPatch", DESCRIPTION)
@@ -149,7 +152,7 @@ impl Tool for ApplyPatch {
             .search_hint("apply patch diff multi-file edit add delete rename move files codex")
     }
 
-    fn access(&self, input: &ApplyPatchInput, cx: &ToolContext) -> Result<Access, ToolError> {
+    fn access(&self, input: &ApplyPatchInput, cx: &ToolContext) -> Result<(Access, parse::Patch), ToolError> {
         let patch = parse::parse(&input.input).map_err(|e| ToolError::failed(e.to_string()))?;
         let mut seen: Vec<PathBuf> = Vec::new();
         for path in patch.ops.iter().flat_map(parse::FileOp::paths) {
@@ -158,11 +161,16 @@ impl Tool for ApplyPatch {
                 seen.push(abs);
             }
         }
-        Ok(seen.into_iter().fold(Access::exclusive(), Access::writes))
+        Ok((seen.into_iter().fold(Access::exclusive(), Access::writes), patch))
     }
 
-    async fn call(&self, input: ApplyPatchInput, cx: ToolContext) -> Result<ApplyPatchOutput, ToolError> {
-        let mut out = run_blocking(&cx, move |cx| run(&input.input, cx)).await?;
+    async fn call(
+        &self,
+        _: ApplyPatchInput,
+        patch: parse::Patch,
+        cx: ToolContext,
+    ) -> Result<ApplyPatchOutput, ToolError> {
+        let mut out = run_blocking(&cx, move |cx| run(&patch, cx)).await?;
         let mut changed = Vec::new();
         let mut deleted = Vec::new();
         for f in &out.files {
@@ -177,12 +185,13 @@ impl Tool for ApplyPatch {
     }
 }
 
-fn run(text: &str, cx: &ToolContext) -> Result<ApplyPatchOutput, ToolError> {
-    let patch = parse::parse(text).map_err(|e| ToolError::failed(e.to_string()))?;
+/// Applies `patch` (as parsed when the call was judged: the files it names are the ones the
+/// runtime judged written).
+fn run(patch: &parse::Patch, cx: &ToolContext) -> Result<ApplyPatchOutput, ToolError> {
     let ws = OpenRoots::open(cx)?;
     // A commit a killed process left halfway is finished or undone before this one is planned.
     let recovered = journal::recover(&ws, cx);
-    let outcome = plan::Plan::build(&ws, cx, &patch)?;
+    let outcome = plan::Plan::build(&ws, cx, patch)?;
     if cx.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
@@ -224,7 +233,7 @@ mod tests {
                     *** Delete File: a.txt\n*** End Patch"
                 .into(),
         };
-        let access = ApplyPatch.access(&input, &cx).unwrap();
+        let (access, _) = ApplyPatch.access(&input, &cx).unwrap();
         assert!(!access.is_shared());
         let paths: Vec<String> = access
             .touches

@@ -12,8 +12,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbelt_core::{
-    Access, Annotations, CallLimits, Category, PermissionClass, SideEffects, TimeLimit, Tool, ToolContext, ToolError,
-    ToolSpec, thousands,
+    Access, Annotations, CallLimits, Category, PermissionClass, PlannedTool, SideEffects, TimeLimit, ToolContext,
+    ToolError, ToolSpec, thousands,
 };
 
 use crate::shell::support::background;
@@ -136,9 +136,19 @@ pub fn config(cx: &ToolContext) -> BashConfig {
     cx.service::<BashConfig>().map(|c| (*c).clone()).unwrap_or_default()
 }
 
-impl Tool for Bash {
+/// What a `Bash` call was judged to run: the command under the shell settings its deny
+/// patterns were checked against (the environment it gets comes from the same), confined as
+/// the sandbox settings and this machine allowed then.
+#[derive(Debug)]
+pub struct BashPlan {
+    config: BashConfig,
+    confining: confine::Confining,
+}
+
+impl PlannedTool for Bash {
     type Input = BashInput;
     type Output = BashOutput;
+    type Plan = BashPlan;
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("Bash", self.description())
@@ -155,8 +165,9 @@ impl Tool for Bash {
             .search_hint("shell bash command terminal run execute script build test git npm cargo make process")
     }
 
-    fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<Access, ToolError> {
-        deny::check(&input.command, &config(cx).deny_patterns).map_err(deny::Refusal::into_error)?;
+    fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<(Access, BashPlan), ToolError> {
+        let config = config(cx);
+        deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
         // A command proven read-only runs beside other reads; any other runs alone.
         let read_only = toolbelt_command::is_read_only(&input.command);
         let access = if read_only { Access::shared() } else { Access::exclusive() };
@@ -164,18 +175,18 @@ impl Tool for Bash {
         if read_only {
             access = untrusted_git(access, &input.command, cx);
         }
-        confine::declare(cx, access, read_only)
+        let (access, confining) = confine::declare(cx, access, read_only)?;
+        Ok((access, BashPlan { config, confining }))
     }
 
     fn timeout(&self, input: &BashInput, _cx: &ToolContext) -> Option<TimeLimit> {
         Some(TimeLimit::Asked(self.requested(input)))
     }
 
-    async fn call(&self, input: BashInput, cx: ToolContext) -> Result<BashOutput, ToolError> {
-        let config = config(&cx);
-        deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
+    async fn call(&self, input: BashInput, plan: BashPlan, cx: ToolContext) -> Result<BashOutput, ToolError> {
+        let BashPlan { config, confining } = plan;
         let (cwd, moved) = start_dir(&cx)?;
-        let (confinement, unconfined) = confine::plan(&cx)?;
+        let (confinement, unconfined) = confining.confinement(&cx)?;
         let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
         let watch = PlacesWatch::of(confinement.as_ref());
         let cgroup = CommandCgroup::for_command();
@@ -218,13 +229,14 @@ mod tests {
     #[test]
     fn access_refuses_denied_commands_and_declares_the_command() {
         let cx = ToolContext::detached(std::env::temp_dir());
-        let err = Bash::default().access(&input("rm -rf /", None), &cx).unwrap_err();
+        let access = |command| Bash::default().access(&input(command, None), &cx).map(|(access, _)| access);
+        let err = access("rm -rf /").unwrap_err();
         assert!(err.to_string().starts_with("Refused"), "{err}");
-        let access = Bash::default().access(&input("make", None), &cx).unwrap();
-        assert!(!access.is_shared());
-        assert_eq!(access.touches, vec![toolbelt_core::Touch::Execute("make".into())]);
+        let made = access("make").unwrap();
+        assert!(!made.is_shared());
+        assert_eq!(made.touches, vec![toolbelt_core::Touch::Execute("make".into())]);
         // A command the classifier proves read-only runs beside other reads.
-        assert!(Bash::default().access(&input("ls -la && git status", None), &cx).unwrap().is_shared());
-        assert!(!Bash::default().access(&input("ls > out.txt", None), &cx).unwrap().is_shared());
+        assert!(access("ls -la && git status").unwrap().is_shared());
+        assert!(!access("ls > out.txt").unwrap().is_shared());
     }
 }

@@ -14,7 +14,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, Content, PermissionClass, Render, SideEffects, Tool, ToolContext, ToolError,
+    Access, Annotations, Category, Content, PermissionClass, PlannedTool, Render, SideEffects, ToolContext, ToolError,
     ToolSpec, human_size, thousands,
 };
 
@@ -245,9 +245,17 @@ impl Render for WebFetchOutput {
     }
 }
 
-impl Tool for WebFetch {
+/// What a `WebFetch` call was judged to fetch: the URL as checked (scheme, host against the
+/// private-network guard, normalized), which is the one the runtime judged as contacted.
+#[derive(Debug)]
+pub struct WebFetchPlan {
+    url: url::Url,
+}
+
+impl PlannedTool for WebFetch {
     type Input = WebFetchInput;
     type Output = WebFetchOutput;
+    type Plan = WebFetchPlan;
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("WebFetch", description())
@@ -264,10 +272,10 @@ impl Tool for WebFetch {
             .search_hint("fetch web page url http download read website documentation pdf")
     }
 
-    fn access(&self, input: &WebFetchInput, cx: &ToolContext) -> Result<Access, ToolError> {
+    fn access(&self, input: &WebFetchInput, cx: &ToolContext) -> Result<(Access, WebFetchPlan), ToolError> {
         let web = Web::of(cx);
         let url = check_url(&input.url, web.config()).map_err(|e| ToolError::failed(e.to_string()))?;
-        Ok(Access::shared().contacts(url.as_str()))
+        Ok((Access::shared().contacts(url.as_str()), WebFetchPlan { url }))
     }
 
     /// `web.timeout`, which the fetch (redirects included) runs within, with a margin.
@@ -275,9 +283,14 @@ impl Tool for WebFetch {
         Some(toolbelt_core::TimeLimit::Set(Web::of(cx).config().timeout + toolbelt_core::OWN_LIMIT_MARGIN))
     }
 
-    async fn call(&self, input: WebFetchInput, cx: ToolContext) -> Result<WebFetchOutput, ToolError> {
+    async fn call(
+        &self,
+        input: WebFetchInput,
+        plan: WebFetchPlan,
+        cx: ToolContext,
+    ) -> Result<WebFetchOutput, ToolError> {
         let web = Web::of(&cx);
-        let url = check_url(&input.url, web.config()).map_err(|e| ToolError::failed(e.to_string()))?;
+        let WebFetchPlan { url } = plan;
         let key = url.as_str().to_string();
         let (page, cached) = match web.cache().get(&key) {
             Some(page) => {

@@ -59,9 +59,9 @@ pub fn registry() -> Registry {
 /// policy): returns the output or the error.
 pub async fn call(session: &Arc<SessionState>, tool: &str, input: Value) -> Result<ToolOutput, ToolError> {
     let entry = registry().lookup(tool)?;
-    let prepared = entry.prepare(input)?;
+    let mut prepared = entry.prepare(input)?;
     let cx = cx(session);
-    entry.tool().access(&prepared, &cx)?;
+    entry.tool().access(&mut prepared, &cx)?;
     entry.tool().call(prepared, cx).await
 }
 
@@ -85,8 +85,8 @@ pub async fn err(session: &Arc<SessionState>, tool: &str, input: Value) -> Strin
 /// would, minus policy): the output or the error.
 pub async fn call_in(cx: ToolContext, tool: &str, input: Value) -> Result<ToolOutput, ToolError> {
     let entry = registry().lookup(tool)?;
-    let prepared = entry.prepare(input)?;
-    entry.tool().access(&prepared, &cx)?;
+    let mut prepared = entry.prepare(input)?;
+    entry.tool().access(&mut prepared, &cx)?;
     entry.tool().call(prepared, cx).await
 }
 

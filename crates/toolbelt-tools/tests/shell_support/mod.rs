@@ -41,8 +41,8 @@ thread_local! {
 /// Validates and runs `input` with `cx`, as the runtime would (minus policy).
 pub async fn call_with(cx: ToolContext, tool: &str, input: Value) -> Result<ToolOutput, ToolError> {
     let entry = REGISTRY.with(|r| r.lookup(tool))?;
-    let prepared = entry.prepare(input)?;
-    entry.tool().access(&prepared, &cx)?;
+    let mut prepared = entry.prepare(input)?;
+    entry.tool().access(&mut prepared, &cx)?;
     entry.tool().call(prepared, cx).await
 }
 

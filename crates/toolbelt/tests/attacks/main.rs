@@ -7,6 +7,9 @@
 //!   "always" did nothing in a project nobody trusted);
 //! * `self_widening.rs` — the agent rewrites what configures its next session, loads a
 //!   repository's skill that asks for every command, or `cd`s the session out of its roots;
+//! * `judged.rs` — a call judged in one working directory ran in another, where an earlier
+//!   call's `cd` left the session: a relative write judged as `./hooks/…` landed in
+//!   `.git/hooks/…`;
 //! * `made_places.rs` — a command, a background command, a hook or a server makes a
 //!   protected place (`.git` with a hook, `.vscode`) where there was none, and it stays;
 //! * `trusted_code.rs` — a trusted project's hooks and servers run code the model changed
@@ -60,6 +63,7 @@ mod audit_mcp;
 mod deny_rules;
 mod git;
 mod grants;
+mod judged;
 mod language_servers;
 mod linters;
 mod made_places;

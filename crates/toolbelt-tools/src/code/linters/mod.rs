@@ -10,12 +10,11 @@
 //!
 //! **What runs is what was judged.** A call's commands are planned when the runtime asks
 //! what the call touches: every command line is declared there, so the policy judges the
-//! very lines that run (and a person approving sees them). The plan is kept for the call
-//! ([`Plans`]) rather than made again when it runs, so a tree changed in between cannot
-//! change what runs.
+//! very lines that run (and a person approving sees them). The plan goes from the judgement
+//! to the call with the call's input (the tool's `PlannedTool::Plan`) rather than being made
+//! again when it runs, so a tree changed in between cannot change what runs.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -382,50 +381,9 @@ fn default_linter(name: &str, target: &Target<'_>, survey: &Survey, plan: &mut P
     }
 }
 
-/// Plans made when calls were described, kept until they run: what runs is what was judged.
-#[derive(Debug, Default)]
-pub struct Plans {
-    kept: Mutex<Vec<(PlanKey, Plan)>>,
-}
-
-/// What identifies a call's plan: its session, working directory and input.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PlanKey {
-    /// The session's id.
-    pub session: String,
-    /// Its working directory.
-    pub cwd: PathBuf,
-    /// The input's `path`.
-    pub path: Option<String>,
-    /// The input's `linter`.
-    pub linter: Option<String>,
-}
-
 /// The longest `lint.timeout` the settings take (a Lint call's limit is `lint.timeout` itself,
 /// honoured past `runtime.max_timeout`).
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
-
-/// Most plans kept at once (calls described and not yet run: refused ones never run).
-const KEPT: usize = 64;
-
-impl Plans {
-    /// Keeps `plan` for the call `key` names.
-    pub fn keep(&self, key: PlanKey, plan: Plan) {
-        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if kept.len() >= KEPT {
-            kept.remove(0);
-        }
-        kept.push((key, plan));
-    }
-
-    /// The newest plan kept for `key`, taken out: the one made when this call was described
-    /// (an older one may be a refused call's, whose lines were judged and refused).
-    pub fn take(&self, key: &PlanKey) -> Option<Plan> {
-        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let at = kept.iter().rposition(|(k, _)| k == key)?;
-        Some(kept.remove(at).1)
-    }
-}
 
 #[cfg(test)]
 mod tests;

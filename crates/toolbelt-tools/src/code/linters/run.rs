@@ -14,10 +14,11 @@ use toolbelt_core::{ToolContext, ToolError};
 use super::Planned;
 use super::formats::{self, Finding};
 use crate::shell::support::cgroup::CommandCgroup;
+use crate::shell::support::confine::Confining;
+use crate::shell::support::env;
 use crate::shell::support::foreground;
 use crate::shell::support::made::PlacesWatch;
 use crate::shell::support::spawn::Setup;
-use crate::shell::support::{confine, env};
 
 /// The variable naming the file a linter's stdout goes to.
 const OUTPUT_VAR: &str = "TOOLBELT_LINT_OUTPUT";
@@ -40,17 +41,33 @@ pub struct Ran {
     pub notices: Vec<String>,
 }
 
+/// How the linters of a call run, as the call was judged: confined so, with the environment
+/// of these shell settings.
+#[derive(Debug)]
+pub struct Under {
+    /// The sandbox.
+    pub confining: Confining,
+    /// The shell settings (the environment: secrets removed, pagers off).
+    pub shell: crate::shell::support::config::BashConfig,
+}
+
 /// Runs `planned`'s line from `start` (the working directory it was planned from) for at
-/// most `limit`.
-pub async fn run(cx: &ToolContext, planned: &Planned, start: &Path, limit: Duration) -> Result<Ran, ToolError> {
+/// most `limit`, `under` the sandbox and environment judged.
+pub async fn run(
+    cx: &ToolContext,
+    planned: &Planned,
+    start: &Path,
+    limit: Duration,
+    under: &Under,
+) -> Result<Ran, ToolError> {
     let started = Instant::now();
     let scratch = Scratch::new()?;
     let report = scratch.0.join("report");
     let redirect = if planned.format.reads_stderr() { " 2>&1" } else { "" };
     let script = format!("{{ {}\n}} > \"${OUTPUT_VAR}\"{redirect}", planned.line);
-    let (confinement, notice) = confine::plan(cx)?;
+    let (confinement, notice) = under.confining.confinement(cx)?;
     let watch = PlacesWatch::of(confinement.as_ref());
-    let mut changes = env::changes(&crate::shell::bash::config(cx));
+    let mut changes = env::changes(&under.shell);
     changes.push((OUTPUT_VAR.into(), Some(report.clone().into_os_string())));
     let setup = Setup { env: changes, confinement };
     cx.progress(format!("{}: {}", planned.linter, planned.line), None);

@@ -18,15 +18,29 @@ pub fn sandbox_config(cx: &ToolContext) -> SandboxConfig {
     cx.service::<SandboxConfig>().map(|c| (*c).clone()).unwrap_or_default()
 }
 
-/// Adds to `access` what the sandbox's availability asks of this call: approval when it
-/// cannot be applied and the policy is to ask, or a refusal when the policy is to refuse.
-pub fn declare(cx: &ToolContext, access: Access, read_only: bool) -> Result<Access, ToolError> {
+/// How a command will be confined, as its call was judged: the sandbox settings read then,
+/// and why the sandbox could not be applied, when it could not. The call runs under this,
+/// not under settings or a probe read again: what runs is what was judged.
+#[derive(Debug, Clone)]
+pub struct Confining {
+    config: SandboxConfig,
+    /// The sandbox cannot be applied here (and the call was judged to run anyway: approved, or
+    /// proven read-only, or `if_unsandboxed = "run"`).
+    unavailable: Option<String>,
+}
+
+/// Adds to `access` what the sandbox's availability asks of this call — approval when it
+/// cannot be applied and the policy is to ask, or a refusal when the policy is to refuse —
+/// and returns how the call will then be confined.
+pub fn declare(cx: &ToolContext, access: Access, read_only: bool) -> Result<(Access, Confining), ToolError> {
     let config = sandbox_config(cx);
     if config.mode == SandboxMode::DangerFullAccess {
-        return Ok(access);
+        return Ok((access, Confining { config, unavailable: None }));
     }
     let available = SandboxReport::probe().can_confine(config.mode, config.network);
-    decide(available, config.when_unavailable, access, read_only)
+    let unavailable = available.as_ref().err().map(|SandboxUnavailable(reason)| reason.clone());
+    let access = decide(available, config.when_unavailable, access, read_only)?;
+    Ok((access, Confining { config, unavailable }))
 }
 
 /// [`declare`]'s decision, given whether the sandbox can be applied.
@@ -46,22 +60,30 @@ fn decide(
     }
 }
 
-/// How a command runs: under this confinement (none in `danger-full-access`), and the notice
-/// to add when it runs unconfined although a sandbox was asked for.
-pub fn plan(cx: &ToolContext) -> Result<(Option<Confinement>, Option<String>), ToolError> {
-    let config = sandbox_config(cx);
-    // The session's roots only: a path approved for one call (an extra root) may be read, but
-    // an approval never widens what a command may write.
-    let masks = cx.hidden().map(|h| h.masks()).unwrap_or_default();
-    match Confinement::for_command(&config, &cx.session().roots(), &masks) {
-        Ok(confinement) => Ok((confinement, None)),
-        Err(SandboxUnavailable(reason)) => match config.when_unavailable {
-            WhenUnavailable::Refuse => Err(refusal(&reason)),
-            // With `ask`, reaching here means the call was approved (or proven read-only).
-            WhenUnavailable::Ask | WhenUnavailable::Run => {
-                Ok((None, Some(format!("Ran without the sandbox: {reason}"))))
-            }
-        },
+impl Confining {
+    /// The sandbox settings the call was judged under.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.config
+    }
+
+    /// The confinement the command runs under (none in `danger-full-access`), and the notice
+    /// to add when it runs unconfined as judged. A sandbox that could be applied when the call
+    /// was judged and cannot be now refuses the call: nobody judged it unconfined.
+    pub fn confinement(&self, cx: &ToolContext) -> Result<(Option<Confinement>, Option<String>), ToolError> {
+        if let Some(reason) = &self.unavailable {
+            return Ok((None, Some(format!("Ran without the sandbox: {reason}"))));
+        }
+        // The session's roots only: a path approved for one call (an extra root) may be read,
+        // but an approval never widens what a command may write.
+        let masks = cx.hidden().map(|h| h.masks()).unwrap_or_default();
+        match Confinement::for_command(&self.config, &cx.session().roots(), &masks) {
+            Ok(confinement) => Ok((confinement, None)),
+            Err(SandboxUnavailable(reason)) => Err(ToolError::failed(format!(
+                "Refused: the sandbox could be applied when this call was judged but cannot be now ({reason}); \
+                 nothing ran. Run it again; if this persists, ask the user to check the sandbox (`toolbelt sandbox \
+                 check`)."
+            ))),
+        }
     }
 }
 

@@ -208,7 +208,7 @@ pub async fn finish(
         interrupted: outcome.interrupted,
         truncated: combined.cut || stdout.cut || stderr.cut,
         output_file,
-        cwd: cx.cwd().display().to_string(),
+        cwd: cx.session().cwd().display().to_string(),
         task_id: None,
         notes,
         report: Report::Ran { output: combined.text },

@@ -344,7 +344,10 @@ impl ServerHandler for McpServer {
         let plan = self.runtime().plan(self.session(), call);
         let structured = plan.spec().is_some_and(|spec| spec.output_schema.is_some());
         let loaded_before = tools::loaded(self.session());
-        let result = self.runtime().run(self.session(), plan, &events, &context.ct).await;
+        // Boxed: rmcp moves each request's future into a task of its own and again as it
+        // completes, and the pipeline's state machine inline would make that a copy of
+        // kilobytes per call, twice (most of a small call's cost once).
+        let result = Box::pin(self.runtime().run(self.session(), plan, &events, &context.ct)).await;
         drop(events);
         forwarder.finish().await;
         // Tools the call loaded (ToolSearch) are announced before its result, so the client

@@ -7,19 +7,34 @@
 //! ask*, never what a tool can reach.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use toolbelt_core::{Access, Touch};
 
 pub use toolbelt_core::paths::{normalize, real_path};
 
-/// Workspace roots, each as given and as it really is: resolved once per call, then asked
-/// about every path the call touches.
+/// Workspace roots, each as given and as it really is: resolved once per list of roots, then
+/// asked about every path a call touches.
 #[derive(Debug, Clone)]
-pub struct Roots(Vec<PathBuf>);
+pub struct Roots(Arc<[PathBuf]>);
+
+/// Lists of roots already resolved, the newest last: a session's roots and read roots (and a
+/// sub-agent's) change seldom, and resolving each root's real location — `realpath`, a system
+/// call per component — for each call was a tenth of a small call's cost over MCP.
+static RESOLVED: Mutex<Vec<(Vec<PathBuf>, Roots)>> = Mutex::new(Vec::new());
+
+/// How many lists [`RESOLVED`] remembers.
+const REMEMBERED: usize = 16;
 
 impl Roots {
-    /// The roots and their real locations.
+    /// The roots and their real locations. A list seen before keeps the real locations found
+    /// then: a root made a symlink afterwards (by a command inside another root) does not
+    /// carry the roots to where it now leads.
     pub fn new(roots: &[PathBuf]) -> Self {
+        let mut resolved = RESOLVED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, known)) = resolved.iter().find(|(list, _)| list.as_slice() == roots) {
+            return known.clone();
+        }
         let mut all: Vec<PathBuf> = Vec::with_capacity(roots.len() * 2);
         for root in roots {
             for candidate in [root.clone(), real_path(root)] {
@@ -28,7 +43,12 @@ impl Roots {
                 }
             }
         }
-        Roots(all)
+        let made = Roots(all.into());
+        if resolved.len() >= REMEMBERED {
+            resolved.remove(0);
+        }
+        resolved.push((roots.to_vec(), made.clone()));
+        made
     }
 
     /// Whether a path, as declared (`given`, normalized) and as it really is (`real`), lies

@@ -12,6 +12,8 @@ pub mod agents;
 mod blocking;
 pub mod code;
 pub mod files;
+mod formats;
+mod fs;
 pub mod interaction;
 pub mod knowledge;
 pub mod planning;

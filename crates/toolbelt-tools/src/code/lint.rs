@@ -25,7 +25,7 @@ use toolbelt_core::{
 use crate::code::language_servers::after_change::shown;
 use crate::code::linters::run::{Ran, run};
 use crate::code::linters::{self, Finding, LintSettings, Plan, PlanKey, Plans, Severity, Survey, Target};
-use crate::files::support::roots::absolute;
+use crate::fs::roots::absolute;
 
 /// Most findings listed in all, and for one file.
 const MAX_LISTED: usize = 200;

@@ -17,7 +17,7 @@ use toolbelt_core::{
 use crate::code::language_servers::LanguageServers;
 use crate::code::language_servers::after_change::{shown, stamp};
 use crate::code::language_servers::position::to_lsp;
-use crate::files::support::roots::absolute;
+use crate::fs::roots::absolute;
 
 mod ops;
 

@@ -32,7 +32,7 @@ use crate::files::support::journal::{self, JournalDir};
 use crate::files::support::ledger::{FileLedger, FileState};
 use crate::files::support::patch::commit::{self, Action};
 use crate::files::support::patch::{parse, plan};
-use crate::files::support::roots::{OpenRoots, absolute};
+use crate::fs::roots::{OpenRoots, absolute};
 
 /// Input of `ApplyPatch`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -14,7 +14,7 @@ use crate::blocking::run_blocking;
 
 use crate::files::support::change::{self, Target, shown, with_notes};
 use crate::files::support::notebook::{CellRef, CellType, Change, Notebook, render_cell};
-use crate::files::support::roots::absolute;
+use crate::fs::roots::absolute;
 
 /// What to do to the cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

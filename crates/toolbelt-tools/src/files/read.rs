@@ -16,8 +16,10 @@ use crate::blocking::run_blocking;
 
 use crate::files::support::change::shown;
 use crate::files::support::ledger::{FileLedger, FileState};
-use crate::files::support::roots::{OpenRoots, absolute, io_error};
-use crate::files::support::{encoding, pdf, read_media};
+use crate::files::support::read_media;
+use crate::formats::{encoding, pdf};
+use crate::fs::error::io_error;
+use crate::fs::roots::{OpenRoots, absolute};
 
 pub use crate::files::support::read_output::{
     ImageInfo, MAX_IMAGE_BYTES, MAX_LINE_CHARS, PdfInfo, ReadKind, ReadOutput, binary, cut_line,

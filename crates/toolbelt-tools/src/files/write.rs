@@ -15,8 +15,8 @@ use crate::blocking::run_blocking;
 use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
 use crate::files::support::change::{Target, load, open_for_change, save, shown, with_notes};
-use crate::files::support::encoding::TextFormat;
-use crate::files::support::roots::absolute;
+use crate::formats::encoding::TextFormat;
+use crate::fs::roots::absolute;
 
 /// Input of `Write`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -13,16 +13,15 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
+use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, thousands};
 
 use crate::blocking::run_blocking;
 
+use crate::fs::walk::guard::Skipped;
+use crate::fs::walk::{Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, target, walker};
 use crate::search::support::content::{self, Found, LineKind, MAX_LINE_CHARS, Mode, Outcome, Plan};
-use crate::search::support::guard::Skipped;
 use crate::search::support::listing::Listing;
-use crate::search::support::{
-    Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, thousands, walker,
-};
+use crate::search::support::matcher;
 
 /// Entries of the structured result at most (the text is cut by the output budget).
 pub const STRUCTURED_LIMIT: usize = 1_000;

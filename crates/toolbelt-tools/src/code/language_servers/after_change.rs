@@ -61,7 +61,7 @@ pub async fn after_change(cx: &ToolContext, changed: &[PathBuf], deleted: &[Path
     if running.is_empty() {
         return Vec::new();
     }
-    let roots = crate::files::support::roots::OpenRoots::open_for_reading(cx).ok();
+    let roots = crate::fs::roots::OpenRoots::open_for_reading(cx).ok();
     let checks = running.into_iter().map(|(path, real, running)| {
         let roots = roots.as_ref();
         async move {

@@ -327,10 +327,10 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
 /// The text of `path` (at most 16 MiB, invalid UTF-8 replaced), opened as the file tools
 /// open one: confined to `roots`, a regular file, no hard link to a hidden file. None when
 /// this session may not read it.
-pub fn read_text(roots: &crate::files::support::roots::OpenRoots, path: &Path) -> Option<String> {
+pub fn read_text(roots: &crate::fs::roots::OpenRoots, path: &Path) -> Option<String> {
     use std::io::Read as _;
     let loc = roots.locate(path).ok()?;
-    let file = crate::search::support::open::open_searched(roots, roots.dir(&loc), &loc.rel, path).ok()?;
+    let file = crate::fs::walk::open::open_searched(roots, roots.dir(&loc), &loc.rel, path).ok()?;
     let mut bytes = Vec::new();
     file.take(16 << 20).read_to_end(&mut bytes).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())

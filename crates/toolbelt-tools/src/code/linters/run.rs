@@ -128,7 +128,7 @@ fn tail(stderr: &str) -> String {
 /// the folder's handle, as a regular file only: the linter, which may write there, cannot
 /// make us read something else through a link, nor block us on a pipe.
 fn read_report(dir: &cap_std::fs::Dir) -> (String, bool) {
-    let Ok(file) = crate::files::support::regular::open_regular(dir, Path::new("report")) else {
+    let Ok(file) = crate::fs::regular::open_regular(dir, Path::new("report")) else {
         return (String::new(), false);
     };
     let mut bytes = Vec::new();

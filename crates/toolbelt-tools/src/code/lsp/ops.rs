@@ -16,7 +16,7 @@ use super::{LspItem, LspOperation};
 use crate::code::language_servers::after_change::shown;
 use crate::code::language_servers::position::{from_lsp, line_text};
 use crate::code::language_servers::{LspError, Server, read_text};
-use crate::files::support::roots::OpenRoots;
+use crate::fs::roots::OpenRoots;
 
 /// What an operation found.
 #[derive(Debug, Default)]

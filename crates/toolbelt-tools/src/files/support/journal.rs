@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::fcntl::{Flock, FlockArg};
 use toolbelt_core::ToolContext;
 
-use crate::files::support::roots::OpenRoots;
+use crate::fs::roots::OpenRoots;
 use record::{COMMIT_LINE, Header};
 
 /// Where the journals of multi-file commits are kept (a service the front end sets up).

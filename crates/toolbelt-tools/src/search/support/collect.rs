@@ -11,8 +11,8 @@ use grep_regex::RegexMatcher;
 use grep_searcher::{LineIter, Searcher, Sink, SinkContext, SinkMatch};
 use toolbelt_core::CancellationToken;
 
-use super::Shown;
 use super::content::{CANCEL_EVERY, LineKind, MAX_LINE_CHARS, Mode, Output, Plan};
+use crate::fs::walk::Shown;
 
 /// Records one file's results, its output lines formatted into `out`.
 pub(super) struct Collect<'a> {
@@ -203,7 +203,7 @@ fn push_cut(out: &mut String, text: &str) {
             let rest = text[cut..].chars().count();
             out.push_str(&text[..cut]);
             // The marker Read uses, so a cut line reads the same in both.
-            out.push_str(&format!("… [line cut: {} more characters]", super::thousands(rest)));
+            out.push_str(&format!("… [line cut: {} more characters]", toolbelt_core::thousands(rest)));
         }
     }
 }

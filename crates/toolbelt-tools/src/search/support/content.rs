@@ -13,8 +13,9 @@ use ignore::WalkBuilder;
 use toolbelt_core::{CancellationToken, ToolError};
 
 use super::collect::{BREAK, Collect};
-use super::{Shown, Start, WalkErrors, ordered, pages};
-use crate::files::support::roots::io_error;
+use super::{ordered, pages};
+use crate::fs::error::io_error;
+use crate::fs::walk::{Shown, Start, WalkErrors};
 
 /// How often the cancellation token is looked at: every this many walk entries, and every this
 /// many matches of a file (each look takes a lock the threads share).

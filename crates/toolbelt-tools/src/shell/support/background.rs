@@ -170,7 +170,7 @@ fn read_range(log: &Path, from: u64, budget: usize) -> std::io::Result<(Rendered
     let mut file = {
         use std::os::unix::fs::OpenOptionsExt as _;
         let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(log)?;
-        crate::files::support::regular::check_regular(&file).map_err(std::io::Error::other)?;
+        crate::fs::regular::check_regular(&file).map_err(std::io::Error::other)?;
         file
     };
     let to = file.metadata()?.len().max(from);

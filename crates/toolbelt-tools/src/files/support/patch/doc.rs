@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 
 use super::parse::{Hunk, Kind};
 use super::seek::loose;
-use crate::files::support::encoding::LineEnding;
+use crate::formats::encoding::LineEnding;
 
 /// A file's text as lines.
 pub struct Doc<'a> {

@@ -197,7 +197,7 @@ pub fn plan(plan: Plan<'_>, namespace: Namespace) -> (Option<Binds>, Missing) {
         } else if meta.is_file() {
             m.add(&real, What::Null, true);
             // Its other names (hard links) inside the workspace are hidden too.
-            for other in crate::files::support::links::other_names(roots, &real) {
+            for other in crate::fs::links::other_names(roots, &real) {
                 m.add(&other, What::Null, true);
             }
         }

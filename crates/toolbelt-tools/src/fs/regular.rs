@@ -97,7 +97,7 @@ impl NotRegular {
     /// The model-facing refusal for `path`. A directory keeps its own message.
     pub fn error(self, path: &Path) -> ToolError {
         match self {
-            Self::Directory => crate::files::support::roots::is_a_directory(path),
+            Self::Directory => crate::fs::error::is_a_directory(path),
             _ => ToolError::failed(self.sentence(path)),
         }
     }
@@ -143,7 +143,7 @@ impl OpenError {
     /// The model-facing error for this failure at `path`.
     pub fn tool_error(&self, path: &Path) -> ToolError {
         match self {
-            Self::Io(e) => crate::files::support::roots::io_error(path, e),
+            Self::Io(e) => crate::fs::error::io_error(path, e),
             Self::NotRegular(kind) => kind.error(path),
         }
     }

@@ -49,7 +49,7 @@ impl Links {
     /// Refuses `file` (opened as `path`) when it has other names that are not all inside the
     /// roots, or when one of them is hidden.
     pub fn check(&self, file: &std::fs::File, path: &Path) -> Result<(), ToolError> {
-        let meta = file.metadata().map_err(|e| crate::files::support::roots::io_error(path, &e))?;
+        let meta = file.metadata().map_err(|e| crate::fs::error::io_error(path, &e))?;
         if !meta.is_file() || meta.nlink() <= 1 {
             return Ok(());
         }

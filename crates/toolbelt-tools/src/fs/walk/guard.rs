@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use toolbelt_core::ToolError;
 
 use super::WalkErrors;
-use crate::files::support::regular::NotRegular;
+use crate::fs::regular::NotRegular;
 
 /// The ignore files the walker reads in a directory.
 const IGNORE_FILES: [&str; 4] = [".gitignore", ".ignore", ".rgignore", ".git/info/exclude"];

@@ -23,8 +23,9 @@ use cap_std::fs::Dir;
 use toolbelt_core::paths::{normalize, real_path};
 use toolbelt_core::{HiddenPaths, ToolContext, ToolError};
 
-use crate::files::support::links::Links;
-use crate::files::support::regular::open_regular;
+use crate::fs::error::{escapes, io_error, is_a_directory};
+use crate::fs::links::Links;
+use crate::fs::regular::open_regular;
 
 /// One root: its canonical path and an open handle on it.
 struct Root {
@@ -170,7 +171,7 @@ impl OpenRoots {
     }
 
     /// Opens a regular file for reading, confined and without blocking (a FIFO, a device or
-    /// a socket is refused, see [`crate::files::support::regular`]); a file with other names (hard links) is
+    /// a socket is refused, see [`crate::fs::regular`]); a file with other names (hard links) is
     /// read only when all of them are inside the roots and visible ([`Links`]).
     pub fn open_file(&self, loc: &Located) -> Result<std::fs::File, ToolError> {
         if loc.rel.as_os_str().is_empty() {
@@ -227,11 +228,6 @@ impl OpenRoots {
     }
 }
 
-/// Whether an error is a confined open refusing a path that leads out of its root.
-pub(crate) fn escapes(e: &std::io::Error) -> bool {
-    e.to_string().contains("outside of the filesystem")
-}
-
 /// `path` relative to `root`, compared component by component. Fails when `path` is not
 /// under `root`.
 fn strip_root(path: &Path, root: &Path) -> Result<PathBuf, ()> {
@@ -254,33 +250,6 @@ pub fn absolute(cx: &ToolContext, raw: &str) -> PathBuf {
     };
     let path = expanded.unwrap_or_else(|| PathBuf::from(raw));
     cx.resolve(&path)
-}
-
-/// `path` is a directory where a file was expected.
-pub fn is_a_directory(path: &Path) -> ToolError {
-    ToolError::failed(format!("{} is a directory, not a file; use ListDir to see what it contains", path.display()))
-}
-
-/// An I/O error as a model-facing message that says what to do.
-pub fn io_error(path: &Path, e: &std::io::Error) -> ToolError {
-    let p = path.display();
-    let text = e.to_string();
-    if escapes(e) {
-        return ToolError::failed(format!(
-            "{p} resolves outside the workspace roots (through `..` or a symlink), so it cannot be opened; use a path inside the roots"
-        ));
-    }
-    match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            ToolError::failed(format!("{p} does not exist; check the path (Glob finds files by name)"))
-        }
-        std::io::ErrorKind::PermissionDenied => ToolError::failed(format!("permission denied: {p}")),
-        std::io::ErrorKind::IsADirectory => is_a_directory(path),
-        std::io::ErrorKind::NotADirectory => {
-            ToolError::failed(format!("{p}: a component of the path is a file, not a directory"))
-        }
-        _ => ToolError::failed(format!("{p}: {text}")),
-    }
 }
 
 #[cfg(test)]

@@ -121,6 +121,9 @@ pub fn sniff(bytes: &[u8]) -> &'static str {
     MAGIC.iter().find(|(m, _)| bytes.starts_with(m)).map_or("binary data", |(_, k)| k)
 }
 
+/// Largest image returned as image content (5 MB once base64-encoded).
+pub const MAX_IMAGE_BYTES: u64 = 3_750_000;
+
 /// The image MIME type of bytes the Read tool shows as images.
 pub fn image_mime(bytes: &[u8]) -> Option<&'static str> {
     match sniff(bytes) {

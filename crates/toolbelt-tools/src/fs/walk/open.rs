@@ -1,5 +1,5 @@
 //! How Grep opens each file a walk yields: with the same checks as every file tool
-//! ([`open_regular`](crate::files::support::regular::open_regular), then
+//! ([`open_regular`](crate::fs::regular::open_regular), then
 //! [`OpenRoots::check_links`]), in fewer system calls, which a search of tens of thousands of
 //! files feels.
 
@@ -10,8 +10,8 @@ use std::path::Path;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 use std::os::unix::fs::MetadataExt as _;
 
-use crate::files::support::regular::{NotRegular, OpenError};
-use crate::files::support::roots::OpenRoots;
+use crate::fs::regular::{NotRegular, OpenError};
+use crate::fs::roots::OpenRoots;
 
 /// Opens `rel` beneath `dir` (confined at open time) for reading, and only if the handle is a
 /// regular file whose other names, when it has any, are all inside the roots and none of them

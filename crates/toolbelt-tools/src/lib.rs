@@ -17,6 +17,7 @@ mod fs;
 pub mod interaction;
 pub mod knowledge;
 pub mod planning;
+mod process;
 pub mod search;
 pub mod settings;
 pub mod shell;

@@ -166,7 +166,7 @@ impl Tool for Diagnostics {
 
     fn access(&self, input: &DiagnosticsInput, cx: &ToolContext) -> Result<Access, ToolError> {
         let target = input.path.as_deref().map_or_else(|| cx.cwd(), |p| absolute(cx, p));
-        crate::shell::support::confine::declare(cx, Access::shared().reads(target), false)
+        crate::process::confine::declare(cx, Access::shared().reads(target), false)
     }
 
     async fn call(&self, input: DiagnosticsInput, cx: ToolContext) -> Result<DiagnosticsOutput, ToolError> {

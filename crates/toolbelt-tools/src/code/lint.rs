@@ -206,7 +206,7 @@ impl Tool for Lint {
         let plan = make_plan(cx, input, &target)?;
         let access = declare(&plan, &target);
         let read_only = plan.runs.iter().all(|r| r.read_only);
-        let access = crate::shell::support::confine::declare(cx, access, read_only)?;
+        let access = crate::process::confine::declare(cx, access, read_only)?;
         self.plans.keep(key(cx, input), plan);
         Ok(access)
     }

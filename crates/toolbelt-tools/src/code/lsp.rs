@@ -223,7 +223,7 @@ impl Tool for Lsp {
         let access = Access::shared().reads(absolute(cx, &input.file_path)).reads(cx.cwd());
         // The server is a program reading the project: it runs under the sandbox, or, where
         // the sandbox cannot be applied, as the sandbox settings say for commands.
-        crate::shell::support::confine::declare(cx, access, false)
+        crate::process::confine::declare(cx, access, false)
     }
 
     async fn call(&self, input: LspInput, cx: ToolContext) -> Result<LspOutput, ToolError> {

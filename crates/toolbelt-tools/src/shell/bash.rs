@@ -16,19 +16,19 @@ use toolbelt_core::{
     ToolSpec, thousands,
 };
 
+use crate::process::cgroup::CommandCgroup;
+use crate::process::config::BashConfig;
+use crate::process::confine;
+use crate::process::env;
+use crate::process::foreground;
+use crate::process::made::PlacesWatch;
+use crate::process::spawn::Setup;
 use crate::shell::support::background;
-use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::config::BashConfig;
-use crate::shell::support::confine;
 use crate::shell::support::cwd::{carry_over, start_dir};
 use crate::shell::support::deny;
-use crate::shell::support::env;
-use crate::shell::support::foreground;
 use crate::shell::support::git_programs;
-use crate::shell::support::made::PlacesWatch;
 use crate::shell::support::operands;
 use crate::shell::support::result::{BashOutput, finish};
-use crate::shell::support::spawn::Setup;
 
 /// Input of `Bash`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -12,8 +12,8 @@ use toolbelt_core::{
 
 use crate::agents::render_report;
 use crate::agents::support::task_status;
+use crate::process::capture::thousands;
 use crate::shell::support::background::{TaskStatus, Tasks, unknown_task};
-use crate::shell::support::capture::thousands;
 use crate::shell::support::result::shown_path;
 
 /// How long a blocking read waits when the call does not say.

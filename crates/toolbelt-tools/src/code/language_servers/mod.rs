@@ -17,7 +17,7 @@ use std::os::unix::fs::DirBuilderExt as _;
 
 use toolbelt_core::{ToolContext, ToolError};
 
-use crate::shell::support::sandbox::Confinement;
+use crate::process::sandbox::Confinement;
 
 pub mod after_change;
 mod client;
@@ -267,16 +267,16 @@ impl LanguageServers {
 /// keeps, such as an index, lands in the project. The network stays as the sandbox
 /// settings say.
 fn launch_plan(cx: &ToolContext, name: &str) -> Result<(Option<Confinement>, EnvChanges), LspError> {
-    use crate::shell::support::sandbox::{SandboxMode, WhenUnavailable};
+    use crate::process::sandbox::{SandboxMode, WhenUnavailable};
     let start_error = |reason: String| LspError::Start { server: name.to_owned(), reason };
     let base = std::env::temp_dir().join(format!("toolbelt-lsp-{}", nix::unistd::geteuid()));
     // A name from a plugin's `.lsp.json` is the plugin's to choose: one path component.
-    let scratch = base.join(crate::shell::support::spill::safe_name(name));
+    let scratch = base.join(crate::process::spill::safe_name(name));
     for dir in [&base, &scratch] {
         private_dir(dir)
             .map_err(|e| start_error(format!("its scratch folder {} cannot be used: {e}", dir.display())))?;
     }
-    let mut config = crate::shell::support::confine::sandbox_config(cx);
+    let mut config = crate::process::confine::sandbox_config(cx);
     if config.mode == SandboxMode::ReadOnly {
         config.mode = SandboxMode::WorkspaceWrite;
     }
@@ -294,8 +294,8 @@ fn launch_plan(cx: &ToolContext, name: &str) -> Result<(Option<Confinement>, Env
             None
         }
     };
-    let bash = cx.service::<crate::shell::support::config::BashConfig>().map(|c| (*c).clone()).unwrap_or_default();
-    let mut env = crate::shell::support::env::changes(&bash);
+    let bash = cx.service::<crate::process::config::BashConfig>().map(|c| (*c).clone()).unwrap_or_default();
+    let mut env = crate::process::env::changes(&bash);
     env.push(("TMPDIR".into(), Some(scratch.into_os_string())));
     Ok((confinement, env))
 }
@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn a_scratch_folder_is_a_private_one_named_safely() {
-        use crate::shell::support::spill::safe_name;
+        use crate::process::spill::safe_name;
         assert_eq!(safe_name("../../home/u"), ".._.._home_u");
         assert_eq!(safe_name(".."), "_");
         assert_eq!(safe_name("rust-analyzer"), "rust-analyzer");

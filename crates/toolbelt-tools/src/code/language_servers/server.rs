@@ -16,8 +16,8 @@ use super::client::{Client, Progress, initialize_params, keep_stderr};
 use super::config::ServerSpec;
 use super::diagnostics::DiagnosticStore;
 use super::rpc::{Rpc, RpcError};
-use crate::shell::support::sandbox::Confinement;
-use crate::shell::support::tree::{TAG_VAR, Tree, become_subreaper, new_tag};
+use crate::process::sandbox::Confinement;
+use crate::process::tree::{TAG_VAR, Tree, become_subreaper, new_tag};
 
 /// An open document: the version sent last and what its text was.
 #[derive(Debug, Clone)]

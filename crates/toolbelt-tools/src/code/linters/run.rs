@@ -13,11 +13,11 @@ use toolbelt_core::{ToolContext, ToolError};
 
 use super::Planned;
 use super::formats::{self, Finding};
-use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::foreground;
-use crate::shell::support::made::PlacesWatch;
-use crate::shell::support::spawn::Setup;
-use crate::shell::support::{confine, env};
+use crate::process::cgroup::CommandCgroup;
+use crate::process::foreground;
+use crate::process::made::PlacesWatch;
+use crate::process::spawn::Setup;
+use crate::process::{confine, env};
 
 /// The variable naming the file a linter's stdout goes to.
 const OUTPUT_VAR: &str = "TOOLBELT_LINT_OUTPUT";

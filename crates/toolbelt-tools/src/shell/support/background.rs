@@ -17,16 +17,17 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{SessionSlot, ToolContext, ToolError};
 
+pub(crate) use crate::process::capture::one_line;
+use crate::process::capture::{HeadTail, Rendered};
+use crate::process::cgroup::CommandCgroup;
+use crate::process::config::BashConfig;
+use crate::process::foreground::spawn_error;
+use crate::process::made::PlacesWatch;
+use crate::process::spawn::{Launch, Setup, Sink, Spawned, spawn};
+use crate::process::spill::SpillTarget;
+use crate::process::tree::Tree;
 use crate::shell::bash::BashInput;
-use crate::shell::support::capture::{HeadTail, Rendered};
-use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::config::BashConfig;
-use crate::shell::support::foreground::spawn_error;
-use crate::shell::support::made::PlacesWatch;
 use crate::shell::support::result::{BashOutput, Report, shown_path};
-use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
-use crate::shell::support::spill::SpillTarget;
-use crate::shell::support::tree::Tree;
 
 /// Finished tasks kept for TaskOutput and BackgroundTasks; older ones are forgotten.
 const KEEP_FINISHED: usize = 100;
@@ -337,13 +338,4 @@ pub fn start(
         notes: notice.into_iter().collect(),
         report: Report::Started { command: one_line(&input.command, 200), log: shown_path(cx, &log) },
     })
-}
-
-/// `text` on one line, cut to `max` characters.
-pub fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
-    match flat.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &flat[..i]),
-        None => flat,
-    }
 }

@@ -11,8 +11,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use toolbelt_core::{Content, Render, ToolContext, human_duration};
 
-use crate::shell::support::capture::{Spilled, thousands};
-use crate::shell::support::foreground::Outcome;
+use crate::process::capture::{Spilled, thousands};
+use crate::process::foreground::Outcome;
 
 /// Room kept for the note about cut output.
 const TRUNCATION_NOTE_ROOM: usize = 500;

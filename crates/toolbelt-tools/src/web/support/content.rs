@@ -13,7 +13,7 @@ use super::fetched::Page;
 use super::html::{self, Extraction, Shape};
 use crate::formats::encoding::{MAX_IMAGE_BYTES, image_mime, sniff};
 use crate::formats::pdf;
-use crate::shell::support::spill::SpillTarget;
+use crate::process::spill::SpillTarget;
 
 /// How a page is shown, as the caller asked (`format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //!
 //! A process can leave its process group (`setsid`), drop the tag in its environment
 //! (`env -i`) and close every descriptor it inherited: the process-tree scan
-//! ([`crate::shell::support::tree`]) then has nothing left to recognise it by. A cgroup holds on to it
+//! ([`crate::process::tree`]) then has nothing left to recognise it by. A cgroup holds on to it
 //! whatever it does: each command runs in a cgroup v2 of its own, beside toolbelt's own
 //! process (`<toolbelt's cgroup>/toolbelt-<pid>-<n>`), and killing the command writes `1` to
 //! the group's `cgroup.kill`, which the kernel applies to every member at once. The group is

@@ -36,7 +36,7 @@ echo "exe: $(readlink /proc/$$/exe)""#;
 async fn observe(clone: bool, confinement: Option<Confinement>, cwd: &Path) -> String {
     let env = vec![("TB_SPAWN_TEST_SET".into(), Some("yes".into())), ("HOME".into(), None)];
     let setup = Setup { env, confinement };
-    let cgroup = crate::shell::support::cgroup::CommandCgroup::for_command();
+    let cgroup = crate::process::cgroup::CommandCgroup::for_command();
     let launch = Launch { command: PROBE, cwd, sink: Sink::Pipes, report_cwd: true, cgroup, setup };
     let mut spawned = spawn_with(launch, clone).unwrap();
     assert_eq!(matches!(spawned.child, Leader::Cloned(_)), clone, "started the way asked");
@@ -52,7 +52,7 @@ async fn observe(clone: bool, confinement: Option<Confinement>, cwd: &Path) -> S
 }
 
 fn sandbox(roots: &[PathBuf]) -> Option<Confinement> {
-    use crate::shell::support::sandbox::SandboxConfig;
+    use crate::process::sandbox::SandboxConfig;
     Confinement::for_command(&SandboxConfig::default(), roots, &[]).unwrap()
 }
 
@@ -77,7 +77,7 @@ async fn a_cloned_command_starts_as_a_forked_one_does() {
     assert!(plain.0.contains(" 98 ") && plain.0.contains("stdin: 1"), "{}", plain.0);
     assert!(plain.0.contains("TB_SPAWN_TEST_SET=yes") && !plain.0.contains("\nHOME="), "{}", plain.0);
     assert!(plain.0.contains("tag: set") && plain.0.contains("PAGER=cat"), "{}", plain.0);
-    if crate::shell::support::cgroup::base().is_ok() {
+    if crate::process::cgroup::base().is_ok() {
         assert!(plain.0.contains("in its own cgroup: 1"), "{}", plain.0);
     }
     let roots = [root.clone()];

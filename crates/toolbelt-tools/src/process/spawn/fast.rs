@@ -16,8 +16,8 @@ use super::clone::{self, Failure, Plan};
 use super::process::Process;
 use super::spawner;
 use super::{EnvChanges, Sink};
-use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::sandbox::{Bounding, Confinement};
+use crate::process::cgroup::CommandCgroup;
+use crate::process::sandbox::{Bounding, Confinement};
 
 /// What to start.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 //! **Secrets.** A command inherits toolbelt's environment, which may hold the MCP server's
 //! bearer token, an upstream server's token and the user's provider keys; `env` would print
 //! them to the model. So variables are removed when their name matches a pattern of
-//! [`BashConfig::env_remove`] (by default [`DEFAULT_ENV_REMOVE`]: `*TOKEN*`, `*SECRET*`,
+//! [`BashConfig::env_remove`] (by default [`DEFAULT_ENV_REMOVE`](crate::process::config::DEFAULT_ENV_REMOVE): `*TOKEN*`, `*SECRET*`,
 //! `*_KEY`, `*_PAT`, `*_PASS`, `SSH_AUTH_SOCK`…, without case) or their value looks like a
 //! secret ([`looks_secret`]: a URL with a password, a provider's token), unless the name
 //! matches [`BashConfig::env_keep`]; the variables toolbelt itself reads secrets from
@@ -21,32 +21,13 @@
 //! switched off this way; that file is a protected path no tool writes without approval, the
 //! sandbox keeps it read-only, and a clone never carries it — and until a person trusted
 //! the project, a read-only command running git where it names one asks
-//! ([`crate::shell::support::git_programs`]).
+//! (the shell's `git_programs`).
 
 use std::ffi::OsString;
 use std::sync::{Mutex, PoisonError};
 
-use crate::shell::support::config::BashConfig;
-use crate::shell::support::secret_values::looks_secret;
-
-/// Variables removed from every command's environment by default (without case; `*` is any
-/// run of characters).
-pub const DEFAULT_ENV_REMOVE: &[&str] = &[
-    "*TOKEN*",
-    "*SECRET*",
-    "*_KEY",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*PASSPHRASE*",
-    "*_PASS",
-    "*_PWD",
-    "*_PAT",
-    "*_AUTH",
-    "*CREDENTIAL*",
-    "*API_KEY*",
-    "*PRIVATE_KEY*",
-    "SSH_AUTH_SOCK",
-];
+use crate::process::config::BashConfig;
+use crate::process::secret_values::looks_secret;
 
 /// Git configuration every command runs with.
 const GIT_CONFIG: &[(&str, &str)] = &[("core.fsmonitor", "false"), ("safe.bareRepository", "explicit")];

@@ -45,7 +45,7 @@ pub use missing::Missing;
 pub use set_aside::{holds, keep, set_aside};
 
 use super::places::Places;
-use crate::shell::support::cgroup::sys::write_file;
+use crate::process::cgroup::sys::write_file;
 
 /// Most bind mounts one command gets; a plan that needs more is refused
 /// ([`Binds::dropped`]), never applied with some left out.

@@ -152,7 +152,7 @@ impl SandboxReport {
             format!("Unix sockets outside the workspace, network off: {}", self.unix_sockets()),
             format!(
                 "a kill reaches every process a command starts (cgroup v2): {}",
-                match crate::shell::support::cgroup::base() {
+                match crate::process::cgroup::base() {
                     Ok(base) => format!("yes ({})", base.display()),
                     Err(why) =>
                         format!("no: {why}; a process that leaves its session and closes its descriptors may survive"),

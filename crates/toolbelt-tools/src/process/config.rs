@@ -1,5 +1,24 @@
 //! Settings of the shell tools.
 
+/// Variables removed from every command's environment by default (without case; `*` is any
+/// run of characters).
+pub const DEFAULT_ENV_REMOVE: &[&str] = &[
+    "*TOKEN*",
+    "*SECRET*",
+    "*_KEY",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_PASS",
+    "*_PWD",
+    "*_PAT",
+    "*_AUTH",
+    "*CREDENTIAL*",
+    "*API_KEY*",
+    "*PRIVATE_KEY*",
+    "SSH_AUTH_SOCK",
+];
+
 /// Settings of `Bash` and the background tasks, set up once by whoever builds the runtime
 /// and handed to the tools as a service (`cx.service::<BashConfig>()`); absent means the
 /// defaults.
@@ -12,7 +31,7 @@ pub struct BashConfig {
     /// How many background tasks may run at once in one session.
     pub max_background_tasks: usize,
     /// Variables removed from every command's environment: names matching any of these
-    /// patterns (`*` wildcards, without case). Defaults to [`crate::shell::support::env::DEFAULT_ENV_REMOVE`].
+    /// patterns (`*` wildcards, without case). Defaults to [`DEFAULT_ENV_REMOVE`].
     pub env_remove: Vec<String>,
     /// Variables kept even when a pattern of `env_remove` matches them.
     pub env_keep: Vec<String>,
@@ -30,7 +49,7 @@ impl Default for BashConfig {
         Self {
             deny_patterns: Vec::new(),
             max_background_tasks: 32,
-            env_remove: crate::shell::support::env::DEFAULT_ENV_REMOVE.iter().map(|p| p.to_string()).collect(),
+            env_remove: DEFAULT_ENV_REMOVE.iter().map(|p| p.to_string()).collect(),
             env_keep: Vec::new(),
             secret_vars: Vec::new(),
             trusted_project: None,

@@ -14,8 +14,8 @@ use std::sync::{Mutex, PoisonError};
 
 use toolbelt_core::{Access, ToolContext};
 
-use crate::shell::support::sandbox::Confinement;
-use crate::shell::support::sandbox::protect::{self, Missing};
+use crate::process::sandbox::Confinement;
+use crate::process::sandbox::protect::{self, Missing};
 
 /// The protected places a process started under a [`Confinement`] may make where there were
 /// none, looked at once it has ended: by the call that ran it ([`PlacesWatch::settle`]), or

@@ -9,7 +9,7 @@
 
 use toolbelt_core::{Access, ToolContext, ToolError};
 
-use crate::shell::support::sandbox::{
+use crate::process::sandbox::{
     Confinement, SandboxConfig, SandboxMode, SandboxReport, SandboxUnavailable, WhenUnavailable,
 };
 

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 use toolbelt_core::{OutputStream, ToolContext, ToolError};
 
-use crate::shell::support::capture::Capture;
-use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
-use crate::shell::support::spill::SpillTarget;
-use crate::shell::support::tree::TreeGuard;
+use crate::process::capture::Capture;
+use crate::process::cgroup::CommandCgroup;
+use crate::process::spawn::{Launch, Setup, Sink, Spawned, spawn};
+use crate::process::spill::SpillTarget;
+use crate::process::tree::TreeGuard;
 
 /// How long output is still read after the command exited normally while something holds
 /// the pipes open, before the tree is searched again (by its tag) and killed.

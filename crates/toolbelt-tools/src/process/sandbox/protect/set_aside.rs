@@ -23,7 +23,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use crate::shell::support::git_config;
+use crate::process::git_config;
 
 /// Most entries of a made directory named when saying what it holds.
 const SHOWN: usize = 6;
@@ -148,8 +148,7 @@ fn hooks(dir: &Path) -> Vec<String> {
 }
 
 fn one_line(items: &[String]) -> String {
-    let shown: Vec<String> =
-        items.iter().take(SHOWN).map(|i| crate::shell::support::background::one_line(i, 120)).collect();
+    let shown: Vec<String> = items.iter().take(SHOWN).map(|i| crate::process::capture::one_line(i, 120)).collect();
     match items.len() {
         0 => String::new(),
         n if n > SHOWN => format!("{}, and {} more", shown.join(", "), n - SHOWN),

@@ -41,7 +41,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::shell::support::cgroup::CommandCgroup;
+use crate::process::cgroup::CommandCgroup;
 
 mod bpf;
 mod caps;

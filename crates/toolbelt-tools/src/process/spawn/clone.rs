@@ -30,7 +30,7 @@ use std::os::fd::{FromRawFd as _, OwnedFd, RawFd};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-use crate::shell::support::sandbox::{Bounding, Confinement};
+use crate::process::sandbox::{Bounding, Confinement};
 
 /// Everything the child needs, built by the caller before the clone and left untouched
 /// until it returns.

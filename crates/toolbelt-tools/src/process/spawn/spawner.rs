@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use super::clone::{self, Failure, Plan};
-use crate::shell::support::sandbox::{Bounding, empty_bounding_set};
+use crate::process::sandbox::{Bounding, empty_bounding_set};
 
 /// What a start returns.
 type Started = Result<(libc::pid_t, OwnedFd), Failure>;

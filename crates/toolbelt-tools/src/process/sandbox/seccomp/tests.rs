@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
 
 use super::*;
-use crate::shell::support::sandbox::bpf::{RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS, run};
+use crate::process::sandbox::bpf::{RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS, run};
 
 #[test]
 fn the_filters_are_built_once() {

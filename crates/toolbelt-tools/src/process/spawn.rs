@@ -25,8 +25,8 @@ use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use tokio::process::{ChildStderr, ChildStdout};
 
-use crate::shell::support::sandbox::Confinement;
-use crate::shell::support::tree::{TAG_VAR, Tree, become_subreaper, new_tag};
+use crate::process::sandbox::Confinement;
+use crate::process::tree::{TAG_VAR, Tree, become_subreaper, new_tag};
 
 mod child;
 mod clone;
@@ -159,7 +159,7 @@ pub struct Launch<'a> {
     /// Whether the final working directory is reported on the control pipe.
     pub report_cwd: bool,
     /// The cgroup the command runs in, when the machine offers one (it starts there).
-    pub cgroup: Option<std::sync::Arc<crate::shell::support::cgroup::CommandCgroup>>,
+    pub cgroup: Option<std::sync::Arc<crate::process::cgroup::CommandCgroup>>,
     /// The environment and the sandbox.
     pub setup: Setup,
 }

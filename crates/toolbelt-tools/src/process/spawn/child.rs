@@ -8,7 +8,7 @@
 //! then the confinement), and the signals are unblocked just before `execve`.
 
 use super::clone::Plan;
-use crate::shell::support::sandbox::Bounding;
+use crate::process::sandbox::Bounding;
 
 /// Runs the child's steps and execs the program (`bounding`: whether the thread that started
 /// it had emptied its capability bounding set); returns the error number of the step that

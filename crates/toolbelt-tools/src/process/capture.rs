@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use tokio::io::AsyncWriteExt as _;
 use toolbelt_core::{OutputStream, ToolContext};
 
-use crate::shell::support::spill::SpillTarget;
+use crate::process::spill::SpillTarget;
 
 /// The first bytes of a stream and, once it outgrows them, the last bytes.
 #[derive(Debug)]
@@ -183,6 +183,15 @@ fn last_chars(text: &str, n: usize) -> &str {
 /// `1234567` → `1,234,567`, for byte counts.
 pub fn thousands(n: u64) -> String {
     toolbelt_core::thousands(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// `text` on one line, cut to `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
+    match flat.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &flat[..i]),
+        None => flat,
+    }
 }
 
 /// Turns chunks of bytes into text for live events without splitting a character between

@@ -13,7 +13,7 @@
 //! The scan costs about a millisecond, too much for every short command, so after a normal
 //! exit [`Tree::leftovers`] first asks two cheap questions: does the group still have
 //! members, and is the control pipe every process of the tree inherits still held open
-//! ([`crate::shell::support::spawn`])? Only a yes to either runs the full kill. A daemon that leaves
+//! ([`crate::process::spawn`])? Only a yes to either runs the full kill. A daemon that leaves
 //! the group *and* closes every inherited descriptor is only found by the full kill, which
 //! timeouts, cancellation, `TaskStop` and session end always run, and which a normal exit
 //! runs too when such a process still holds the output open.
@@ -33,7 +33,7 @@ use nix::sys::signal::{self, Signal};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-use crate::shell::support::cgroup::CommandCgroup;
+use crate::process::cgroup::CommandCgroup;
 
 /// The environment variable that tags every process of one command.
 pub const TAG_VAR: &str = "TOOLBELT_CALL_ID";
@@ -79,7 +79,7 @@ pub fn kill_all() -> usize {
     for tree in &trees {
         tree.kill();
     }
-    crate::shell::support::cgroup::release_idle();
+    crate::process::cgroup::release_idle();
     trees.len()
 }
 

@@ -16,6 +16,7 @@ mod formats;
 mod fs;
 pub mod interaction;
 pub mod knowledge;
+pub mod language_servers;
 pub mod planning;
 mod process;
 pub mod search;
@@ -23,6 +24,7 @@ pub mod settings;
 pub mod shell;
 pub mod snippets;
 mod sqlite;
+mod tasks;
 pub mod web;
 
 /// `$XDG_STATE_HOME/toolbelt` (`~/.local/state/toolbelt`; a per-user folder of the temp

@@ -12,11 +12,11 @@ use toolbelt_core::{
     ToolSpec,
 };
 
-use crate::code::language_servers::after_change::{shown, stamp};
-use crate::code::language_servers::diagnostics::{code_text, severity_name};
-use crate::code::language_servers::position::from_lsp;
-use crate::code::language_servers::{LanguageServers, read_text};
 use crate::fs::roots::absolute;
+use crate::language_servers::after_change::{shown, stamp};
+use crate::language_servers::diagnostics::{code_text, severity_name};
+use crate::language_servers::position::from_lsp;
+use crate::language_servers::{LanguageServers, read_text};
 
 /// Most diagnostics listed for one file.
 const MAX_LISTED: usize = 200;

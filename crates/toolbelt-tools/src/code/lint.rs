@@ -22,10 +22,10 @@ use toolbelt_core::{
     ToolSpec,
 };
 
-use crate::code::language_servers::after_change::shown;
 use crate::code::linters::run::{Ran, run};
 use crate::code::linters::{self, Finding, LintSettings, Plan, PlanKey, Plans, Severity, Survey, Target};
 use crate::fs::roots::absolute;
+use crate::language_servers::after_change::shown;
 
 /// Most findings listed in all, and for one file.
 const MAX_LISTED: usize = 200;

@@ -4,7 +4,7 @@
 //! with the source line.
 //!
 //! The server is started on first use, one per (workspace root, server), under the same
-//! sandbox as Bash ([`crate::code::language_servers`]). Before each request the file is sent
+//! sandbox as Bash ([`crate::language_servers`]). Before each request the file is sent
 //! as it is on disk, and open files another process changed since are sent again.
 
 use schemars::JsonSchema;
@@ -14,10 +14,10 @@ use toolbelt_core::{
     ToolSpec,
 };
 
-use crate::code::language_servers::LanguageServers;
-use crate::code::language_servers::after_change::{shown, stamp};
-use crate::code::language_servers::position::to_lsp;
 use crate::fs::roots::absolute;
+use crate::language_servers::LanguageServers;
+use crate::language_servers::after_change::{shown, stamp};
+use crate::language_servers::position::to_lsp;
 
 mod ops;
 

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
-use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
+use crate::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
 use crate::files::support::journal::{self, JournalDir};
 use crate::files::support::ledger::{FileLedger, FileState};

@@ -12,7 +12,7 @@ use toolbelt_core::{
 };
 
 use crate::blocking::run_blocking;
-use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
+use crate::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
 use crate::files::support::change::{Target, load, open_for_change, save, shown, with_notes};
 use crate::formats::encoding::TextFormat;

@@ -10,11 +10,10 @@ use toolbelt_core::{
     ToolContext, ToolError, ToolSpec, human_duration, is_agent_id,
 };
 
-use crate::agents::render_report;
-use crate::agents::support::task_status;
 use crate::process::capture::thousands;
-use crate::shell::support::background::{TaskStatus, Tasks, unknown_task};
+use crate::shell::support::background::{Tasks, unknown_task};
 use crate::shell::support::result::shown_path;
+use crate::tasks::{TaskStatus, render_report, task_status};
 
 /// How long a blocking read waits when the call does not say.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);

@@ -72,7 +72,7 @@ pub struct Settings {
     /// project's own. Only a choice between the two fixed places: no setting names a file.
     pub snippets: SnippetScope,
     /// The language servers the LSP and Diagnostics tools use (`[lsp]`).
-    pub lsp: toolbelt_tools::code::language_servers::LspSettings,
+    pub lsp: toolbelt_tools::language_servers::LspSettings,
     /// The linters the Lint tool runs (`[lint]`).
     pub lint: toolbelt_tools::code::linters::LintSettings,
 }

@@ -28,35 +28,10 @@ use crate::process::spill::SpillTarget;
 use crate::process::tree::Tree;
 use crate::shell::bash::BashInput;
 use crate::shell::support::result::{BashOutput, Report, shown_path};
+use crate::tasks::TaskStatus;
 
 /// Finished tasks kept for TaskOutput and BackgroundTasks; older ones are forgotten.
 const KEEP_FINISHED: usize = 100;
-
-/// Where a task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    /// Still running.
-    Running,
-    /// Exited with code 0.
-    Completed,
-    /// Exited with another code, or was killed by a signal we did not send.
-    Failed,
-    /// Stopped by TaskStop or by the end of the session.
-    Killed,
-}
-
-impl TaskStatus {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Running => "running",
-            TaskStatus::Completed => "completed",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Killed => "killed",
-        }
-    }
-}
 
 #[derive(Debug)]
 struct State {

@@ -1,7 +1,9 @@
-//! Language servers for the code tools: which server serves a file ([`config`]), starting
-//! one lazily per (workspace root, server) and keeping it ([`LanguageServers`]), talking to
-//! it ([`rpc`], [`server`]), its diagnostics ([`diagnostics`]), and what an edit shows of
-//! them ([`after_change`]).
+//! Language servers, below the tool families that use them: the code tools ask them
+//! (`LSP`, `Diagnostics`; `Lint` finds its programs the same way) and the file tools tell them of each edit and show
+//! what it introduced ([`after_change`]), so neither family reaches into the other. Which
+//! server serves a file ([`config`]), starting one lazily per (workspace root, server) and
+//! keeping it ([`LanguageServers`]), talking to it ([`rpc`], [`server`]), its diagnostics
+//! ([`diagnostics`]).
 //!
 //! A server runs under the same sandbox as Bash commands (Landlock, seccomp, hidden paths
 //! masked), from the session's roots at the time it starts; it is a program that reads the

@@ -1,9 +1,9 @@
-//! Language servers, below the tool families that use them: the code tools ask them
-//! (`LSP`, `Diagnostics`; `Lint` finds its programs the same way) and the file tools tell them of each edit and show
-//! what it introduced ([`after_change`]), so neither family reaches into the other. Which
-//! server serves a file ([`config`]), starting one lazily per (workspace root, server) and
-//! keeping it ([`LanguageServers`]), talking to it ([`rpc`], [`server`]), its diagnostics
-//! ([`diagnostics`]).
+//! Language servers, below the tool families that use them: the code tools ask them (`LSP`,
+//! `Diagnostics`; `Lint` finds its programs the same way) and the file tools tell them of
+//! each edit and show what it introduced ([`after_change`]), so neither family reaches into
+//! the other. Which server serves a file ([`config`]), starting one lazily per (workspace
+//! root, server) and keeping it ([`LanguageServers`]), talking to it ([`rpc`], [`server`]),
+//! its diagnostics ([`diagnostics`]).
 //!
 //! A server runs under the same sandbox as Bash commands (Landlock, seccomp, hidden paths
 //! masked), from the session's roots at the time it starts; it is a program that reads the
@@ -296,7 +296,7 @@ fn launch_plan(cx: &ToolContext, name: &str) -> Result<(Option<Confinement>, Env
             None
         }
     };
-    let bash = cx.service::<crate::process::config::BashConfig>().map(|c| (*c).clone()).unwrap_or_default();
+    let bash = crate::process::config::BashConfig::in_effect(cx);
     let mut env = crate::process::env::changes(&bash);
     env.push(("TMPDIR".into(), Some(scratch.into_os_string())));
     Ok((confinement, env))

@@ -58,6 +58,11 @@ impl Default for BashConfig {
 }
 
 impl BashConfig {
+    /// The settings in effect for a call: the configured service, else the defaults.
+    pub fn in_effect(cx: &toolbelt_core::ToolContext) -> BashConfig {
+        cx.service::<BashConfig>().map(|c| (*c).clone()).unwrap_or_default()
+    }
+
     /// Checks the deny patterns compile, so a bad one is reported when the configuration is
     /// loaded rather than on the first command. The error names the pattern.
     pub fn validate(&self) -> Result<(), InvalidDenyPattern> {

@@ -14,6 +14,7 @@ use toolbelt_core::{ToolContext, ToolError};
 use super::Planned;
 use super::formats::{self, Finding};
 use crate::process::cgroup::CommandCgroup;
+use crate::process::config::BashConfig;
 use crate::process::foreground;
 use crate::process::made::PlacesWatch;
 use crate::process::spawn::Setup;
@@ -50,7 +51,7 @@ pub async fn run(cx: &ToolContext, planned: &Planned, start: &Path, limit: Durat
     let script = format!("{{ {}\n}} > \"${OUTPUT_VAR}\"{redirect}", planned.line);
     let (confinement, notice) = confine::plan(cx)?;
     let watch = PlacesWatch::of(confinement.as_ref());
-    let mut changes = env::changes(&crate::shell::bash::config(cx));
+    let mut changes = env::changes(&BashConfig::in_effect(cx));
     changes.push((OUTPUT_VAR.into(), Some(report.clone().into_os_string())));
     let setup = Setup { env: changes, confinement };
     cx.progress(format!("{}: {}", planned.linter, planned.line), None);

@@ -53,7 +53,7 @@ impl JournalDir {
         if let Some(dir) = cx.service::<JournalDir>() {
             return dir.0.clone();
         }
-        crate::default_state_dir().join("patch-journal")
+        crate::dirs::default_state_dir().join("patch-journal")
     }
 }
 

@@ -19,7 +19,7 @@
 //! since is refused, and every written file is recorded in the read ledger, so an `Edit`
 //! can follow.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,7 @@ use crate::language_servers::after_change::{Introduced, after_change, with_diagn
 use crate::files::support::journal::{self, JournalDir};
 use crate::files::support::ledger::{FileLedger, FileState};
 use crate::files::support::patch::commit::{self, Action};
+pub use crate::files::support::patch::outcome::{FileStatus, PatchedFile};
 use crate::files::support::patch::{parse, plan};
 use crate::fs::roots::{OpenRoots, absolute};
 
@@ -42,34 +43,6 @@ pub struct ApplyPatchInput {
     /// in the tool's description.
     #[schemars(length(min = 1))]
     pub input: String,
-}
-
-/// What happened to a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FileStatus {
-    /// Created.
-    Added,
-    /// Changed (or moved, see `moved_from`).
-    Modified,
-    /// Deleted.
-    Deleted,
-}
-
-/// One file the patch changed.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PatchedFile {
-    /// The path (relative to the working directory when inside it).
-    pub path: String,
-    /// What happened to it.
-    pub status: FileStatus,
-    /// The path it was moved from, for a move.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub moved_from: Option<String>,
-    /// Lines added.
-    pub added: usize,
-    /// Lines removed.
-    pub removed: usize,
 }
 
 /// The structured result of `ApplyPatch`.
@@ -199,14 +172,6 @@ fn run(text: &str, cx: &ToolContext) -> Result<ApplyPatchOutput, ToolError> {
         }
     }
     Ok(ApplyPatchOutput { files: outcome.files, notes, diagnostics: Vec::new() })
-}
-
-/// The path as the model should see it: relative to the cwd when inside it.
-pub(crate) fn shown(cx: &ToolContext, path: &Path) -> String {
-    match path.strip_prefix(cx.cwd()) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => path.display().to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,12 @@
 //!   from;
 //! * [`walk`]: the tree walk Grep, Glob, ListDir and the code index share (ripgrep's, with its
 //!   ignore files), each entry confirmed beneath its root, and how its paths and pages read;
+//! * [`shown`]: the path as the model sees it, relative to the working directory inside it;
 //! * [`error`]: an I/O error on a workspace path as a message saying what to do.
 
 pub(crate) mod error;
 pub(crate) mod links;
 pub(crate) mod regular;
 pub(crate) mod roots;
+pub(crate) mod shown;
 pub(crate) mod walk;

@@ -33,15 +33,6 @@ pub enum Target {
     New(Located),
 }
 
-/// The path as the model should see it: relative to the cwd when inside it.
-pub fn shown(cx: &ToolContext, path: &Path) -> String {
-    let cwd = cx.cwd();
-    match path.strip_prefix(&cwd) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => path.display().to_string(),
-    }
-}
-
 /// Opens the workspace for a change, first finishing or undoing a multi-file commit that a
 /// killed process left halfway ([`crate::files::support::journal`]); the notes say what was done.
 pub fn open_for_change(cx: &ToolContext) -> Result<(OpenRoots, Vec<String>), ToolError> {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{SessionSlot, ToolContext, ToolError};
 
+use crate::fs::shown::shown;
 pub(crate) use crate::process::capture::one_line;
 use crate::process::capture::{HeadTail, Rendered};
 use crate::process::cgroup::CommandCgroup;
@@ -27,7 +28,7 @@ use crate::process::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::process::spill::SpillTarget;
 use crate::process::tree::Tree;
 use crate::shell::bash::BashInput;
-use crate::shell::support::result::{BashOutput, Report, shown_path};
+use crate::shell::support::result::{BashOutput, Report};
 use crate::tasks::TaskStatus;
 
 /// Finished tasks kept for TaskOutput and BackgroundTasks; older ones are forgotten.
@@ -311,6 +312,6 @@ pub fn start(
         cwd: cwd.display().to_string(),
         task_id: Some(id),
         notes: notice.into_iter().collect(),
-        report: Report::Started { command: one_line(&input.command, 200), log: shown_path(cx, &log) },
+        report: Report::Started { command: one_line(&input.command, 200), log: shown(cx, &log) },
     })
 }

@@ -31,6 +31,7 @@ use crate::process::tree::{TAG_VAR, Tree, become_subreaper, new_tag};
 mod child;
 mod clone;
 mod fast;
+mod plan;
 mod process;
 mod spawner;
 

@@ -7,7 +7,7 @@
 //! signal dispositions reset, the descriptors set up, the working directory, a new session,
 //! then the confinement), and the signals are unblocked just before `execve`.
 
-use super::clone::Plan;
+use super::plan::Plan;
 use crate::process::sandbox::Bounding;
 
 /// Runs the child's steps and execs the program (`bounding`: whether the thread that started

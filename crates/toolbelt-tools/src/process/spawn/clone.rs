@@ -25,32 +25,13 @@
 //! library wraps `clone3`). Elsewhere, or where `clone3` is refused (a container's seccomp
 //! profile, a kernel before 5.7), the caller falls back to the standard library's spawn.
 
-use std::ffi::{CStr, c_void};
+use std::ffi::c_void;
 use std::os::fd::{FromRawFd as _, OwnedFd, RawFd};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::process::sandbox::{Bounding, Confinement};
-
-/// Everything the child needs, built by the caller before the clone and left untouched
-/// until it returns.
-#[derive(Debug)]
-pub(super) struct Plan<'a> {
-    /// The program's path (resolved by the caller: the child does no search).
-    pub program: &'a CStr,
-    /// `argv`, null-terminated, pointing into strings the caller owns.
-    pub argv: &'a [*const libc::c_char],
-    /// `envp`, null-terminated, pointing into strings the caller owns.
-    pub envp: &'a [*const libc::c_char],
-    /// The working directory.
-    pub cwd: &'a CStr,
-    /// What becomes the child's stdin, stdout and stderr (all above 2, close-on-exec).
-    pub stdio: [RawFd; 3],
-    /// The confinement applied before exec, if any.
-    pub confinement: Option<&'a Confinement>,
-    /// Set by the child to the error number when it fails before exec.
-    pub error: AtomicI32,
-}
+use super::plan::Plan;
+use crate::process::sandbox::Bounding;
 
 /// Why a clone did not start the program.
 #[derive(Debug)]

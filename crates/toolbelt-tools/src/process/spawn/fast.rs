@@ -12,7 +12,8 @@ use std::sync::{Mutex, PoisonError};
 use nix::fcntl::OFlag;
 use tokio::process::{ChildStderr, ChildStdout};
 
-use super::clone::{self, Failure, Plan};
+use super::clone::{self, Failure};
+use super::plan::Plan;
 use super::process::Process;
 use super::spawner;
 use super::{EnvChanges, Sink};

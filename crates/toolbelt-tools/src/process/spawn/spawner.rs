@@ -17,7 +17,8 @@ use std::os::fd::{OwnedFd, RawFd};
 use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-use super::clone::{self, Failure, Plan};
+use super::clone::{self, Failure};
+use super::plan::Plan;
 use crate::process::sandbox::{Bounding, empty_bounding_set};
 
 /// What a start returns.

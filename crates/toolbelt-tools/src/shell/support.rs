@@ -5,6 +5,7 @@ pub(crate) mod background;
 pub(crate) mod cwd;
 pub(crate) mod deny;
 pub(crate) mod git_programs;
+pub(crate) mod input;
 pub(crate) mod links;
 pub(crate) mod operands;
 pub(crate) mod result;

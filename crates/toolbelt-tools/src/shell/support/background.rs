@@ -27,7 +27,7 @@ use crate::process::made::PlacesWatch;
 use crate::process::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::process::spill::SpillTarget;
 use crate::process::tree::Tree;
-use crate::shell::bash::BashInput;
+use crate::shell::support::input::BashInput;
 use crate::shell::support::result::{BashOutput, Report};
 use crate::tasks::TaskStatus;
 

@@ -4,6 +4,7 @@
 
 mod collect;
 pub(crate) mod content;
+pub(crate) mod engine;
 pub(crate) mod listing;
 pub(crate) mod matcher;
 mod ordered;

@@ -19,8 +19,8 @@ use cap_std::fs::Dir;
 use ignore::{WalkBuilder, WalkState};
 use toolbelt_core::CancellationToken;
 
-use super::collect::Collect;
-use super::content::{CANCEL_EVERY, Found, Mode, Outcome, Output, Plan, search_bytes, search_file};
+use super::collect::{Collect, search_bytes, search_file};
+use super::content::{CANCEL_EVERY, Found, Mode, Outcome, Output, Plan};
 use super::whole::{WHOLE, WholeFile};
 use crate::fs::error::escapes;
 use crate::fs::regular::NotRegular;

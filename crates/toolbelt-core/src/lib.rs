@@ -33,6 +33,7 @@ mod export;
 mod follow_up;
 mod format;
 pub mod frontmatter;
+mod json_schema;
 mod modes;
 mod output;
 pub mod paths;
@@ -54,7 +55,7 @@ pub use agents::{
 };
 pub use ask::{Answer, AskError, AskRequest, Asker, Choice, Nobody, People, Question, Tone, keys};
 pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};
-pub use deferred::{DescribeContext, LoadedTools, MAX_NAMED as MAX_NAMED_DEFERRED, ToolCatalog, deferred_note};
+pub use deferred::{DescribeContext, LoadedTools, MAX_NAMED as MAX_NAMED_DEFERRED, deferred_note};
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;
@@ -63,7 +64,7 @@ pub use format::{glob_pieces, human_duration, human_size, json_kind, sha256_hex,
 pub use modes::{ModeSwitch, Modes};
 pub use output::{Content, Render, TextOutput, ToolOutput};
 pub use prompts::{PromptInfo, PromptSource, PromptText, Prompts};
-pub use registry::{Registry, RegistryError, ToolEntry};
+pub use registry::{Registry, RegistryError, ToolCatalog, ToolEntry};
 pub use schema::{input_schema, output_schema};
 pub use session::{SessionSlot, SessionState};
 pub use settings::{SetOutcome, SettingValue, SettingsAccess, SettingsError, SettingsService};

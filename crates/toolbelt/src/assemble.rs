@@ -370,7 +370,7 @@ impl Assembly {
     pub fn agents(&self) -> AgentSetup {
         let catalog = toolbelt_agent::discover(&agent_search_dirs(&self.loc));
         let env = |name: &str| std::env::var(name).ok();
-        AgentSetup::new(&settings::agent::agent_settings(&self.settings, &env), catalog, &env)
+        AgentSetup::new(&settings::agent::agent_settings(&self.settings.agent, &env), catalog, &env)
     }
 
     /// The runtime: the tools behind the permission engine, the hooks and the audit log of

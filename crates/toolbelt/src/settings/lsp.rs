@@ -30,7 +30,7 @@ use serde_json::Value;
 use toolbelt_tools::language_servers::LspSettings;
 use toolbelt_tools::language_servers::config::{from_lsp_json, spec_from_json};
 
-use super::resolve::winner;
+use super::winner::winner;
 use super::{Entry, Problem};
 
 /// The language server settings the entries give; each bad server a problem at its place.

@@ -90,6 +90,7 @@
 
 mod commands;
 mod git;
+mod options;
 mod syntax;
 mod test;
 

@@ -86,3 +86,11 @@ pub(crate) fn describe(node: Node<'_>, src: &str) -> String {
         _ => format!("the shell syntax {shown} is not classified"),
     }
 }
+
+/// `${name}` or `${?}` with nothing else inside.
+pub(crate) fn is_plain_expansion(node: Node<'_>) -> bool {
+    let parts = children(node);
+    matches!(parts.as_slice(), [open, name, close]
+        if open.kind() == "${" && close.kind() == "}"
+            && matches!(name.kind(), "variable_name" | "special_variable_name"))
+}

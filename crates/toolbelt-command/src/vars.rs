@@ -30,8 +30,8 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
-use crate::tree::{children, text};
-use crate::words;
+use crate::tree::{children, is_plain_expansion, text};
+use crate::words::{self, Binding, Lookup, Value};
 
 /// Commands that may set shell variables the text does not name as assignments.
 const SETTERS: &[&str] = &[
@@ -61,26 +61,6 @@ const SETTERS: &[&str] = &[
     "fc",
     "select",
 ];
-
-/// One literal value a variable may hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Value {
-    /// The value (for a loop over an unquoted glob, the pattern).
-    pub text: String,
-    /// Whether it stands for the files an unquoted glob matched (`for f in *.rs`).
-    pub glob: bool,
-}
-
-/// What a variable holds at one use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Binding<'v> {
-    /// The script set it before this use, only ever to one of these literal values.
-    Values(&'v [Value]),
-    /// The script set it before this use, to a value computed when it runs.
-    Computed,
-    /// The text does not say: the environment's value, or one set in ways it does not show.
-    Unbound,
-}
 
 #[derive(Debug, Default)]
 struct Var {
@@ -231,6 +211,12 @@ impl Vars {
     }
 }
 
+impl Lookup for Vars {
+    fn lookup(&self, name: &str, at: usize) -> Binding<'_> {
+        Vars::lookup(self, name, at)
+    }
+}
+
 /// A lowercase name: bash sets none of its own variables so (`histchars` and `auto_resume`
 /// only matter to an interactive shell), and programs read their settings from uppercase ones.
 pub(crate) fn is_private(name: &str) -> bool {
@@ -253,14 +239,6 @@ fn always_runs(node: Node<'_>) -> bool {
             _ => return false,
         }
     }
-}
-
-/// `${name}` or `${?}` with nothing else inside.
-pub(crate) fn is_plain_expansion(node: Node<'_>) -> bool {
-    let parts = children(node);
-    matches!(parts.as_slice(), [open, name, close]
-        if open.kind() == "${" && close.kind() == "}"
-            && matches!(name.kind(), "variable_name" | "special_variable_name"))
 }
 
 /// Whether a `[[ … ]]` test compares numbers (`-eq`, `-lt`…): bash evaluates those operands

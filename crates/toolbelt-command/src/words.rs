@@ -3,8 +3,7 @@
 
 use tree_sitter::Node;
 
-use crate::tree::{children, describe, quote, snippet, text};
-use crate::vars::{self, Binding, Value, Vars};
+use crate::tree::{children, describe, is_plain_expansion, quote, snippet, text};
 
 /// Most values one word may stand for (`for a in …; do for b in …` multiply).
 const MAX_VALUES: usize = 16;
@@ -91,10 +90,36 @@ impl Computed {
     }
 }
 
+/// One literal value a variable may hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Value {
+    /// The value (for a loop over an unquoted glob, the pattern).
+    pub text: String,
+    /// Whether it stands for the files an unquoted glob matched (`for f in *.rs`).
+    pub glob: bool,
+}
+
+/// What a variable holds at one use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding<'v> {
+    /// The script set it before this use, only ever to one of these literal values.
+    Values(&'v [Value]),
+    /// The script set it before this use, to a value computed when it runs.
+    Computed,
+    /// The text does not say: the environment's value, or one set in ways it does not show.
+    Unbound,
+}
+
+/// Where a word's variables are looked up: the script's own variables (`vars::Vars`).
+pub(crate) trait Lookup {
+    /// What `name` holds at byte `at` of the script.
+    fn lookup(&self, name: &str, at: usize) -> Binding<'_>;
+}
+
 /// How a word's expansions are read.
 pub(crate) struct Scope<'a> {
     /// The script's own variables.
-    pub vars: &'a Vars,
+    pub vars: &'a dyn Lookup,
     /// Checks the script of a command substitution (`Err`: the word is rejected).
     pub substitution: &'a dyn Fn(Node<'_>) -> Result<(), String>,
 }
@@ -249,7 +274,7 @@ impl<'s, 'c> Builder<'s, 'c> {
         }
         let name = match children(node).as_slice() {
             [dollar, name] if dollar.kind() == "$" => *name,
-            _ if node.kind() == "expansion" && vars::is_plain_expansion(node) => {
+            _ if node.kind() == "expansion" && is_plain_expansion(node) => {
                 let Some(name) = node.named_child(0) else { return Err(describe(node, src)) };
                 name
             }

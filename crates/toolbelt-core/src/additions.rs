@@ -53,11 +53,11 @@ struct HookContext(Vec<String>);
 fn properties() -> &'static [(&'static str, Value); 3] {
     static PROPERTIES: OnceLock<[(&str, Value); 3]> = OnceLock::new();
     PROPERTIES.get_or_init(|| {
-        let mut truncation = crate::schema::schema_for::<Truncation>();
+        let mut truncation = crate::json_schema::schema_for::<Truncation>();
         truncation["description"] = Value::from(
             "Present when the result was cut to the output budget: what was cut, and where the whole output is.",
         );
-        let mut context = crate::schema::schema_for::<HookContext>();
+        let mut context = crate::json_schema::schema_for::<HookContext>();
         context["description"] = Value::from("Context that hooks added to this result, in order.");
         let output = serde_json::json!({
             "type": "string",

@@ -13,7 +13,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::context::Extensions;
-use crate::registry::Registry;
 use crate::session::{SessionSlot, SessionState};
 
 /// The deferred tools a session has loaded (canonical names), kept with the session.
@@ -25,17 +24,6 @@ pub struct LoadedTools {
 
 impl SessionSlot for LoadedTools {
     const KEY: &'static str = "loaded_tools";
-}
-
-/// The registry as a service, for the tools that look at other tools (`ToolSearch`). Every
-/// runtime offers it.
-#[derive(Clone)]
-pub struct ToolCatalog(pub Arc<Registry>);
-
-impl std::fmt::Debug for ToolCatalog {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ToolCatalog")
-    }
 }
 
 /// What a tool may look at to describe itself to one session's model (its cwd and roots, the

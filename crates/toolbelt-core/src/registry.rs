@@ -133,6 +133,17 @@ fn definition_size(spec: &ToolSpec) -> usize {
     spec.name.len() + spec.description.len() + schema
 }
 
+/// The registry as a service, for the tools that look at other tools (`ToolSearch`). Every
+/// runtime offers it.
+#[derive(Clone)]
+pub struct ToolCatalog(pub Arc<Registry>);
+
+impl std::fmt::Debug for ToolCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolCatalog")
+    }
+}
+
 /// The tools a runtime offers. Shared behind an `Arc`; tools may join later (MCP upstreams
 /// connecting), so every method takes `&self`, and [`Registry::subscribe`] tells who lists
 /// the tools (an MCP server's sessions) that the list changed.

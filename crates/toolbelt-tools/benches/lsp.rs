@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolbelt_core::{Extensions, Registry, SessionState};
-use toolbelt_tools::code::language_servers::config::spec_from_json;
-use toolbelt_tools::code::language_servers::{LanguageServers, LspSettings};
+use toolbelt_tools::language_servers::config::spec_from_json;
+use toolbelt_tools::language_servers::{LanguageServers, LspSettings};
 
 fn percentile(times: &mut [Duration], p: f64) -> f64 {
     times.sort();

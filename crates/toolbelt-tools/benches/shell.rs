@@ -5,7 +5,7 @@
 //!   check) against a bare `std::process::Command::new("bash").arg("-c").arg("true").status()`
 //!   in the same process, without the sandbox and with the default one (workspace-write,
 //!   network off: cgroup, capabilities, Landlock and seccomp applied in the child, which Bash
-//!   starts with `clone3`, see `shell/support/spawn/clone.rs`), and in a repository (its `.git`
+//!   starts with `clone3`, see `process/spawn/clone.rs`), and in a repository (its `.git`
 //!   held read-only in a mount namespace). Also shown: the bare spawn through tokio with piped
 //!   output, with an empty `pre_exec` hook (a fork), and the tool called directly. Goal: runtime
 //!   ≤ 1.3× the bare spawn. Each case is timed over several rounds of N calls; the table shows

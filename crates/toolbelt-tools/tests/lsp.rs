@@ -17,9 +17,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolbelt_core::{Extensions, SessionState, ToolContext};
-use toolbelt_tools::code::language_servers::config::spec_from_json;
-use toolbelt_tools::code::language_servers::{LanguageServers, LspSettings};
 use toolbelt_tools::files::JournalDir;
+use toolbelt_tools::language_servers::config::spec_from_json;
+use toolbelt_tools::language_servers::{LanguageServers, LspSettings};
 
 /// Where `.ci/run` puts the peers.
 fn peers() -> PathBuf {

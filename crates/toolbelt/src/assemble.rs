@@ -15,9 +15,9 @@ use toolbelt_policy::rules::RuleEnv;
 use toolbelt_policy::{Approver, PermissionEngine};
 use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
 use toolbelt_tools::code::index::CodeIndexDir;
-use toolbelt_tools::code::language_servers::LanguageServers;
 use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::knowledge::skills::{SkillDirs, SkillPrompts};
+use toolbelt_tools::language_servers::LanguageServers;
 use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
 use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::snippets::{SnippetScope, SnippetStore};
@@ -370,7 +370,7 @@ impl Assembly {
     pub fn agents(&self) -> AgentSetup {
         let catalog = toolbelt_agent::discover(&agent_search_dirs(&self.loc));
         let env = |name: &str| std::env::var(name).ok();
-        AgentSetup::new(&settings::agent::agent_settings(&self.settings, &env), catalog, &env)
+        AgentSetup::new(&settings::agent::agent_settings(&self.settings.agent, &env), catalog, &env)
     }
 
     /// The runtime: the tools behind the permission engine, the hooks and the audit log of

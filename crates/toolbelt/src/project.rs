@@ -105,7 +105,7 @@ impl OpenSession {
     /// session's state.
     pub async fn close(self, runtime: &Runtime) -> anyhow::Result<()> {
         runtime.end_session(&self.session, EndReason::Exit).await;
-        if let Some(servers) = runtime.services().get::<toolbelt_tools::code::language_servers::LanguageServers>() {
+        if let Some(servers) = runtime.services().get::<toolbelt_tools::language_servers::LanguageServers>() {
             servers.shutdown_all().await;
         }
         if let Some(file) = &self.state_file {

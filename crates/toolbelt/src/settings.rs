@@ -46,6 +46,7 @@ mod store;
 mod toml_file;
 pub mod trust;
 pub mod web;
+mod winner;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -14,7 +14,7 @@
 //! read-only git command cannot start a program named by a bare repository committed inside
 //! the workspace, nor a file-system monitor.
 
-use super::commands::{cluster_has, is_long, short_cluster};
+use super::options::{cluster_has, is_long, short_cluster};
 use super::quote;
 use crate::words::Word;
 

@@ -19,9 +19,10 @@ pub mod team;
 pub mod team_create;
 pub mod team_delete;
 
+pub use crate::tasks::render_report;
 pub use agent::{Agent, AgentInput};
 pub use send_message::{SendMessage, SendMessageInput};
-pub use support::{AgentResult, render_report};
+pub use support::AgentResult;
 pub use task_broadcast::{TaskBroadcast, TaskBroadcastInput};
 pub use team::TeamResult;
 pub use team_create::{TeamCreate, TeamCreateInput};

@@ -1,13 +1,14 @@
-//! What the agent tools share: finding the agent service, and an agent's report as the
-//! model reads it.
+//! What the agent tools share: finding the agent service, and an agent's report as they
+//! return it (its text is [`crate::tasks::render_report`], which the shell's task tools show
+//! too).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::shell::support::background::TaskStatus;
 use schemars::JsonSchema;
 use serde::Serialize;
-use toolbelt_core::{AgentReport, AgentService, AgentStatus, Content, Render, ToolContext, ToolError, human_duration};
+use toolbelt_core::{AgentReport, AgentService, AgentStatus, Content, Render, ToolContext, ToolError};
+
+use crate::tasks::render_report;
 
 /// The agent service, or the error saying agents are not available here.
 pub(crate) fn service(cx: &ToolContext) -> Result<Arc<dyn AgentService>, ToolError> {
@@ -16,21 +17,6 @@ pub(crate) fn service(cx: &ToolContext) -> Result<Arc<dyn AgentService>, ToolErr
             "agents are not available here: no model provider is configured (`toolbelt config check` says what to set)",
         )
     })
-}
-
-/// An agent's status as a background task's (for TaskOutput, TaskStop and BackgroundTasks).
-pub(crate) fn task_status(status: AgentStatus) -> TaskStatus {
-    match status {
-        AgentStatus::Running => TaskStatus::Running,
-        AgentStatus::Completed => TaskStatus::Completed,
-        AgentStatus::Stopped => TaskStatus::Killed,
-        _ => TaskStatus::Failed,
-    }
-}
-
-/// How an agent shows among background tasks: `Agent(Explore): find the parser`.
-pub(crate) fn task_command(report: &AgentReport) -> String {
-    format!("Agent({}): {}", report.agent_type, report.description)
 }
 
 /// An agent's report, as the agent tools return it.
@@ -48,64 +34,5 @@ impl Render for AgentResult {
 
     fn is_error(&self) -> bool {
         self.report.status == AgentStatus::Failed
-    }
-}
-
-/// The text of a report: the answer, or plainly why the agent stopped short, what it was
-/// doing and its last text; then one line saying which agent and how to reach it.
-pub fn render_report(report: &AgentReport) -> String {
-    let who = match &report.name {
-        Some(name) => format!("{} ({name}, {})", report.agent_id, report.agent_type),
-        None => format!("{} ({})", report.agent_id, report.agent_type),
-    };
-    let took = human_duration(Duration::from_millis(report.duration_ms));
-    let counts = format!(
-        "{} turn{}, {} tool call{}, {took}",
-        report.turns,
-        if report.turns == 1 { "" } else { "s" },
-        report.tool_calls,
-        if report.tool_calls == 1 { "" } else { "s" }
-    );
-    match report.status {
-        AgentStatus::Completed => {
-            let text =
-                if report.text.trim().is_empty() { "(it finished without writing an answer)" } else { &report.text };
-            format!(
-                "{text}\n\n[Agent {who} completed: {counts}. Continue it with SendMessage{{to: \"{}\"}}.]",
-                report.agent_id
-            )
-        }
-        AgentStatus::Running => {
-            let mut text = format!(
-                "Agent {who} is running in the background ({counts} so far). Read its result with \
-                 TaskOutput{{task_id: \"{id}\"}} (it waits for the agent to finish), send it more with \
-                 SendMessage{{to: \"{id}\"}}, stop it with TaskStop{{task_id: \"{id}\"}}.",
-                id = report.agent_id
-            );
-            if let Some(doing) = &report.doing {
-                text.push_str(&format!("\nLast seen doing: {doing}."));
-            }
-            if !report.text.trim().is_empty() {
-                text.push_str(&format!("\nIts latest text:\n{}", report.text));
-            }
-            text
-        }
-        status => {
-            let why = report.error.clone().unwrap_or_else(|| status.as_str().replace('_', " "));
-            let mut text = format!("Agent {who} stopped before finishing ({}): {why}.", status.as_str());
-            if let Some(doing) = &report.doing {
-                text.push_str(&format!("\nIt was doing: {doing}."));
-            }
-            if report.text.trim().is_empty() {
-                text.push_str("\nIt had written no text yet.");
-            } else {
-                text.push_str(&format!("\nIts last text:\n{}", report.text));
-            }
-            text.push_str(&format!(
-                "\n\n[{counts}. Its work so far is kept: continue it with SendMessage{{to: \"{}\"}}.]",
-                report.agent_id
-            ));
-            text
-        }
     }
 }

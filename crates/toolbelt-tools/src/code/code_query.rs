@@ -15,7 +15,7 @@ use toolbelt_core::{
 use super::index::Index;
 use super::index::search::{Wanted, search};
 use crate::blocking::run_blocking;
-use crate::search::support::target;
+use crate::fs::walk::target;
 
 /// What kind of thing to find.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -12,11 +12,11 @@ use toolbelt_core::{
     ToolSpec,
 };
 
-use crate::code::language_servers::after_change::{shown, stamp};
-use crate::code::language_servers::diagnostics::{code_text, severity_name};
-use crate::code::language_servers::position::from_lsp;
-use crate::code::language_servers::{LanguageServers, read_text};
-use crate::files::support::roots::absolute;
+use crate::fs::roots::absolute;
+use crate::language_servers::after_change::{shown, stamp};
+use crate::language_servers::diagnostics::{code_text, severity_name};
+use crate::language_servers::position::from_lsp;
+use crate::language_servers::{LanguageServers, read_text};
 
 /// Most diagnostics listed for one file.
 const MAX_LISTED: usize = 200;
@@ -166,7 +166,7 @@ impl Tool for Diagnostics {
 
     fn access(&self, input: &DiagnosticsInput, cx: &ToolContext) -> Result<Access, ToolError> {
         let target = input.path.as_deref().map_or_else(|| cx.cwd(), |p| absolute(cx, p));
-        crate::shell::support::confine::declare(cx, Access::shared().reads(target), false).map(|(access, _)| access)
+        crate::process::confine::declare(cx, Access::shared().reads(target), false).map(|(access, _)| access)
     }
 
     async fn call(&self, input: DiagnosticsInput, cx: ToolContext) -> Result<DiagnosticsOutput, ToolError> {
@@ -191,7 +191,7 @@ impl Tool for Diagnostics {
 /// One file's diagnostics, from its server (started if needed).
 async fn file(cx: &ToolContext, servers: &LanguageServers, path: PathBuf) -> Result<DiagnosticsOutput, ToolError> {
     let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-    let text = crate::files::support::roots::OpenRoots::open_for_reading(cx)
+    let text = crate::fs::roots::OpenRoots::open_for_reading(cx)
         .ok()
         .and_then(|roots| read_text(&roots, &path))
         .ok_or_else(|| ToolError::failed(format!("{} cannot be read as text", path.display())))?;

@@ -21,10 +21,10 @@ use toolbelt_core::{
     ToolSpec,
 };
 
-use crate::code::language_servers::after_change::shown;
 use crate::code::linters::run::{Ran, Under, run};
 use crate::code::linters::{self, Finding, LintSettings, Plan, Severity, Survey, Target};
-use crate::files::support::roots::absolute;
+use crate::fs::roots::absolute;
+use crate::language_servers::after_change::shown;
 
 /// Most findings listed in all, and for one file.
 const MAX_LISTED: usize = 200;
@@ -215,8 +215,8 @@ impl PlannedTool for Lint {
         let linters = make_plan(cx, input, &target)?;
         let access = declare(&linters, &target);
         let read_only = linters.runs.iter().all(|r| r.read_only);
-        let (access, confining) = crate::shell::support::confine::declare(cx, access, read_only)?;
-        let under = Under { confining, shell: crate::shell::bash::config(cx) };
+        let (access, confining) = crate::process::confine::declare(cx, access, read_only)?;
+        let under = Under { confining, shell: crate::process::config::BashConfig::in_effect(cx) };
         Ok((access, LintPlan { target, start: cx.cwd(), linters, under }))
     }
 

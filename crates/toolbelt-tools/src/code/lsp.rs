@@ -4,7 +4,7 @@
 //! with the source line.
 //!
 //! The server is started on first use, one per (workspace root, server), under the same
-//! sandbox as Bash ([`crate::code::language_servers`]). Before each request the file is sent
+//! sandbox as Bash ([`crate::language_servers`]). Before each request the file is sent
 //! as it is on disk, and open files another process changed since are sent again.
 
 use schemars::JsonSchema;
@@ -14,10 +14,10 @@ use toolbelt_core::{
     ToolSpec,
 };
 
-use crate::code::language_servers::LanguageServers;
-use crate::code::language_servers::after_change::{shown, stamp};
-use crate::code::language_servers::position::to_lsp;
-use crate::files::support::roots::absolute;
+use crate::fs::roots::absolute;
+use crate::language_servers::LanguageServers;
+use crate::language_servers::after_change::{shown, stamp};
+use crate::language_servers::position::to_lsp;
 
 mod ops;
 
@@ -223,7 +223,7 @@ impl Tool for Lsp {
         let access = Access::shared().reads(absolute(cx, &input.file_path)).reads(cx.cwd());
         // The server is a program reading the project: it runs under the sandbox, or, where
         // the sandbox cannot be applied, as the sandbox settings say for commands.
-        crate::shell::support::confine::declare(cx, access, false).map(|(access, _)| access)
+        crate::process::confine::declare(cx, access, false).map(|(access, _)| access)
     }
 
     async fn call(&self, input: LspInput, cx: ToolContext) -> Result<LspOutput, ToolError> {

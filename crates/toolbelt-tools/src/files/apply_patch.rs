@@ -19,20 +19,21 @@
 //! since is refused, and every written file is recorded in the read ledger, so an `Edit`
 //! can follow.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Annotations, Category, Content, PlannedTool, Render, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
-use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
+use crate::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
 use crate::files::support::journal::{self, JournalDir};
 use crate::files::support::ledger::{FileLedger, FileState};
 use crate::files::support::patch::commit::{self, Action};
+pub use crate::files::support::patch::outcome::{FileStatus, PatchedFile};
 use crate::files::support::patch::{parse, plan};
-use crate::files::support::roots::{OpenRoots, absolute};
+use crate::fs::roots::{OpenRoots, absolute};
 
 /// Input of `ApplyPatch`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -42,34 +43,6 @@ pub struct ApplyPatchInput {
     /// in the tool's description.
     #[schemars(length(min = 1))]
     pub input: String,
-}
-
-/// What happened to a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FileStatus {
-    /// Created.
-    Added,
-    /// Changed (or moved, see `moved_from`).
-    Modified,
-    /// Deleted.
-    Deleted,
-}
-
-/// One file the patch changed.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PatchedFile {
-    /// The path (relative to the working directory when inside it).
-    pub path: String,
-    /// What happened to it.
-    pub status: FileStatus,
-    /// The path it was moved from, for a move.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub moved_from: Option<String>,
-    /// Lines added.
-    pub added: usize,
-    /// Lines removed.
-    pub removed: usize,
 }
 
 /// The structured result of `ApplyPatch`.
@@ -208,14 +181,6 @@ fn run(patch: &parse::Patch, cx: &ToolContext) -> Result<ApplyPatchOutput, ToolE
         }
     }
     Ok(ApplyPatchOutput { files: outcome.files, notes, diagnostics: Vec::new() })
-}
-
-/// The path as the model should see it: relative to the cwd when inside it.
-pub(crate) fn shown(cx: &ToolContext, path: &Path) -> String {
-    match path.strip_prefix(cx.cwd()) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => path.display().to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -11,12 +11,14 @@ use serde::{Deserialize, Serialize};
 use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
-use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
+use crate::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
-use crate::files::support::change::{Target, load, numbered, open_for_change, save, shown, with_notes};
-use crate::files::support::encoding::TextFormat;
+use crate::files::support::change::{Target, load, numbered, open_for_change, save, with_notes};
+
 use crate::files::support::replace::{Miss, replace};
-use crate::files::support::roots::absolute;
+use crate::formats::encoding::TextFormat;
+use crate::fs::roots::absolute;
+use crate::fs::shown::shown;
 
 /// Input of `Edit`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -14,14 +14,12 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, WalkState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, human_size};
+use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, human_size, thousands};
 
 use crate::blocking::run_blocking;
 
-use crate::search::support::guard::Skipped;
-use crate::search::support::{
-    Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, target, thousands, walker,
-};
+use crate::fs::walk::guard::Skipped;
+use crate::fs::walk::{Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, target, walker};
 
 /// Entries listed when no limit is given.
 pub const DEFAULT_LIMIT: usize = 1_000;

@@ -1,10 +1,9 @@
 //! File tools: `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `ApplyPatch`, `ListDir`,
-//! one file each. What they share is in [`support`]: confinement to the workspace roots at
-//! open time ([`support::roots`]), the session's read ledger ([`support::ledger`]), text
-//! decoding that round-trips every encoding byte-exact ([`support::encoding`]), atomic writes
-//! ([`support::atomic`]) and the journal that makes a multi-file change crash-safe
-//! ([`support::journal`]).
-
+//! one file each. What they share is in [`support`]: the session's read ledger
+//! ([`support::ledger`]), atomic writes ([`support::atomic`]) and the journal that makes a
+//! multi-file change crash-safe ([`support::journal`]). Confinement to the workspace roots at
+//! open time is below every family, in [`crate::fs`]; text decoding that round-trips every
+//! encoding byte-exact, in [`crate::formats`].
 use std::sync::Arc;
 
 use toolbelt_core::{DynTool, erase};

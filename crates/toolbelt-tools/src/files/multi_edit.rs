@@ -6,10 +6,10 @@ use serde::Deserialize;
 use toolbelt_core::{Access, Annotations, Category, Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::blocking::run_blocking;
-use crate::code::language_servers::after_change::after_change;
+use crate::language_servers::after_change::after_change;
 
 use crate::files::edit::{Change, EditOutput, apply};
-use crate::files::support::roots::absolute;
+use crate::fs::roots::absolute;
 
 /// One replacement of a `MultiEdit`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -12,9 +12,11 @@ use toolbelt_core::{Access, Annotations, Category, Content, Render, Tool, ToolCo
 
 use crate::blocking::run_blocking;
 
-use crate::files::support::change::{self, Target, shown, with_notes};
+use crate::files::support::change::{self, Target, with_notes};
+
 use crate::files::support::notebook::{CellRef, CellType, Change, Notebook, render_cell};
-use crate::files::support::roots::absolute;
+use crate::fs::roots::absolute;
+use crate::fs::shown::shown;
 
 /// What to do to the cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -14,10 +14,12 @@ use toolbelt_core::{Access, Category, Tool, ToolContext, ToolError, ToolSpec, th
 
 use crate::blocking::run_blocking;
 
-use crate::files::support::change::shown;
 use crate::files::support::ledger::{FileLedger, FileState};
-use crate::files::support::roots::{OpenRoots, absolute, io_error};
-use crate::files::support::{encoding, pdf, read_media};
+use crate::files::support::read_media;
+use crate::formats::{encoding, pdf};
+use crate::fs::error::io_error;
+use crate::fs::roots::{OpenRoots, absolute};
+use crate::fs::shown::shown;
 
 pub use crate::files::support::read_output::{
     ImageInfo, MAX_IMAGE_BYTES, MAX_LINE_CHARS, PdfInfo, ReadKind, ReadOutput, binary, cut_line,

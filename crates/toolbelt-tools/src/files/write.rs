@@ -12,11 +12,13 @@ use toolbelt_core::{
 };
 
 use crate::blocking::run_blocking;
-use crate::code::language_servers::after_change::{Introduced, after_change, with_diagnostics};
+use crate::language_servers::after_change::{Introduced, after_change, with_diagnostics};
 
-use crate::files::support::change::{Target, load, open_for_change, save, shown, with_notes};
-use crate::files::support::encoding::TextFormat;
-use crate::files::support::roots::absolute;
+use crate::files::support::change::{Target, load, open_for_change, save, with_notes};
+
+use crate::formats::encoding::TextFormat;
+use crate::fs::roots::absolute;
+use crate::fs::shown::shown;
 
 /// Input of `Write`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -15,14 +15,13 @@ use std::time::SystemTime;
 use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
+use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, thousands};
 
 use crate::blocking::run_blocking;
 
-use crate::search::support::guard::Skipped;
-use crate::search::support::{
-    Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, file_pattern, path_order, target, thousands,
-    walker,
+use crate::fs::walk::guard::Skipped;
+use crate::fs::walk::{
+    Page, Shown, Start, WalkErrors, WalkOptions, append_note, clean_glob, file_pattern, path_order, target, walker,
 };
 
 /// Files shown when no limit is given.

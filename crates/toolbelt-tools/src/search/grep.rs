@@ -13,16 +13,16 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec};
+use toolbelt_core::{Access, Category, Content, Render, Tool, ToolContext, ToolError, ToolSpec, thousands};
 
 use crate::blocking::run_blocking;
 
-use crate::search::support::content::{self, Found, LineKind, MAX_LINE_CHARS, Mode, Outcome, Plan};
-use crate::search::support::guard::Skipped;
+use crate::fs::walk::guard::Skipped;
+use crate::fs::walk::{Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, target, walker};
+use crate::search::support::content::{Found, LineKind, MAX_LINE_CHARS, Mode, Outcome, Plan};
+use crate::search::support::engine;
 use crate::search::support::listing::Listing;
-use crate::search::support::{
-    Page, Shown, Start, WalkOptions, append_note, clean_glob, globs, matcher, target, thousands, walker,
-};
+use crate::search::support::matcher;
 
 /// Entries of the structured result at most (the text is cut by the output budget).
 pub const STRUCTURED_LIMIT: usize = 1_000;
@@ -319,11 +319,11 @@ fn grep(input: &GrepInput, cx: &ToolContext) -> Result<GrepOutput, ToolError> {
         let options = WalkOptions { overrides, types, ..WalkOptions::default() };
         let skipped = Skipped::default();
         let walk = walker(&start.loc.abs, cx, options, &skipped)?;
-        let mut found = content::search_tree(&plan, &start, &shown, &walk, cancel);
+        let mut found = engine::search_tree(&plan, &start, &shown, &walk, cancel);
         found.errors.merge(skipped.take());
         found
     } else {
-        let (outcome, found) = content::search_start_file(&plan, &start, &shown, cancel)?;
+        let (outcome, found) = engine::search_start_file(&plan, &start, &shown, cancel)?;
         if let Outcome::Binary = outcome {
             binary = Some(shown.show(&start.loc.abs));
         }

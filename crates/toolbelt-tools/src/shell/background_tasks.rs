@@ -10,8 +10,8 @@ use toolbelt_core::{
     ToolSpec, human_duration,
 };
 
-use crate::agents::support::{task_command, task_status};
-use crate::shell::support::background::{TaskStatus, Tasks, one_line};
+use crate::shell::support::background::{Tasks, one_line};
+use crate::tasks::{TaskStatus, task_command, task_status};
 
 /// Input of `BackgroundTasks` (none).
 #[derive(Debug, Deserialize, JsonSchema)]

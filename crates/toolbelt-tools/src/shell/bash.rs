@@ -9,47 +9,26 @@
 
 use std::time::Duration;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
 use toolbelt_core::{
     Access, Annotations, CallLimits, Category, PermissionClass, PlannedTool, SideEffects, TimeLimit, ToolContext,
     ToolError, ToolSpec, thousands,
 };
 
+use crate::process::cgroup::CommandCgroup;
+use crate::process::config::BashConfig;
+use crate::process::confine;
+use crate::process::env;
+use crate::process::foreground;
+use crate::process::made::PlacesWatch;
+use crate::process::spawn::Setup;
 use crate::shell::support::background;
-use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::config::BashConfig;
-use crate::shell::support::confine;
 use crate::shell::support::cwd::{carry_over, start_dir};
 use crate::shell::support::deny;
-use crate::shell::support::env;
-use crate::shell::support::foreground;
 use crate::shell::support::git_programs;
-use crate::shell::support::made::PlacesWatch;
 use crate::shell::support::operands;
 use crate::shell::support::result::{BashOutput, finish};
-use crate::shell::support::spawn::Setup;
 
-/// Input of `Bash`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BashInput {
-    /// The command to run, in bash syntax. Quote paths that contain spaces; chain dependent
-    /// commands with `&&`.
-    #[schemars(length(min = 1))]
-    pub command: String,
-    /// Time limit in milliseconds (the tool's description gives the default and the cap). On
-    /// timeout the command and every process it started are stopped and the output so far is
-    /// returned.
-    #[schemars(range(min = 1))]
-    pub timeout: Option<u64>,
-    /// What the command does, in 5–10 words ("Run the unit tests"), for the user watching.
-    pub description: Option<String>,
-    /// Run the command in the background: the call returns a task id at once; read the
-    /// output with TaskOutput and stop it with TaskStop. For servers, watchers and jobs longer
-    /// than the timeout.
-    pub run_in_background: Option<bool>,
-}
+pub use crate::shell::support::input::BashInput;
 
 /// The `Bash` tool, with the call limits it describes and applies: its default timeout and
 /// cap, and the output budget the runtime cuts its text to.

@@ -1,20 +1,17 @@
 //! Shell tools: `Bash` and the background tasks it starts (`TaskOutput`, `TaskStop`,
-//! `BackgroundTasks`), one file each, and what they share, in [`support`]:
+//! `BackgroundTasks`), one file each, and what only they share, in [`support`]:
 //!
-//! * [`support::spawn`] starts `bash -c` in its own process group, stdin empty, pagers and colours
-//!   off, tagged for the kill, with a control pipe that reports the final directory;
-//! * [`support::tree`] finds and kills a command's whole process tree (the server is a child
-//!   subreaper, so setsid'd and double-forked descendants stay ours to find), and [`support::cgroup`]
-//!   holds each command in a cgroup of its own where the machine allows, so nothing escapes
-//!   the kill;
-//! * [`support::capture`] keeps output in bounded memory (head, ring-buffer tail, spill file);
 //! * [`support::deny`] refuses catastrophic commands and the user's deny patterns;
-//! * [`support::env`] keeps toolbelt's secrets out of a command's environment and stops git from
-//!   starting programs a repository names;
-//! * [`support::sandbox`] confines what a command may write and whether it may reach the network;
-//!   [`support::confine`] applies it, or says why it cannot;
-//! * [`support::background`] is the session's registry of background tasks, which kills them all when the
-//!   session ends.
+//! * [`support::git_programs`] finds the programs a repository's git configuration would make
+//!   a read-only git command run;
+//! * [`support::background`] is the session's registry of background tasks, which kills them
+//!   all when the session ends;
+//! * [`support::result`] is what `Bash` returns and how it reads.
+//!
+//! Starting, confining, capturing and killing a command is below every family, in
+//! [`crate::process`], because the code tools' linters and language servers run commands
+//! the same way; the settings and sandbox types the front end configures are re-exported
+//! here, where it has always found them.
 
 use std::sync::Arc;
 
@@ -26,17 +23,16 @@ pub(crate) mod support;
 pub mod task_output;
 pub mod task_stop;
 
-pub use bash::{Bash, BashInput};
-pub use support::cgroup::release_idle;
-pub use support::config::{BashConfig, InvalidDenyPattern};
-pub use support::env::DEFAULT_ENV_REMOVE;
-pub use support::made::PlacesWatch;
-pub use support::result::BashOutput;
-pub use support::sandbox::{
+pub use crate::process::cgroup::release_idle;
+pub use crate::process::config::{BashConfig, DEFAULT_ENV_REMOVE, InvalidDenyPattern};
+pub use crate::process::made::PlacesWatch;
+pub use crate::process::sandbox::{
     Confinement, SandboxConfig, SandboxMode, SandboxReport, SandboxUnavailable, WhenUnavailable,
 };
-pub use support::spawn::seal_inherited;
-pub use support::tree::kill_all;
+pub use crate::process::spawn::seal_inherited;
+pub use crate::process::tree::kill_all;
+pub use bash::{Bash, BashInput};
+pub use support::result::BashOutput;
 
 /// Every shell tool, erased; Bash described with the limits in force.
 pub fn tools(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {

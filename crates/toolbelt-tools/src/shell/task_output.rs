@@ -10,11 +10,10 @@ use toolbelt_core::{
     ToolContext, ToolError, ToolSpec, human_duration, is_agent_id,
 };
 
-use crate::agents::render_report;
-use crate::agents::support::task_status;
-use crate::shell::support::background::{TaskStatus, Tasks, unknown_task};
-use crate::shell::support::capture::thousands;
-use crate::shell::support::result::shown_path;
+use crate::fs::shown::shown;
+use crate::process::capture::thousands;
+use crate::shell::support::background::{Tasks, unknown_task};
+use crate::tasks::{TaskStatus, render_report, task_status};
 
 /// How long a blocking read waits when the call does not say.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
@@ -203,7 +202,7 @@ impl Tool for TaskOutput {
                 format!(
                     "The new output was too long to show whole; every byte is in {} (bytes {from}–{to}); read it with \
                      Read or search it with Grep.",
-                    shown_path(&cx, &task.log)
+                    shown(&cx, &task.log)
                 )
             }),
             agent: None,

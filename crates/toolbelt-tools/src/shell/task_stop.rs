@@ -9,9 +9,9 @@ use toolbelt_core::{
     ToolError, ToolSpec, human_duration, is_agent_id,
 };
 
-use crate::agents::support::{task_command, task_status};
-use crate::shell::support::background::{TaskStatus, Tasks, one_line, unknown_task};
+use crate::shell::support::background::{Tasks, one_line, unknown_task};
 use crate::shell::support::result::stopped_what;
+use crate::tasks::{TaskStatus, task_command, task_status};
 
 /// Input of `TaskStop`.
 #[derive(Debug, Deserialize, JsonSchema)]

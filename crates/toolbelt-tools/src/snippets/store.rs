@@ -204,7 +204,7 @@ impl SnippetStore {
     pub fn of(cx: &ToolContext) -> Self {
         match cx.service::<SnippetStore>() {
             Some(store) => (*store).clone(),
-            None => Self::user(&crate::default_data_dir()),
+            None => Self::user(&crate::dirs::default_data_dir()),
         }
     }
 

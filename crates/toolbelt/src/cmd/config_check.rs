@@ -237,7 +237,7 @@ async fn upstream_warnings(setup: &Setup) -> Vec<Message> {
 fn agents_message(setup: &Setup) -> (Message, bool) {
     let env = |name: &str| std::env::var(name).ok();
     let note = |severity, message| Message { severity, origin: None, key: String::new(), message };
-    let message = match agent::status(&setup.settings, &env) {
+    let message = match agent::status(&setup.settings.agent, &env) {
         AgentsStatus::Ready(text) => return (note(Severity::Note, text), true),
         AgentsStatus::NoProvider(text) => note(Severity::Note, text),
         AgentsStatus::Unusable(text) => note(Severity::Warning, text),

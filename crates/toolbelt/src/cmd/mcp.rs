@@ -63,7 +63,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         }
         std::process::exit(if signal == "terminated" { 143 } else { 130 });
     });
-    let servers = runtime.services().get::<toolbelt_tools::code::language_servers::LanguageServers>();
+    let servers = runtime.services().get::<toolbelt_tools::language_servers::LanguageServers>();
     let served = serve(args, &setup, runtime, options).await;
     if let Some(servers) = servers {
         servers.shutdown_all().await;

@@ -41,9 +41,9 @@ use serde::Deserialize;
 use toolbelt_agent::providers::{self, SelectError};
 use toolbelt_agent::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
 
-use super::resolve::winner;
 use super::trust::is_project_layer;
-use super::{Entry, Origin, Problem, Settings};
+use super::winner::winner;
+use super::{Entry, Origin, Problem};
 
 /// A provider's table as written.
 #[derive(Debug, Deserialize)]
@@ -150,8 +150,8 @@ pub(super) fn keep_user_providers(entries: &mut Vec<Entry>, notices: &mut Vec<St
 
 /// What agents run with: the configured providers, then those `env` defines
 /// ([`providers::from_env`]) under names none of them has; `[agent] provider`; the limits.
-pub fn agent_settings(settings: &Settings, env: &dyn Fn(&str) -> Option<String>) -> AgentSettings {
-    let mut agent = settings.agent.clone();
+pub fn agent_settings(configured: &AgentSettings, env: &dyn Fn(&str) -> Option<String>) -> AgentSettings {
+    let mut agent = configured.clone();
     for found in providers::from_env(env) {
         if !agent.providers.iter().any(|p| p.name == found.name) {
             agent.providers.push(found);
@@ -161,8 +161,8 @@ pub fn agent_settings(settings: &Settings, env: &dyn Fn(&str) -> Option<String>)
 }
 
 /// [`agent_settings`] with this process's environment.
-pub fn agent_settings_from_process(settings: &Settings) -> AgentSettings {
-    agent_settings(settings, &|name| std::env::var(name).ok())
+pub fn agent_settings_from_process(configured: &AgentSettings) -> AgentSettings {
+    agent_settings(configured, &|name| std::env::var(name).ok())
 }
 
 /// Whether agents can run, and with what.
@@ -179,8 +179,8 @@ pub enum AgentsStatus {
 }
 
 /// Which provider agents use by default, or why they cannot run.
-pub fn status(settings: &Settings, env: &dyn Fn(&str) -> Option<String>) -> AgentsStatus {
-    let agent = agent_settings(settings, env);
+pub fn status(configured: &AgentSettings, env: &dyn Fn(&str) -> Option<String>) -> AgentsStatus {
+    let agent = agent_settings(configured, env);
     let config = match providers::select(&agent, None) {
         Ok(config) => config,
         Err(e @ SelectError::NoProvider) => return AgentsStatus::NoProvider(format!("agents are unavailable: {e}")),
@@ -189,12 +189,12 @@ pub fn status(settings: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Agen
     if let Err(e) = providers::build(config, env) {
         return AgentsStatus::Unusable(format!("agents are unavailable: {e}"));
     }
-    AgentsStatus::Ready(format!("agents use model provider {}", describe(config, settings)))
+    AgentsStatus::Ready(format!("agents use model provider {}", describe(config, configured)))
 }
 
 /// `` `openai` (OpenAI-compatible, https://api.openai.com/v1, model gpt-4.1, key from
 /// $OPENAI_API_KEY; from the environment) ``.
-fn describe(config: &ProviderConfig, settings: &Settings) -> String {
+fn describe(config: &ProviderConfig, agent: &AgentSettings) -> String {
     let kind = match config.kind {
         ProviderKind::OpenAi => "OpenAI-compatible Chat Completions",
         ProviderKind::Anthropic => "Anthropic Messages",
@@ -205,7 +205,7 @@ fn describe(config: &ProviderConfig, settings: &Settings) -> String {
         Some(var) => format!("key from ${var}"),
         None => "no key".to_string(),
     };
-    let configured = settings.agent.providers.iter().any(|p| p.name == config.name);
+    let configured = agent.providers.iter().any(|p| p.name == config.name);
     let source = if configured { "[agent.providers]" } else { "the environment" };
     format!("`{}` ({kind} at {url}, model {model}, {key}; from {source})", config.name)
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use toolbelt_tools::code::linters::{LintSettings, spec_from_json};
 
-use super::resolve::winner;
+use super::winner::winner;
 use super::{Entry, Problem};
 
 /// The lint settings the entries give; each bad linter a problem at its place.

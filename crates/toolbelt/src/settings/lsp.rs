@@ -27,10 +27,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-use toolbelt_tools::code::language_servers::LspSettings;
-use toolbelt_tools::code::language_servers::config::{from_lsp_json, spec_from_json};
+use toolbelt_tools::language_servers::LspSettings;
+use toolbelt_tools::language_servers::config::{from_lsp_json, spec_from_json};
 
-use super::resolve::winner;
+use super::winner::winner;
 use super::{Entry, Problem};
 
 /// The language server settings the entries give; each bad server a problem at its place.

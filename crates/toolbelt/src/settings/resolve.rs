@@ -14,6 +14,7 @@ use toolbelt_tools::shell::{SandboxConfig, SandboxMode, WhenUnavailable};
 use toolbelt_tools::snippets::SnippetScope;
 
 use super::schema::{self, KEYS};
+use super::winner::winner;
 use super::{Entry, Layer, Loaded, Locations, Problem};
 
 /// The shell tools' settings.
@@ -72,7 +73,7 @@ pub struct Settings {
     /// project's own. Only a choice between the two fixed places: no setting names a file.
     pub snippets: SnippetScope,
     /// The language servers the LSP and Diagnostics tools use (`[lsp]`).
-    pub lsp: toolbelt_tools::code::language_servers::LspSettings,
+    pub lsp: toolbelt_tools::language_servers::LspSettings,
     /// The linters the Lint tool runs (`[lint]`).
     pub lint: toolbelt_tools::code::linters::LintSettings,
 }
@@ -240,18 +241,6 @@ impl Settings {
 /// everything is resolved).
 pub(super) fn last_bool(entries: &[Entry], key: &str) -> Option<bool> {
     winner(entries, key).and_then(|e| e.value.as_bool())
-}
-
-/// The entry of the highest layer setting `key` (the last one on a tie), whose value is valid.
-pub(super) fn winner<'e>(entries: &'e [Entry], key: &str) -> Option<&'e Entry> {
-    let def = schema::find(key)?;
-    entries.iter().filter(|e| e.key == key && schema::check(def, &e.value).is_ok()).fold(
-        None,
-        |best: Option<&Entry>, e| match best {
-            Some(b) if b.origin.layer > e.origin.layer => Some(b),
-            _ => Some(e),
-        },
-    )
 }
 
 /// Where a relative audit path is relative to: the cwd for flags and variables, the project

@@ -35,8 +35,8 @@
 use serde::Deserialize;
 use toolbelt_tools::web::{SearchProviderConfig, SearchProviderKind, WebConfig, parse_host_entry};
 
-use super::resolve::winner;
 use super::trust::is_project_layer;
+use super::winner::winner;
 use super::{Entry, Problem};
 
 /// The keys only the user's own settings may set.

@@ -13,9 +13,9 @@ use std::sync::Mutex;
 
 use toolbelt_core::{ToolContext, ToolError};
 
-use crate::search::support::guard::Skipped;
-use crate::search::support::open::open_searched;
-use crate::search::support::{Start, WalkOptions, walker};
+use crate::fs::walk::guard::Skipped;
+use crate::fs::walk::open::open_searched;
+use crate::fs::walk::{Start, WalkOptions, walker};
 use scan::{Found, rel_of, stamp};
 use store::Store;
 

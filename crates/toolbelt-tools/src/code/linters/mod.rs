@@ -26,7 +26,7 @@ mod survey;
 pub use formats::{Finding, Format, Severity};
 pub use survey::Survey;
 
-use crate::code::language_servers::config::{find_program, string_list};
+use crate::language_servers::config::{find_program, string_list};
 
 /// A linter from the settings: `[lint.linters.NAME]`.
 #[derive(Debug, Clone, PartialEq)]

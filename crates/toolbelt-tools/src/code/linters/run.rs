@@ -13,12 +13,12 @@ use toolbelt_core::{ToolContext, ToolError};
 
 use super::Planned;
 use super::formats::{self, Finding};
-use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::confine::Confining;
-use crate::shell::support::env;
-use crate::shell::support::foreground;
-use crate::shell::support::made::PlacesWatch;
-use crate::shell::support::spawn::Setup;
+use crate::process::cgroup::CommandCgroup;
+use crate::process::confine::Confining;
+use crate::process::env;
+use crate::process::foreground;
+use crate::process::made::PlacesWatch;
+use crate::process::spawn::Setup;
 
 /// The variable naming the file a linter's stdout goes to.
 const OUTPUT_VAR: &str = "TOOLBELT_LINT_OUTPUT";
@@ -48,7 +48,7 @@ pub struct Under {
     /// The sandbox.
     pub confining: Confining,
     /// The shell settings (the environment: secrets removed, pagers off).
-    pub shell: crate::shell::support::config::BashConfig,
+    pub shell: crate::process::config::BashConfig,
 }
 
 /// Runs `planned`'s line from `start` (the working directory it was planned from) for at
@@ -145,7 +145,7 @@ fn tail(stderr: &str) -> String {
 /// the folder's handle, as a regular file only: the linter, which may write there, cannot
 /// make us read something else through a link, nor block us on a pipe.
 fn read_report(dir: &cap_std::fs::Dir) -> (String, bool) {
-    let Ok(file) = crate::files::support::regular::open_regular(dir, Path::new("report")) else {
+    let Ok(file) = crate::fs::regular::open_regular(dir, Path::new("report")) else {
         return (String::new(), false);
     };
     let mut bytes = Vec::new();

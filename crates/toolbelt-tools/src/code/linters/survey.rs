@@ -10,8 +10,8 @@ use std::sync::Mutex;
 
 use toolbelt_core::{ToolContext, ToolError};
 
-use crate::search::support::WalkOptions;
-use crate::search::support::guard::Skipped;
+use crate::fs::walk::WalkOptions;
+use crate::fs::walk::guard::Skipped;
 
 /// ESLint's config files, flat (`eslint.config.*`) and legacy (`.eslintrc*`).
 pub const ESLINT_CONFIGS: &[&str] = &[
@@ -69,7 +69,7 @@ impl Survey {
             return Ok(survey);
         }
         let options = WalkOptions { hidden: false, no_ignore: false, max_depth: None, overrides: None, types: None };
-        let walk = crate::search::support::walker(path, cx, options, &Skipped::default())?;
+        let walk = crate::fs::walk::walker(path, cx, options, &Skipped::default())?;
         let found: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
         let cancel = cx.cancellation().clone();
         walk.build_parallel().run(|| {

@@ -13,10 +13,10 @@ use serde_json::json;
 use toolbelt_core::{ToolContext, ToolError};
 
 use super::{LspItem, LspOperation};
-use crate::code::language_servers::after_change::shown;
-use crate::code::language_servers::position::{from_lsp, line_text};
-use crate::code::language_servers::{LspError, Server, read_text};
-use crate::files::support::roots::OpenRoots;
+use crate::fs::roots::OpenRoots;
+use crate::language_servers::after_change::shown;
+use crate::language_servers::position::{from_lsp, line_text};
+use crate::language_servers::{LspError, Server, read_text};
 
 /// What an operation found.
 #[derive(Debug, Default)]

@@ -29,7 +29,7 @@ use stale::clean_stale;
 #[cfg(test)]
 pub(crate) use stale::parse_temp_name;
 
-use crate::files::support::regular::NotRegular;
+use crate::fs::regular::NotRegular;
 
 /// A new content, written to a temp file beside its target, not yet in place.
 pub struct Staged {

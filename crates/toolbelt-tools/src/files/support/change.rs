@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use toolbelt_core::{Content, ToolContext, ToolError};
 
-use crate::files::support::encoding::{self, TextFormat};
 use crate::files::support::ledger::{FileLedger, FileState};
-use crate::files::support::roots::{Located, OpenRoots, io_error, is_a_directory};
+use crate::formats::encoding::{self, TextFormat};
+use crate::fs::error::{io_error, is_a_directory};
+use crate::fs::roots::{Located, OpenRoots};
 
 /// A text file loaded for a change.
 pub struct Loaded {
@@ -30,15 +31,6 @@ pub enum Target {
     Existing(Loaded),
     /// The file does not exist yet; this is where it will be created.
     New(Located),
-}
-
-/// The path as the model should see it: relative to the cwd when inside it.
-pub fn shown(cx: &ToolContext, path: &Path) -> String {
-    let cwd = cx.cwd();
-    match path.strip_prefix(&cwd) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => path.display().to_string(),
-    }
 }
 
 /// Opens the workspace for a change, first finishing or undoing a multi-file commit that a
@@ -95,7 +87,7 @@ fn new_location(ws: &OpenRoots, loc: &Located) -> Result<Located, ToolError> {
             "{} is a symlink to a missing target; write to the target path instead",
             loc.abs.display()
         ))),
-        Err(e) if crate::files::support::roots::escapes(&e) => ws.relocated(loc).ok_or_else(|| io_error(&loc.abs, &e)),
+        Err(e) if crate::fs::error::escapes(&e) => ws.relocated(loc).ok_or_else(|| io_error(&loc.abs, &e)),
         Err(_) => Ok(loc.clone()),
     }
 }

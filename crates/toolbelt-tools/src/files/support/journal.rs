@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::fcntl::{Flock, FlockArg};
 use toolbelt_core::ToolContext;
 
-use crate::files::support::roots::OpenRoots;
+use crate::fs::roots::OpenRoots;
 use record::{COMMIT_LINE, Header};
 
 /// Where the journals of multi-file commits are kept (a service the front end sets up).
@@ -53,7 +53,7 @@ impl JournalDir {
         if let Some(dir) = cx.service::<JournalDir>() {
             return dir.0.clone();
         }
-        crate::default_state_dir().join("patch-journal")
+        crate::dirs::default_state_dir().join("patch-journal")
     }
 }
 

@@ -8,9 +8,9 @@ use toolbelt_core::{ToolContext, ToolError, human_size};
 
 use crate::files::support::change::read_bytes;
 use crate::files::support::ledger::{FileLedger, FileState};
-use crate::files::support::pdf::{self, Pages, PdfError};
 use crate::files::support::read_output::{ImageInfo, MAX_IMAGE_BYTES, PdfInfo, ReadOutput};
-use crate::files::support::roots::{Located, OpenRoots};
+use crate::formats::pdf::{self, Pages, PdfError};
+use crate::fs::roots::{Located, OpenRoots};
 
 /// The largest PDF read, in bytes (the whole file is parsed).
 pub const MAX_PDF_BYTES: u64 = 100 * 1024 * 1024;

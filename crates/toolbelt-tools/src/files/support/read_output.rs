@@ -7,12 +7,11 @@ use serde::Serialize;
 use toolbelt_core::{Content, Render, ToolError, human_size};
 
 use crate::files::support::change::numbered;
-use crate::files::support::pdf;
+pub use crate::formats::encoding::MAX_IMAGE_BYTES;
+use crate::formats::pdf;
 
 /// Characters of one line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 2_000;
-/// Largest image returned as image content (5 MB once base64-encoded).
-pub const MAX_IMAGE_BYTES: u64 = 3_750_000;
 
 /// What `Read` returns: what was shown of the file — its numbered lines, cells or text, and
 /// how to read more — in the text and in the structured result alike. An image's bytes go

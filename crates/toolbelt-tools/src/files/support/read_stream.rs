@@ -13,7 +13,8 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::files::support::ledger::{FileLedger, FileState, hash_hex, mtime_ms};
 use crate::files::support::read_output::{MAX_LINE_CHARS, ReadOutput, binary, cut_line};
-use crate::files::support::roots::{Located, OpenRoots, io_error};
+use crate::fs::error::io_error;
+use crate::fs::roots::{Located, OpenRoots};
 
 const CHUNK: usize = 256 * 1024;
 /// Bytes of one line kept: enough for [`MAX_LINE_CHARS`] characters of any UTF-8.
@@ -92,7 +93,7 @@ fn detect(chunk: &[u8], name: &str, size: u64) -> Result<&'static encoding_rs::E
         )));
     }
     if chunk.contains(&0) || content_inspector::inspect(chunk).is_binary() {
-        return Err(binary(name, crate::files::support::encoding::sniff(chunk), size));
+        return Err(binary(name, crate::formats::encoding::sniff(chunk), size));
     }
     // Valid UTF-8 up to a character cut by the chunk's end counts as UTF-8.
     match std::str::from_utf8(chunk) {

@@ -25,7 +25,7 @@ use cap_std::fs::Dir;
 pub use args::substitute;
 pub use prompts::SkillPrompts;
 
-use crate::files::support::regular::open_regular;
+use crate::fs::regular::open_regular;
 
 /// The most bytes of a `SKILL.md` read.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
@@ -198,7 +198,7 @@ pub fn discover(cwd: &Path, dirs: &SkillDirs) -> Catalog {
 /// The text of the `SKILL.md` at `path`: `None` when there is none (a folder that is not a
 /// skill); beneath `beneath` when given (a project's), else wherever it is (the user's own).
 fn read(path: &Path, beneath: Option<&Path>) -> Result<Option<String>, String> {
-    use crate::files::support::regular::{OpenError, check_regular};
+    use crate::fs::regular::{OpenError, check_regular};
     let opened = match beneath.and_then(|root| path.strip_prefix(root).ok().map(|rel| (root, rel))) {
         Some((root, rel)) => {
             let dir =

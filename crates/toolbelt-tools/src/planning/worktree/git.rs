@@ -40,7 +40,7 @@ use std::process::{Output, Stdio};
 
 use toolbelt_core::ToolError;
 
-use crate::shell::support::env::git_config_env;
+use crate::process::env::git_config_env;
 
 /// Configuration every git run here gets, besides the shell's.
 const HARDENING: &[(&str, &str)] =

@@ -39,7 +39,7 @@ impl WorktreeDir {
     pub fn of(cx: &ToolContext) -> PathBuf {
         match cx.service::<WorktreeDir>() {
             Some(dir) => dir.0.clone(),
-            None => crate::default_state_dir().join("worktrees"),
+            None => crate::dirs::default_state_dir().join("worktrees"),
         }
     }
 }

@@ -11,8 +11,8 @@ use grep_regex::RegexMatcher;
 use grep_searcher::{LineIter, Searcher, Sink, SinkContext, SinkMatch};
 use toolbelt_core::CancellationToken;
 
-use super::Shown;
-use super::content::{CANCEL_EVERY, LineKind, MAX_LINE_CHARS, Mode, Output, Plan};
+use super::content::{BREAK, CANCEL_EVERY, LineKind, MAX_LINE_CHARS, Mode, Outcome, Output, Plan};
+use crate::fs::walk::Shown;
 
 /// Records one file's results, its output lines formatted into `out`.
 pub(super) struct Collect<'a> {
@@ -169,9 +169,6 @@ impl Sink for Collect<'_> {
     }
 }
 
-/// The line between non-adjacent groups of lines.
-pub(super) const BREAK: &str = "--\n";
-
 /// How many matches a multiline match group holds (what `rg -c -U` counts). The search
 /// may look a little past the group, as rg's does, so look-ahead at its end still matches.
 fn count_matches(matcher: &RegexMatcher, mat: &SinkMatch<'_>) -> u64 {
@@ -203,9 +200,44 @@ fn push_cut(out: &mut String, text: &str) {
             let rest = text[cut..].chars().count();
             out.push_str(&text[..cut]);
             // The marker Read uses, so a cut line reads the same in both.
-            out.push_str(&format!("… [line cut: {} more characters]", super::thousands(rest)));
+            out.push_str(&format!("… [line cut: {} more characters]", toolbelt_core::thousands(rest)));
         }
     }
+}
+
+/// Searches one file into `sink`; what it added to the sink's output is dropped unless the
+/// file has matches.
+pub(super) fn search_file(
+    searcher: &mut Searcher,
+    file: &std::fs::File,
+    sink: &mut Collect<'_>,
+) -> io::Result<Outcome> {
+    let result = searcher.search_file(sink.matcher, file, &mut *sink);
+    outcome(result, sink)
+}
+
+/// [`search_file`] for a file already read whole into `bytes` (one no larger than
+/// [`WHOLE`](super::whole::WHOLE): the searcher then looks for binary data in all of it before
+/// the first match, as it does when it reads the file itself).
+pub(super) fn search_bytes(searcher: &mut Searcher, bytes: &[u8], sink: &mut Collect<'_>) -> io::Result<Outcome> {
+    let result = searcher.search_slice(sink.matcher, bytes, &mut *sink);
+    outcome(result, sink)
+}
+
+/// What a search of one file came to; drops what it added to the sink's output unless the
+/// file has matches.
+fn outcome(result: io::Result<()>, sink: &mut Collect<'_>) -> io::Result<Outcome> {
+    if result.is_err() || sink.binary || sink.count == 0 {
+        sink.discard();
+    }
+    result?;
+    Ok(if sink.binary {
+        Outcome::Binary
+    } else if sink.count == 0 {
+        Outcome::NoMatch
+    } else {
+        Outcome::Hits
+    })
 }
 
 #[cfg(test)]

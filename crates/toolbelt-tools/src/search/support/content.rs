@@ -1,24 +1,20 @@
-//! Grep's engine: ripgrep's searcher over ripgrep's parallel walker, the results in path order
-//! (`rg --sort path`) without giving up the parallelism: the walk lists the files, which are
-//! put in path order and then searched in parallel a run at a time, the runs joined in order
-//! as they complete ([`ordered`](super::ordered)). Output lines are formatted by the thread
-//! that searched the file, and copied once, into the text of the whole search.
-
-use std::io;
+//! What a content search looks for and what it found: the [`Plan`] (matcher, mode, context,
+//! searcher settings) and the [`Found`] files with their output lines and text, which the
+//! engine ([`engine`](super::engine)) fills and Grep renders.
 use std::ops::Range;
 
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
-use ignore::WalkBuilder;
-use toolbelt_core::{CancellationToken, ToolError};
 
-use super::collect::{BREAK, Collect};
-use super::{Shown, Start, WalkErrors, ordered, pages};
-use crate::files::support::roots::io_error;
+use super::pages;
+use crate::fs::walk::WalkErrors;
 
 /// How often the cancellation token is looked at: every this many walk entries, and every this
 /// many matches of a file (each look takes a lock the threads share).
 pub(super) const CANCEL_EVERY: u32 = 64;
+
+/// The line between non-adjacent groups of lines.
+pub(super) const BREAK: &str = "--\n";
 
 /// Characters of one line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 2_000;
@@ -138,7 +134,7 @@ pub struct OutputLine<'a> {
 }
 
 impl Found {
-    fn new(plan: &Plan) -> Self {
+    pub(super) fn new(plan: &Plan) -> Self {
         Self { numbered: plan.line_numbers, separated: plan.separated(), ..Self::default() }
     }
 
@@ -253,68 +249,4 @@ pub enum Outcome {
     NoMatch,
     /// The file is binary (a NUL byte) and was skipped.
     Binary,
-}
-
-/// Searches every file under `start` that `walk` yields; returns the files with matches in
-/// path order, and what could not be read. Stops early when `cancel` fires.
-pub fn search_tree(plan: &Plan, start: &Start, shown: &Shown, walk: &WalkBuilder, cancel: &CancellationToken) -> Found {
-    let mut found = Found::new(plan);
-    ordered::search(plan, start, shown, walk, cancel, &mut found);
-    found
-}
-
-/// Searches the start when it is a single file (a regular one: anything else is refused).
-pub fn search_start_file(
-    plan: &Plan,
-    start: &Start,
-    shown: &Shown,
-    cancel: &CancellationToken,
-) -> Result<(Outcome, Found), ToolError> {
-    let abs = &start.loc.abs;
-    let file = start.ws.open_file(&start.loc)?;
-    let mut out = Output::default();
-    let mut sink = Collect::new(plan, &plan.matcher, shown, abs, cancel, &mut out);
-    let outcome = search_file(&mut plan.searcher(), &file, &mut sink).map_err(|e| io_error(abs, &e))?;
-    let mut found = Found::new(plan);
-    if let Outcome::Hits = outcome {
-        let (count, shown) = (sink.count, sink.shown());
-        let (lines, text) = (0..out.kinds.len(), 0..out.text.len());
-        found.push(&out, shown, count, lines, text);
-    }
-    Ok((outcome, found))
-}
-
-/// Searches one file into `sink`; what it added to the sink's output is dropped unless the
-/// file has matches.
-pub(super) fn search_file(
-    searcher: &mut Searcher,
-    file: &std::fs::File,
-    sink: &mut Collect<'_>,
-) -> io::Result<Outcome> {
-    let result = searcher.search_file(sink.matcher, file, &mut *sink);
-    outcome(result, sink)
-}
-
-/// [`search_file`] for a file already read whole into `bytes` (one no larger than
-/// [`WHOLE`](super::whole::WHOLE): the searcher then looks for binary data in all of it before
-/// the first match, as it does when it reads the file itself).
-pub(super) fn search_bytes(searcher: &mut Searcher, bytes: &[u8], sink: &mut Collect<'_>) -> io::Result<Outcome> {
-    let result = searcher.search_slice(sink.matcher, bytes, &mut *sink);
-    outcome(result, sink)
-}
-
-/// What a search of one file came to; drops what it added to the sink's output unless the
-/// file has matches.
-fn outcome(result: io::Result<()>, sink: &mut Collect<'_>) -> io::Result<Outcome> {
-    if result.is_err() || sink.binary || sink.count == 0 {
-        sink.discard();
-    }
-    result?;
-    Ok(if sink.binary {
-        Outcome::Binary
-    } else if sink.count == 0 {
-        Outcome::NoMatch
-    } else {
-        Outcome::Hits
-    })
 }

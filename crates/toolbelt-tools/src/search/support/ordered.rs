@@ -19,13 +19,13 @@ use cap_std::fs::Dir;
 use ignore::{WalkBuilder, WalkState};
 use toolbelt_core::CancellationToken;
 
-use super::collect::Collect;
-use super::content::{CANCEL_EVERY, Found, Mode, Outcome, Output, Plan, search_bytes, search_file};
-use super::open::open_searched_sized;
+use super::collect::{Collect, search_bytes, search_file};
+use super::content::{CANCEL_EVERY, Found, Mode, Outcome, Output, Plan};
 use super::whole::{WHOLE, WholeFile};
-use super::{Shown, Start, WalkErrors};
-use crate::files::support::regular::NotRegular;
-use crate::files::support::roots::escapes;
+use crate::fs::error::escapes;
+use crate::fs::regular::NotRegular;
+use crate::fs::walk::open::open_searched_sized;
+use crate::fs::walk::{Shown, Start, WalkErrors};
 
 /// Files searched as one run: enough that handing a run over costs little, few enough that
 /// the threads share the work evenly and the runs come in nearly in order.

@@ -71,27 +71,8 @@ pub fn advise(text: &String, advised: &mut usize) {
         return;
     }
     *advised = capacity;
-    madvise_huge(text.as_ptr() as usize, capacity);
+    crate::process::memory::madvise_huge(text.as_ptr() as usize, capacity);
 }
-
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn madvise_huge(start: usize, len: usize) {
-    // SAFETY: sysconf reads a constant of the system. madvise is given the pages holding
-    // `start..start + len`, a buffer the caller owns (its first and last page may hold other
-    // bytes of the allocator's); MADV_HUGEPAGE only changes how the kernel backs pages, never
-    // what they hold, and the call reads and writes no memory of this process. A failure
-    // (huge pages not supported) leaves everything as it was.
-    unsafe {
-        let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap_or(4096).max(1);
-        let first = start / page * page;
-        let end = (start + len).next_multiple_of(page);
-        let _ = libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn madvise_huge(_start: usize, _len: usize) {}
 
 #[cfg(test)]
 mod tests {

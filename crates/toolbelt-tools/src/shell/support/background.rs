@@ -17,45 +17,22 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{SessionSlot, ToolContext, ToolError};
 
-use crate::shell::bash::BashInput;
-use crate::shell::support::capture::{HeadTail, Rendered};
-use crate::shell::support::cgroup::CommandCgroup;
-use crate::shell::support::config::BashConfig;
-use crate::shell::support::foreground::spawn_error;
-use crate::shell::support::made::PlacesWatch;
-use crate::shell::support::result::{BashOutput, Report, shown_path};
-use crate::shell::support::spawn::{Launch, Setup, Sink, Spawned, spawn};
-use crate::shell::support::spill::SpillTarget;
-use crate::shell::support::tree::Tree;
+use crate::fs::shown::shown;
+pub(crate) use crate::process::capture::one_line;
+use crate::process::capture::{HeadTail, Rendered};
+use crate::process::cgroup::CommandCgroup;
+use crate::process::config::BashConfig;
+use crate::process::foreground::spawn_error;
+use crate::process::made::PlacesWatch;
+use crate::process::spawn::{Launch, Setup, Sink, Spawned, spawn};
+use crate::process::spill::SpillTarget;
+use crate::process::tree::Tree;
+use crate::shell::support::input::BashInput;
+use crate::shell::support::result::{BashOutput, Report};
+use crate::tasks::TaskStatus;
 
 /// Finished tasks kept for TaskOutput and BackgroundTasks; older ones are forgotten.
 const KEEP_FINISHED: usize = 100;
-
-/// Where a task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    /// Still running.
-    Running,
-    /// Exited with code 0.
-    Completed,
-    /// Exited with another code, or was killed by a signal we did not send.
-    Failed,
-    /// Stopped by TaskStop or by the end of the session.
-    Killed,
-}
-
-impl TaskStatus {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Running => "running",
-            TaskStatus::Completed => "completed",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Killed => "killed",
-        }
-    }
-}
 
 #[derive(Debug)]
 struct State {
@@ -170,7 +147,7 @@ fn read_range(log: &Path, from: u64, budget: usize) -> std::io::Result<(Rendered
     let mut file = {
         use std::os::unix::fs::OpenOptionsExt as _;
         let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(log)?;
-        crate::files::support::regular::check_regular(&file).map_err(std::io::Error::other)?;
+        crate::fs::regular::check_regular(&file).map_err(std::io::Error::other)?;
         file
     };
     let to = file.metadata()?.len().max(from);
@@ -335,15 +312,6 @@ pub fn start(
         cwd: cwd.display().to_string(),
         task_id: Some(id),
         notes: notice.into_iter().collect(),
-        report: Report::Started { command: one_line(&input.command, 200), log: shown_path(cx, &log) },
+        report: Report::Started { command: one_line(&input.command, 200), log: shown(cx, &log) },
     })
-}
-
-/// `text` on one line, cut to `max` characters.
-pub fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
-    match flat.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &flat[..i]),
-        None => flat,
-    }
 }

@@ -1,7 +1,7 @@
 //! Programs a repository's own git configuration makes read-only git commands run.
 //!
 //! Every command runs with `core.fsmonitor=false`, `safe.bareRepository=explicit` and the
-//! pager `cat` ([`crate::shell::support::env`]), but git also runs what a repository's
+//! pager `cat` ([`crate::process::env`]), but git also runs what a repository's
 //! `.git/config` names by driver: a `diff.<driver>.textconv` or `.command` and `diff.external`
 //! (`git diff`, `git log -p`, `git show`, `git blame`), a `filter.<driver>.clean`/`.smudge`/
 //! `.process` (`git status`, `git diff`), a `gpg.program` (`git log` with
@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use toolbelt_command::runs::{Run, runs};
 
-use crate::shell::support::git_config::{self, Entry};
+use crate::process::git_config::{self, Entry};
 
 /// How many configuration files (includes and submodules) one repository may bring in.
 const MAX_FILES: usize = 64;

@@ -11,8 +11,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use toolbelt_core::{Content, Render, ToolContext, human_duration};
 
-use crate::shell::support::capture::{Spilled, thousands};
-use crate::shell::support::foreground::Outcome;
+use crate::fs::shown::shown;
+use crate::process::capture::{Spilled, thousands};
+use crate::process::foreground::Outcome;
 
 /// Room kept for the note about cut output.
 const TRUNCATION_NOTE_ROOM: usize = 500;
@@ -179,7 +180,7 @@ pub async fn finish(
         let total = thousands(outcome.capture.combined.total());
         notes.push(match &spilled {
             Spilled::Saved(path) => {
-                let shown = shown_path(cx, path);
+                let shown = shown(cx, path);
                 output_file = Some(path.display().to_string());
                 format!(
                     "Output too long ({total} bytes): showing its head and tail. Every byte is in {shown}; read it \
@@ -259,13 +260,4 @@ fn sealed_hint(text: &str, sealed: &[PathBuf], cwd: &Path) -> Option<String> {
          can be written. Work in a subdirectory, or ask the user to run this command themselves.",
         dirs.join(", ")
     ))
-}
-
-/// A path as the model should see it: relative to the session's cwd when inside it.
-pub fn shown_path(cx: &ToolContext, path: &Path) -> String {
-    let cwd = cx.cwd();
-    match path.strip_prefix(&cwd) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => path.display().to_string(),
-    }
 }

@@ -11,10 +11,9 @@ use super::client::MAX_BODY;
 use super::decode::decode;
 use super::fetched::Page;
 use super::html::{self, Extraction, Shape};
-use crate::files::read::MAX_IMAGE_BYTES;
-use crate::files::support::encoding::{image_mime, sniff};
-use crate::files::support::pdf;
-use crate::shell::support::spill::SpillTarget;
+use crate::formats::encoding::{MAX_IMAGE_BYTES, image_mime, sniff};
+use crate::formats::pdf;
+use crate::process::spill::SpillTarget;
 
 /// How a page is shown, as the caller asked (`format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

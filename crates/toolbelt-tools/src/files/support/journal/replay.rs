@@ -12,8 +12,8 @@ use cap_std::fs::{Dir, MetadataExt as _, Permissions, PermissionsExt as _};
 
 use super::record::{Entry, Header, PathText};
 use crate::files::support::atomic::check_replaceable;
-use crate::files::support::regular::open_regular;
-use crate::files::support::roots::OpenRoots;
+use crate::fs::regular::open_regular;
+use crate::fs::roots::OpenRoots;
 
 /// One entry, its paths decoded and its root opened.
 pub struct Step<'a> {

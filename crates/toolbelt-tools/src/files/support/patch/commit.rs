@@ -26,7 +26,7 @@ use crate::files::support::atomic::{self, StageOptions};
 use crate::files::support::journal::Journal;
 use crate::files::support::journal::record::{Entry, Header, PathText, VERSION};
 use crate::files::support::journal::replay::{self, Step, StepKind};
-use crate::files::support::roots::{Located, OpenRoots};
+use crate::fs::roots::{Located, OpenRoots};
 
 /// What to do at one path.
 pub enum Action {

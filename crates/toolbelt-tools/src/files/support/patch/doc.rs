@@ -8,8 +8,7 @@
 use std::cell::OnceCell;
 
 use super::parse::{Hunk, Kind};
-use super::seek::loose;
-use crate::files::support::encoding::LineEnding;
+use crate::formats::encoding::LineEnding;
 
 /// A file's text as lines.
 pub struct Doc<'a> {
@@ -117,6 +116,23 @@ impl<'a> Doc<'a> {
     pub fn count_lines(text: &str) -> usize {
         Doc::new(text).len()
     }
+}
+
+/// One character folded for the loosest comparison.
+fn fold(c: char) -> char {
+    match c {
+        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => '-',
+        '\u{2018}'..='\u{201B}' | '\u{2032}' | '\u{FF07}' => '\'',
+        '\u{201C}'..='\u{201F}' | '\u{2033}' | '\u{FF02}' => '"',
+        '\u{00A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+        other => other,
+    }
+}
+
+/// A line folded (Unicode punctuation to ASCII) and trimmed.
+pub fn loose(s: &str) -> String {
+    let folded: String = s.chars().map(fold).collect();
+    folded.trim().to_string()
 }
 
 #[cfg(test)]

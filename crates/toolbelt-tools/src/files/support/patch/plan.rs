@@ -19,11 +19,13 @@ use super::doc::{Doc, Placed};
 use super::parse::{FileOp, Hunk, Patch};
 use super::report;
 use super::seek::{self, Level};
-use crate::files::apply_patch::{FileStatus, PatchedFile, shown};
-use crate::files::support::encoding::{self, TextFormat};
 use crate::files::support::ledger::{FileLedger, hash};
-use crate::files::support::regular::NotRegular;
-use crate::files::support::roots::{Located, OpenRoots, absolute, io_error};
+use crate::files::support::patch::outcome::{FileStatus, PatchedFile};
+use crate::formats::encoding::{self, TextFormat};
+use crate::fs::error::io_error;
+use crate::fs::regular::NotRegular;
+use crate::fs::roots::{Located, OpenRoots, absolute};
+use crate::fs::shown::shown;
 
 /// Files larger than this are not patched (they would be held in memory several times).
 const MAX_BYTES: u64 = 64 * 1024 * 1024;

@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 
 use super::doc::Doc;
-use super::seek::{self, Miss, loose};
+use super::doc::loose;
+use super::seek::{self, Miss};
 
 /// A line shown in a message: cut when long, inside backticks.
 fn quote(line: &str) -> String {

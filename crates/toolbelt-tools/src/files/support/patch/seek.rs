@@ -9,7 +9,7 @@
 //! Untouched lines keep their bytes whatever level matched: only `-` lines go and `+` lines
 //! come.
 
-use super::doc::Doc;
+use super::doc::{Doc, loose};
 use super::parse::Hunk;
 
 /// How tolerant a match had to be.
@@ -41,23 +41,6 @@ impl Level {
 }
 
 const LINE_LEVELS: [Level; 4] = [Level::Exact, Level::TrailingSpace, Level::Spaces, Level::Unicode];
-
-/// One character folded for the loosest comparison.
-fn fold(c: char) -> char {
-    match c {
-        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => '-',
-        '\u{2018}'..='\u{201B}' | '\u{2032}' | '\u{FF07}' => '\'',
-        '\u{201C}'..='\u{201F}' | '\u{2033}' | '\u{FF02}' => '"',
-        '\u{00A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
-        other => other,
-    }
-}
-
-/// A line folded (Unicode punctuation to ASCII) and trimmed.
-pub fn loose(s: &str) -> String {
-    let folded: String = s.chars().map(fold).collect();
-    folded.trim().to_string()
-}
 
 /// Whether file line `i` equals `pat` at `level` (`pat_loose` is `loose(pat)`).
 fn line_eq(doc: &Doc<'_>, i: usize, pat: &str, pat_loose: &str, level: Level) -> bool {

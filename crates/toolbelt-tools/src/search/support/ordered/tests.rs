@@ -69,6 +69,6 @@ fn keys_sort_in_path_order() {
     files.sort_by(|a, b| a.0.cmp(&b.0, &keys));
     assert_eq!(files.iter().map(|f| f.1).collect::<Vec<_>>(), by_key);
     let mut by_path = paths.to_vec();
-    by_path.sort_by(|a, b| super::super::path_order(Path::new(a), Path::new(b)));
+    by_path.sort_by(|a, b| crate::fs::walk::path_order(Path::new(a), Path::new(b)));
     assert_eq!(by_key, by_path);
 }

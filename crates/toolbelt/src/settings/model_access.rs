@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolbelt_core::{SetOutcome, SettingValue, SettingsAccess, SettingsError};
+use toolbelt_core::{PermissionMode, SetOutcome, SettingValue, SettingsAccess, SettingsError};
 
 use super::schema::{self, KeyDef};
 use super::trust::is_project_layer;
@@ -181,6 +181,8 @@ impl SettingsAccess for ModelSettings {
         let (_, loaded) = (self.load)(workspace);
         let def = find(key)?;
         let applies = entries_for(&loaded.entries, def).first().is_some_and(|e| e.origin.layer == Layer::Local);
-        Ok(SetOutcome { written, file, now: value_of(def, &loaded.entries), applies })
+        let mode =
+            (def.key == Key::PERMISSIONS_MODE).then(|| written.as_str().and_then(PermissionMode::parse)).flatten();
+        Ok(SetOutcome { written, file, now: value_of(def, &loaded.entries), applies, mode })
     }
 }

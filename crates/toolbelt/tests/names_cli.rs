@@ -1,6 +1,7 @@
-//! The settings keys through the real binary: `config show` lists every key of the schema
-//! and one hook key per hook event, and a hook group under any event is read from toolbelt's
-//! own settings and from Claude Code's.
+//! Names with one home, through the real binary: `config show` lists every key of the
+//! settings schema and one hook key per hook event, a hook group under any event is read from
+//! toolbelt's own settings and from Claude Code's, and the output schemas `toolbelt tools`
+//! prints list the values of the fields that name one of a few things.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -112,4 +113,31 @@ fn claude_code_hooks_of_every_event_are_imported() {
         assert_eq!(value.as_array().map(Vec::len), Some(1), "{event:?}: {value}");
     }
     assert!(!shown.contains_key("hooks.UserPromptSubmit"));
+}
+
+#[test]
+fn tools_output_schemas_list_the_names_a_field_takes() {
+    let p = Project::new();
+    let modes = ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"];
+    let cases: [(&str, &str, &[&str]); 7] = [
+        ("Lint", "/properties/findings/items/properties/severity", &["error", "warning", "info"]),
+        ("Lint", "/properties/linters/items/properties/status", &["ok", "failed", "unavailable"]),
+        ("Skill", "/properties/scope", &["project", "user"]),
+        ("code_query", "/properties/matches/items/properties/kind", &["function", "class", "variable", "file"]),
+        ("code_query", "/properties/matches/items/properties/matched", &["exact", "prefix", "substring", "fuzzy"]),
+        ("EnterPlanMode", "/properties/previous_mode", &modes),
+        ("ExitPlanMode", "/properties/mode", &modes),
+    ];
+    for (format, schema_at) in [("json", "/output_schema"), ("mcp", "/outputSchema")] {
+        let out = p.run(&["tools", "--format", format]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        for (tool, pointer, values) in cases {
+            let spec = tools.iter().find(|t| t["name"] == tool).unwrap_or_else(|| panic!("{format}: no {tool}"));
+            let field = spec.pointer(&format!("{schema_at}{pointer}")).unwrap_or_else(|| panic!("{tool}{pointer}"));
+            let listed: Vec<&str> =
+                field["oneOf"].as_array().unwrap().iter().filter_map(|c| c["const"].as_str()).collect();
+            assert_eq!(listed, values, "{format}: {tool}{pointer}");
+        }
+    }
 }

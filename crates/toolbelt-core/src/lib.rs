@@ -62,7 +62,7 @@ pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;
 pub use follow_up::FollowUp;
 pub use format::{glob_pieces, human_duration, human_size, json_kind, sha256_hex, thousands};
-pub use modes::{ModeSwitch, Modes};
+pub use modes::{ModeSwitch, Modes, PermissionMode};
 pub use output::{Content, Render, TextOutput, ToolOutput};
 pub use planned::PlannedTool;
 pub use prompts::{PromptInfo, PromptSource, PromptText, Prompts};

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::PermissionMode;
+
 /// One setting as it stands: its value, and where that value comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SettingValue {
@@ -41,6 +43,9 @@ pub struct SetOutcome {
     pub now: SettingValue,
     /// Whether the written value is the one in force (no higher layer overrides it).
     pub applies: bool,
+    /// The permission mode written, when the setting is the permission mode (a session can
+    /// switch to it at once).
+    pub mode: Option<PermissionMode>,
 }
 
 /// Why a setting could not be read or changed. The messages say what to do instead.

@@ -42,7 +42,7 @@ impl HookEvent {
     ];
 
     /// The event's name as settings and hook input spell it (`PreToolUse`).
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             HookEvent::PreToolUse => "PreToolUse",
             HookEvent::PostToolUse => "PostToolUse",

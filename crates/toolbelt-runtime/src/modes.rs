@@ -11,12 +11,11 @@ use toolbelt_policy::{Authorizer, PermissionMode};
 pub(crate) struct PolicyModes(pub Arc<dyn Authorizer>);
 
 impl ModeSwitch for PolicyModes {
-    fn mode(&self, session: &SessionState) -> Option<String> {
-        self.0.mode(session).map(|m| m.as_str().to_string())
+    fn mode(&self, session: &SessionState) -> Option<PermissionMode> {
+        self.0.mode(session)
     }
 
-    fn switch(&self, session: &SessionState, mode: &str) -> Result<(), String> {
-        let mode = PermissionMode::parse(mode).ok_or_else(|| format!("`{mode}` is not a permission mode"))?;
+    fn switch(&self, session: &SessionState, mode: PermissionMode) -> Result<(), String> {
         self.0.switch_mode(session, mode)
     }
 

@@ -32,6 +32,7 @@ use toolbelt_policy::{Approver, NoApprover, PermissionMode};
 use toolbelt_runtime::{Runtime, Session, ToolCall, ToolResult};
 
 use crate::assemble::{AssembleError, Assembly, existing_dir};
+use crate::settings::schema::Key;
 use crate::settings::{Entry, Origin, Settings};
 
 /// How a [`Toolbelt`] is set up; see [`Toolbelt::builder`].
@@ -50,34 +51,35 @@ pub struct ToolbeltBuilder {
 }
 
 impl ToolbeltBuilder {
-    fn entry(mut self, key: &str, value: impl Into<Value>, how: &str) -> Self {
+    fn entry(mut self, key: Key, value: impl Into<Value>, how: &str) -> Self {
         self.entries.push(Entry { key: key.to_string(), value: value.into(), origin: Origin::flag(how) });
         self
     }
 
     /// The permission mode (above every settings file but the managed one, like `--mode`).
     pub fn mode(self, mode: PermissionMode) -> Self {
-        self.entry("permissions.mode", mode.as_str(), "builder mode()")
+        self.entry(Key::PERMISSIONS_MODE, mode.as_str(), "builder mode()")
     }
 
     /// Allows calls matching `rule` (`Bash(cargo test *)`, `Edit(/src/**)`…) without asking.
     pub fn allow(self, rule: &str) -> Self {
-        self.entry("permissions.allow", rule, "builder allow()")
+        self.entry(Key::PERMISSIONS_ALLOW, rule, "builder allow()")
     }
 
     /// Always asks before calls matching `rule`.
     pub fn ask(self, rule: &str) -> Self {
-        self.entry("permissions.ask", rule, "builder ask()")
+        self.entry(Key::PERMISSIONS_ASK, rule, "builder ask()")
     }
 
     /// Never runs calls matching `rule`; a bare tool name hides the tool.
     pub fn deny(self, rule: &str) -> Self {
-        self.entry("permissions.deny", rule, "builder deny()")
+        self.entry(Key::PERMISSIONS_DENY, rule, "builder deny()")
     }
 
-    /// Any settings key (`sandbox.network`, `runtime.output_budget`, `audit.path`…) at the
-    /// level of a command-line flag; checked like one when the toolbelt is built.
-    pub fn setting(self, key: &str, value: impl Into<Value>) -> Self {
+    /// Any settings key (`Key::SANDBOX_NETWORK`, `Key::RUNTIME_OUTPUT_BUDGET`,
+    /// `Key::AUDIT_PATH`…) at the level of a command-line flag; its value is checked like a
+    /// flag's when the toolbelt is built.
+    pub fn setting(self, key: Key, value: impl Into<Value>) -> Self {
         let how = format!("builder setting({key})");
         self.entry(key, value, &how)
     }

@@ -56,6 +56,7 @@ use serde_json::Value;
 pub use load::{load, load_trusted, project_problems, trust_views};
 pub use locations::{Locations, project_root};
 pub use resolve::{McpHttpSettings, Settings, ShellSettings};
+pub use schema::Key;
 pub use store::{LocalRuleStore, StoreError, StoreProblem};
 pub use toolbelt_mcp::client::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
 pub use trust::is_project_layer;
@@ -163,7 +164,7 @@ pub struct Entry {
 
 impl Entry {
     /// A flag's value for `key`.
-    pub fn flag(key: &str, value: impl Into<Value>, flag: &str) -> Self {
+    pub fn flag(key: Key, value: impl Into<Value>, flag: &str) -> Self {
         Self { key: key.to_string(), value: value.into(), origin: Origin::flag(flag) }
     }
 }

@@ -17,6 +17,7 @@ use toolbelt_policy::rules::{Rule, RuleOrigin};
 
 use crate::assemble::Assembly;
 use crate::settings::Problem;
+use crate::settings::schema::Key;
 
 /// A name in the settings that names no tool of a connected upstream server.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +36,7 @@ pub fn check(asm: &Assembly, gateway: &Gateway, registry: &Registry) -> Vec<Name
         .unknown_tool_names()
         .into_iter()
         .filter_map(|unknown| {
-            let key = format!("mcp.servers.{}", unknown.server);
+            let key = Key::MCP_SERVERS.named(&unknown.server);
             // The table that counts: the highest layer's.
             let entry = asm.loaded.entries.iter().filter(|e| e.key == key).max_by_key(|e| e.origin.layer)?;
             let problem = Problem { origin: entry.origin.clone(), key, message: unknown.message() };
@@ -50,10 +51,10 @@ pub fn check(asm: &Assembly, gateway: &Gateway, registry: &Registry) -> Vec<Name
         .collect();
     let entries = registry.entries();
     for entry in asm.loaded.entries.iter() {
-        let effect = match entry.key.as_str() {
-            "permissions.allow" => "allows",
-            "permissions.ask" => "asks about",
-            "permissions.deny" => "denies",
+        let effect = match Key::parse(&entry.key) {
+            Some(Key::PERMISSIONS_ALLOW) => "allows",
+            Some(Key::PERMISSIONS_ASK) => "asks about",
+            Some(Key::PERMISSIONS_DENY) => "denies",
             _ => continue,
         };
         let Some(text) = entry.value.as_str() else { continue };

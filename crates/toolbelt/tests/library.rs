@@ -13,6 +13,7 @@ use toolbelt::Toolbelt;
 use toolbelt::core::{CancellationToken, EventSink};
 use toolbelt::policy::PermissionMode;
 use toolbelt::runtime::{Runtime, Session, ToolCall};
+use toolbelt::settings::Key;
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
@@ -65,7 +66,7 @@ async fn the_builder_sets_up_what_the_binary_does() {
         panic!("bad settings built")
     };
     assert!(e.to_string().contains("toolbelt/config.toml:2"), "{e}");
-    let bad_flag = Toolbelt::builder(&root).home(&home).environment(false).setting("sandbox.network", "yes");
+    let bad_flag = Toolbelt::builder(&root).home(&home).environment(false).setting(Key::SANDBOX_NETWORK, "yes");
     let Err(e) = bad_flag.build().await else { panic!("built") };
     assert!(e.to_string().contains("builder setting(sandbox.network)"), "{e}");
 }

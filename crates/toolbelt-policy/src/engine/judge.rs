@@ -108,7 +108,7 @@ impl PermissionEngine {
         if runs && matches!(kind, PartKind::ReadInside | PartKind::WriteInside) {
             kind = PartKind::State;
         }
-        let decision = mode.baseline(kind);
+        let decision = crate::mode::baseline(mode, kind);
         let reason = match (decision, kind) {
             (Decision::Allow, _) if mode == PermissionMode::BypassPermissions => {
                 "bypassPermissions mode allows what no rule denies or asks about".to_string()

@@ -13,7 +13,7 @@ use toolbelt_core::{
 };
 
 use super::index::Index;
-use super::index::search::{Wanted, search};
+use super::index::search::{MatchKind, Tier, Wanted, search};
 use crate::blocking::run_blocking;
 use crate::fs::walk::target;
 
@@ -62,7 +62,7 @@ pub struct CodeMatch {
     /// 1-based column.
     pub column: u32,
     /// `function`, `class`, `variable` or `file`.
-    pub kind: String,
+    pub kind: MatchKind,
     /// The name.
     pub name: String,
     /// The definition's first line.
@@ -72,7 +72,7 @@ pub struct CodeMatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// How it matched: `exact`, `prefix`, `substring` or `fuzzy`.
-    pub matched: String,
+    pub matched: Tier,
 }
 
 /// What `code_query` found.
@@ -208,7 +208,7 @@ fn query(input: &CodeQueryInput, cx: &ToolContext) -> Result<CodeQueryOutput, To
                 name: h.name,
                 text: h.text,
                 scope: h.scope,
-                matched: h.tier.as_str().into(),
+                matched: h.tier,
             }
         })
         .collect();

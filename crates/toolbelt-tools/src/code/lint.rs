@@ -52,7 +52,7 @@ pub struct LintFinding {
     /// 1-based column (0: the linter gave none).
     pub column: u32,
     /// `error`, `warning` or `info`.
-    pub severity: String,
+    pub severity: Severity,
     /// The rule or error code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -73,7 +73,7 @@ pub struct LinterReport {
     pub name: String,
     /// `ok`, `failed` (no report: `message` says why) or `unavailable` (it applies but is
     /// not installed: `message` says how to get it).
-    pub status: String,
+    pub status: LinterStatus,
     /// The command line it ran, from the working directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
@@ -87,6 +87,32 @@ pub struct LinterReport {
     pub message: Option<String>,
     /// How long it ran, in milliseconds.
     pub duration_ms: u64,
+}
+
+/// How a linter's run went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LinterStatus {
+    /// It ran and gave its report.
+    Ok,
+    /// It gave no report (`message` says why).
+    Failed,
+    /// It applies but is not installed (`message` says how to get it).
+    Unavailable,
+}
+
+impl LinterStatus {
+    /// Every status.
+    pub const ALL: [LinterStatus; 3] = [LinterStatus::Ok, LinterStatus::Failed, LinterStatus::Unavailable];
+
+    /// Its name: `ok`, `failed`, `unavailable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinterStatus::Ok => "ok",
+            LinterStatus::Failed => "failed",
+            LinterStatus::Unavailable => "unavailable",
+        }
+    }
 }
 
 /// What `Lint` found.
@@ -255,7 +281,7 @@ impl PlannedTool for Lint {
             let inside: Vec<Finding> = found.into_iter().filter(|f| inside(&cx, &target, &real_target, f)).collect();
             linters.push(LinterReport {
                 name: planned.linter.clone(),
-                status: if failure.is_some() { "failed" } else { "ok" }.to_owned(),
+                status: if failure.is_some() { LinterStatus::Failed } else { LinterStatus::Ok },
                 command: Some(planned.line.clone()),
                 findings: inside.len(),
                 exit_code,
@@ -267,7 +293,7 @@ impl PlannedTool for Lint {
         for unavailable in &plan.unavailable {
             linters.push(LinterReport {
                 name: unavailable.linter.clone(),
-                status: "unavailable".into(),
+                status: LinterStatus::Unavailable,
                 command: None,
                 findings: 0,
                 exit_code: None,
@@ -275,7 +301,7 @@ impl PlannedTool for Lint {
                 duration_ms: 0,
             });
         }
-        if findings.is_empty() && linters.iter().all(|l| l.status != "ok") {
+        if findings.is_empty() && linters.iter().all(|l| l.status != LinterStatus::Ok) {
             let why: Vec<String> =
                 linters.iter().map(|l| format!("{}: {}", l.name, l.message.as_deref().unwrap_or(""))).collect();
             return Err(ToolError::failed(format!("No linter gave a report.\n{}", why.join("\n"))));
@@ -357,7 +383,7 @@ fn listing(
             path: shown(cx, std::path::Path::new(&f.path)),
             line: f.line,
             column: f.column,
-            severity: f.severity.name().to_owned(),
+            severity: f.severity,
             code: f.code,
             message: f.message.trim().to_owned(),
             linter,
@@ -374,7 +400,7 @@ fn listing(
     for f in &all {
         *per_linter.entry(f.linter.clone()).or_insert(0) += 1;
     }
-    let count = |s: Severity| all.iter().filter(|f| f.severity == s.name()).count();
+    let count = |s: Severity| all.iter().filter(|f| f.severity == s).count();
     let (errors, warnings, total) = (count(Severity::Error), count(Severity::Warning), all.len());
     let mut per_file: BTreeMap<String, usize> = BTreeMap::new();
     let mut listed = Vec::new();
@@ -407,7 +433,7 @@ fn listing(
         ));
     }
     for linter in &mut linters {
-        if linter.status == "ok" {
+        if linter.status == LinterStatus::Ok {
             linter.findings = per_linter.get(&linter.name).copied().unwrap_or(0);
         }
     }

@@ -41,7 +41,7 @@ pub struct SkillOutput {
     /// Its folder: the files its instruction refers to are there.
     pub dir: String,
     /// `project` or `user`.
-    pub scope: String,
+    pub scope: Scope,
     /// The instruction, its arguments filled in.
     pub instruction: String,
     /// Allow rules granted for the rest of the session.
@@ -161,7 +161,7 @@ impl Tool for SkillTool {
         Ok(SkillOutput {
             name: skill.text.name.clone(),
             dir: skill.dir.display().to_string(),
-            scope: skill.scope.as_str().into(),
+            scope: skill.scope,
             instruction: substitute(&skill.text.body, input.args.as_deref().unwrap_or("")),
             granted,
             not_granted,

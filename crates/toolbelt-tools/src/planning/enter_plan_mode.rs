@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, Category, Content, Modes, PermissionClass, Render, SessionSlot, SideEffects, Tool,
-    ToolContext, ToolError, ToolSpec,
+    Access, Annotations, Category, Content, Modes, PermissionClass, PermissionMode, Render, SessionSlot, SideEffects,
+    Tool, ToolContext, ToolError, ToolSpec,
 };
 
 /// Input of `EnterPlanMode` (nothing).
@@ -19,7 +19,7 @@ pub struct EnterPlanModeInput {}
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanState {
     /// The mode before `EnterPlanMode` (`default`, `acceptEdits`…), while in plan mode.
-    pub previous: Option<String>,
+    pub previous: Option<PermissionMode>,
 }
 
 impl SessionSlot for PlanState {
@@ -39,7 +39,7 @@ const DESCRIPTION: &str = "Switches the session to plan mode, for tasks that des
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct EnterPlanModeOutput {
     /// The mode the session was in (where an approved plan returns it).
-    pub previous_mode: String,
+    pub previous_mode: PermissionMode,
     /// Whether the session was already in plan mode.
     pub already: bool,
 }
@@ -83,11 +83,11 @@ impl Tool for EnterPlanMode {
     async fn call(&self, _: EnterPlanModeInput, cx: ToolContext) -> Result<EnterPlanModeOutput, ToolError> {
         let modes = modes(&cx)?;
         let current = modes.0.mode(cx.session()).ok_or_else(no_modes)?;
-        if current == "plan" {
+        if current == PermissionMode::Plan {
             return Ok(EnterPlanModeOutput { previous_mode: current, already: true });
         }
-        modes.0.switch(cx.session(), "plan").map_err(ToolError::failed)?;
-        cx.with_slot::<PlanState, _>(|s| s.previous = Some(current.clone()));
+        modes.0.switch(cx.session(), PermissionMode::Plan).map_err(ToolError::failed)?;
+        cx.with_slot::<PlanState, _>(|s| s.previous = Some(current));
         Ok(EnterPlanModeOutput { previous_mode: current, already: false })
     }
 }

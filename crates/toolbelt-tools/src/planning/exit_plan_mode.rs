@@ -6,8 +6,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, Annotations, AskError, AskRequest, Category, Choice, Content, People, PermissionClass, Question, Render,
-    SideEffects, Tool, ToolContext, ToolError, ToolSpec, keys,
+    Access, Annotations, AskError, AskRequest, Category, Choice, Content, People, PermissionClass, PermissionMode,
+    Question, Render, SideEffects, Tool, ToolContext, ToolError, ToolSpec, keys,
 };
 
 use super::enter_plan_mode::{PlanState, modes, no_modes};
@@ -66,7 +66,7 @@ const DESCRIPTION: &str = "Presents your plan to the user and, once they approve
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ExitPlanModeOutput {
     /// The mode the session is in now.
-    pub mode: String,
+    pub mode: PermissionMode,
     /// The allow rules granted for the rest of the session.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub granted: Vec<String>,
@@ -119,14 +119,14 @@ impl Tool for ExitPlanMode {
     async fn call(&self, input: ExitPlanModeInput, cx: ToolContext) -> Result<ExitPlanModeOutput, ToolError> {
         let modes = modes(&cx)?;
         let current = modes.0.mode(cx.session()).ok_or_else(no_modes)?;
-        if current != "plan" {
+        if current != PermissionMode::Plan {
             return Err(ToolError::failed(format!(
                 "the session is not in plan mode (it is in {current} mode); there is no plan to approve: go on with \
                  the work"
             )));
         }
-        let previous = cx.with_slot::<PlanState, _>(|s| s.previous.clone()).unwrap_or_else(|| "default".into());
-        let request = request(&input, &previous);
+        let previous = cx.with_slot::<PlanState, _>(|s| s.previous).unwrap_or_default();
+        let request = request(&input, previous);
         let people = cx.service::<People>();
         let asked = match &people {
             Some(people) => people.0.ask(cx.session(), &request).await,
@@ -154,7 +154,7 @@ impl Tool for ExitPlanMode {
         let feedback = answer.other.clone().map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
         let target = match answer.selected.first().map(String::as_str) {
             Some(APPROVE) => previous,
-            Some(APPROVE_EDITS) => "acceptEdits".to_string(),
+            Some(APPROVE_EDITS) => PermissionMode::AcceptEdits,
             _ => {
                 let said = feedback.as_deref().unwrap_or("(no feedback given)");
                 return Err(ToolError::Denied {
@@ -165,7 +165,7 @@ impl Tool for ExitPlanMode {
                 });
             }
         };
-        modes.0.switch(cx.session(), &target).map_err(ToolError::failed)?;
+        modes.0.switch(cx.session(), target).map_err(ToolError::failed)?;
         cx.with_slot::<PlanState, _>(|s| s.previous = None);
         let (mut granted, mut not_granted) = (Vec::new(), Vec::new());
         for prompt in &input.allowed_prompts {
@@ -180,7 +180,7 @@ impl Tool for ExitPlanMode {
 }
 
 /// The question put to the person: the plan, what it asks to be allowed, and the choices.
-fn request(input: &ExitPlanModeInput, previous: &str) -> AskRequest {
+fn request(input: &ExitPlanModeInput, previous: PermissionMode) -> AskRequest {
     let mut intro = input.plan.trim().to_string();
     if !input.allowed_prompts.is_empty() {
         let rules: Vec<String> = input.allowed_prompts.iter().map(AllowedPrompt::rule).collect();

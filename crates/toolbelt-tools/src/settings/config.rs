@@ -151,13 +151,13 @@ impl Tool for Config {
                 done.now.sources.join(", "),
                 done.now.value
             )
-        } else if done.now.key == "permissions.mode" {
-            match (cx.service::<Modes>(), done.written.as_str()) {
-                (Some(modes), Some(mode)) => match modes.0.switch(cx.session(), mode) {
+        } else if let Some(mode) = done.mode {
+            match cx.service::<Modes>() {
+                Some(modes) => match modes.0.switch(cx.session(), mode) {
                     Ok(()) => format!("This session is now in {mode} mode."),
                     Err(why) => format!("This session keeps its mode ({why}); new sessions start in {mode}."),
                 },
-                _ => "It applies to sessions started from now on.".to_string(),
+                None => "It applies to sessions started from now on.".to_string(),
             }
         } else {
             "It applies when toolbelt next starts (the next `toolbelt call`, or once the MCP server restarts)."

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 use toolbelt::settings::Entry;
-use toolbelt::settings::schema::{self, KEYS, KeyDef, Kind};
+use toolbelt::settings::schema::{KEYS, KeyDef, Kind};
 
 use crate::cli::{ConfigAction, ConfigArgs, Global};
 use crate::cmd::Setup;
@@ -23,13 +23,9 @@ pub async fn run(global: &Global, args: &ConfigArgs) -> anyhow::Result<ExitCode>
 /// then what it overrides.
 fn entries_of<'a>(setup: &'a Setup, def: &KeyDef) -> Vec<&'a Entry> {
     let bad: Vec<&toolbelt::settings::Origin> =
-        setup.problems.iter().filter(|p| p.key == def.path).map(|p| &p.origin).collect();
-    let mut entries: Vec<&Entry> = setup
-        .loaded
-        .entries
-        .iter()
-        .filter(|e| schema::find(&e.key).is_some_and(|d| d.path == def.path) && !bad.contains(&&e.origin))
-        .collect();
+        setup.problems.iter().filter(|p| p.key == def.key).map(|p| &p.origin).collect();
+    let mut entries: Vec<&Entry> =
+        setup.loaded.entries.iter().filter(|e| def.key.matches(&e.key) && !bad.contains(&&e.origin)).collect();
     entries.sort_by_key(|e| e.origin.layer);
     if !def.kind.accumulates() {
         entries.reverse();
@@ -54,12 +50,13 @@ fn show(setup: &Setup) -> anyhow::Result<ExitCode> {
             line(&format!("#   {:<14} {}", layer.as_str(), file.display()))?;
         }
     }
-    let mut section = "";
+    let mut section = String::new();
     for def in KEYS {
-        let (table, name) = def.path.split_once('.').unwrap_or(("", def.path));
+        let path = def.key.to_string();
+        let (table, name) = path.split_once('.').unwrap_or(("", &path));
         if table != section {
             line(&format!("\n[{table}]"))?;
-            section = table;
+            section = table.to_string();
         }
         let entries = entries_of(setup, def);
         if def.kind == Kind::Table {
@@ -132,7 +129,7 @@ fn show_json(setup: &Setup) -> anyhow::Result<ExitCode> {
                 }
             }
         };
-        out.insert(def.path.to_string(), value);
+        out.insert(def.key.to_string(), value);
     }
     line(&serde_json::to_string_pretty(&Value::Object(out))?)?;
     Ok(ExitCode::SUCCESS)

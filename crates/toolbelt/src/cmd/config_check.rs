@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use toolbelt::settings::agent::{self, AgentsStatus};
 
+use toolbelt::settings::Key;
 use toolbelt::settings::{Layer, Origin, Problem, Trust};
 use toolbelt_mcp::client::UpstreamState;
 use toolbelt_policy::rules::{Rule, RuleOrigin};
@@ -174,9 +175,9 @@ pub async fn run(setup: &Setup, json: bool, connect: bool) -> anyhow::Result<Exi
 fn unknown_tool_warnings(setup: &Setup, entries: &[toolbelt::settings::Entry]) -> Vec<Message> {
     let registry = toolbelt::builtin_registry();
     let specs = registry.specs();
-    let rule_keys = ["permissions.allow", "permissions.ask", "permissions.deny"];
+    let rule_keys = [Key::PERMISSIONS_ALLOW, Key::PERMISSIONS_ASK, Key::PERMISSIONS_DENY];
     let mut out = Vec::new();
-    for entry in entries.iter().filter(|e| rule_keys.contains(&e.key.as_str())) {
+    for entry in entries.iter().filter(|e| rule_keys.iter().any(|k| e.key == *k)) {
         let Some(text) = entry.value.as_str() else { continue };
         // A rule that does not parse is already an error.
         let mut problems = setup.problems.iter().chain(&setup.loaded.ignored_problems);
@@ -219,7 +220,7 @@ async fn upstream_warnings(setup: &Setup) -> Vec<Message> {
         .collect();
     for status in gateway.statuses() {
         let UpstreamState::Failed { error } = status.state else { continue };
-        let key = format!("mcp.servers.{}", status.name);
+        let key = Key::MCP_SERVERS.named(&status.name);
         let entry = setup.loaded.entries.iter().filter(|e| e.key == key).max_by_key(|e| e.origin.layer);
         out.push(Message {
             severity: Severity::Warning,
@@ -243,11 +244,11 @@ fn agents_message(setup: &Setup) -> (Message, bool) {
         AgentsStatus::Unusable(text) => note(Severity::Warning, text),
         AgentsStatus::UnknownProvider(text) => {
             // The highest layer's value is the one that counts: the last of them.
-            let entry = setup.loaded.entries.iter().rev().find(|e| e.key == "agent.provider");
+            let entry = setup.loaded.entries.iter().rev().find(|e| e.key == Key::AGENT_PROVIDER);
             Message {
                 severity: Severity::Error,
                 origin: entry.map(|e| e.origin.clone()),
-                key: "agent.provider".into(),
+                key: Key::AGENT_PROVIDER.into(),
                 message: format!("{text}; agents are unavailable until it names one"),
             }
         }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use toolbelt::settings::Key;
 use toolbelt::settings::Trust;
 use toolbelt::upstream_names::{self, NameProblem};
 use toolbelt_mcp::client::UpstreamState;
@@ -88,7 +89,7 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
 fn waiting_for_trust(setup: &Setup) -> Vec<String> {
     let Trust::Untrusted { pending, .. } = &setup.loaded.trust else { return Vec::new() };
     let mut names: Vec<String> =
-        pending.entries.iter().filter_map(|e| e.key.strip_prefix("mcp.servers.")).map(str::to_string).collect();
+        pending.entries.iter().filter_map(|e| Key::MCP_SERVERS.name_in(&e.key)).map(str::to_string).collect();
     names.sort();
     names.dedup();
     names

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use toolbelt::assemble::Assembly;
 use toolbelt::settings::Entry;
+use toolbelt::settings::Key;
 use toolbelt_core::{CancellationToken, Category};
 use toolbelt_policy::{Approver, NoApprover};
 use toolbelt_runtime::Runtime;
@@ -138,27 +139,27 @@ impl Setup {
 pub(crate) fn flag_entries(global: &Global) -> Vec<Entry> {
     let mut out = Vec::new();
     if let Some(mode) = &global.mode {
-        out.push(Entry::flag("permissions.mode", mode.as_str(), "--mode"));
+        out.push(Entry::flag(Key::PERMISSIONS_MODE, mode.as_str(), "--mode"));
     }
     for (key, flag, rules) in [
-        ("permissions.allow", "--allow", &global.allow),
-        ("permissions.ask", "--ask", &global.ask),
-        ("permissions.deny", "--deny", &global.deny),
+        (Key::PERMISSIONS_ALLOW, "--allow", &global.allow),
+        (Key::PERMISSIONS_ASK, "--ask", &global.ask),
+        (Key::PERMISSIONS_DENY, "--deny", &global.deny),
     ] {
         out.extend(rules.iter().map(|r| Entry::flag(key, r.as_str(), flag)));
     }
     if let Some(path) = &global.audit {
-        out.push(Entry::flag("audit.enabled", true, "--audit"));
-        out.push(Entry::flag("audit.path", path.display().to_string(), "--audit"));
+        out.push(Entry::flag(Key::AUDIT_ENABLED, true, "--audit"));
+        out.push(Entry::flag(Key::AUDIT_PATH, path.display().to_string(), "--audit"));
     }
     if global.claude_settings {
-        out.push(Entry::flag("compat.claude", true, "--claude-settings"));
+        out.push(Entry::flag(Key::COMPAT_CLAUDE, true, "--claude-settings"));
     }
     if let Some(budget) = global.output_budget {
-        out.push(Entry::flag("runtime.output_budget", budget, "--output-budget"));
+        out.push(Entry::flag(Key::RUNTIME_OUTPUT_BUDGET, budget, "--output-budget"));
     }
     if let Some(secs) = global.max_timeout {
-        out.push(Entry::flag("runtime.max_timeout", secs, "--max-timeout"));
+        out.push(Entry::flag(Key::RUNTIME_MAX_TIMEOUT, secs, "--max-timeout"));
     }
     if let Some(mode) = global.sandbox {
         let name = match mode {
@@ -166,10 +167,10 @@ pub(crate) fn flag_entries(global: &Global) -> Vec<Entry> {
             SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
             SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
         };
-        out.push(Entry::flag("sandbox.mode", name.as_str(), "--sandbox"));
+        out.push(Entry::flag(Key::SANDBOX_MODE, name.as_str(), "--sandbox"));
     }
     if global.network {
-        out.push(Entry::flag("sandbox.network", true, "--network"));
+        out.push(Entry::flag(Key::SANDBOX_NETWORK, true, "--network"));
     }
     if let Some(what) = global.if_unsandboxed {
         let choice = match what {
@@ -177,9 +178,9 @@ pub(crate) fn flag_entries(global: &Global) -> Vec<Entry> {
             UnsandboxedArg::Refuse => WhenUnavailable::Refuse,
             UnsandboxedArg::Run => WhenUnavailable::Run,
         };
-        out.push(Entry::flag("sandbox.if_unsandboxed", choice.as_str(), "--if-unsandboxed"));
+        out.push(Entry::flag(Key::SANDBOX_IF_UNSANDBOXED, choice.as_str(), "--if-unsandboxed"));
     }
-    out.extend(global.deny_command.iter().map(|p| Entry::flag("shell.deny_commands", p.as_str(), "--deny-command")));
+    out.extend(global.deny_command.iter().map(|p| Entry::flag(Key::SHELL_DENY_COMMANDS, p.as_str(), "--deny-command")));
     out
 }
 

@@ -42,8 +42,9 @@ use toolbelt_agent::providers::{self, SelectError};
 use toolbelt_agent::{AgentLimits, AgentSettings, ProviderConfig, ProviderKind};
 
 use super::trust::is_project_layer;
-use super::winner::winner;
+use super::winner::{named_winner, winner};
 use super::{Entry, Origin, Problem};
+use crate::settings::schema::Key;
 
 /// A provider's table as written.
 #[derive(Debug, Deserialize)]
@@ -60,8 +61,7 @@ struct Table {
 pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> AgentSettings {
     let mut names: Vec<&str> = Vec::new();
     for entry in entries {
-        if let Some(name) = entry.key.strip_prefix("agent.providers.")
-            && super::schema::find(&entry.key).is_some()
+        if let Some(name) = Key::AGENT_PROVIDERS.name_in(&entry.key)
             && !names.contains(&name)
         {
             names.push(name);
@@ -69,7 +69,7 @@ pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> AgentSe
     }
     let mut providers = Vec::new();
     for name in names {
-        let Some(entry) = winner(entries, &format!("agent.providers.{name}")) else { continue };
+        let Some(entry) = named_winner(entries, Key::AGENT_PROVIDERS, name) else { continue };
         match provider(name, &entry.value, &entry.origin) {
             Ok(config) => providers.push(config),
             Err(message) => {
@@ -77,21 +77,21 @@ pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> AgentSe
             }
         }
     }
-    let int = |key: &str| winner(entries, key).and_then(|e| e.value.as_i64());
+    let int = |key: Key| winner(entries, key).and_then(|e| e.value.as_i64());
     let defaults = AgentLimits::DEFAULT;
     let limits = AgentLimits {
-        max_concurrent: int("agent.max_concurrent")
+        max_concurrent: int(Key::AGENT_MAX_CONCURRENT)
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(defaults.max_concurrent),
-        max_depth: int("agent.max_depth").and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.max_depth),
-        max_turns: int("agent.max_turns").and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.max_turns),
-        time_budget: int("agent.time_budget")
+        max_depth: int(Key::AGENT_MAX_DEPTH).and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.max_depth),
+        max_turns: int(Key::AGENT_MAX_TURNS).and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.max_turns),
+        time_budget: int(Key::AGENT_TIME_BUDGET)
             .and_then(|n| u64::try_from(n).ok())
             .map_or(defaults.time_budget, std::time::Duration::from_secs),
-        result_cap: int("agent.result_cap").and_then(|n| usize::try_from(n).ok()).unwrap_or(defaults.result_cap),
-        max_tokens: int("agent.max_tokens").and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.max_tokens),
+        result_cap: int(Key::AGENT_RESULT_CAP).and_then(|n| usize::try_from(n).ok()).unwrap_or(defaults.result_cap),
+        max_tokens: int(Key::AGENT_MAX_TOKENS).and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.max_tokens),
     };
-    let default_provider = winner(entries, "agent.provider").and_then(|e| e.value.as_str()).map(str::to_string);
+    let default_provider = winner(entries, Key::AGENT_PROVIDER).and_then(|e| e.value.as_str()).map(str::to_string);
     AgentSettings { providers, default_provider, limits }
 }
 
@@ -133,7 +133,7 @@ fn provider(name: &str, value: &serde_json::Value, origin: &Origin) -> Result<Pr
 pub(super) fn keep_user_providers(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
     let own: Vec<String> = entries
         .iter()
-        .filter(|e| e.key.starts_with("agent.providers.") && !is_project_layer(e.origin.layer))
+        .filter(|e| Key::AGENT_PROVIDERS.shares_section(&e.key) && !is_project_layer(e.origin.layer))
         .map(|e| e.key.clone())
         .collect();
     entries.retain(|e| {

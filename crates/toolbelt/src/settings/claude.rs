@@ -5,15 +5,17 @@
 use std::path::Path;
 
 use serde_json::Value;
+use toolbelt_policy::HookEvent;
 
 use super::{Entry, Layer, Origin, Problem, line_of};
+use crate::settings::schema::Key;
 
 /// Claude Code's permission keys and ours.
-const PERMISSION_KEYS: &[(&str, &str)] = &[
-    ("allow", "permissions.allow"),
-    ("ask", "permissions.ask"),
-    ("deny", "permissions.deny"),
-    ("additionalDirectories", "permissions.additional_directories"),
+const PERMISSION_KEYS: &[(&str, Key)] = &[
+    ("allow", Key::PERMISSIONS_ALLOW),
+    ("ask", Key::PERMISSIONS_ASK),
+    ("deny", Key::PERMISSIONS_DENY),
+    ("additionalDirectories", Key::PERMISSIONS_ADDITIONAL_DIRECTORIES),
 ];
 
 pub(super) fn entries(layer: Layer, file: &Path, text: &str, out: &mut Vec<Entry>, problems: &mut Vec<Problem>) {
@@ -21,7 +23,7 @@ pub(super) fn entries(layer: Layer, file: &Path, text: &str, out: &mut Vec<Entry
     // JSON parsers keep no positions: a value's line is where its text first appears.
     let line = |needle: &str| text.find(needle).map(|at| line_of(text, at));
     let origin = |line: Option<usize>| Origin::file(layer, file, line);
-    let mut push = |key: &str, value: Value, line: Option<usize>| {
+    let mut push = |key: Key, value: Value, line: Option<usize>| {
         out.push(Entry { key: key.to_string(), value, origin: origin(line) });
     };
 
@@ -31,19 +33,19 @@ pub(super) fn entries(layer: Layer, file: &Path, text: &str, out: &mut Vec<Entry
                 Some(Value::Array(items)) => {
                     for item in items {
                         let at = item.as_str().and_then(|s| line(&serde_json::to_string(s).unwrap_or_default()));
-                        push(ours, item.clone(), at);
+                        push(*ours, item.clone(), at);
                     }
                 }
-                Some(other) => push(ours, other.clone(), line(&format!("\"{theirs}\""))),
+                Some(other) => push(*ours, other.clone(), line(&format!("\"{theirs}\""))),
                 None => {}
             }
         }
         if let Some(mode) = permissions.get("defaultMode") {
-            push("permissions.mode", mode.clone(), line("\"defaultMode\""));
+            push(Key::PERMISSIONS_MODE, mode.clone(), line("\"defaultMode\""));
         }
         if let Some(Value::String(setting)) = permissions.get("disableBypassPermissionsMode") {
             push(
-                "permissions.disable_bypass",
+                Key::PERMISSIONS_DISABLE_BYPASS,
                 Value::Bool(setting == "disable"),
                 line("\"disableBypassPermissionsMode\""),
             );
@@ -51,16 +53,15 @@ pub(super) fn entries(layer: Layer, file: &Path, text: &str, out: &mut Vec<Entry
     }
     if let Some(hooks) = root.get("hooks").and_then(Value::as_object) {
         for (event, groups) in hooks {
-            let key = format!("hooks.{event}");
             let at = line(&format!("\"{event}\""));
-            if super::schema::find(&key).is_none() {
+            let Some(key) = HookEvent::parse(event).map(Key::hook) else {
                 // Claude Code has events toolbelt does not run (UserPromptSubmit, Stop…).
                 tracing::debug!(file = %file.display(), "Claude Code hook event {event} has no toolbelt equivalent; skipped");
                 continue;
-            }
+            };
             match groups {
-                Value::Array(groups) => groups.iter().for_each(|g| push(&key, g.clone(), at)),
-                other => push(&key, other.clone(), at),
+                Value::Array(groups) => groups.iter().for_each(|g| push(key, g.clone(), at)),
+                other => push(key, other.clone(), at),
             }
         }
     }
@@ -93,7 +94,7 @@ pub(super) fn mcp_json_entries(
             ),
             None => server.clone(),
         };
-        out.push(Entry { key: format!("mcp.servers.{name}"), value, origin: Origin::file(layer, file, line) });
+        out.push(Entry { key: Key::MCP_SERVERS.named(name), value, origin: Origin::file(layer, file, line) });
     }
 }
 

@@ -19,24 +19,25 @@ use std::time::Duration;
 
 use toolbelt_tools::code::linters::{LintSettings, spec_from_json};
 
-use super::winner::winner;
+use super::winner::{named_winner, winner};
 use super::{Entry, Problem};
+use crate::settings::schema::Key;
 
 /// The lint settings the entries give; each bad linter a problem at its place.
 pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> LintSettings {
     let defaults = LintSettings::default();
     let mut settings = LintSettings {
-        use_defaults: winner(entries, "lint.defaults").and_then(|e| e.value.as_bool()).unwrap_or(true),
-        timeout: winner(entries, "lint.timeout")
+        use_defaults: winner(entries, Key::LINT_DEFAULTS).and_then(|e| e.value.as_bool()).unwrap_or(true),
+        timeout: winner(entries, Key::LINT_TIMEOUT)
             .and_then(|e| e.value.as_u64())
             .map_or(defaults.timeout, Duration::from_secs),
         ..defaults
     };
-    let mut names: Vec<&str> = entries.iter().filter_map(|e| e.key.strip_prefix("lint.linters.")).collect();
+    let mut names: Vec<&str> = entries.iter().filter_map(|e| Key::LINT_LINTERS.name_in(&e.key)).collect();
     names.sort_unstable();
     names.dedup();
     for name in names {
-        let Some(entry) = winner(entries, &format!("lint.linters.{name}")) else { continue };
+        let Some(entry) = named_winner(entries, Key::LINT_LINTERS, name) else { continue };
         match spec_from_json(name, &entry.value, &entry.origin.to_string()) {
             Ok(spec) => settings.linters.push(spec),
             Err(why) => problems.push(Problem {

@@ -7,6 +7,7 @@ use super::{
     Entry, Layer, Loaded, Locations, Origin, Problem, Settings, Trust, TrustStore, agent, claude, env, loosening,
     model_access, resolve, schema, store, toml_file, trust, web,
 };
+use crate::settings::schema::Key;
 
 /// Reads every layer. `flags` are the command line's entries; `env` the process environment;
 /// `claude_flag` is `--claude-settings`. Never fails: problems are collected in the result.
@@ -40,7 +41,7 @@ pub fn load_trusted(
 /// Claude Code's files applying whole — so one trust covers both (`--claude-settings` then
 /// never reads as a change). `flags` without their `compat.claude` for the first.
 pub fn trust_views(loc: &Locations, flags: &[Entry], env: &[(String, String)]) -> [trust::Pending; 2] {
-    let without: Vec<Entry> = flags.iter().filter(|e| e.key != "compat.claude").cloned().collect();
+    let without: Vec<Entry> = flags.iter().filter(|e| e.key != Key::COMPAT_CLAUDE).cloned().collect();
     [load(loc, without, env.to_vec(), false).pending, load(loc, flags.to_vec(), env.to_vec(), true).pending]
 }
 
@@ -50,7 +51,7 @@ pub fn trust_views(loc: &Locations, flags: &[Entry], env: &[(String, String)]) -
 /// trust` refuses a project for, and what `config check` reports of a project waiting for
 /// trust.
 pub fn project_problems(loc: &Locations, flags: &[Entry], env: &[(String, String)], claude: bool) -> Vec<Problem> {
-    let flags = flags.iter().filter(|e| claude || e.key != "compat.claude").cloned().collect();
+    let flags = flags.iter().filter(|e| claude || e.key != Key::COMPAT_CLAUDE).cloned().collect();
     let loaded = load_trusted(loc, flags, env.to_vec(), claude);
     let rule_env = toolbelt_policy::rules::RuleEnv { home: loc.home.clone(), cwd: loc.cwd.clone() };
     let (_, resolved) = Settings::resolve(&loaded, loc, &rule_env);
@@ -83,7 +84,7 @@ fn load_as(
     read_files(&mut loaded, loc.files(false));
     loaded.entries.extend(env::entries(env, &mut loaded.problems));
     loaded.entries.extend(flags);
-    let wants_claude = claude_flag || resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false);
+    let wants_claude = claude_flag || resolve::last_bool(&loaded.entries, Key::COMPAT_CLAUDE).unwrap_or(false);
     // Claude Code's files are always read: their deny and ask rules only make the policy
     // stricter and apply in any case; the rest (allow rules, mode, hooks) waits for the opt-in.
     let claude = loc.files(true).into_iter().filter(|(layer, _)| layer.is_claude());
@@ -139,7 +140,7 @@ fn load_as(
     loaded.problems = loaded.keep_fatal(problems);
     // Read speculatively for the digest: Claude Code's files apply only if a trusted layer
     // still asks for them.
-    if wants_claude && !claude_flag && !resolve::last_bool(&loaded.entries, "compat.claude").unwrap_or(false) {
+    if wants_claude && !claude_flag && !resolve::last_bool(&loaded.entries, Key::COMPAT_CLAUDE).unwrap_or(false) {
         keep_claude_restrictions(&mut loaded);
     }
     loaded.claude_note = claude_note(&loaded, wants_claude);
@@ -150,7 +151,7 @@ fn load_as(
 /// make it rotate away.
 fn keep_user_audit(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
     entries.retain(|e| {
-        let project_audit = trust::is_project_layer(e.origin.layer) && e.key.starts_with("audit.");
+        let project_audit = trust::is_project_layer(e.origin.layer) && Key::AUDIT_PATH.shares_section(&e.key);
         if project_audit {
             notices.push(format!(
                 "{} in {} is ignored: the audit log is set up by the user (user or managed settings, \
@@ -169,7 +170,9 @@ fn keep_claude_restrictions(loaded: &mut Loaded) {
     loaded.entries.retain(|e| !e.origin.layer.is_claude() || trust::only_restricts(e));
     loaded.claude_skipped += before - loaded.entries.len();
     let keep = |p: &Problem| {
-        !p.origin.layer.is_claude() || matches!(p.key.as_str(), "" | "permissions.deny" | "permissions.ask")
+        !p.origin.layer.is_claude()
+            || p.key.is_empty()
+            || matches!(Key::parse(&p.key), Some(Key::PERMISSIONS_DENY | Key::PERMISSIONS_ASK))
     };
     loaded.problems.retain(keep);
     loaded.ignored_problems.retain(keep);
@@ -189,12 +192,12 @@ fn claude_note(loaded: &Loaded, wanted: bool) -> Option<String> {
     if files.is_empty() || wanted && loaded.claude_skipped == 0 {
         return None;
     }
-    let count = |key: &str| loaded.entries.iter().filter(|e| e.origin.layer.is_claude() && e.key == key).count();
+    let count = |key: Key| loaded.entries.iter().filter(|e| e.origin.layer.is_claude() && e.key == key).count();
     let mut note = format!(
         "Claude Code's settings ({}): {} deny and {} ask rule(s) applied",
         files.join(", "),
-        count("permissions.deny"),
-        count("permissions.ask")
+        count(Key::PERMISSIONS_DENY),
+        count(Key::PERMISSIONS_ASK)
     );
     if loaded.claude_skipped > 0 {
         note.push_str(&format!(

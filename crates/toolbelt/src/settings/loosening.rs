@@ -11,34 +11,35 @@
 
 use serde_json::Value;
 
-use toolbelt_tools::shell::SandboxMode;
+use toolbelt_policy::PermissionMode;
+use toolbelt_tools::shell::{SandboxMode, WhenUnavailable};
 
 use super::Entry;
+use crate::settings::schema::Key;
 
 /// Why a project's entry loosens the policy (what it lets happen without a question), or
 /// `None` when it does not.
 pub fn reason(entry: &Entry) -> Option<&'static str> {
     let text = entry.value.as_str();
     let on = entry.value.as_bool() == Some(true);
-    match entry.key.as_str() {
-        "permissions.mode" => match text.and_then(toolbelt_policy::PermissionMode::parse).map(|m| m.as_str()) {
-            Some("bypassPermissions") => Some("every call runs without asking"),
-            Some("acceptEdits") => Some("edits run without asking"),
+    match Key::parse(&entry.key)? {
+        Key::PERMISSIONS_MODE => match text.and_then(PermissionMode::parse) {
+            Some(PermissionMode::BypassPermissions) => Some("every call runs without asking"),
+            Some(PermissionMode::AcceptEdits) => Some("edits run without asking"),
             _ => None,
         },
-        "permissions.allow" => Some("runs without asking"),
-        "permissions.additional_directories" => Some("the tools reach this directory too"),
-        "permissions.disable_bypass" => (entry.value == Value::Bool(false)).then_some("allows bypassPermissions"),
-        "sandbox.mode" => (text.and_then(SandboxMode::parse) == Some(SandboxMode::DangerFullAccess))
+        Key::PERMISSIONS_ALLOW => Some("runs without asking"),
+        Key::PERMISSIONS_ADDITIONAL_DIRECTORIES => Some("the tools reach this directory too"),
+        Key::PERMISSIONS_DISABLE_BYPASS => (entry.value == Value::Bool(false)).then_some("allows bypassPermissions"),
+        Key::SANDBOX_MODE => (text.and_then(SandboxMode::parse) == Some(SandboxMode::DangerFullAccess))
             .then_some("shell commands run unconfined"),
-        "sandbox.network" => on.then_some("sandboxed commands reach the network"),
-        "sandbox.if_unsandboxed" => {
-            (text == Some("run")).then_some("commands run unconfined where the sandbox cannot be applied")
-        }
-        "sandbox.writable_roots" => Some("sandboxed commands may write there"),
-        "sandbox.git_writes" => on.then_some("sandboxed commands write git's data"),
-        "shell.env_keep" => Some("shell commands see this variable although it looks like a secret"),
-        "mcp.allowed_origins" => Some("web pages from this origin may call `toolbelt mcp --http`"),
+        Key::SANDBOX_NETWORK => on.then_some("sandboxed commands reach the network"),
+        Key::SANDBOX_IF_UNSANDBOXED => (text.and_then(WhenUnavailable::parse) == Some(WhenUnavailable::Run))
+            .then_some("commands run unconfined where the sandbox cannot be applied"),
+        Key::SANDBOX_WRITABLE_ROOTS => Some("sandboxed commands may write there"),
+        Key::SANDBOX_GIT_WRITES => on.then_some("sandboxed commands write git's data"),
+        Key::SHELL_ENV_KEEP => Some("shell commands see this variable although it looks like a secret"),
+        Key::MCP_ALLOWED_ORIGINS => Some("web pages from this origin may call `toolbelt mcp --http`"),
         _ => None,
     }
 }

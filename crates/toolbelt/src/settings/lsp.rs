@@ -30,26 +30,27 @@ use serde_json::Value;
 use toolbelt_tools::language_servers::LspSettings;
 use toolbelt_tools::language_servers::config::{from_lsp_json, spec_from_json};
 
-use super::winner::winner;
+use super::winner::{named_winner, winner};
 use super::{Entry, Problem};
+use crate::settings::schema::Key;
 
 /// The language server settings the entries give; each bad server a problem at its place.
 pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>, home: &Path, compat_claude: bool) -> LspSettings {
     let defaults = LspSettings::default();
-    let bool_of = |key: &str, default: bool| winner(entries, key).and_then(|e| e.value.as_bool()).unwrap_or(default);
-    let uint = |key: &str| winner(entries, key).and_then(|e| e.value.as_u64());
+    let bool_of = |key: Key, default: bool| winner(entries, key).and_then(|e| e.value.as_bool()).unwrap_or(default);
+    let uint = |key: Key| winner(entries, key).and_then(|e| e.value.as_u64());
     let mut settings = LspSettings {
-        enabled: bool_of("lsp.enabled", true),
-        use_defaults: bool_of("lsp.defaults", true),
-        diagnostics_wait: uint("lsp.diagnostics_timeout").map_or(defaults.diagnostics_wait, Duration::from_millis),
-        request_timeout: uint("lsp.request_timeout").map_or(defaults.request_timeout, Duration::from_secs),
+        enabled: bool_of(Key::LSP_ENABLED, true),
+        use_defaults: bool_of(Key::LSP_DEFAULTS, true),
+        diagnostics_wait: uint(Key::LSP_DIAGNOSTICS_TIMEOUT).map_or(defaults.diagnostics_wait, Duration::from_millis),
+        request_timeout: uint(Key::LSP_REQUEST_TIMEOUT).map_or(defaults.request_timeout, Duration::from_secs),
         ..defaults
     };
-    let mut names: Vec<&str> = entries.iter().filter_map(|e| e.key.strip_prefix("lsp.servers.")).collect();
+    let mut names: Vec<&str> = entries.iter().filter_map(|e| Key::LSP_SERVERS.name_in(&e.key)).collect();
     names.sort_unstable();
     names.dedup();
     for name in names {
-        let Some(entry) = winner(entries, &format!("lsp.servers.{name}")) else { continue };
+        let Some(entry) = named_winner(entries, Key::LSP_SERVERS, name) else { continue };
         match spec_from_json(name, &entry.value, "settings", "extensions") {
             Ok(spec) => settings.servers.push(spec),
             Err(why) => problems.push(Problem {

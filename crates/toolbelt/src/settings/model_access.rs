@@ -16,18 +16,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolbelt_core::{SetOutcome, SettingValue, SettingsAccess, SettingsError};
+use toolbelt_core::{PermissionMode, SetOutcome, SettingValue, SettingsAccess, SettingsError};
 
 use super::schema::{self, KeyDef};
 use super::trust::is_project_layer;
 use super::{Entry, Layer, LocalRuleStore, Locations};
+use crate::settings::schema::Key;
 
 /// The keys a model may change, besides `permissions.mode` when the user allows it.
-pub const MODEL_SETTABLE: &[&str] =
-    &["runtime.output_budget", "runtime.default_timeout", "runtime.concurrency", "agent.max_turns"];
+pub const MODEL_SETTABLE: &[Key] =
+    &[Key::RUNTIME_OUTPUT_BUDGET, Key::RUNTIME_DEFAULT_TIMEOUT, Key::RUNTIME_CONCURRENCY, Key::AGENT_MAX_TURNS];
 
 /// The user's opt-in that lets a model change the permission mode.
-pub const MODE_OPT_IN: &str = "config.model_may_set_mode";
+pub const MODE_OPT_IN: Key = Key::CONFIG_MODEL_MAY_SET_MODE;
 
 /// Reads the settings of the project of a directory: its locations and every layer.
 pub type LoadFor = Arc<dyn Fn(&Path) -> (Locations, super::Loaded) + Send + Sync>;
@@ -65,17 +66,16 @@ pub(super) fn keep_user_opt_in(entries: &mut Vec<Entry>, notices: &mut Vec<Strin
 }
 
 fn find(key: &str) -> Result<&'static KeyDef, SettingsError> {
-    schema::find(key).filter(|d| d.path == key).ok_or_else(|| SettingsError::UnknownKey {
+    schema::find(key).filter(|d| d.key == *key).ok_or_else(|| SettingsError::UnknownKey {
         key: key.to_string(),
-        suggestion: schema::find(key).map(|d| d.path).or_else(|| schema::suggest(key)).map(str::to_string),
+        suggestion: schema::find(key).map(|d| d.key).or_else(|| schema::suggest(key)).map(|k| k.to_string()),
     })
 }
 
 /// The entries that count for `def`: every item of a list in layer order; the winner of a
 /// single value first.
 fn entries_for<'a>(entries: &'a [Entry], def: &KeyDef) -> Vec<&'a Entry> {
-    let mut out: Vec<&Entry> =
-        entries.iter().filter(|e| schema::find(&e.key).is_some_and(|d| d.path == def.path)).collect();
+    let mut out: Vec<&Entry> = entries.iter().filter(|e| def.key.matches(&e.key)).collect();
     out.sort_by_key(|e| e.origin.layer);
     if !def.kind.accumulates() {
         out.reverse();
@@ -88,13 +88,13 @@ fn may_set_mode(entries: &[Entry]) -> bool {
 }
 
 fn settable(def: &KeyDef, entries: &[Entry]) -> bool {
-    MODEL_SETTABLE.contains(&def.path) || (def.path == "permissions.mode" && may_set_mode(entries))
+    MODEL_SETTABLE.contains(&def.key) || (def.key == Key::PERMISSIONS_MODE && may_set_mode(entries))
 }
 
 fn settable_list(entries: &[Entry]) -> Vec<String> {
     let mut keys: Vec<String> = MODEL_SETTABLE.iter().map(|k| k.to_string()).collect();
     if may_set_mode(entries) {
-        keys.push("permissions.mode".into());
+        keys.push(Key::PERMISSIONS_MODE.into());
     }
     keys
 }
@@ -116,7 +116,7 @@ fn value_of(def: &KeyDef, entries: &[Entry]) -> SettingValue {
         }
     };
     SettingValue {
-        key: def.path.to_string(),
+        key: def.key.to_string(),
         value,
         sources: if sources.is_empty() { vec!["default".into()] } else { sources },
         doc: def.doc.to_string(),
@@ -131,24 +131,24 @@ impl ModelSettings {
         let def = find(key)?;
         let (loc, loaded) = (self.load)(workspace);
         if !settable(def, &loaded.entries) {
-            let why = if def.path == "permissions.mode" {
+            let why = if def.key == Key::PERMISSIONS_MODE {
                 format!(
                     "the permission mode is the user's choice; they can let you change it with {MODE_OPT_IN} = true \
                      in their own settings"
                 )
-            } else if def.path == MODE_OPT_IN {
+            } else if def.key == MODE_OPT_IN {
                 "only the user's own settings may say whether you change the mode".to_string()
             } else {
                 "it decides what tools may do, reach, run or record, or where they send things".to_string()
             };
             return Err(SettingsError::NotSettable {
-                key: def.path.to_string(),
+                key: def.key.to_string(),
                 why,
                 settable: settable_list(&loaded.entries),
             });
         }
         let bad =
-            |message: String| SettingsError::BadValue { key: def.path.to_string(), value: value.to_string(), message };
+            |message: String| SettingsError::BadValue { key: def.key.to_string(), value: value.to_string(), message };
         let value = match (schema::check(def, value), value) {
             (Ok(()), _) => value.clone(),
             (Err(e), Value::String(text)) => match serde_json::from_str::<Value>(text.trim()) {
@@ -157,7 +157,7 @@ impl ModelSettings {
             },
             (Err(e), _) => return Err(bad(e.to_string())),
         };
-        if def.path == "permissions.mode" && value.as_str() == Some("bypassPermissions") {
+        if def.key == Key::PERMISSIONS_MODE && value.as_str() == Some("bypassPermissions") {
             return Err(bad("only the user can turn permission checks off".into()));
         }
         Ok((loc, value))
@@ -181,6 +181,8 @@ impl SettingsAccess for ModelSettings {
         let (_, loaded) = (self.load)(workspace);
         let def = find(key)?;
         let applies = entries_for(&loaded.entries, def).first().is_some_and(|e| e.origin.layer == Layer::Local);
-        Ok(SetOutcome { written, file, now: value_of(def, &loaded.entries), applies })
+        let mode =
+            (def.key == Key::PERMISSIONS_MODE).then(|| written.as_str().and_then(PermissionMode::parse)).flatten();
+        Ok(SetOutcome { written, file, now: value_of(def, &loaded.entries), applies, mode })
     }
 }

@@ -8,13 +8,13 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use toolbelt_mcp::client::{UpstreamConfig, UpstreamTransport};
 use toolbelt_policy::rules::{Rule, RuleEnv, RuleOrigin};
-use toolbelt_policy::{PermissionMode, PermissionRules};
+use toolbelt_policy::{HookEvent, PermissionMode, PermissionRules};
 use toolbelt_runtime::{AuditConfig, RuntimeConfig};
 use toolbelt_tools::shell::{SandboxConfig, SandboxMode, WhenUnavailable};
 use toolbelt_tools::snippets::SnippetScope;
 
-use super::schema::{self, KEYS};
-use super::winner::winner;
+use super::schema::{self, Key};
+use super::winner::{named_winner, winner};
 use super::{Entry, Layer, Loaded, Locations, Problem};
 
 /// The shell tools' settings.
@@ -105,11 +105,11 @@ impl Settings {
     /// Resolves every key; values that fail their checks are skipped and reported.
     pub fn resolve(loaded: &Loaded, loc: &Locations, env: &RuleEnv) -> (Settings, Vec<Problem>) {
         let mut r = Resolver { entries: &loaded.entries, loc, problems: Vec::new() };
-        let disable_bypass = r.bool("permissions.disable_bypass").unwrap_or(false);
-        let mut mode = r.scalar("permissions.mode").and_then(|e| e.value.as_str().and_then(PermissionMode::parse));
+        let disable_bypass = r.bool(Key::PERMISSIONS_DISABLE_BYPASS).unwrap_or(false);
+        let mut mode = r.scalar(Key::PERMISSIONS_MODE).and_then(|e| e.value.as_str().and_then(PermissionMode::parse));
         if mode == Some(PermissionMode::BypassPermissions)
             && disable_bypass
-            && let Some(entry) = r.scalar("permissions.mode")
+            && let Some(entry) = r.scalar(Key::PERMISSIONS_MODE)
         {
             r.problem(
                 entry,
@@ -119,69 +119,73 @@ impl Settings {
         }
         let permissions = PermissionRules {
             mode: mode.unwrap_or_default(),
-            allow: r.rules("permissions.allow", env),
-            ask: r.rules("permissions.ask", env),
-            deny: r.rules("permissions.deny", env),
+            allow: r.rules(Key::PERMISSIONS_ALLOW, env),
+            ask: r.rules(Key::PERMISSIONS_ASK, env),
+            deny: r.rules(Key::PERMISSIONS_DENY, env),
         };
-        let additional_directories = r.dirs("permissions.additional_directories");
+        let additional_directories = r.dirs(Key::PERMISSIONS_ADDITIONAL_DIRECTORIES);
         let (hooks, project_hooks) = r.hooks();
         let sandbox = SandboxConfig {
-            mode: r.text("sandbox.mode").as_deref().and_then(SandboxMode::parse).unwrap_or_default(),
-            network: r.bool("sandbox.network").unwrap_or(false),
-            writable_roots: r.dirs("sandbox.writable_roots"),
+            mode: r.text(Key::SANDBOX_MODE).as_deref().and_then(SandboxMode::parse).unwrap_or_default(),
+            network: r.bool(Key::SANDBOX_NETWORK).unwrap_or(false),
+            writable_roots: r.dirs(Key::SANDBOX_WRITABLE_ROOTS),
             when_unavailable: r
-                .text("sandbox.if_unsandboxed")
+                .text(Key::SANDBOX_IF_UNSANDBOXED)
                 .as_deref()
                 .and_then(WhenUnavailable::parse)
                 .unwrap_or_default(),
-            git_writes: r.bool("sandbox.git_writes").unwrap_or(false),
+            git_writes: r.bool(Key::SANDBOX_GIT_WRITES).unwrap_or(false),
             protected_paths: Vec::new(),
             own_dirs: Vec::new(),
         };
-        let deny_commands = r.patterns("shell.deny_commands");
-        let env_remove = r.texts("shell.env_remove");
-        let env_keep = r.texts("shell.env_keep");
+        let deny_commands = r.patterns(Key::SHELL_DENY_COMMANDS);
+        let env_remove = r.texts(Key::SHELL_ENV_REMOVE);
+        let env_keep = r.texts(Key::SHELL_ENV_KEEP);
         let defaults = RuntimeConfig::default();
-        let secs =
-            |r: &Resolver<'_>, key: &str| r.int(key).and_then(|n| u64::try_from(n).ok()).map(Duration::from_secs);
-        let max_timeout = secs(&r, "runtime.max_timeout").unwrap_or(defaults.max_timeout);
-        let default_timeout = secs(&r, "runtime.default_timeout").unwrap_or(defaults.default_timeout);
+        let secs = |r: &Resolver<'_>, key: Key| r.int(key).and_then(|n| u64::try_from(n).ok()).map(Duration::from_secs);
+        let max_timeout = secs(&r, Key::RUNTIME_MAX_TIMEOUT).unwrap_or(defaults.max_timeout);
+        let default_timeout = secs(&r, Key::RUNTIME_DEFAULT_TIMEOUT).unwrap_or(defaults.default_timeout);
         // A default set above the cap could never take effect: said, not silently lowered (the
         // built-in default just follows a lower cap).
         if default_timeout > max_timeout
-            && let Some(entry) = winner(&loaded.entries, "runtime.default_timeout")
+            && let Some(entry) = winner(&loaded.entries, Key::RUNTIME_DEFAULT_TIMEOUT)
         {
             r.problem(
                 entry,
                 format!(
-                    "runtime.default_timeout ({} s) is above runtime.max_timeout ({} s), which caps every call's \
-                     default; lower runtime.default_timeout or raise runtime.max_timeout",
+                    "{default_key} ({} s) is above {max_key} ({} s), which caps every call's default; lower \
+                     {default_key} or raise {max_key}",
                     default_timeout.as_secs(),
-                    max_timeout.as_secs()
+                    max_timeout.as_secs(),
+                    default_key = Key::RUNTIME_DEFAULT_TIMEOUT,
+                    max_key = Key::RUNTIME_MAX_TIMEOUT,
                 ),
             );
         }
         let runtime = RuntimeConfig {
             default_timeout: default_timeout.min(max_timeout),
             max_timeout,
-            output_budget: r.usize("runtime.output_budget").unwrap_or(defaults.output_budget),
-            concurrency: r.usize("runtime.concurrency").unwrap_or(defaults.concurrency),
+            output_budget: r.usize(Key::RUNTIME_OUTPUT_BUDGET).unwrap_or(defaults.output_budget),
+            concurrency: r.usize(Key::RUNTIME_CONCURRENCY).unwrap_or(defaults.concurrency),
         };
-        let audit_enabled = r.bool("audit.enabled").unwrap_or(false);
+        let audit_enabled = r.bool(Key::AUDIT_ENABLED).unwrap_or(false);
         let audit = {
-            let path = match r.scalar("audit.path") {
+            let path = match r.scalar(Key::AUDIT_PATH) {
                 Some(e) => audit_base(loc, e.origin.layer).join(e.value.as_str().unwrap_or_default()),
                 None => loc.project_state_dir().join("audit.jsonl"),
             };
             let defaults = AuditConfig::at(&path);
             AuditConfig {
                 path,
-                max_bytes: r.int("audit.max_bytes").and_then(|n| u64::try_from(n).ok()).unwrap_or(defaults.max_bytes),
-                keep: r.int("audit.keep").and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.keep),
+                max_bytes: r
+                    .int(Key::AUDIT_MAX_BYTES)
+                    .and_then(|n| u64::try_from(n).ok())
+                    .unwrap_or(defaults.max_bytes),
+                keep: r.int(Key::AUDIT_KEEP).and_then(|n| u32::try_from(n).ok()).unwrap_or(defaults.keep),
                 anchor: true,
             }
         };
-        let compat_claude = r.bool("compat.claude").unwrap_or(false)
+        let compat_claude = r.bool(Key::COMPAT_CLAUDE).unwrap_or(false)
             || loaded
                 .files_read
                 .iter()
@@ -190,24 +194,24 @@ impl Settings {
         let project_servers = mcp_servers
             .iter()
             .filter(|(name, _)| {
-                let key = format!("mcp.servers.{name}");
-                r.scalar(&key).is_some_and(|e| super::trust::is_project_layer(e.origin.layer))
+                named_winner(r.entries, Key::MCP_SERVERS, name)
+                    .is_some_and(|e| super::trust::is_project_layer(e.origin.layer))
             })
             .map(|(name, _)| name.clone())
             .collect();
         let mut limits = toolbelt_mcp::http::SessionLimits::default();
-        if let Some(n) = r.usize("mcp.max_sessions") {
+        if let Some(n) = r.usize(Key::MCP_MAX_SESSIONS) {
             limits.max_sessions = n;
         }
-        if let Some(idle) = secs(&r, "mcp.session_idle_timeout") {
+        if let Some(idle) = secs(&r, Key::MCP_SESSION_IDLE_TIMEOUT) {
             limits.idle_timeout = idle;
         }
-        let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts("mcp.allowed_origins") };
-        let mode = r.scalar("mcp.tool_search").and_then(|e| e.value.as_str().map(str::to_string));
-        let mcp_defer_threshold = defer_threshold(mode.as_deref(), r.usize("mcp.tool_search_threshold"));
+        let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts(Key::MCP_ALLOWED_ORIGINS) };
+        let mode = r.scalar(Key::MCP_TOOL_SEARCH).and_then(|e| e.value.as_str().map(str::to_string));
+        let mcp_defer_threshold = defer_threshold(mode.as_deref(), r.usize(Key::MCP_TOOL_SEARCH_THRESHOLD));
         let agent = super::agent::resolve(loaded.entries.as_slice(), &mut r.problems);
         let web = super::web::resolve(loaded.entries.as_slice(), &mut r.problems);
-        let snippets = match r.text("snippets.scope").as_deref() {
+        let snippets = match r.text(Key::SNIPPETS_SCOPE).as_deref() {
             Some("project") => SnippetScope::Project,
             _ => SnippetScope::User,
         };
@@ -239,7 +243,7 @@ impl Settings {
 
 /// The value of the highest layer that sets a boolean `key` (for decisions made before
 /// everything is resolved).
-pub(super) fn last_bool(entries: &[Entry], key: &str) -> Option<bool> {
+pub(super) fn last_bool(entries: &[Entry], key: Key) -> Option<bool> {
     winner(entries, key).and_then(|e| e.value.as_bool())
 }
 
@@ -263,36 +267,36 @@ impl<'a> Resolver<'a> {
         self.problems.push(Problem { origin: entry.origin.clone(), key: entry.key.clone(), message });
     }
 
-    fn scalar(&self, key: &str) -> Option<&'a Entry> {
+    fn scalar(&self, key: Key) -> Option<&'a Entry> {
         winner(self.entries, key)
     }
 
-    fn bool(&self, key: &str) -> Option<bool> {
+    fn bool(&self, key: Key) -> Option<bool> {
         self.scalar(key).and_then(|e| e.value.as_bool())
     }
 
-    fn int(&self, key: &str) -> Option<i64> {
+    fn int(&self, key: Key) -> Option<i64> {
         self.scalar(key).and_then(|e| e.value.as_i64())
     }
 
-    fn usize(&self, key: &str) -> Option<usize> {
+    fn usize(&self, key: Key) -> Option<usize> {
         self.int(key).and_then(|n| usize::try_from(n).ok())
     }
 
-    fn text(&self, key: &str) -> Option<String> {
+    fn text(&self, key: Key) -> Option<String> {
         self.scalar(key).and_then(|e| e.value.as_str().map(str::to_string))
     }
 
     /// Every valid item of a list key, in precedence order.
-    fn items(&self, key: &str) -> Vec<&'a Entry> {
-        let Some(def) = schema::find(key) else { return Vec::new() };
+    fn items(&self, key: Key) -> Vec<&'a Entry> {
+        let Some(def) = key.def() else { return Vec::new() };
         let mut items: Vec<&Entry> =
             self.entries.iter().filter(|e| e.key == key && schema::check(def, &e.value).is_ok()).collect();
         items.sort_by_key(|e| e.origin.layer);
         items
     }
 
-    fn rules(&mut self, key: &str, env: &RuleEnv) -> Vec<Rule> {
+    fn rules(&mut self, key: Key, env: &RuleEnv) -> Vec<Rule> {
         let mut rules = Vec::new();
         for entry in self.items(key) {
             let text = entry.value.as_str().unwrap_or_default();
@@ -305,7 +309,7 @@ impl<'a> Resolver<'a> {
         rules
     }
 
-    fn dirs(&mut self, key: &str) -> Vec<PathBuf> {
+    fn dirs(&mut self, key: Key) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = Vec::new();
         for entry in self.items(key) {
             let raw = entry.value.as_str().unwrap_or_default();
@@ -324,11 +328,11 @@ impl<'a> Resolver<'a> {
         dirs
     }
 
-    fn texts(&self, key: &str) -> Vec<String> {
+    fn texts(&self, key: Key) -> Vec<String> {
         self.items(key).iter().filter_map(|e| e.value.as_str().map(str::to_string)).collect()
     }
 
-    fn patterns(&mut self, key: &str) -> Vec<String> {
+    fn patterns(&mut self, key: Key) -> Vec<String> {
         let mut patterns = Vec::new();
         for entry in self.items(key) {
             let pattern = entry.value.as_str().unwrap_or_default();
@@ -344,11 +348,11 @@ impl<'a> Resolver<'a> {
     /// the user's, and the project's own files'.
     fn hooks(&mut self) -> (Value, Value) {
         let (mut user, mut project) = (Map::new(), Map::new());
-        for def in KEYS.iter().filter(|k| k.kind == schema::Kind::HookGroups) {
-            let event = def.path.trim_start_matches("hooks.");
+        for event in HookEvent::ALL {
+            let event_name = event.as_str();
             let (mut users, mut projects) = (Vec::new(), Vec::new());
-            for entry in self.items(def.path) {
-                let one = serde_json::json!({ event: [entry.value.clone()] });
+            for entry in self.items(Key::hook(event)) {
+                let one = serde_json::json!({ event_name: [entry.value.clone()] });
                 match toolbelt_policy::hooks::HookSet::from_json(&one) {
                     Ok(_) if super::trust::is_project_layer(entry.origin.layer) => projects.push(entry.value.clone()),
                     Ok(_) => users.push(entry.value.clone()),
@@ -357,7 +361,7 @@ impl<'a> Resolver<'a> {
             }
             for (groups, all) in [(users, &mut user), (projects, &mut project)] {
                 if !groups.is_empty() {
-                    all.insert(event.to_string(), Value::Array(groups));
+                    all.insert(event_name.to_string(), Value::Array(groups));
                 }
             }
         }
@@ -368,17 +372,12 @@ impl<'a> Resolver<'a> {
 impl Resolver<'_> {
     /// Each `mcp.servers.<name>` from the highest layer that defines it, checked.
     fn mcp_servers(&mut self) -> Vec<(String, UpstreamConfig)> {
-        let mut names: Vec<&str> = self
-            .entries
-            .iter()
-            .filter_map(|e| e.key.strip_prefix("mcp.servers.").filter(|_| schema::find(&e.key).is_some()))
-            .collect();
+        let mut names: Vec<&str> = self.entries.iter().filter_map(|e| Key::MCP_SERVERS.name_in(&e.key)).collect();
         names.sort_unstable();
         names.dedup();
         let mut servers = Vec::new();
         for name in names {
-            let key = format!("mcp.servers.{name}");
-            let Some(entry) = winner(self.entries, &key) else { continue };
+            let Some(entry) = named_winner(self.entries, Key::MCP_SERVERS, name) else { continue };
             match serde_json::from_value::<UpstreamConfig>(entry.value.clone()) {
                 Ok(mut config) => {
                     let origin = &entry.origin;

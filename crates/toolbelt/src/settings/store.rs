@@ -26,6 +26,7 @@ use toml_edit::{Array, DocumentMut, Item, Table, Value};
 use toolbelt_policy::{RuleStore, RuleStoreError};
 
 use super::{Entry, Layer, Problem};
+use crate::settings::schema::Key;
 
 /// Why allow rules could not be added to a settings file (which is then left as it was).
 #[derive(Debug, thiserror::Error)]
@@ -262,7 +263,7 @@ pub(super) fn grant_entries(file: &Path, text: &str, out: &mut Vec<Entry>, probl
     let mut entries = Vec::new();
     super::toml_file::entries(Layer::Grants, file, text, &mut entries, problems);
     for entry in entries {
-        if entry.key == "permissions.allow" {
+        if entry.key == Key::PERMISSIONS_ALLOW {
             out.push(entry);
         } else {
             problems.push(Problem {

@@ -179,4 +179,22 @@ mod tests {
         let (_, problems) = read("[permissions\nmode = 1");
         assert!(problems[0].to_string().starts_with("/p/.toolbelt/config.toml:1: not valid TOML"), "{problems:?}");
     }
+
+    #[test]
+    fn every_key_of_the_schema_reads_back_as_itself() {
+        for def in schema::KEYS {
+            let path = if def.key.is_named() { def.key.named("x") } else { def.key.to_string() };
+            let value = match def.kind {
+                Kind::List => "[\"x\"]".to_string(),
+                Kind::HookGroups => "[{ matcher = \"*\", hooks = [] }]".to_string(),
+                Kind::Table => "{ enabled = true }".to_string(),
+                _ => def.default.text().into_owned(),
+            };
+            let (section, name) = path.rsplit_once('.').unwrap();
+            let (entries, problems) = read(&format!("[{section}]\n{name} = {value}\n"));
+            assert!(problems.is_empty(), "{path}: {problems:?}");
+            assert!(!entries.is_empty() && entries.iter().all(|e| e.key == path), "{path}: {entries:?}");
+            assert_eq!(schema::Key::parse(&entries[0].key), Some(def.key), "{path}");
+        }
+    }
 }

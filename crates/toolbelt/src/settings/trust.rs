@@ -48,6 +48,7 @@ pub use floor::keep_user_floor;
 pub use pending::Pending;
 
 use super::{Entry, Layer, Locations};
+use crate::settings::schema::Key;
 
 /// One trusted project.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,9 +190,9 @@ pub fn is_project_layer(layer: Layer) -> bool {
 
 /// Whether an entry can only make the policy stricter (so it applies without trust).
 pub fn only_restricts(entry: &Entry) -> bool {
-    match entry.key.as_str() {
-        "permissions.deny" | "permissions.ask" | "shell.deny_commands" => true,
-        "permissions.disable_bypass" => entry.value.as_bool() == Some(true),
+    match Key::parse(&entry.key) {
+        Some(Key::PERMISSIONS_DENY | Key::PERMISSIONS_ASK | Key::SHELL_DENY_COMMANDS) => true,
+        Some(Key::PERMISSIONS_DISABLE_BYPASS) => entry.value.as_bool() == Some(true),
         _ => false,
     }
 }

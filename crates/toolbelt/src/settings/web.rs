@@ -38,9 +38,11 @@ use toolbelt_tools::web::{SearchProviderConfig, SearchProviderKind, WebConfig, p
 use super::trust::is_project_layer;
 use super::winner::winner;
 use super::{Entry, Problem};
+use crate::settings::schema::Key;
 
 /// The keys only the user's own settings may set.
-const USER_ONLY: [&str; 4] = ["web.allow_private_network", "web.allowed_private_hosts", "web.proxy", "web.no_proxy"];
+const USER_ONLY: [Key; 4] =
+    [Key::WEB_ALLOW_PRIVATE_NETWORK, Key::WEB_ALLOWED_PRIVATE_HOSTS, Key::WEB_PROXY, Key::WEB_NO_PROXY];
 
 /// A search provider's table as written.
 #[derive(Debug, Deserialize)]
@@ -53,16 +55,16 @@ struct Table {
 /// The web tools' settings the entries give; each mistake a problem at its place.
 pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> WebConfig {
     let defaults = WebConfig::default();
-    let text = |key: &str| {
+    let text = |key: Key| {
         winner(entries, key).and_then(|e| e.value.as_str()).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
     };
     let mut config = WebConfig {
-        allow_private_network: winner(entries, "web.allow_private_network")
+        allow_private_network: winner(entries, Key::WEB_ALLOW_PRIVATE_NETWORK)
             .and_then(|e| e.value.as_bool())
             .unwrap_or(false),
         allowed_private_hosts: entries
             .iter()
-            .filter(|e| e.key == "web.allowed_private_hosts")
+            .filter(|e| e.key == Key::WEB_ALLOWED_PRIVATE_HOSTS)
             .filter_map(|e| {
                 let host = e.value.as_str()?;
                 match parse_host_entry(host) {
@@ -74,25 +76,24 @@ pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> WebConf
                 }
             })
             .collect(),
-        proxy: text("web.proxy"),
-        no_proxy: text("web.no_proxy"),
-        timeout: winner(entries, "web.timeout")
+        proxy: text(Key::WEB_PROXY),
+        no_proxy: text(Key::WEB_NO_PROXY),
+        timeout: winner(entries, Key::WEB_TIMEOUT)
             .and_then(|e| e.value.as_u64())
             .map_or(defaults.timeout, std::time::Duration::from_secs),
         ..defaults
     };
-    if let (Some(proxy), Some(entry)) = (&config.proxy, winner(entries, "web.proxy"))
+    if let (Some(proxy), Some(entry)) = (&config.proxy, winner(entries, Key::WEB_PROXY))
         && !url::Url::parse(proxy).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
     {
         problems.push(problem(entry, format!("`{proxy}` is not a proxy URL: write http://host:port")));
         config.proxy = None;
     }
-    if let Some(name) = text("web.search.provider") {
+    if let Some(name) = text(Key::WEB_SEARCH_PROVIDER) {
         config.search.provider = SearchProviderKind::parse(&name).unwrap_or_default();
     }
     for kind in SearchProviderKind::ALL {
-        let key = format!("web.search.{kind}");
-        let Some(entry) = winner(entries, &key) else { continue };
+        let Some(entry) = winner(entries, provider_key(kind)) else { continue };
         match provider(kind, &entry.value) {
             Ok(table) => {
                 config.search.providers.insert(kind, table);
@@ -101,6 +102,17 @@ pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>) -> WebConf
         }
     }
     config
+}
+
+/// The key of a search provider's table.
+fn provider_key(kind: SearchProviderKind) -> Key {
+    match kind {
+        SearchProviderKind::DuckDuckGo => Key::WEB_SEARCH_DUCKDUCKGO,
+        SearchProviderKind::Brave => Key::WEB_SEARCH_BRAVE,
+        SearchProviderKind::Tavily => Key::WEB_SEARCH_TAVILY,
+        SearchProviderKind::Exa => Key::WEB_SEARCH_EXA,
+        SearchProviderKind::SearXng => Key::WEB_SEARCH_SEARXNG,
+    }
 }
 
 fn problem(entry: &Entry, message: String) -> Problem {
@@ -135,8 +147,8 @@ fn provider(kind: SearchProviderKind, value: &serde_json::Value) -> Result<Searc
 /// providers' tables), saying so.
 pub(super) fn keep_user_network(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
     entries.retain(|e| {
-        let users = USER_ONLY.contains(&e.key.as_str())
-            || e.key.strip_prefix("web.search.").is_some_and(|rest| rest != "provider");
+        let users = USER_ONLY.iter().any(|k| e.key == *k)
+            || (Key::WEB_SEARCH_PROVIDER.shares_section(&e.key) && e.key != Key::WEB_SEARCH_PROVIDER);
         let dropped = users && is_project_layer(e.origin.layer);
         if dropped {
             notices.push(format!(

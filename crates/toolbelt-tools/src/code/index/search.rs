@@ -23,8 +23,55 @@ pub enum Wanted {
     All,
 }
 
+/// What a match is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchKind {
+    /// A function or method.
+    Function,
+    /// A class, struct, interface, trait, type or module.
+    Class,
+    /// A variable, constant or field.
+    Variable,
+    /// A file, found by its path.
+    File,
+}
+
+impl MatchKind {
+    /// Every kind.
+    pub const ALL: [MatchKind; 4] = [MatchKind::Function, MatchKind::Class, MatchKind::Variable, MatchKind::File];
+
+    /// Its name, as the index stores it and results show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchKind::Function => "function",
+            MatchKind::Class => "class",
+            MatchKind::Variable => "variable",
+            MatchKind::File => "file",
+        }
+    }
+
+    /// The kind of a stored name.
+    pub fn parse(name: &str) -> Option<MatchKind> {
+        MatchKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for MatchKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl rusqlite::types::FromSql for MatchKind {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        MatchKind::parse(value.as_str()?).ok_or(rusqlite::types::FromSqlError::InvalidType)
+    }
+}
+
 /// How well a name matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// The name is the query.
     Exact,
@@ -58,7 +105,7 @@ pub struct Hit {
     /// 1-based column.
     pub col: u32,
     /// `function`, `class`, `variable` or `file`.
-    pub kind: String,
+    pub kind: MatchKind,
     /// The symbol's name (the file's name for a file).
     pub name: String,
     /// The definition's first line.
@@ -267,7 +314,7 @@ fn files(conn: &Connection, lower: &str, under: &str, hits: &mut Vec<Hit>) -> ru
             path,
             line: 1,
             col: 1,
-            kind: "file".into(),
+            kind: MatchKind::File,
             name,
             text: String::new(),
             scope: None,

@@ -72,7 +72,10 @@ pub struct Finding {
 }
 
 /// How serious a finding is, on one scale for every linter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Must be fixed: the linter fails on it.
     Error,
@@ -92,6 +95,9 @@ impl Severity {
         }
     }
 
+    /// Every severity, the most serious first.
+    pub const ALL: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Info];
+
     /// A severity as linters spell it (`error`, `warn`, `note`, `style`, …).
     fn from_word(word: &str) -> Severity {
         match word.to_ascii_lowercase().as_str() {
@@ -101,6 +107,12 @@ impl Severity {
             "warning" | "warn" | "medium" => Severity::Warning,
             _ => Severity::Info,
         }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

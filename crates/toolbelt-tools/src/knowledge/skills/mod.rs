@@ -55,7 +55,8 @@ impl SkillDirs {
 }
 
 /// Where a skill was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// In the project (the repository).
     Project,

@@ -4,20 +4,21 @@
 use toolbelt_tools::shell::{SandboxMode, WhenUnavailable};
 
 use super::is_project_layer;
+use crate::settings::schema::Key;
 use crate::settings::{Entry, Layer};
 
 /// Drops the project entries looser than the user's own value of the same key; says why.
 pub fn keep_user_floor(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
-    const ORDERED: &[(&str, &[&str])] = &[
-        ("permissions.mode", &["plan", "dontAsk", "default", "acceptEdits", "bypassPermissions"]),
-        ("sandbox.mode", &SandboxMode::NAMES),
-        ("sandbox.if_unsandboxed", &WhenUnavailable::NAMES),
+    const ORDERED: &[(Key, &[&str])] = &[
+        (Key::PERMISSIONS_MODE, &["plan", "dontAsk", "default", "acceptEdits", "bypassPermissions"]),
+        (Key::SANDBOX_MODE, &SandboxMode::NAMES),
+        (Key::SANDBOX_IF_UNSANDBOXED, &WhenUnavailable::NAMES),
     ];
-    let rank = |key: &str, value: &serde_json::Value| -> Option<usize> {
+    let rank = |key: Key, value: &serde_json::Value| -> Option<usize> {
         match key {
-            "sandbox.network" => return value.as_bool().map(usize::from),
+            Key::SANDBOX_NETWORK => return value.as_bool().map(usize::from),
             // `true` is the stricter one.
-            "permissions.disable_bypass" => return value.as_bool().map(|on| usize::from(!on)),
+            Key::PERMISSIONS_DISABLE_BYPASS => return value.as_bool().map(|on| usize::from(!on)),
             _ => {}
         }
         let (_, order) = ORDERED.iter().find(|(k, _)| *k == key)?;
@@ -25,21 +26,26 @@ pub fn keep_user_floor(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
         let text = toolbelt_policy::PermissionMode::parse(text).map_or(text, |m| m.as_str());
         order.iter().position(|v| *v == text)
     };
-    let user_rank = |key: &str| {
+    let user_rank = |key: Key| {
         entries
             .iter()
             .filter(|e| e.key == key && matches!(e.origin.layer, Layer::User | Layer::ClaudeUser))
             .filter_map(|e| rank(key, &e.value))
             .next_back()
     };
-    let floors: Vec<(String, usize)> =
-        ["permissions.mode", "permissions.disable_bypass", "sandbox.mode", "sandbox.network", "sandbox.if_unsandboxed"]
-            .iter()
-            .filter_map(|k| user_rank(k).map(|r| (k.to_string(), r)))
-            .collect();
+    let floors: Vec<(Key, usize)> = [
+        Key::PERMISSIONS_MODE,
+        Key::PERMISSIONS_DISABLE_BYPASS,
+        Key::SANDBOX_MODE,
+        Key::SANDBOX_NETWORK,
+        Key::SANDBOX_IF_UNSANDBOXED,
+    ]
+    .iter()
+    .filter_map(|k| user_rank(*k).map(|r| (*k, r)))
+    .collect();
     entries.retain(|e| {
-        let Some((_, floor)) = floors.iter().find(|(k, _)| *k == e.key) else { return true };
-        let looser = is_project_layer(e.origin.layer) && rank(&e.key, &e.value).is_some_and(|r| r > *floor);
+        let Some(&(key, floor)) = floors.iter().find(|(k, _)| e.key == *k) else { return true };
+        let looser = is_project_layer(e.origin.layer) && rank(key, &e.value).is_some_and(|r| r > floor);
         if looser {
             notices.push(format!(
                 "{} = {} in {} is ignored: a project's settings cannot loosen your own ({})",

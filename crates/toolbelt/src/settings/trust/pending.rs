@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{is_project_layer, only_restricts};
+use crate::settings::schema::Key;
 use crate::settings::{Entry, loosening};
 
 /// What a project's own files set that waits for trust: only what would apply once it is
@@ -106,9 +107,9 @@ fn line(e: &Entry) -> String {
         (Some(f), None) => format!(" ({})", short(f)),
         _ => String::new(),
     };
-    let reach = if e.key.starts_with("agent.providers.") {
+    let reach = if Key::AGENT_PROVIDERS.shares_section(&e.key) {
         format!(" — {}", crate::settings::agent::provider_reach(&e.value))
-    } else if e.key.starts_with("mcp.servers.") {
+    } else if Key::MCP_SERVERS.shares_section(&e.key) {
         never_started(&e.value).map(|why| format!(" — never started: {why}")).unwrap_or_default()
     } else {
         String::new()
@@ -125,19 +126,20 @@ fn never_started(value: &serde_json::Value) -> Option<String> {
 }
 
 fn gist<'e>(entries: impl Iterator<Item = &'e Entry> + Clone) -> String {
-    let hooks = entries.clone().filter(|e| e.key.starts_with("hooks.")).count();
-    let servers: Vec<&str> = entries.clone().filter_map(|e| e.key.strip_prefix("mcp.servers.")).collect();
+    let is_hook = |e: &Entry| Key::parse(&e.key).is_some_and(|k| k.event().is_some());
+    let hooks = entries.clone().filter(|e| is_hook(e)).count();
+    let servers: Vec<&str> = entries.clone().filter_map(|e| Key::MCP_SERVERS.name_in(&e.key)).collect();
     let providers: Vec<String> = entries
         .clone()
         .filter_map(|e| {
-            e.key
-                .strip_prefix("agent.providers.")
+            Key::AGENT_PROVIDERS
+                .name_in(&e.key)
                 .map(|name| format!("{name} ({})", crate::settings::agent::provider_reach(&e.value)))
         })
         .collect();
     let mut others: Vec<&str> = entries
         .filter(|e| {
-            !e.key.starts_with("hooks.") && !e.key.starts_with("mcp.servers.") && !e.key.starts_with("agent.providers.")
+            !is_hook(e) && !Key::MCP_SERVERS.shares_section(&e.key) && !Key::AGENT_PROVIDERS.shares_section(&e.key)
         })
         .map(|e| e.key.as_str())
         .collect();

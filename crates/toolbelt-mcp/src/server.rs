@@ -94,6 +94,60 @@ impl Drop for Inner {
 static SESSIONS: AtomicU64 = AtomicU64::new(0);
 
 impl McpServer {
+    /// One `tools/call`: through the runtime's pipeline, its progress forwarded, its result
+    /// shaped for MCP.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if let Some(refusal) = tools::refuse_agent_tool(self.runtime(), self.session(), &name) {
+            return Err(refusal);
+        }
+        if !self.inner.roots.wait(roots::ROOTS_WAIT).await {
+            tracing::warn!(
+                "the client declared roots but did not list them within {} s; this call uses the session's roots \
+                 as they are ({})",
+                roots::ROOTS_WAIT.as_secs(),
+                self.session().state().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+            );
+        }
+        // Over HTTP a session's requests may come from a new address (a reconnection).
+        if let Some(http) = http_client(&context.extensions) {
+            let client = self.session().client();
+            if client.peer != http.peer.map(|p| p.to_string()) {
+                let mut moved = (*client).clone();
+                moved.peer = http.peer.map(|p| p.to_string());
+                self.session().set_client(moved);
+            }
+        }
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(context.id.to_string(), name, input);
+        let (events, forwarder) = progress::forward(context.meta.get_progress_token(), context.peer.clone());
+        // Every call goes through the runtime, so the audit log records refused ones too; the
+        // plan names the tool once, for the result's shape.
+        let plan = self.runtime().plan(self.session(), call);
+        let structured = plan.spec().is_some_and(|spec| spec.output_schema.is_some());
+        let loaded_before = tools::loaded(self.session());
+        let result = self.runtime().run(self.session(), plan, &events, &context.ct).await;
+        drop(events);
+        forwarder.finish().await;
+        // Tools the call loaded (ToolSearch) are announced before its result, so the client
+        // has their definitions when its model reads it.
+        if tools::loaded(self.session()) != loaded_before
+            && let Err(e) = context.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!("could not announce the loaded tools: {e}");
+        }
+        // An unknown or disabled tool is the client's protocol mistake, not the model's; a
+        // tool a deny rule hides is a denial (an `isError` result naming the rule).
+        if matches!(result.outcome, Outcome::UnknownTool | Outcome::Disabled) {
+            return Err(McpError::invalid_params(result.text(), None));
+        }
+        Ok(result::to_mcp(&result, structured).into())
+    }
+
     /// A connection with a fresh session.
     pub fn new(runtime: Arc<Runtime>, options: Arc<ServerOptions>) -> Self {
         let millis =
@@ -315,54 +369,10 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.to_string();
-        if let Some(refusal) = tools::refuse_agent_tool(self.runtime(), self.session(), &name) {
-            return Err(refusal);
-        }
-        if !self.inner.roots.wait(roots::ROOTS_WAIT).await {
-            tracing::warn!(
-                "the client declared roots but did not list them within {} s; this call uses the session's roots \
-                 as they are ({})",
-                roots::ROOTS_WAIT.as_secs(),
-                self.session().state().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
-            );
-        }
-        // Over HTTP a session's requests may come from a new address (a reconnection).
-        if let Some(http) = http_client(&context.extensions) {
-            let client = self.session().client();
-            if client.peer != http.peer.map(|p| p.to_string()) {
-                let mut moved = (*client).clone();
-                moved.peer = http.peer.map(|p| p.to_string());
-                self.session().set_client(moved);
-            }
-        }
-        let input = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(context.id.to_string(), name, input);
-        let (events, forwarder) = progress::forward(context.meta.get_progress_token(), context.peer.clone());
-        // Every call goes through the runtime, so the audit log records refused ones too; the
-        // plan names the tool once, for the result's shape.
-        let plan = self.runtime().plan(self.session(), call);
-        let structured = plan.spec().is_some_and(|spec| spec.output_schema.is_some());
-        let loaded_before = tools::loaded(self.session());
         // Boxed: rmcp moves each request's future into a task of its own and again as it
-        // completes, and the pipeline's state machine inline would make that a copy of
-        // kilobytes per call, twice (most of a small call's cost once).
-        let result = Box::pin(self.runtime().run(self.session(), plan, &events, &context.ct)).await;
-        drop(events);
-        forwarder.finish().await;
-        // Tools the call loaded (ToolSearch) are announced before its result, so the client
-        // has their definitions when its model reads it.
-        if tools::loaded(self.session()) != loaded_before
-            && let Err(e) = context.peer.notify_tool_list_changed().await
-        {
-            tracing::debug!("could not announce the loaded tools: {e}");
-        }
-        // An unknown or disabled tool is the client's protocol mistake, not the model's; a
-        // tool a deny rule hides is a denial (an `isError` result naming the rule).
-        if matches!(result.outcome, Outcome::UnknownTool | Outcome::Disabled) {
-            return Err(McpError::invalid_params(result.text(), None));
-        }
-        Ok(result::to_mcp(&result, structured).into())
+        // completes, and the call's state machine inline would make that a copy of kilobytes
+        // per call, several times over (once most of a small call's cost).
+        Box::pin(self.call(request, context)).await
     }
 
     /// A method rmcp does not know, or a known one whose params it could not read (rmcp

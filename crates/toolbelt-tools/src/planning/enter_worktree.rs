@@ -233,7 +233,7 @@ impl Tool for EnterWorktree {
             removable: entered.created,
             branch: entered.branch,
             base_commit: base,
-            working_directory: shown(&cx.cwd()),
+            working_directory: shown(&cx.session().cwd()),
             roots: cx.session().roots().iter().map(|r| shown(r)).collect(),
             original_work_tree: shown(&entered.from),
         })

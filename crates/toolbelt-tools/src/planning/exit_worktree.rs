@@ -162,7 +162,7 @@ impl Tool for ExitWorktree {
             (outcome.discarded_changes, outcome.discarded_commits) = (lost.changes, lost.commits);
         }
         session::leave(&cx);
-        outcome.working_directory = shown(&cx.cwd());
+        outcome.working_directory = shown(&cx.session().cwd());
         outcome.roots = cx.session().roots().iter().map(|r| shown(r)).collect();
         Ok(outcome)
     }

@@ -27,6 +27,7 @@ mod agents;
 mod ask;
 mod context;
 mod deferred;
+mod erased;
 mod error;
 mod event;
 mod export;
@@ -57,6 +58,7 @@ pub use agents::{
 pub use ask::{Answer, AskError, AskRequest, Asker, Choice, Nobody, People, Question, Tone, keys};
 pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};
 pub use deferred::{DescribeContext, LoadedTools, MAX_NAMED as MAX_NAMED_DEFERRED, deferred_note};
+pub use erased::erase;
 pub use error::{FieldError, ToolError};
 pub use event::{EventSink, OutputStream, ToolEvent};
 pub use export::ExportFormat;
@@ -71,7 +73,7 @@ pub use schema::{input_schema, output_schema};
 pub use session::{SessionSlot, SessionState};
 pub use settings::{SetOutcome, SettingValue, SettingsAccess, SettingsError, SettingsService};
 pub use spec::{Annotations, Category, Defer, PermissionClass, SideEffects, ToolSpec};
-pub use tool::{BoxFuture, DynTool, OWN_LIMIT_MARGIN, Prepared, TimeLimit, Tool, ToolNames, erase};
+pub use tool::{BoxFuture, DynTool, OWN_LIMIT_MARGIN, Prepared, TimeLimit, Tool, ToolNames};
 pub use validate::{InputValidator, SchemaError, compile_meta_schema_in_background};
 
 /// Re-exported so tool crates and tests use the same cancellation type as the runtime.

@@ -4,11 +4,9 @@
 use std::any::{Any, TypeId};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -16,10 +14,8 @@ use serde_json::Value;
 use crate::access::Access;
 use crate::context::ToolContext;
 use crate::deferred::DescribeContext;
-use crate::error::{FieldError, ToolError};
+use crate::error::ToolError;
 use crate::output::{Render, ToolOutput};
-use crate::planned::PlannedTool;
-use crate::schema::{input_schema, output_schema};
 use crate::spec::{Defer, ToolSpec};
 
 /// A boxed, sendable future: what erased tools and async policy traits return.
@@ -172,7 +168,7 @@ pub trait Tool: Send + Sync + 'static {
 
 /// A call's input after validation: the normalized JSON (for hooks and audit), the typed
 /// value the tool decoded from it, and — once the tool has judged it — the plan its
-/// [`PlannedTool::access`] made, which the call then runs.
+/// [`PlannedTool::access`](crate::PlannedTool::access) made, which the call then runs.
 pub struct Prepared {
     json: Value,
     typed: Box<dyn Any + Send + Sync>,
@@ -213,7 +209,7 @@ impl Prepared {
 
     /// Takes the typed input and the plan kept for it out. A `()` plan needs no judgement to
     /// have been kept; any other is `None` until [`Prepared::keep_plan`] kept one.
-    fn into_planned<T: Any, P: Any>(self) -> (Option<T>, Option<P>) {
+    pub(crate) fn into_planned<T: Any, P: Any>(self) -> (Option<T>, Option<P>) {
         let Self { typed, plan, .. } = self;
         let unit = || -> Box<dyn Any + Send + Sync> { Box::new(()) };
         let plan = plan.or_else(|| (TypeId::of::<P>() == TypeId::of::<()>()).then(unit));
@@ -222,7 +218,7 @@ impl Prepared {
 }
 
 /// The erased tool the registry and runtime work with. Implemented for every [`Tool`] by
-/// [`erase`], and directly by tools whose shape is only known at run time (MCP upstreams).
+/// [`erase`](crate::erase), and directly by tools whose shape is only known at run time (MCP upstreams).
 pub trait DynTool: Send + Sync + 'static {
     /// The complete manifest, input schema included.
     fn spec(&self) -> &ToolSpec;
@@ -230,7 +226,7 @@ pub trait DynTool: Send + Sync + 'static {
     /// Decodes an input that already passed schema validation.
     fn prepare(&self, input: Value) -> Result<Prepared, ToolError>;
 
-    /// See [`Tool::access`]. A tool that plans ([`PlannedTool`]) keeps its plan in `input`
+    /// See [`Tool::access`]. A tool that plans ([`PlannedTool`](crate::PlannedTool)) keeps its plan in `input`
     /// ([`Prepared::keep_plan`]), for [`DynTool::call`] to run.
     fn access(&self, input: &mut Prepared, cx: &ToolContext) -> Result<Access, ToolError>;
 
@@ -269,92 +265,4 @@ impl<'a> ToolNames<'a> {
     pub fn of(spec: &'a ToolSpec) -> Self {
         Self { name: &spec.name, aliases: &spec.aliases, defer: spec.defer }
     }
-}
-
-/// A typed tool, erased. Its schemas are derived when the spec is first asked for: a process
-/// that registers every tool and calls one (`toolbelt call`) derives one tool's schemas, not
-/// some sixty (about 1.3 ms of its start-up).
-struct Erased<T: PlannedTool> {
-    tool: T,
-    /// The tool's own spec, schemas not derived yet: its names and flags.
-    head: ToolSpec,
-    /// The complete spec, made at first use.
-    spec: OnceLock<ToolSpec>,
-}
-
-/// Turns a typed tool ([`Tool`] or [`PlannedTool`]) into the erased form; its input and
-/// output schemas are derived once, when its spec is first asked for.
-pub fn erase<T: PlannedTool>(tool: T) -> Arc<dyn DynTool> {
-    let head = tool.spec();
-    Arc::new(Erased { tool, head, spec: OnceLock::new() })
-}
-
-impl<T: PlannedTool> Erased<T> {
-    fn input<'p>(&self, p: &'p Prepared) -> Result<&'p T::Input, ToolError> {
-        p.typed::<T::Input>()
-            .ok_or_else(|| ToolError::internal(format!("input prepared for another tool reached `{}`", self.head.name)))
-    }
-}
-
-impl<T: PlannedTool> DynTool for Erased<T> {
-    fn spec(&self) -> &ToolSpec {
-        self.spec.get_or_init(|| {
-            let mut spec = self.head.clone();
-            spec.input_schema = input_schema::<T::Input>();
-            spec.output_schema = Some(output_schema::<T::Output>());
-            spec
-        })
-    }
-
-    fn names(&self) -> ToolNames<'_> {
-        ToolNames::of(&self.head)
-    }
-
-    fn prepare(&self, input: Value) -> Result<Prepared, ToolError> {
-        match T::Input::deserialize(&input) {
-            Ok(typed) => Ok(Prepared::new(input, typed)),
-            // The schema already passed, so this is a constraint serde alone knows of.
-            Err(e) => Err(ToolError::InvalidInput {
-                tool: self.head.name.clone(),
-                problems: vec![FieldError { path: String::new(), message: e.to_string() }],
-            }),
-        }
-    }
-
-    fn access(&self, input: &mut Prepared, cx: &ToolContext) -> Result<Access, ToolError> {
-        let (access, plan) = self.tool.access(self.input(input)?, cx)?;
-        if TypeId::of::<T::Plan>() != TypeId::of::<()>() {
-            input.keep_plan(plan);
-        }
-        Ok(access)
-    }
-
-    fn timeout(&self, input: &Prepared, cx: &ToolContext) -> Option<TimeLimit> {
-        self.input(input).ok().and_then(|i| self.tool.timeout(i, cx))
-    }
-
-    fn describe(&self, cx: &DescribeContext<'_>) -> Option<String> {
-        self.tool.describe(cx)
-    }
-
-    fn call<'a>(&'a self, input: Prepared, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        let name = &self.head.name;
-        let problem = match input.into_planned::<T::Input, T::Plan>() {
-            (Some(typed), Some(plan)) => {
-                return Box::pin(async move { typed_output(name, self.tool.call(typed, plan, cx).await?) });
-            }
-            (None, _) => format!("input prepared for another tool reached `{name}`"),
-            (Some(_), None) => format!("`{name}` was asked to run a call it had not judged (access runs first)"),
-        };
-        Box::pin(std::future::ready(Err(ToolError::internal(problem))))
-    }
-}
-
-/// The one place a typed result becomes what the runtime carries: the content its [`Render`]
-/// gives, and the structured result its serialization gives.
-fn typed_output<O: Serialize + Render>(tool: &str, output: O) -> Result<ToolOutput, ToolError> {
-    let structured = serde_json::to_value(&output)
-        .map_err(|e| ToolError::internal(format!("the result of `{tool}` cannot be serialized: {e}")))?;
-    let is_error = output.is_error();
-    Ok(ToolOutput { content: output.into_content(), structured: Some(structured), is_error })
 }

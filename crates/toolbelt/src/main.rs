@@ -26,15 +26,6 @@ impl std::fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
-/// The process's allocator. A small MCP call allocated some two hundred times, and glibc's
-/// malloc and free were a quarter of what the server executed per call (its large-chunk bins
-/// consolidating the pipeline's boxed futures among them); mimalloc's thread-local free lists
-/// serve the same in a fraction of that, and it is a few dozen kilobytes of C. Built without
-/// transparent huge pages (`no_thp`): with them each thread's first segment was a 2 MiB page,
-/// 11 MB more for an idle server. The library leaves the choice to whoever embeds it.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     // `toolbelt --version` alone is answered before the command line is built: clap builds
     // every subcommand's arguments to parse it, most of what the process would do otherwise.

@@ -110,16 +110,50 @@ async fn cd_carries_over_inside_the_roots_and_variables_do_not() {
     assert_eq!(s2.cwd(), other);
 }
 
+/// A judge of follow-ups that keeps what it was asked and allows it, or refuses everything.
+#[derive(Debug, Default)]
+struct Judge {
+    asked: std::sync::Mutex<Vec<toolbelt_core::Touch>>,
+    refuse: bool,
+}
+
+impl toolbelt_core::FollowUp for Judge {
+    fn authorize(
+        &self,
+        access: toolbelt_core::Access,
+    ) -> toolbelt_core::BoxFuture<'_, Result<(), toolbelt_core::ToolError>> {
+        Box::pin(async move {
+            self.asked.lock().unwrap().extend(access.touches);
+            if self.refuse { Err(toolbelt_core::ToolError::Denied { reason: "not there".into() }) } else { Ok(()) }
+        })
+    }
+}
+
 #[tokio::test]
-async fn a_deleted_working_directory_falls_back_to_the_root() {
+async fn a_deleted_working_directory_falls_back_to_the_root_judged_again() {
     let (_t, root) = project();
     std::fs::create_dir(root.join("gone")).unwrap();
     let s = session(&root.join("gone"), &[&root]);
     std::fs::remove_dir(root.join("gone")).unwrap();
-    let (text, _, _) = run(&s, json!({"command": "pwd"})).await;
+    let judge = Arc::new(Judge::default());
+    let cx = common::cx(&s).with_follow_up(judge.clone());
+    let out = common::call_in(cx, "Bash", json!({"command": "pwd > here.txt; pwd"})).await.unwrap();
+    let text = out.joined_text();
     assert!(text.starts_with(&format!("{}\n", root.display())), "{text}");
     assert!(text.contains("no longer exists"), "{text}");
     assert_eq!(s.cwd(), root);
+    // Judged in the deleted folder, the command was judged again where it ran.
+    let asked = judge.asked.lock().unwrap().clone();
+    assert!(asked.contains(&toolbelt_core::Touch::Write(root.join("here.txt"))), "{asked:?}");
+
+    // Refused there, it does not run.
+    std::fs::create_dir(root.join("gone2")).unwrap();
+    let s = session(&root.join("gone2"), &[&root]);
+    std::fs::remove_dir(root.join("gone2")).unwrap();
+    let cx = common::cx(&s).with_follow_up(Arc::new(Judge { refuse: true, ..Judge::default() }));
+    let refused = common::call_in(cx, "Bash", json!({"command": "touch made.txt"})).await.unwrap_err();
+    assert!(refused.to_string().contains("not there"), "{refused}");
+    assert!(!root.join("made.txt").exists());
 }
 
 #[tokio::test]

@@ -165,6 +165,17 @@ impl PlannedTool for Bash {
     async fn call(&self, input: BashInput, plan: BashPlan, cx: ToolContext) -> Result<BashOutput, ToolError> {
         let BashPlan { config, confining } = plan;
         let (cwd, moved) = start_dir(&cx)?;
+        // Judged in a working directory a command has since deleted, it runs in a root
+        // instead: judged again there (its relative paths name other files now).
+        let cx = match moved {
+            Some(_) => {
+                let there = cx.with_cwd(cwd.clone());
+                let (access, _) = self.access(&input, &there)?;
+                there.authorize(access).await?;
+                there
+            }
+            None => cx,
+        };
         let (confinement, unconfined) = confining.confinement(&cx)?;
         let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
         let watch = PlacesWatch::of(confinement.as_ref());

@@ -89,3 +89,22 @@ fn over_mcp_a_write_judged_while_a_cd_ran_does_not_follow_it() {
     assert!(!w.root.join(".git/hooks/pre-commit").exists(), "the write reached .git/hooks");
     assert!(!w.root.join("hooks").exists());
 }
+
+#[test]
+fn a_command_judged_in_a_deleted_folder_is_judged_again_where_it_runs() {
+    // A command deletes the working directory; the next one, judged there, runs in the root
+    // instead, where its relative path is a file a deny rule protects.
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join("secrets")).unwrap();
+    let results = w.batch(
+        &[
+            json!({"name": "Bash", "input": {"command": "mkdir gone && cd gone"}}),
+            json!({"name": "Bash", "input": {"command": "rmdir ../gone"}}),
+            json!({"name": "Bash", "input": {"command": "echo stolen > secrets/key"}}),
+        ],
+        &["--mode", "bypassPermissions", "--deny", "Edit(./secrets/**)"],
+    );
+    assert_eq!(results[1]["is_error"], false, "{}", results[1]);
+    assert_eq!(results[2]["outcome"], "denied", "{}", results[2]);
+    assert!(!w.root.join("secrets/key").exists(), "the deny rule was bypassed");
+}

@@ -8,8 +8,9 @@
 //! * `self_widening.rs` — the agent rewrites what configures its next session, loads a
 //!   repository's skill that asks for every command, or `cd`s the session out of its roots;
 //! * `judged.rs` — a call judged in one working directory ran in another, where an earlier
-//!   call's `cd` left the session: a relative write judged as `./hooks/…` landed in
-//!   `.git/hooks/…`;
+//!   call's `cd` left the session (a relative write judged as `./hooks/…` landed in
+//!   `.git/hooks/…`), or in the root when a command had deleted the working directory (past a
+//!   deny rule);
 //! * `made_places.rs` — a command, a background command, a hook or a server makes a
 //!   protected place (`.git` with a hook, `.vscode`) where there was none, and it stays;
 //! * `trusted_code.rs` — a trusted project's hooks and servers run code the model changed

@@ -61,11 +61,6 @@ fn decide(
 }
 
 impl Confining {
-    /// The sandbox settings the call was judged under.
-    pub fn config(&self) -> &SandboxConfig {
-        &self.config
-    }
-
     /// The confinement the command runs under (none in `danger-full-access`), and the notice
     /// to add when it runs unconfined as judged. A sandbox that could be applied when the call
     /// was judged and cannot be now refuses the call: nobody judged it unconfined.

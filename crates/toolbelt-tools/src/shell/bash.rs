@@ -96,7 +96,7 @@ fn untrusted_git(access: Access, command: &str, cx: &ToolContext) -> Access {
     if !command.contains("git") {
         return access;
     }
-    let config = config(cx);
+    let config = BashConfig::in_effect(cx);
     let named = git_programs::named(command, &operands::bases(command, cx), config.trusted_project.as_deref());
     if named.is_empty() {
         return access;
@@ -108,11 +108,6 @@ fn untrusted_git(access: Access, command: &str, cx: &ToolContext) -> Access {
          one trusted this project yet; `toolbelt trust` trusts it and its git configuration",
         shown.join("; ")
     ))
-}
-
-/// The settings in effect: the configured service, else the defaults.
-pub fn config(cx: &ToolContext) -> BashConfig {
-    cx.service::<BashConfig>().map(|c| (*c).clone()).unwrap_or_default()
 }
 
 /// What a `Bash` call was judged to run: the command under the shell settings its deny
@@ -145,7 +140,7 @@ impl PlannedTool for Bash {
     }
 
     fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<(Access, BashPlan), ToolError> {
-        let config = config(cx);
+        let config = BashConfig::in_effect(cx);
         deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
         // A command proven read-only runs beside other reads; any other runs alone.
         let read_only = toolbelt_command::is_read_only(&input.command);

@@ -74,7 +74,7 @@ pub use session::{SessionSlot, SessionState};
 pub use settings::{SetOutcome, SettingValue, SettingsAccess, SettingsError, SettingsService};
 pub use spec::{Annotations, Category, Defer, PermissionClass, SideEffects, ToolSpec};
 pub use tool::{BoxFuture, DynTool, OWN_LIMIT_MARGIN, Prepared, TimeLimit, Tool, ToolNames};
-pub use validate::{InputValidator, SchemaError, compile_meta_schema_in_background};
+pub use validate::{InputValidator, SchemaError};
 
 /// Re-exported so tool crates and tests use the same cancellation type as the runtime.
 pub use tokio_util::sync::CancellationToken;

@@ -36,13 +36,6 @@ fn main() -> ExitCode {
         println!("toolbelt {}", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
     }
-    // Commands that check calls against schemas: what compiling the first schema waits for is
-    // built beside the set-up, from the start. Told from the raw arguments, before they are
-    // parsed: a wrong guess only costs or spares a little work.
-    let checks_calls = ["call", "batch", "mcp", "agent"];
-    if std::env::args_os().skip(1).any(|a| a.to_str().is_some_and(|a| checks_calls.contains(&a))) {
-        toolbelt_core::compile_meta_schema_in_background();
-    }
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut command = Cli::command_line();
     if no_color {
@@ -62,10 +55,12 @@ fn main() -> ExitCode {
     // Descriptors this process inherited never reach the commands it runs.
     toolbelt_tools::shell::seal_inherited();
 
-    // An MCP server on stdio answers one client: one event-loop thread (plus the blocking pool
-    // for file work) answers a small call in about half the time a multi-thread scheduler
-    // does, since no message is handed between worker threads.
-    let single_client = matches!(&cli.command, Command::Mcp(args) if args.http.is_none());
+    // An MCP server on stdio answers one client, and `call` makes one call: one event-loop
+    // thread (plus the blocking pool for file work, and the threads a search starts itself)
+    // answers a small call in about half the time a multi-thread scheduler does, since no
+    // message is handed between worker threads, and a one-shot call starts no worker threads.
+    let single_client =
+        matches!(&cli.command, Command::Mcp(args) if args.http.is_none()) || matches!(&cli.command, Command::Call(_));
     let mut builder = if single_client {
         tokio::runtime::Builder::new_current_thread()
     } else {

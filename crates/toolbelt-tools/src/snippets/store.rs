@@ -91,6 +91,21 @@ pub enum SnippetScope {
 }
 
 impl SnippetScope {
+    /// Every scope, in [`Self::NAMES`]'s order.
+    pub const ALL: [SnippetScope; 2] = [SnippetScope::User, SnippetScope::Project];
+    /// The names settings (`snippets.scope`) and outputs use.
+    pub const NAMES: [&'static str; 2] = ["user", "project"];
+
+    /// The scope's name (`user`, `project`).
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// The scope of a name.
+    pub fn parse(name: &str) -> Option<SnippetScope> {
+        Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
+    }
+
     /// The snippets of this scope as messages name them.
     pub fn label(self) -> &'static str {
         match self {
@@ -264,5 +279,19 @@ impl SnippetStore {
             crate::sqlite::MigrateError::Newer(found) => SnippetError::Newer { path: self.path.clone(), found },
             crate::sqlite::MigrateError::Foreign(detail) => self.corrupt(detail),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SnippetScope;
+
+    #[test]
+    fn the_wire_names_are_the_settings_names() {
+        for scope in SnippetScope::ALL {
+            assert_eq!(serde_json::to_value(scope).unwrap(), serde_json::json!(scope.as_str()));
+            assert_eq!(SnippetScope::parse(scope.as_str()), Some(scope));
+        }
+        assert_eq!(SnippetScope::parse("global"), None);
     }
 }

@@ -91,13 +91,38 @@ pub struct McpHttpSettings {
 /// is a percentage of.
 pub const CONTEXT_CHARS: usize = 200_000 * 4;
 
+/// When upstream MCP tools are deferred (listed by name, loaded with ToolSearch):
+/// `mcp.tool_search`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolSearch {
+    /// Once their definitions pass `mcp.tool_search_threshold`.
+    #[default]
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ToolSearch {
+    /// Every value, in [`Self::NAMES`]'s order.
+    pub const ALL: [ToolSearch; 3] = [ToolSearch::Auto, ToolSearch::Always, ToolSearch::Never];
+    /// The names settings use (the settings schema lists these).
+    pub const NAMES: [&'static str; 3] = ["auto", "always", "never"];
+
+    /// The value of a settings name.
+    pub fn parse(name: &str) -> Option<ToolSearch> {
+        Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
+    }
+}
+
 /// Past how many characters of definitions the upstream MCP tools are deferred
 /// (`mcp.tool_search`, `mcp.tool_search_threshold`): `None` never, `Some(0)` always.
-pub fn defer_threshold(mode: Option<&str>, percent: Option<usize>) -> Option<usize> {
-    match mode.unwrap_or("auto") {
-        "never" => None,
-        "always" => Some(0),
-        _ => Some(CONTEXT_CHARS / 100 * percent.unwrap_or(10).min(100)),
+pub fn defer_threshold(mode: ToolSearch, percent: Option<usize>) -> Option<usize> {
+    match mode {
+        ToolSearch::Never => None,
+        ToolSearch::Always => Some(0),
+        ToolSearch::Auto => Some(CONTEXT_CHARS / 100 * percent.unwrap_or(10).min(100)),
     }
 }
 
@@ -207,14 +232,11 @@ impl Settings {
             limits.idle_timeout = idle;
         }
         let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts(Key::MCP_ALLOWED_ORIGINS) };
-        let mode = r.scalar(Key::MCP_TOOL_SEARCH).and_then(|e| e.value.as_str().map(str::to_string));
-        let mcp_defer_threshold = defer_threshold(mode.as_deref(), r.usize(Key::MCP_TOOL_SEARCH_THRESHOLD));
+        let mode = r.text(Key::MCP_TOOL_SEARCH).as_deref().and_then(ToolSearch::parse).unwrap_or_default();
+        let mcp_defer_threshold = defer_threshold(mode, r.usize(Key::MCP_TOOL_SEARCH_THRESHOLD));
         let agent = super::agent::resolve(loaded.entries.as_slice(), &mut r.problems);
         let web = super::web::resolve(loaded.entries.as_slice(), &mut r.problems);
-        let snippets = match r.text(Key::SNIPPETS_SCOPE).as_deref() {
-            Some("project") => SnippetScope::Project,
-            _ => SnippetScope::User,
-        };
+        let snippets = r.text(Key::SNIPPETS_SCOPE).as_deref().and_then(SnippetScope::parse).unwrap_or_default();
         let lsp = super::lsp::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home, compat_claude);
         let lint = super::lint::resolve(loaded.entries.as_slice(), &mut r.problems);
         let settings = Settings {

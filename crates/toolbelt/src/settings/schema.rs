@@ -126,6 +126,21 @@ mod tests {
             assert!(check(Key::SANDBOX_IF_UNSANDBOXED.def().unwrap(), &json!(choice.as_str())).is_ok());
         }
         assert!(check(Key::SANDBOX_MODE.def().unwrap(), &json!("full")).is_err());
+        let choices = |key: Key| match key.def().unwrap().kind {
+            Kind::Choice(names) => names.to_vec(),
+            other => panic!("{key:?} is {other:?}"),
+        };
+        let scopes = toolbelt_tools::snippets::SnippetScope::ALL.map(|s| s.as_str());
+        assert_eq!(choices(Key::SNIPPETS_SCOPE), scopes);
+        let providers = toolbelt_tools::web::SearchProviderKind::ALL.map(|k| k.as_str());
+        assert_eq!(choices(Key::WEB_SEARCH_PROVIDER), providers);
+        for name in choices(Key::MCP_TOOL_SEARCH) {
+            assert!(crate::settings::resolve::ToolSearch::parse(name).is_some(), "{name}");
+        }
+        let mode_doc = Key::PERMISSIONS_MODE.def().unwrap().doc;
+        for mode in toolbelt_policy::PermissionMode::ALL {
+            assert!(mode_doc.contains(mode.as_str()), "the doc of permissions.mode names {mode}: {mode_doc}");
+        }
     }
 
     #[test]

@@ -177,6 +177,27 @@ fn a_project_cannot_loosen_the_user_s_own_settings() {
 }
 
 #[test]
+fn a_project_cannot_trade_dont_ask_for_plan() {
+    // `dontAsk` denies what `plan` would still ask about (a read outside the roots, the
+    // network): a project switching an unattended user's mode to `plan` loosens it. The
+    // settings once ranked `plan` as the stricter and kept it.
+    let w = World::new();
+    std::fs::create_dir_all(w.root.join(".git")).unwrap();
+    let user = w.home.join(".config/toolbelt/config.toml");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, "[permissions]\nmode = \"dontAsk\"\n").unwrap();
+    w.write(".toolbelt/config.toml", "[permissions]\nmode = \"plan\"\n");
+    w.trust();
+    let outside = w.home.join("notes.txt");
+    std::fs::write(&outside, "x\n").unwrap();
+    let input = json!({"file_path": outside}).to_string();
+    let (code, out, err) = w.run(&["call", "Read", &input]);
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("permissions.mode = \"plan\"") && err.contains("cannot loosen your own"), "{err}");
+    assert!(out.contains("dontAsk"), "judged in the user's mode: {out}");
+}
+
+#[test]
 fn the_terminal_asks_before_trusting() {
     let w = World::new();
     std::fs::create_dir_all(w.root.join(".git")).unwrap();

@@ -88,15 +88,12 @@ impl SearchProviderKind {
     /// Every provider, in the order settings list them.
     pub const ALL: [SearchProviderKind; 5] = [Self::DuckDuckGo, Self::Brave, Self::Tavily, Self::Exa, Self::SearXng];
 
+    /// The names settings use, in [`Self::ALL`]'s order (the settings schema lists these).
+    pub const NAMES: [&'static str; 5] = ["duckduckgo", "brave", "tavily", "exa", "searxng"];
+
     /// The name settings use (`duckduckgo`, `brave`, `tavily`, `exa`, `searxng`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::DuckDuckGo => "duckduckgo",
-            Self::Brave => "brave",
-            Self::Tavily => "tavily",
-            Self::Exa => "exa",
-            Self::SearXng => "searxng",
-        }
+        Self::NAMES[self as usize]
     }
 
     /// The provider of a settings name.
@@ -162,5 +159,18 @@ impl SearchConfig {
     /// Every variable a configured provider reads its key from (kept out of shell commands).
     pub fn key_vars(&self) -> Vec<String> {
         SearchProviderKind::ALL.into_iter().filter_map(|k| self.key_env(k)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SearchProviderKind;
+
+    #[test]
+    fn the_wire_names_are_the_settings_names() {
+        for kind in SearchProviderKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), serde_json::json!(kind.as_str()));
+            assert_eq!(SearchProviderKind::parse(kind.as_str()), Some(kind));
+        }
     }
 }

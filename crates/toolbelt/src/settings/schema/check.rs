@@ -30,7 +30,7 @@ pub enum ValueError {
         got: &'static str,
     },
     /// A string that is no permission mode.
-    #[error("`{0}` is not a permission mode; use one of: default, acceptEdits, plan, dontAsk, bypassPermissions")]
+    #[error("`{0}` is not a permission mode; use one of: {names}", names = mode_names())]
     NotAMode(String),
     /// Not a string, where a permission mode is expected.
     #[error("expected a permission mode (a string), got {got}")]
@@ -123,4 +123,9 @@ pub fn type_name(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "a table",
     }
+}
+
+/// Every permission mode's name, listed for an error.
+fn mode_names() -> String {
+    toolbelt_policy::PermissionMode::ALL.map(toolbelt_policy::PermissionMode::as_str).join(", ")
 }

@@ -6,7 +6,8 @@ use toolbelt_agent::AgentLimits;
 use toolbelt_core::CallLimits;
 use toolbelt_policy::HookEvent;
 use toolbelt_tools::shell::{DEFAULT_ENV_REMOVE, SandboxMode, WhenUnavailable};
-use toolbelt_tools::web::WebConfig;
+use toolbelt_tools::snippets::SnippetScope;
+use toolbelt_tools::web::{SearchProviderKind, WebConfig};
 
 use super::{DefaultText, Key, KeyDef, Kind};
 
@@ -141,7 +142,7 @@ keys! {
             "shared calls of a batch run at once",
         ),
         SNIPPETS_SCOPE = "snippets.scope" => key(
-            Kind::Choice(&["user", "project"]),
+            Kind::Choice(&SnippetScope::NAMES),
             "\"user\"",
             "where the snippet tools keep snippets: user (shared by every project, $XDG_DATA_HOME/toolbelt/snippets.db) \
              or project (this project's own, in its state directory beside its task list)",
@@ -184,7 +185,7 @@ keys! {
             "browser origins `toolbelt mcp --http` answers besides its own (scheme://host:port, or null)",
         ),
         MCP_TOOL_SEARCH = "mcp.tool_search" => key(
-            Kind::Choice(&["auto", "always", "never"]),
+            Kind::Choice(&crate::settings::resolve::ToolSearch::NAMES),
             "\"auto\"",
             "defer upstream MCP tools (listed by name, loaded with ToolSearch): auto past mcp.tool_search_threshold, always, or never",
         ),
@@ -304,7 +305,7 @@ keys! {
             "seconds one fetch may take, redirects and body included",
         ),
         WEB_SEARCH_PROVIDER = "web.search.provider" => key(
-            Kind::Choice(&["duckduckgo", "brave", "tavily", "exa", "searxng"]),
+            Kind::Choice(&SearchProviderKind::NAMES),
             "\"duckduckgo\"",
             "where WebSearch sends queries (a provider without its key falls back to DuckDuckGo)",
         ),

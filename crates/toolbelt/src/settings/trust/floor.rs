@@ -9,21 +9,24 @@ use crate::settings::{Entry, Layer};
 
 /// Drops the project entries looser than the user's own value of the same key; says why.
 pub fn keep_user_floor(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
-    const ORDERED: &[(Key, &[&str])] = &[
-        (Key::PERMISSIONS_MODE, &["plan", "dontAsk", "default", "acceptEdits", "bypassPermissions"]),
-        (Key::SANDBOX_MODE, &SandboxMode::NAMES),
-        (Key::SANDBOX_IF_UNSANDBOXED, &WhenUnavailable::NAMES),
-    ];
+    // Strictest first.
+    const ORDERED: &[(Key, &[&str])] =
+        &[(Key::SANDBOX_MODE, &SandboxMode::NAMES), (Key::SANDBOX_IF_UNSANDBOXED, &WhenUnavailable::NAMES)];
+    // How loose a value is: the higher, the looser.
     let rank = |key: Key, value: &serde_json::Value| -> Option<usize> {
         match key {
             Key::SANDBOX_NETWORK => return value.as_bool().map(usize::from),
             // `true` is the stricter one.
             Key::PERMISSIONS_DISABLE_BYPASS => return value.as_bool().map(|on| usize::from(!on)),
+            // The modes' order is the policy's own (`dontAsk` denies what `plan` still asks).
+            Key::PERMISSIONS_MODE => {
+                let mode = toolbelt_policy::PermissionMode::parse(value.as_str()?)?;
+                return Some(usize::from(u8::MAX - mode.strictness()));
+            }
             _ => {}
         }
         let (_, order) = ORDERED.iter().find(|(k, _)| *k == key)?;
         let text = value.as_str()?;
-        let text = toolbelt_policy::PermissionMode::parse(text).map_or(text, |m| m.as_str());
         order.iter().position(|v| *v == text)
     };
     let user_rank = |key: Key| {
@@ -95,5 +98,24 @@ mod tests {
             "stricter project values stay; the user never set the network"
         );
         assert_eq!(notices.len(), 2, "{notices:?}");
+    }
+
+    #[test]
+    fn modes_rank_as_the_policy_ranks_them() {
+        // `dontAsk` denies what `plan` still asks about: plan is the looser of the two.
+        let mut entries = vec![
+            entry(Layer::User, "permissions.mode", json!("dontAsk")),
+            entry(Layer::Project, "permissions.mode", json!("plan")),
+        ];
+        let mut notices = Vec::new();
+        keep_user_floor(&mut entries, &mut notices);
+        assert_eq!(entries.len(), 1, "{notices:?}");
+        assert_eq!(entries[0].value, json!("dontAsk"));
+        let mut entries = vec![
+            entry(Layer::User, "permissions.mode", json!("plan")),
+            entry(Layer::Project, "permissions.mode", json!("dont-ask")),
+        ];
+        keep_user_floor(&mut entries, &mut notices);
+        assert_eq!(entries.len(), 2, "a stricter project mode stays");
     }
 }

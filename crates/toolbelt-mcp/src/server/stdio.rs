@@ -28,6 +28,10 @@ use tokio::sync::Mutex;
 
 use toolbelt_core::json_kind;
 
+mod in_flight;
+
+use in_flight::{Held, InFlight};
+
 /// The longest line read: 16 MiB.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
@@ -50,6 +54,12 @@ pub(super) struct Lines<R, W> {
     /// An answer of ours queued but maybe not all written.
     flushing: bool,
     out: Arc<Mutex<Out<W>>>,
+    /// The requests being answered.
+    in_flight: Arc<InFlight>,
+    /// Requests read while [`in_flight::MAX_IN_FLIGHT`] were being answered.
+    held: Held,
+    /// The input ended (held requests are still handed on, one answer at a time).
+    ended: bool,
 }
 
 /// The writing half, shared by rmcp's sends and our own answers.
@@ -97,6 +107,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Lines<R, W> {
             answer: None,
             flushing: false,
             out: Arc::new(Mutex::new(Out { writer: write, queued: Vec::new(), sent: 0, closed: false })),
+            in_flight: Arc::default(),
+            held: Held::default(),
+            ended: false,
         }
     }
 
@@ -173,6 +186,13 @@ where
 
     fn send(&mut self, item: TxJsonRpcMessage<RoleServer>) -> impl Future<Output = io::Result<()>> + Send + 'static {
         let out = Arc::clone(&self.out);
+        match &item {
+            rmcp::model::JsonRpcMessage::Response(r) => self.in_flight.answered(&r.id),
+            rmcp::model::JsonRpcMessage::Error(rmcp::model::JsonRpcError { id: Some(id), .. }) => {
+                self.in_flight.answered(id);
+            }
+            _ => {}
+        }
         let bytes = serde_json::to_vec(&item).map(|mut b| {
             b.push(b'\n');
             b
@@ -186,7 +206,28 @@ where
                 tracing::error!("cannot write to the MCP client: {e}");
                 return None;
             }
-            let read = match self.read_line().await {
+            if let Some(message) = self.held.release(&self.in_flight) {
+                return Some(message);
+            }
+            let line = if self.ended {
+                if self.held.is_empty() {
+                    return None;
+                }
+                self.in_flight.freed().await;
+                continue;
+            } else if self.held.is_empty() {
+                self.read_line().await
+            } else {
+                // Reading goes on (the client's answers and notifications pass) until an
+                // answer going out makes room for the oldest held request.
+                let in_flight = Arc::clone(&self.in_flight);
+                tokio::select! {
+                    biased;
+                    () = in_flight.freed() => continue,
+                    line = self.read_line() => line,
+                }
+            };
+            let read = match line {
                 Ok(read) => read,
                 Err(e) => {
                     tracing::error!("cannot read from the MCP client: {e}");
@@ -194,7 +235,7 @@ where
                 }
             };
             match read {
-                Read::End => return None,
+                Read::End => self.ended = true,
                 Read::TooLong => {
                     tracing::warn!("a message longer than {MAX_LINE} bytes was skipped");
                     self.answer = Some(error_line(
@@ -214,7 +255,15 @@ where
                         self.line = Vec::new();
                     }
                     match verdict {
-                        Verdict::Message(message) => return Some(*message),
+                        Verdict::Message(message) => match *message {
+                            ClientJsonRpcMessage::Request(request)
+                                if !self.held.is_empty() || !self.in_flight.try_admit(&request.id) =>
+                            {
+                                self.held.hold(ClientJsonRpcMessage::Request(request));
+                            }
+                            message if self.held.cancel(&message) => {}
+                            message => return Some(message),
+                        },
                         Verdict::Answer(answer) => self.answer = Some(answer),
                         Verdict::Skip => {}
                     }

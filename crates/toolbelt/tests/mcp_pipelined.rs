@@ -1,0 +1,96 @@
+//! `toolbelt mcp` over stdio under a client that pipelines far more calls than it waits for.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write as _};
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
+/// The server's peak memory so far, in KiB (`VmHWM`).
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Writes `calls` small Reads at once (ids from `first`), then reads every answer; checks each
+/// id is answered once, with the file's text.
+fn flood(stdin: &mut (impl std::io::Write + Send), stdout: &mut impl BufRead, first: u64, calls: u64) {
+    let path = "small.txt";
+    let payload: String = (first..first + calls)
+        .map(|id| {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "Read", "arguments": {"file_path": path}}});
+            format!("{call}\n")
+        })
+        .collect();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            stdin.write_all(payload.as_bytes()).unwrap();
+            stdin.flush().unwrap();
+        });
+        let mut seen = BTreeSet::new();
+        for _ in 0..calls {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "the server stopped answering");
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            let id = answer["id"].as_u64().unwrap();
+            assert!(answer["result"]["isError"] != true, "{answer}");
+            assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("needle"), "{answer}");
+            assert!(seen.insert(id), "answered twice: {id}");
+        }
+        assert_eq!(seen, (first..first + calls).collect::<BTreeSet<_>>());
+    });
+}
+
+#[test]
+fn a_flood_of_pipelined_calls_is_answered_in_full_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join("small.txt"), "a needle in a small file\n").unwrap();
+    let mut child = hermetic::toolbelt_with_home(&root, &root.join("home"))
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+
+    flood(&mut stdin, &mut stdout, 1, 500);
+    let after_few = peak_kib(child.id());
+    flood(&mut stdin, &mut stdout, 1_000, 8_000);
+    let after_many = peak_kib(child.id());
+    // rmcp starts a task per request read: unbounded, eight thousand calls read at once held
+    // some 60 MB more than five hundred did. At most 256 are answered at once now.
+    assert!(
+        after_many < after_few + 24 * 1024,
+        "peak memory grew from {after_few} KiB to {after_many} KiB with the flood"
+    );
+
+    // Calls pipelined and the input closed at once are all answered before the server ends.
+    let payload: String = (1..=600)
+        .map(|id| {
+            let call = json!({"jsonrpc": "2.0", "id": 50_000 + id, "method": "tools/call",
+                "params": {"name": "Read", "arguments": {"file_path": "small.txt"}}});
+            format!("{call}\n")
+        })
+        .collect();
+    stdin.write_all(payload.as_bytes()).unwrap();
+    drop(stdin);
+    let answered = stdout.lines().map(Result::unwrap).filter(|l| l.contains("needle")).count();
+    assert_eq!(answered, 600, "every call written before the input closed is answered");
+    assert!(child.wait().unwrap().success());
+}

@@ -94,3 +94,75 @@ fn a_flood_of_pipelined_calls_is_answered_in_full_in_bounded_memory() {
     assert_eq!(answered, 600, "every call written before the input closed is answered");
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn calls_waiting_on_the_client_are_answered_while_others_are_held() {
+    // More calls than are answered at once, each asking the client's approval: the approvals
+    // travel on the same input as the held calls, so reading must go on past them.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let mut child = hermetic::toolbelt_with_home(&root, &root.join("home"))
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let done = std::sync::Arc::clone(&done);
+        std::thread::spawn(move || {
+            for _ in 0..1200 {
+                if done.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            // Stuck: end the server so the test fails instead of hanging.
+            let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        })
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    let calls = 300;
+    for id in 1..=calls {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "Write", "arguments": {"file_path": format!("out/{id}.txt"), "content": "x\n"}}});
+        writeln!(stdin, "{call}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let (mut answered, mut asked) = (0, 0);
+    while answered < calls {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server stopped after {answered} answers");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["method"] == "elicitation/create" {
+            asked += 1;
+            let result = json!({"action": "accept", "content": {"decision": "allow_once"}});
+            writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": message["id"], "result": result})).unwrap();
+            stdin.flush().unwrap();
+        } else if message.get("method").is_some() && message.get("id").is_some() {
+            let no = json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}});
+            writeln!(stdin, "{no}").unwrap();
+            stdin.flush().unwrap();
+        } else if message.get("id").is_some() {
+            assert!(message["result"]["isError"] != true, "{message}");
+            answered += 1;
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    watchdog.join().unwrap();
+    assert_eq!(asked, calls, "each write was approved by the client");
+    assert_eq!(std::fs::read_dir(root.join("out")).unwrap().count(), calls as usize);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

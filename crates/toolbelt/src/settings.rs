@@ -44,6 +44,7 @@ mod resolve;
 pub mod schema;
 mod store;
 mod toml_file;
+mod tool_search;
 pub mod trust;
 pub mod web;
 mod winner;

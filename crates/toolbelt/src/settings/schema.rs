@@ -135,7 +135,7 @@ mod tests {
         let providers = toolbelt_tools::web::SearchProviderKind::ALL.map(|k| k.as_str());
         assert_eq!(choices(Key::WEB_SEARCH_PROVIDER), providers);
         for name in choices(Key::MCP_TOOL_SEARCH) {
-            assert!(crate::settings::resolve::ToolSearch::parse(name).is_some(), "{name}");
+            assert!(crate::settings::tool_search::ToolSearch::parse(name).is_some(), "{name}");
         }
         let mode_doc = Key::PERMISSIONS_MODE.def().unwrap().doc;
         for mode in toolbelt_policy::PermissionMode::ALL {

@@ -185,7 +185,7 @@ keys! {
             "browser origins `toolbelt mcp --http` answers besides its own (scheme://host:port, or null)",
         ),
         MCP_TOOL_SEARCH = "mcp.tool_search" => key(
-            Kind::Choice(&crate::settings::resolve::ToolSearch::NAMES),
+            Kind::Choice(&crate::settings::tool_search::ToolSearch::NAMES),
             "\"auto\"",
             "defer upstream MCP tools (listed by name, loaded with ToolSearch): auto past mcp.tool_search_threshold, always, or never",
         ),

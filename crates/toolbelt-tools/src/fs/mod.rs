@@ -5,6 +5,8 @@
 //! * [`roots`]: the workspace roots, and confinement to them at open time — a path is opened
 //!   beneath a root's directory handle, never checked and then opened; and a path as the
 //!   model gave it made absolute ([`roots::absolute`]);
+//! * [`opened`]: the roots' directory handles, kept open between calls while their paths
+//!   still name them;
 //! * [`regular`]: regular files only — a FIFO or a device is refused from the open handle;
 //! * [`links`]: a file's other hard-link names, which must not carry what the first is kept
 //!   from;
@@ -15,6 +17,7 @@
 
 pub(crate) mod error;
 pub(crate) mod links;
+pub(crate) mod opened;
 pub(crate) mod regular;
 pub(crate) mod roots;
 pub(crate) mod shown;

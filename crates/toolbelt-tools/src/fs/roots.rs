@@ -18,24 +18,18 @@ use std::path::{Component, Path, PathBuf};
 
 use std::sync::Arc;
 
-use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use toolbelt_core::paths::{normalize, real_path};
 use toolbelt_core::{HiddenPaths, ToolContext, ToolError};
 
 use crate::fs::error::{escapes, io_error, is_a_directory};
 use crate::fs::links::Links;
+use crate::fs::opened::{self, Root, RootError};
 use crate::fs::regular::open_regular;
-
-/// One root: its canonical path and an open handle on it.
-struct Root {
-    path: PathBuf,
-    dir: Dir,
-}
 
 /// The session's workspace roots, opened.
 pub struct OpenRoots {
-    roots: Vec<Root>,
+    roots: Vec<Arc<Root>>,
     links: Links,
 }
 
@@ -54,30 +48,41 @@ impl OpenRoots {
     /// Opens the roots of the call's session; files the call must not see (a deny rule's)
     /// stay out of reach under other names too (see [`Links`]).
     pub fn open(cx: &ToolContext) -> Result<Self, ToolError> {
-        Self::with_hidden(&cx.roots(), cx.hidden())
+        Self::with_hidden(&cx.roots(), cx.hidden(), false)
     }
 
     /// Opens the roots a call may read: the session's, and its data directory (spilled
     /// output, task logs), which no write tool opens.
     pub fn open_for_reading(cx: &ToolContext) -> Result<Self, ToolError> {
-        let roots: Vec<PathBuf> = cx.read_roots().into_iter().filter(|r| r.exists()).collect();
-        Self::with_hidden(&roots, cx.hidden())
+        Self::with_hidden(&cx.read_roots(), cx.hidden(), true)
     }
 
     /// Opens the given roots (canonicalizing them).
     #[cfg(test)]
     pub fn from_paths(paths: &[PathBuf]) -> Result<Self, ToolError> {
-        Self::with_hidden(paths, None)
+        Self::with_hidden(paths, None, false)
     }
 
-    fn with_hidden(paths: &[PathBuf], hidden: Option<Arc<dyn HiddenPaths>>) -> Result<Self, ToolError> {
+    /// Opens `paths`; with `skip_missing`, a root that does not exist is left out.
+    fn with_hidden(
+        paths: &[PathBuf],
+        hidden: Option<Arc<dyn HiddenPaths>>,
+        skip_missing: bool,
+    ) -> Result<Self, ToolError> {
         let mut roots = Vec::with_capacity(paths.len());
         for p in paths {
-            let path = std::fs::canonicalize(p)
-                .map_err(|e| ToolError::failed(format!("workspace root {} is not usable: {e}", p.display())))?;
-            let dir = Dir::open_ambient_dir(&path, ambient_authority())
-                .map_err(|e| ToolError::failed(format!("workspace root {} cannot be opened: {e}", path.display())))?;
-            roots.push(Root { path, dir });
+            let root = opened::root(p);
+            if skip_missing && matches!(&root, Err(RootError::Resolve(e)) if e.kind() == std::io::ErrorKind::NotFound) {
+                continue;
+            }
+            roots.push(root.map_err(|e| match e {
+                RootError::Resolve(e) => {
+                    ToolError::failed(format!("workspace root {} is not usable: {e}", p.display()))
+                }
+                RootError::Open(path, e) => {
+                    ToolError::failed(format!("workspace root {} cannot be opened: {e}", path.display()))
+                }
+            })?);
         }
         let links = Links::new(roots.iter().map(|r| r.path.clone()).collect(), hidden);
         Ok(Self { roots, links })

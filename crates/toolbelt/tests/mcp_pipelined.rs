@@ -47,8 +47,17 @@ fn flood(stdin: &mut (impl std::io::Write + Send), stdout: &mut impl BufRead, fi
     });
 }
 
-#[test]
-fn a_flood_of_pipelined_calls_is_answered_in_full_in_bounded_memory() {
+/// A server in a new project (kept by the returned directory), after `initialize` declaring
+/// `capabilities` and `notifications/initialized`.
+struct Server {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+fn serve(capabilities: Value) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::create_dir_all(root.join(".git")).unwrap();
@@ -63,11 +72,17 @@ fn a_flood_of_pipelined_calls_is_answered_in_full_in_bounded_memory() {
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "1"}}});
     writeln!(stdin, "{init}").unwrap();
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    Server { _dir: dir, root, child, stdin, stdout }
+}
+
+#[test]
+fn a_flood_of_pipelined_calls_is_answered_in_full_in_bounded_memory() {
+    let Server { _dir, root: _, mut child, mut stdin, mut stdout } = serve(json!({}));
 
     flood(&mut stdin, &mut stdout, 1, 500);
     let after_few = peak_kib(child.id());
@@ -99,16 +114,7 @@ fn a_flood_of_pipelined_calls_is_answered_in_full_in_bounded_memory() {
 fn calls_waiting_on_the_client_are_answered_while_others_are_held() {
     // More calls than are answered at once, each asking the client's approval: the approvals
     // travel on the same input as the held calls, so reading must go on past them.
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(root.join(".git")).unwrap();
-    let mut child = hermetic::toolbelt_with_home(&root, &root.join("home"))
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let Server { _dir, root, mut child, mut stdin, mut stdout } = serve(json!({"elicitation": {}}));
     let pid = child.id();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watchdog = {
@@ -124,15 +130,7 @@ fn calls_waiting_on_the_client_are_answered_while_others_are_held() {
             let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
         })
     };
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-        "clientInfo": {"name": "raw", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
     let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
     let calls = 300;
     for id in 1..=calls {
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",

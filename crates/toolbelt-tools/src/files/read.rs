@@ -108,20 +108,24 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
     let ws = OpenRoots::open_for_reading(cx)?;
     let loc = ws.locate(&abs)?;
     let real = ws.real(&loc)?;
-    let meta = ws.metadata(&real)?;
-    if meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "{} is a directory, not a file; use ListDir to see what it contains",
-            abs.display()
-        )));
-    }
-    let mtime = meta.modified().ok().map(|t| t.into_std());
+    // Opened first, and its size and time taken from the open handle: a lookup of the path
+    // before the open was three more system calls for what the handle says.
+    let (mut file, meta) = match ws.open_file_with_metadata(&real) {
+        Ok(opened) => opened,
+        Err(_) if ws.metadata(&real).is_ok_and(|m| m.is_dir()) => {
+            return Err(ToolError::failed(format!(
+                "{} is a directory, not a file; use ListDir to see what it contains",
+                abs.display()
+            )));
+        }
+        Err(e) => return Err(e),
+    };
+    let mtime = meta.modified().ok();
     let size = meta.len();
     let name = shown(cx, &abs);
     let offset = usize::try_from(input.offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
     let limit = usize::try_from(input.limit.unwrap_or(DEFAULT_LIMIT as u64).max(1)).unwrap_or(usize::MAX);
 
-    let mut file = ws.open_file(&real)?;
     let mut head = vec![0u8; 8192.min(usize::try_from(size).unwrap_or(8192))];
     file.read_exact(&mut head).map_err(|e| io_error(&abs, &e))?;
 
@@ -142,7 +146,10 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
         return crate::files::support::read_stream::read_large(&ws, cx, &real, name, offset, limit);
     }
     let mut bytes = head;
-    file.read_to_end(&mut bytes).map_err(|e| io_error(&abs, &e))?;
+    // The size is known: room for it and one byte more, and read through `take`, whose
+    // reading does not ask the file its size and position again (two system calls).
+    bytes.reserve(usize::try_from(size).unwrap_or(0).saturating_sub(bytes.len()) + 1);
+    (&mut file).take(u64::MAX).read_to_end(&mut bytes).map_err(|e| io_error(&abs, &e))?;
     FileLedger::record(cx, &real.abs, FileState::of(&bytes, mtime));
 
     if abs.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb")) {

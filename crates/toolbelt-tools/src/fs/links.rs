@@ -50,6 +50,11 @@ impl Links {
     /// roots, or when one of them is hidden.
     pub fn check(&self, file: &std::fs::File, path: &Path) -> Result<(), ToolError> {
         let meta = file.metadata().map_err(|e| crate::fs::error::io_error(path, &e))?;
+        self.check_metadata(&meta, path)
+    }
+
+    /// [`Links::check`] for a file whose handle's metadata is at hand.
+    pub fn check_metadata(&self, meta: &std::fs::Metadata, path: &Path) -> Result<(), ToolError> {
         if !meta.is_file() || meta.nlink() <= 1 {
             return Ok(());
         }

@@ -152,12 +152,20 @@ impl OpenError {
 /// Opens `rel` beneath `dir` for reading, without blocking, and only if the handle is a
 /// regular file.
 pub fn open_regular(dir: &Dir, rel: &Path) -> Result<std::fs::File, OpenError> {
+    open_regular_with_metadata(dir, rel).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the handle's metadata (taken once, for the check and the caller).
+pub fn open_regular_with_metadata(dir: &Dir, rel: &Path) -> Result<(std::fs::File, std::fs::Metadata), OpenError> {
     let mut options = OpenOptions::new();
     options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     let file = dir.open_with(rel, &options)?.into_std();
-    check_regular(&file)?;
+    let meta = file.metadata()?;
+    if let Some(kind) = NotRegular::of(meta.file_type()) {
+        return Err(OpenError::NotRegular(kind));
+    }
     clear_nonblocking(&file)?;
-    Ok(file)
+    Ok((file, meta))
 }
 
 /// Refuses an open handle that is not a regular file.

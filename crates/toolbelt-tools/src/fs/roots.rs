@@ -25,7 +25,7 @@ use toolbelt_core::{HiddenPaths, ToolContext, ToolError};
 use crate::fs::error::{escapes, io_error, is_a_directory};
 use crate::fs::links::Links;
 use crate::fs::opened::{self, Root, RootError};
-use crate::fs::regular::open_regular;
+use crate::fs::regular::open_regular_with_metadata;
 
 /// The session's workspace roots, opened.
 pub struct OpenRoots {
@@ -179,12 +179,17 @@ impl OpenRoots {
     /// a socket is refused, see [`crate::fs::regular`]); a file with other names (hard links) is
     /// read only when all of them are inside the roots and visible ([`Links`]).
     pub fn open_file(&self, loc: &Located) -> Result<std::fs::File, ToolError> {
+        self.open_file_with_metadata(loc).map(|(file, _)| file)
+    }
+
+    /// [`OpenRoots::open_file`], with the open handle's metadata.
+    pub fn open_file_with_metadata(&self, loc: &Located) -> Result<(std::fs::File, std::fs::Metadata), ToolError> {
         if loc.rel.as_os_str().is_empty() {
             return Err(is_a_directory(&loc.abs));
         }
-        let file = open_regular(self.dir(loc), &loc.rel).map_err(|e| e.tool_error(&loc.abs))?;
-        self.links.check(&file, &loc.abs)?;
-        Ok(file)
+        let (file, meta) = open_regular_with_metadata(self.dir(loc), &loc.rel).map_err(|e| e.tool_error(&loc.abs))?;
+        self.links.check_metadata(&meta, &loc.abs)?;
+        Ok((file, meta))
     }
 
     /// The index of the root whose canonical path is `path`, if it is one of the roots.

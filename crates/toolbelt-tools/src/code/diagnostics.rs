@@ -14,7 +14,7 @@ use toolbelt_core::{
 
 use crate::fs::roots::absolute;
 use crate::language_servers::after_change::{shown, stamp};
-use crate::language_servers::diagnostics::{code_text, severity_name};
+use crate::language_servers::diagnostics::{Level, code_text, level};
 use crate::language_servers::position::from_lsp;
 use crate::language_servers::{LanguageServers, read_text};
 
@@ -41,7 +41,7 @@ pub struct DiagnosticItem {
     /// 1-based column.
     pub column: u32,
     /// `error`, `warning`, `info` or `hint`.
-    pub severity: String,
+    pub severity: Level,
     /// Its code, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -224,7 +224,7 @@ async fn file(cx: &ToolContext, servers: &LanguageServers, path: PathBuf) -> Res
             DiagnosticItem {
                 line,
                 column,
-                severity: severity_name(d).to_owned(),
+                severity: level(d),
                 code: code_text(d),
                 source: d.source.clone(),
                 message: d.message.trim().to_owned(),
@@ -232,8 +232,8 @@ async fn file(cx: &ToolContext, servers: &LanguageServers, path: PathBuf) -> Res
         })
         .collect();
     items.sort_by_key(|d| (d.line, d.column));
-    let errors = items.iter().filter(|d| d.severity == "error").count();
-    let warnings = items.iter().filter(|d| d.severity == "warning").count();
+    let errors = items.iter().filter(|d| d.severity == Level::Error).count();
+    let warnings = items.iter().filter(|d| d.severity == Level::Warning).count();
     if items.len() > MAX_LISTED {
         note = Some(format!("{} more not shown.", items.len() - MAX_LISTED));
         items.truncate(MAX_LISTED);
@@ -259,8 +259,8 @@ fn summary(cx: &ToolContext, servers: &LanguageServers, under: Option<PathBuf>) 
             if under.as_ref().is_some_and(|u| !path.starts_with(u)) || cx.is_hidden(&path) {
                 continue;
             }
-            let errors = published.items.iter().filter(|d| severity_name(d) == "error").count();
-            let warnings = published.items.iter().filter(|d| severity_name(d) == "warning").count();
+            let errors = published.items.iter().filter(|d| level(d) == Level::Error).count();
+            let warnings = published.items.iter().filter(|d| level(d) == Level::Warning).count();
             if errors + warnings > 0 {
                 files.push(FileSummary { path: shown(cx, &path), errors, warnings });
             }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use toolbelt_core::ToolContext;
 
 use super::LanguageServers;
-use super::diagnostics::{code_text, introduced, severity_name};
+use super::diagnostics::{Level, code_text, introduced, level};
 use super::position::from_lsp;
 
 /// Most errors shown after one change.
@@ -26,8 +26,8 @@ pub struct Introduced {
     pub line: u32,
     /// 1-based column.
     pub column: u32,
-    /// `error`.
-    pub severity: String,
+    /// Always `error`.
+    pub severity: Level,
     /// The diagnostic's code (`TS2322`, `reportAttributeAccessIssue`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -89,7 +89,7 @@ pub async fn after_change(cx: &ToolContext, changed: &[PathBuf], deleted: &[Path
                         path: shown(cx, path),
                         line,
                         column,
-                        severity: severity_name(d).to_owned(),
+                        severity: level(d),
                         code: code_text(d),
                         source: d.source.clone(),
                         message: d.message.trim().to_owned(),

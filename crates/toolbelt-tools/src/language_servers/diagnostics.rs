@@ -93,20 +93,52 @@ impl DiagnosticStore {
     }
 }
 
-/// `error`, `warning`, `info` or `hint`.
-pub fn severity_name(d: &Diagnostic) -> &'static str {
+/// How serious a diagnostic is, as the tools' outputs name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// An error.
+    Error,
+    /// A warning.
+    Warning,
+    /// Information.
+    Info,
+    /// A hint.
+    Hint,
+}
+
+impl Level {
+    /// The name outputs use (`error`, `warning`, `info`, `hint`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Info => "info",
+            Level::Hint => "hint",
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The level of `d`.
+pub fn level(d: &Diagnostic) -> Level {
     match d.severity {
-        Some(DiagnosticSeverity::WARNING) => "warning",
-        Some(DiagnosticSeverity::INFORMATION) => "info",
-        Some(DiagnosticSeverity::HINT) => "hint",
+        Some(DiagnosticSeverity::WARNING) => Level::Warning,
+        Some(DiagnosticSeverity::INFORMATION) => Level::Info,
+        Some(DiagnosticSeverity::HINT) => Level::Hint,
         // Unset is read as an error, as editors do.
-        _ => "error",
+        _ => Level::Error,
     }
 }
 
 /// Whether `d` is an error.
 pub fn is_error(d: &Diagnostic) -> bool {
-    severity_name(d) == "error"
+    level(d) == Level::Error
 }
 
 /// The diagnostic's code as text (`E0308`, `reportAttributeAccessIssue`), if any.
@@ -141,6 +173,22 @@ pub fn introduced<'a>(before: &[Diagnostic], after: &'a [Diagnostic]) -> Vec<&'a
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn levels_read_as_they_print_and_their_schema_lists_them() {
+        let levels = [Level::Error, Level::Warning, Level::Info, Level::Hint];
+        for l in levels {
+            assert_eq!(serde_json::to_value(l).unwrap(), serde_json::json!(l.to_string()));
+        }
+        let schema = serde_json::to_value(schemars::schema_for!(Level)).unwrap();
+        let listed: Vec<&str> = schema["enum"].as_array().map_or_else(
+            || schema["oneOf"].as_array().unwrap().iter().filter_map(|c| c["const"].as_str()).collect(),
+            |values| values.iter().filter_map(serde_json::Value::as_str).collect(),
+        );
+        assert_eq!(listed, levels.map(Level::as_str));
+        let unset = Diagnostic { severity: None, ..diag(1, "x", DiagnosticSeverity::HINT) };
+        assert_eq!(level(&unset), Level::Error, "unset reads as an error");
+    }
     use lsp_types::{Position, Range};
 
     fn diag(line: u32, message: &str, severity: DiagnosticSeverity) -> Diagnostic {

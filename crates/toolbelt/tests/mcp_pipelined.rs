@@ -164,3 +164,31 @@ fn calls_waiting_on_the_client_are_answered_while_others_are_held() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn a_root_replaced_between_calls_is_read_where_its_path_now_leads() {
+    // The server keeps each root's directory handle between calls; a root moved away and made
+    // again (perhaps with the same inode number) must be opened afresh, not read from the old.
+    let Server { _dir, root, mut child, mut stdin, mut stdout } = serve(json!({}));
+    let mut read = |id: u64| {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "Read", "arguments": {"file_path": root.join("small.txt")}}});
+        writeln!(stdin, "{call}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()["result"]["content"][0]["text"].as_str().unwrap().to_string()
+    };
+    assert!(read(1).contains("a needle in a small file"));
+    let old = root.with_file_name(format!("{}-old", root.file_name().unwrap().to_string_lossy()));
+    std::fs::rename(&root, &old).unwrap();
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("small.txt"), "the new root's file\n").unwrap();
+    let text = read(2);
+    assert!(text.contains("the new root's file"), "{text}");
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::rename(&old, &root).unwrap();
+    drop(read);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -188,7 +188,6 @@ fn a_root_replaced_between_calls_is_read_where_its_path_now_leads() {
     assert!(text.contains("the new root's file"), "{text}");
     std::fs::remove_dir_all(&root).unwrap();
     std::fs::rename(&old, &root).unwrap();
-    drop(read);
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }

@@ -11,9 +11,9 @@
 //! arrives, never held in memory.
 //!
 //! `receive` is polled inside rmcp's `select!`, so it may be dropped at any await: a partial
-//! line stays in the buffer, an answer not yet queued stays pending, and an answer written
-//! halfway stays queued in [`Out`] (which every writer finishes first), so no message is lost
-//! or cut into another.
+//! line stays in the buffer, and an answer is queued in [`Out`] before anything awaits (a
+//! message written halfway is finished by the next flush first), so no message is lost or cut
+//! into another.
 
 use std::io;
 use std::sync::Arc;
@@ -23,19 +23,20 @@ use rmcp::model::{CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonRpcR
 use rmcp::service::TxJsonRpcMessage;
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
-use tokio::sync::Mutex;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 
 use toolbelt_core::json_kind;
 
 mod in_flight;
+mod out;
 
 use in_flight::{Held, InFlight};
+use out::Out;
 
 /// The longest line read: 16 MiB.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
-/// A line buffer grown past this is given back after its line.
+/// The line buffer, grown past this, is given back after its line.
 const KEEP_CAPACITY: usize = 1024 * 1024;
 
 /// JSON-RPC's code for input that is not JSON.
@@ -49,11 +50,9 @@ pub(super) struct Lines<R, W> {
     line: Vec<u8>,
     /// Dropping the rest of a line that passed the cap.
     skipping: bool,
-    /// An answer of ours not yet queued for writing.
-    answer: Option<Vec<u8>>,
-    /// An answer of ours queued but maybe not all written.
+    /// An answer of ours is queued and maybe not all written.
     flushing: bool,
-    out: Arc<Mutex<Out<W>>>,
+    out: Arc<Out<W>>,
     /// The requests being answered.
     in_flight: Arc<InFlight>,
     /// Requests read while [`in_flight::MAX_IN_FLIGHT`] were being answered.
@@ -62,51 +61,14 @@ pub(super) struct Lines<R, W> {
     ended: bool,
 }
 
-/// The writing half, shared by rmcp's sends and our own answers.
-struct Out<W> {
-    writer: W,
-    /// Bytes queued; those before `sent` are written.
-    queued: Vec<u8>,
-    sent: usize,
-    closed: bool,
-}
-
-impl<W: AsyncWrite + Unpin> Out<W> {
-    /// Writes every queued byte. Cancelled halfway, the rest stays queued for the next call.
-    async fn drain(&mut self) -> io::Result<()> {
-        while self.sent < self.queued.len() {
-            let n = self.writer.write(&self.queued[self.sent..]).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            self.sent += n;
-        }
-        self.queued.clear();
-        self.sent = 0;
-        if self.queued.capacity() > KEEP_CAPACITY {
-            self.queued = Vec::new();
-        }
-        self.writer.flush().await
-    }
-
-    async fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.closed {
-            return Err(io::Error::new(io::ErrorKind::NotConnected, "the MCP connection is closed"));
-        }
-        self.queued.extend_from_slice(bytes);
-        self.drain().await
-    }
-}
-
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Lines<R, W> {
     pub(super) fn new(read: R, write: W) -> Self {
         Self {
             read: BufReader::with_capacity(64 * 1024, read),
             line: Vec::new(),
             skipping: false,
-            answer: None,
             flushing: false,
-            out: Arc::new(Mutex::new(Out { writer: write, queued: Vec::new(), sent: 0, closed: false })),
+            out: Arc::new(Out::new(write)),
             in_flight: Arc::default(),
             held: Held::default(),
             ended: false,
@@ -147,18 +109,19 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Lines<R, W> {
         }
     }
 
-    /// Writes our pending answer, if any (safe to cancel: see the module's notes).
-    async fn answer(&mut self) -> io::Result<()> {
-        if self.answer.is_none() && !self.flushing {
-            return Ok(());
+    /// Queues an answer of ours (a line) to be written before anything more is read.
+    fn answer(&mut self, line: &[u8]) -> io::Result<()> {
+        self.out.queue(line)?;
+        self.flushing = true;
+        Ok(())
+    }
+
+    /// Writes our queued answers, if any (safe to cancel: see the module's notes).
+    async fn flush_answers(&mut self) -> io::Result<()> {
+        if self.flushing {
+            self.out.flush().await?;
+            self.flushing = false;
         }
-        let mut out = self.out.lock().await;
-        if let Some(answer) = self.answer.take() {
-            out.queued.extend_from_slice(&answer);
-            self.flushing = true;
-        }
-        out.drain().await?;
-        self.flushing = false;
         Ok(())
     }
 }
@@ -193,16 +156,21 @@ where
             }
             _ => {}
         }
-        let bytes = serde_json::to_vec(&item).map(|mut b| {
-            b.push(b'\n');
-            b
+        // Queued now, in the order rmcp hands messages over; written by the first flush
+        // (see `out`).
+        let queued = serde_json::to_vec(&item).map_err(io::Error::other).and_then(|mut line| {
+            line.push(b'\n');
+            out.queue(&line)
         });
-        async move { out.lock().await.write(&bytes.map_err(io::Error::other)?).await }
+        async move {
+            queued?;
+            out.flush().await
+        }
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            if let Err(e) = self.answer().await {
+            if let Err(e) = self.flush_answers().await {
                 tracing::error!("cannot write to the MCP client: {e}");
                 return None;
             }
@@ -238,7 +206,7 @@ where
                 Read::End => self.ended = true,
                 Read::TooLong => {
                     tracing::warn!("a message longer than {MAX_LINE} bytes was skipped");
-                    self.answer = Some(error_line(
+                    let line = error_line(
                         &Value::Null,
                         INVALID_REQUEST,
                         &format!(
@@ -246,7 +214,11 @@ where
                              skipped. Send smaller messages (put large contents in files the tools read)",
                             MAX_LINE >> 20
                         ),
-                    ));
+                    );
+                    if let Err(e) = self.answer(&line) {
+                        tracing::error!("cannot write to the MCP client: {e}");
+                        return None;
+                    }
                 }
                 Read::Line => {
                     let verdict = judge(&self.line);
@@ -264,7 +236,12 @@ where
                             message if self.held.cancel(&message) => {}
                             message => return Some(message),
                         },
-                        Verdict::Answer(answer) => self.answer = Some(answer),
+                        Verdict::Answer(answer) => {
+                            if let Err(e) = self.answer(&answer) {
+                                tracing::error!("cannot write to the MCP client: {e}");
+                                return None;
+                            }
+                        }
                         Verdict::Skip => {}
                     }
                 }
@@ -273,9 +250,7 @@ where
     }
 
     async fn close(&mut self) -> io::Result<()> {
-        let mut out = self.out.lock().await;
-        out.closed = true;
-        out.drain().await
+        self.out.close().await
     }
 }
 
@@ -394,6 +369,7 @@ fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncWriteExt as _;
 
     fn answer(line: &str) -> Value {
         match judge(line.as_bytes()) {

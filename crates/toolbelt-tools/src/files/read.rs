@@ -7,6 +7,8 @@
 //! file's content hash in the session ledger, which Write and Edit check.
 
 use std::io::Read as _;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -18,7 +20,7 @@ use crate::files::support::ledger::{FileLedger, FileState};
 use crate::files::support::read_media;
 use crate::formats::{encoding, pdf};
 use crate::fs::error::io_error;
-use crate::fs::roots::{OpenRoots, absolute};
+use crate::fs::roots::{OpenRoots, Unconfirmed, absolute};
 use crate::fs::shown::shown;
 
 pub use crate::files::support::read_output::{
@@ -90,12 +92,29 @@ impl Tool for Read {
     }
 
     async fn call(&self, input: ReadInput, cx: ToolContext) -> Result<ReadOutput, ToolError> {
-        // A small file is read right here: handing a read of a few kilobytes to the blocking
-        // pool costs two thread wake-ups, more than the read itself. (The size only chooses
-        // the thread; confinement still happens when the file is opened.)
-        let small =
-            std::fs::metadata(absolute(&cx, &input.file_path)).is_ok_and(|m| m.is_file() && m.len() <= INLINE_MAX);
-        let out = if small { read(&input, &cx) } else { run_blocking(&cx, move |cx| read(&input, cx)).await };
+        let abs = absolute(&cx, &input.file_path);
+        let ws = OpenRoots::open_for_reading(&cx)?;
+        let loc = ws.locate(&abs)?;
+        let opened = match ws.open_unconfirmed(&loc) {
+            Ok(opened) => opened,
+            Err(_) if ws.metadata(&loc).is_ok_and(|m| m.is_dir()) => {
+                return Err(ToolError::failed(format!(
+                    "{} is a directory, not a file; use ListDir to see what it contains",
+                    abs.display()
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        // A small file with one name is read right here: handing a read of a few kilobytes
+        // to the blocking pool costs two thread wake-ups, more than the read itself. Its size
+        // comes from the open handle: a lookup of the path first was more system calls for
+        // what the handle says.
+        let meta = opened.metadata();
+        let out = if meta.len() <= INLINE_MAX && meta.nlink() <= 1 {
+            read(&input, &cx, &ws, &abs, opened)
+        } else {
+            run_blocking(&cx, move |cx| read(&input, cx, &ws, &abs, opened)).await
+        };
         out.map(ReadOutput::noted)
     }
 }
@@ -103,38 +122,29 @@ impl Tool for Read {
 /// Files up to this size are read on the calling thread.
 const INLINE_MAX: u64 = 64 * 1024;
 
-fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
-    let abs = absolute(cx, &input.file_path);
-    let ws = OpenRoots::open_for_reading(cx)?;
-    let loc = ws.locate(&abs)?;
-    let real = ws.real(&loc)?;
-    // Opened first, and its size and time taken from the open handle: a lookup of the path
-    // before the open was three more system calls for what the handle says.
-    let (mut file, meta) = match ws.open_file_with_metadata(&real) {
-        Ok(opened) => opened,
-        Err(_) if ws.metadata(&real).is_ok_and(|m| m.is_dir()) => {
-            return Err(ToolError::failed(format!(
-                "{} is a directory, not a file; use ListDir to see what it contains",
-                abs.display()
-            )));
-        }
-        Err(e) => return Err(e),
-    };
+/// Reads the file `input` names (`abs`), opened beneath the roots `ws`.
+fn read(
+    input: &ReadInput,
+    cx: &ToolContext,
+    ws: &OpenRoots,
+    abs: &Path,
+    opened: Unconfirmed,
+) -> Result<ReadOutput, ToolError> {
+    let (real, mut file, meta) = ws.confirm(opened)?;
     let mtime = meta.modified().ok();
     let size = meta.len();
-    let name = shown(cx, &abs);
+    let name = shown(cx, abs);
     let offset = usize::try_from(input.offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
     let limit = usize::try_from(input.limit.unwrap_or(DEFAULT_LIMIT as u64).max(1)).unwrap_or(usize::MAX);
 
-    let mut head = vec![0u8; 8192.min(usize::try_from(size).unwrap_or(8192))];
-    file.read_exact(&mut head).map_err(|e| io_error(&abs, &e))?;
+    let (head, whole) = first_bytes(&mut file, size).map_err(|e| io_error(abs, &e))?;
 
     if let Some(mime) = encoding::image_mime(&head) {
-        return read_media::image(&ws, cx, &real, name, mime, size, mtime);
+        return read_media::image(ws, cx, &real, name, mime, size, mtime);
     }
     if pdf::is_pdf(&head) {
         drop(file);
-        return read_media::pdf(&ws, cx, &real, name, input.pages.as_deref(), size, mtime);
+        return read_media::pdf(ws, cx, &real, name, input.pages.as_deref(), size, mtime);
     }
     if input.pages.is_some() {
         return Err(ToolError::failed(format!(
@@ -143,13 +153,15 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
     }
     if size > WHOLE_FILE_LIMIT {
         drop(file);
-        return crate::files::support::read_stream::read_large(&ws, cx, &real, name, offset, limit);
+        return crate::files::support::read_stream::read_large(ws, cx, &real, name, offset, limit);
     }
     let mut bytes = head;
-    // The size is known: room for it and one byte more, and read through `take`, whose
-    // reading does not ask the file its size and position again (two system calls).
-    bytes.reserve(usize::try_from(size).unwrap_or(0).saturating_sub(bytes.len()) + 1);
-    (&mut file).take(u64::MAX).read_to_end(&mut bytes).map_err(|e| io_error(&abs, &e))?;
+    if !whole {
+        // The size is known: room for it and one byte more, and read through `take`, whose
+        // reading does not ask the file its size and position again (two system calls).
+        bytes.reserve(usize::try_from(size).unwrap_or(0).saturating_sub(bytes.len()) + 1);
+        (&mut file).take(u64::MAX).read_to_end(&mut bytes).map_err(|e| io_error(abs, &e))?;
+    }
     FileLedger::record(cx, &real.abs, FileState::of(&bytes, mtime));
 
     if abs.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb")) {
@@ -164,6 +176,37 @@ fn read(input: &ReadInput, cx: &ToolContext) -> Result<ReadOutput, ToolError> {
         out.encoding = Some(format.describe());
     }
     Ok(out)
+}
+
+/// How much of a file's start tells what it is (an image, a PDF).
+const HEAD: usize = 8192;
+
+/// Reads the start of `file`, `size` bytes long when it was opened: [`HEAD`] bytes, or the
+/// whole file and room for one byte more when it is no longer. Returns the bytes and whether
+/// they are the whole file: the read stops as soon as `size` bytes have come, which is the
+/// end the open handle gave (asking again to be told "end of file" was a system call per
+/// read); a file that grew since fills the byte more, and is read on by the caller.
+fn first_bytes(file: &mut std::fs::File, size: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    let want = if size < HEAD { size + 1 } else { HEAD };
+    let mut buf = vec![0u8; want];
+    let mut got = 0;
+    while got < want {
+        match file.read(&mut buf[got..]) {
+            Ok(0) => {
+                buf.truncate(got);
+                return Ok((buf, true));
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        if got == size {
+            buf.truncate(got);
+            return Ok((buf, true));
+        }
+    }
+    Ok((buf, false))
 }
 
 /// The window of `text` starting at line `offset` (1-based).
@@ -214,6 +257,28 @@ mod tests {
                 "total_lines": 3, "content": "     2\tb",
                 "notes": ["Showing lines 2-2 of 3. Continue with offset=3 to read more."]})
         );
+    }
+
+    #[test]
+    fn the_first_read_stops_at_the_size_the_handle_gave_and_reads_on_past_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        let read_with = |content: &[u8], size: u64| {
+            std::fs::write(&path, content).unwrap();
+            first_bytes(&mut std::fs::File::open(&path).unwrap(), size).unwrap()
+        };
+        assert_eq!(read_with(b"hello", 5), (b"hello".to_vec(), true));
+        assert_eq!(read_with(b"", 0), (Vec::new(), true));
+        // Grown since its size was taken: one byte more comes, and the caller reads on.
+        assert_eq!(read_with(b"hello world", 5), (b"hello ".to_vec(), false));
+        // A file that says it is empty but is not (as /proc's): read on.
+        assert_eq!(read_with(b"cpu 1 2 3", 0), (b"c".to_vec(), false));
+        // Shrunk: what there is, whole.
+        assert_eq!(read_with(b"hi", 5), (b"hi".to_vec(), true));
+        // Larger than the head: the head, and the rest is read on.
+        let big = vec![b'x'; HEAD * 2];
+        let (head, whole) = read_with(&big, big.len() as u64);
+        assert_eq!((head.len(), whole), (HEAD, false));
     }
 
     #[test]

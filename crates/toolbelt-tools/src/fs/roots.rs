@@ -19,13 +19,13 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use cap_std::fs::Dir;
-use toolbelt_core::paths::{normalize, real_path};
+use toolbelt_core::paths::{normalize, of_handle, real_path};
 use toolbelt_core::{HiddenPaths, ToolContext, ToolError};
 
 use crate::fs::error::{escapes, io_error, is_a_directory};
 use crate::fs::links::Links;
 use crate::fs::opened::{self, Root, RootError};
-use crate::fs::regular::open_regular_with_metadata;
+use crate::fs::regular::{OpenError, open_regular_to_read, open_regular_with_metadata};
 
 /// The session's workspace roots, opened.
 pub struct OpenRoots {
@@ -192,6 +192,43 @@ impl OpenRoots {
         Ok((file, meta))
     }
 
+    /// Opens a regular file for reading, confined, as [`OpenRoots::open_file`] does (but with
+    /// `O_NONBLOCK` left set: see [`open_regular_to_read`]), and leaves it unread until [`OpenRoots::confirm`] has checked its other names (a walk of
+    /// the workspace when it has any): a caller on an async thread can look at its size and
+    /// names first and confirm it on the blocking pool, without opening it again.
+    pub fn open_unconfirmed(&self, loc: &Located) -> Result<Unconfirmed, ToolError> {
+        if loc.rel.as_os_str().is_empty() {
+            return Err(is_a_directory(&loc.abs));
+        }
+        match open_regular_to_read(self.dir(loc), &loc.rel) {
+            Ok((file, meta)) => Ok(Unconfirmed { at: loc.clone(), file, meta }),
+            Err(OpenError::Io(e)) if escapes(&e) => match self.relocated(loc) {
+                Some(moved) => {
+                    let (file, meta) =
+                        open_regular_to_read(self.dir(&moved), &moved.rel).map_err(|e| e.tool_error(&loc.abs))?;
+                    Ok(Unconfirmed { at: moved, file, meta })
+                }
+                None => Err(io_error(&loc.abs, &e)),
+            },
+            Err(e) => Err(e.tool_error(&loc.abs)),
+        }
+    }
+
+    /// The file [`OpenRoots::open_unconfirmed`] opened, once its other names are checked
+    /// ([`Links`]), with where it really is (as [`OpenRoots::real`] says): read from the open
+    /// handle ([`handle_path`]), which spares resolving the path a second time (four system
+    /// calls), and names what was opened rather than what the path names now.
+    pub fn confirm(&self, opened: Unconfirmed) -> Result<(Located, std::fs::File, std::fs::Metadata), ToolError> {
+        let Unconfirmed { at, file, meta } = opened;
+        let root = &self.roots[at.root].path;
+        let real = match of_handle(&file).and_then(|abs| Some((strip_root(&abs, root).ok()?, abs))) {
+            Some((rel, abs)) => Located { root: at.root, rel, abs },
+            None => self.real(&at)?,
+        };
+        self.links.check_metadata(&meta, &real.abs)?;
+        Ok((real, file, meta))
+    }
+
     /// The index of the root whose canonical path is `path`, if it is one of the roots.
     pub fn root_index(&self, path: &Path) -> Option<usize> {
         self.roots.iter().position(|r| r.path == path)
@@ -235,6 +272,22 @@ impl OpenRoots {
                 Ok(_) => Ok(true),
             },
         }
+    }
+}
+
+/// A file opened by [`OpenRoots::open_unconfirmed`], not yet readable: only its metadata
+/// shows until [`OpenRoots::confirm`] hands the handle over.
+#[derive(Debug)]
+pub struct Unconfirmed {
+    at: Located,
+    file: std::fs::File,
+    meta: std::fs::Metadata,
+}
+
+impl Unconfirmed {
+    /// The open handle's metadata.
+    pub fn metadata(&self) -> &std::fs::Metadata {
+        &self.meta
     }
 }
 

@@ -8,6 +8,7 @@
 //! log.
 
 mod gate;
+pub mod replay;
 pub mod sessions;
 
 use std::net::SocketAddr;

@@ -242,6 +242,11 @@ pub struct McpArgs {
     #[arg(long, value_name = "SECS", requires = "http", value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub session_idle_timeout: Option<u64>,
 
+    /// Close a call's SSE stream after this many seconds while the call goes on; the client
+    /// resumes it with Last-Event-ID (0: never) [default: 0, or mcp.sse_poll_after].
+    #[arg(long, value_name = "SECS", requires = "http", value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub sse_poll_after: Option<u64>,
+
     /// Also answer web pages from this origin, e.g. http://localhost:3000 (repeatable; by
     /// default only the server's own origin, besides clients that send none).
     #[arg(long, value_name = "ORIGIN", requires = "http")]

@@ -102,9 +102,14 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(root: &Path) -> HttpServer {
+        Self::start_with(root, &[])
+    }
+
+    /// [`HttpServer::start`] with more arguments to `toolbelt mcp`.
+    fn start_with(root: &Path, args: &[&str]) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut cmd = Command::new(toolbelt());
-        cmd.args(["mcp", "--http", &format!("127.0.0.1:{port}")]).current_dir(root);
+        cmd.args(["mcp", "--http", &format!("127.0.0.1:{port}")]).args(args).current_dir(root);
         let child = hermetic::isolate(&mut cmd, &root.join("home"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -212,6 +217,26 @@ fn typescript_sdk_client_over_stdio_and_http() {
         assert_eq!(seen["bash"], json!([false, "from ts\n"]), "{kind}");
         assert_eq!(seen["missing"][0], true, "{kind}");
     }
+}
+
+/// The server closes a call's stream after a second (`--sse-poll-after 1`) while the call
+/// runs two: each SDK client comes back with `Last-Event-ID` after the retry hint (3 s, when
+/// the call has finished) and gets the answer from what the session kept.
+#[test]
+fn sdk_clients_resume_a_stream_the_server_closes_mid_call() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    let server = HttpServer::start_with(&root, &["--sse-poll-after", "1", "--allow", "Bash(sleep *)"]);
+    let slow = r#"[["Bash", {"command": "sleep 2; echo polled"}]]"#;
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(script("python_client.py")).arg("http").arg(&server.url).arg(&root);
+    let seen = run(cmd, &root, slow);
+    assert_eq!(seen["extra"][0][1], false, "{seen}");
+    assert!(seen["extra"][0][2].as_str().unwrap().contains("polled"), "{seen}");
+    let mut cmd = Command::new(peers.node());
+    cmd.arg(peers.dir.join("ts_client.mjs")).arg("http").arg(&server.url).arg("sleep 2; echo polled");
+    let seen = run(cmd, &root, "");
+    assert_eq!(seen["slow"], json!([false, "polled\n"]), "{seen}");
 }
 
 #[test]

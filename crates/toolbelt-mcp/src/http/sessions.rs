@@ -27,6 +27,8 @@
 //!   files, not in memory), the grants (one per approval a person gave).
 //! * Progress notifications: at most 16 KiB of a call's output waiting to be sent, the rest
 //!   dropped while the client is slow.
+//! * The events of its streams, kept for resuming ([`super::replay`]): at most 16 MiB, a
+//!   finished call's for 5 minutes.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -38,8 +40,11 @@ use futures_util::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
+use rmcp::transport::streamable_http_server::session::store::EventStore;
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use tokio_util::sync::CancellationToken;
+
+use super::replay::{Replay, ReplayError};
 
 /// How many sessions may be open, how long one may idle, how many requests it may have in
 /// flight.
@@ -52,6 +57,10 @@ pub struct SessionLimits {
     pub idle_timeout: Duration,
     /// Requests of one session in flight at once; one more is refused until one finishes.
     pub max_in_flight: usize,
+    /// A request's SSE stream still open this long is closed while its call goes on; the
+    /// client comes back for the rest with `Last-Event-ID` (MCP's "polling", SEP-1699).
+    /// `None`: a stream stays open until its answer.
+    pub poll_after: Option<Duration>,
 }
 
 impl SessionLimits {
@@ -69,6 +78,7 @@ impl Default for SessionLimits {
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
+            poll_after: None,
         }
     }
 }
@@ -103,12 +113,16 @@ pub enum SessionError {
     /// rmcp's session manager failed.
     #[error(transparent)]
     Local(#[from] LocalSessionManagerError),
+    /// A resume named nothing this session can resume.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
 }
 
 /// The endpoint's sessions: rmcp's in-memory manager, within [`SessionLimits`].
 #[derive(Debug)]
 pub struct Sessions {
     local: LocalSessionManager,
+    replay: Arc<Replay>,
     limits: SessionLimits,
     table: Arc<Mutex<Table>>,
 }
@@ -141,10 +155,11 @@ fn lock(table: &Mutex<Table>) -> MutexGuard<'_, Table> {
 impl Sessions {
     /// No session yet.
     pub fn new(limits: SessionLimits) -> Self {
-        let mut local = LocalSessionManager::default();
+        let replay = Arc::new(Replay::new());
+        let mut local = LocalSessionManager::default().with_event_store(Arc::clone(&replay) as Arc<dyn EventStore>);
         // Idleness is judged here (rmcp's timer would end a session during a long call).
         local.session_config.keep_alive = None;
-        Self { local, limits, table: Arc::default() }
+        Self { local, replay, limits, table: Arc::default() }
     }
 
     /// The limits.
@@ -263,17 +278,39 @@ impl Drop for InFlight {
     }
 }
 
-/// A request's response stream, holding its [`InFlight`] until the stream is dropped.
+/// A request's response stream, holding its [`InFlight`] until the stream is dropped. The
+/// first event it delivers makes the stream its session's in the [`Replay`] store; past
+/// [`SessionLimits::poll_after`] it ends (between two events) while the call goes on.
 struct Tracked<S> {
     inner: S,
     _in_flight: InFlight,
+    replay: Arc<Replay>,
+    claimed: bool,
+    close_at: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
-impl<S: Stream + Unpin> Stream for Tracked<S> {
+impl<S: Stream<Item = ServerSseMessage> + Unpin> Stream for Tracked<S> {
     type Item = S::Item;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Pin::new(&mut self.inner).poll_next(cx)
+        let next = Pin::new(&mut self.inner).poll_next(cx);
+        if let Poll::Ready(Some(event)) = &next {
+            if !self.claimed
+                && let Some(id) = &event.event_id
+            {
+                self.replay.claim(id, &self._in_flight.id);
+                self.claimed = true;
+            }
+            return next;
+        }
+        if next.is_pending()
+            && let Some(close_at) = self.close_at.as_mut()
+            && close_at.as_mut().poll(cx).is_ready()
+        {
+            tracing::debug!(session = %self._in_flight.id, "closing a request's stream; the client resumes it");
+            return Poll::Ready(None);
+        }
+        next
     }
 }
 
@@ -311,6 +348,7 @@ impl SessionManager for Sessions {
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         lock(&self.table).open.remove(id);
+        self.replay.forget(id);
         Ok(self.local.close_session(id).await?)
     }
 
@@ -321,7 +359,8 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let in_flight = self.start_request(id)?;
         let inner = self.local.create_stream(id, message).await?;
-        Ok(Tracked { inner, _in_flight: in_flight })
+        let close_at = self.limits.poll_after.map(|after| Box::pin(tokio::time::sleep(after)));
+        Ok(Tracked { inner, _in_flight: in_flight, replay: Arc::clone(&self.replay), claimed: false, close_at })
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
@@ -343,7 +382,9 @@ impl SessionManager for Sessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id)?;
-        Ok(self.local.resume(id, last_event_id).await?)
+        // The store, asked for this session's streams: rmcp's resume through an event store
+        // does not look at the session.
+        Ok(self.replay.replay(id, &last_event_id)?.into_stream())
     }
 }
 
@@ -358,6 +399,7 @@ pub async fn reap(sessions: Arc<Sessions>, shutdown: CancellationToken) {
         }
         for id in sessions.take_idle() {
             tracing::info!(session = %id, "closing an MCP session idle for {}", words(sessions.limits.idle_timeout));
+            sessions.replay.forget(&id);
             if let Err(e) = sessions.local.close_session(&id).await {
                 tracing::warn!(session = %id, "closing an idle MCP session failed: {e}");
             }

@@ -115,6 +115,9 @@ fn http_options(args: &McpArgs, setup: &Setup, token: Option<String>) -> HttpOpt
     if let Some(secs) = args.session_idle_timeout {
         limits.idle_timeout = std::time::Duration::from_secs(secs);
     }
+    if let Some(secs) = args.sse_poll_after {
+        limits.poll_after = (secs > 0).then(|| std::time::Duration::from_secs(secs));
+    }
     let mut allowed_origins = settings.allowed_origins.clone();
     allowed_origins.extend(args.allow_origin.iter().cloned());
     HttpOptions { token, allowed_origins, limits }

@@ -194,6 +194,9 @@ impl Settings {
         if let Some(idle) = secs(&r, Key::MCP_SESSION_IDLE_TIMEOUT) {
             limits.idle_timeout = idle;
         }
+        if let Some(after) = secs(&r, Key::MCP_SSE_POLL_AFTER) {
+            limits.poll_after = (!after.is_zero()).then_some(after);
+        }
         let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts(Key::MCP_ALLOWED_ORIGINS) };
         let mode = r.text(Key::MCP_TOOL_SEARCH).as_deref().and_then(ToolSearch::parse).unwrap_or_default();
         let mcp_defer_threshold = defer_threshold(mode, r.usize(Key::MCP_TOOL_SEARCH_THRESHOLD));

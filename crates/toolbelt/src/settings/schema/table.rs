@@ -179,6 +179,11 @@ keys! {
             "1800",
             "seconds an HTTP MCP session may go unused before it is closed (its background processes killed)",
         ),
+        MCP_SSE_POLL_AFTER = "mcp.sse_poll_after" => key(
+            Kind::Int { min: 0, max: 86_400 },
+            "0",
+            "seconds after which `toolbelt mcp --http` closes a call's SSE stream while the call goes on, for the client to resume with Last-Event-ID (0: never)",
+        ),
         MCP_ALLOWED_ORIGINS = "mcp.allowed_origins" => key(
             Kind::List,
             "[]",

@@ -6,7 +6,7 @@
 //! runs: a client whose connection dropped during a call that then finished before it came
 //! back (its SDK waits the `retry` hint, 3 s, first) found nothing, and lost the result; and a
 //! resume sent again the event it named. [`Replay`] is the event store rmcp writes every event
-//! to instead. It names each event itself (`<stream>-<n>`), gives back only what came after
+//! to instead, keeping each message as its JSON text. It names each event itself (`<stream>-<n>`), gives back only what came after
 //! the one named, follows the stream live until the call's answer when it is still running,
 //! and keeps a finished stream for [`KEEP_FINISHED`].
 //!
@@ -51,9 +51,18 @@ pub enum ReplayError {
 }
 
 /// The event store of the HTTP endpoint's sessions.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Replay {
     inner: Mutex<Inner>,
+    /// Bumped (under the lock) at each event and each stream dropped, for resumes following
+    /// a stream live: one for the store, as followers are few and a wake-up is a look.
+    changed: watch::Sender<u64>,
+}
+
+impl Default for Replay {
+    fn default() -> Self {
+        Self { inner: Mutex::default(), changed: watch::Sender::new(0) }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -81,18 +90,94 @@ struct Held {
 struct Log {
     name: String,
     owner: Option<SessionId>,
-    /// Kept events with their number and size, oldest first.
-    events: VecDeque<(u64, ServerSseMessage, usize)>,
+    /// Kept events with their number, oldest first.
+    events: VecDeque<(u64, Kept)>,
     next: u64,
     bytes: usize,
     /// When the call's answer came (a request's stream ends there).
     finished: Option<Instant>,
-    /// Bumped at each event, for resumes following the stream live; dropped with the stream.
-    changed: watch::Sender<u64>,
 }
 
 fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
     inner.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An event as kept: its message as JSON text (a fraction of the memory of the message
+/// itself), or the retry hint of a priming event.
+#[derive(Debug)]
+enum Kept {
+    Message { json: Box<[u8]>, answer: bool },
+    Priming(Option<Duration>),
+}
+
+impl Kept {
+    fn of(event: &ServerSseMessage) -> Kept {
+        match event.message.as_deref() {
+            Some(message) => Kept::Message {
+                json: serde_json::to_vec(message).unwrap_or_default().into_boxed_slice(),
+                answer: is_answer(message),
+            },
+            None => Kept::Priming(event.retry),
+        }
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            Kept::Message { json, .. } => json.len(),
+            Kept::Priming(_) => 0,
+        }
+    }
+
+    fn is_answer(&self) -> bool {
+        matches!(self, Kept::Message { answer: true, .. })
+    }
+
+    /// The event again, with its id; `None` if its text cannot be read back (never: it was
+    /// written from a message).
+    fn event(&self, id: String) -> Option<ServerSseMessage> {
+        match self {
+            Kept::Message { json, .. } => revive(json).map(|message| ServerSseMessage::new(id, message)),
+            Kept::Priming(Some(retry)) => Some(ServerSseMessage::priming(id, *retry)),
+            Kept::Priming(None) => None,
+        }
+    }
+}
+
+/// A message from its JSON text, as rmcp's "custom" kinds, which write their result, params
+/// or error back as they were read: the JSON first sent (reading it back as the typed message
+/// could pick another kind of result, and lose fields).
+fn revive(json: &[u8]) -> Option<ServerJsonRpcMessage> {
+    use rmcp::model::{
+        CustomNotification, CustomRequest, CustomResult, ErrorData, JsonRpcError, JsonRpcNotification, JsonRpcRequest,
+        JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerNotification, ServerRequest, ServerResult,
+    };
+    let mut object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(json).ok()?;
+    let id = match object.remove("id") {
+        Some(id) => Some(serde_json::from_value::<RequestId>(id).ok()?),
+        None => None,
+    };
+    let jsonrpc = JsonRpcVersion2_0;
+    if let Some(result) = object.remove("result") {
+        let result = ServerResult::CustomResult(CustomResult::new(result));
+        return Some(ServerJsonRpcMessage::Response(JsonRpcResponse { jsonrpc, id: id?, result }));
+    }
+    if let Some(error) = object.remove("error") {
+        let error = serde_json::from_value::<ErrorData>(error).ok()?;
+        return Some(ServerJsonRpcMessage::Error(JsonRpcError { jsonrpc, id, error }));
+    }
+    let method = object.remove("method")?.as_str()?.to_string();
+    let params = object.remove("params");
+    Some(match id {
+        Some(id) => ServerJsonRpcMessage::Request(JsonRpcRequest {
+            jsonrpc,
+            id,
+            request: ServerRequest::CustomRequest(CustomRequest::new(method, params)),
+        }),
+        None => ServerJsonRpcMessage::Notification(JsonRpcNotification {
+            jsonrpc,
+            notification: ServerNotification::CustomNotification(CustomNotification::new(method, params)),
+        }),
+    })
 }
 
 /// `<stream>-<n>`.
@@ -103,23 +188,6 @@ fn event_id(stream: u64, n: u64) -> String {
 fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, n) = id.split_once('-')?;
     Some((stream.parse().ok()?, n.parse().ok()?))
-}
-
-/// The size of a message as JSON, counted without keeping the text.
-fn json_size(message: &ServerJsonRpcMessage) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, message);
-    count.0
 }
 
 /// Whether a message ends its request's stream: the answer.
@@ -150,6 +218,7 @@ impl Replay {
             inner.drop_stream(n);
         }
         inner.sessions.remove(session);
+        self.changed.send_modify(|v| *v += 1);
     }
 
     /// The events of `session`'s stream after `last_event_id`, then, while its call runs,
@@ -163,10 +232,10 @@ impl Replay {
         if log.owner.as_ref() != Some(session) || n >= log.next {
             return Err(unknown());
         }
-        if log.events.front().is_some_and(|(first, _, _)| *first > n + 1) {
+        if log.events.front().is_some_and(|(first, _)| *first > n + 1) {
             tracing::warn!(stream, "a resume after event {n} misses events no longer kept (from {} on)", n + 1);
         }
-        Ok(Follow { replay: Arc::clone(self), stream, next: n + 1, changed: log.changed.subscribe() })
+        Ok(Follow { replay: Arc::clone(self), stream, next: n + 1, changed: self.changed.subscribe() })
     }
 
     fn store(&self, name: &str, event: &ServerSseMessage) -> String {
@@ -180,14 +249,12 @@ impl Replay {
         let n = log.next;
         log.next += 1;
         let id = event_id(stream, n);
-        let mut kept = event.clone();
-        kept.event_id = Some(id.clone());
-        let size = kept.message.as_deref().map_or(0, json_size);
-        let answer = kept.message.as_deref().is_some_and(is_answer);
-        log.events.push_back((n, kept, size));
+        let kept = Kept::of(event);
+        let size = kept.size();
+        let answer = kept.is_answer();
+        log.events.push_back((n, kept));
         log.bytes += size;
         let freed = log.trim();
-        log.changed.send_modify(|v| *v += 1);
         let owner = log.owner.clone();
         if answer {
             let now = Instant::now();
@@ -202,6 +269,7 @@ impl Replay {
             }
             inner.trim_session(&owner);
         }
+        self.changed.send_modify(|v| *v += 1);
         id
     }
 }
@@ -212,12 +280,12 @@ impl Log {
     fn trim(&mut self) -> usize {
         let mut freed = 0;
         while self.events.len() > MAX_EVENTS || self.bytes > MAX_STREAM_BYTES {
-            let Some(at) = self.events.iter().position(|(_, e, _)| !e.message.as_deref().is_some_and(is_answer)) else {
+            let Some(at) = self.events.iter().position(|(_, kept)| !kept.is_answer()) else {
                 break;
             };
-            if let Some((_, _, size)) = self.events.remove(at) {
-                self.bytes -= size;
-                freed += size;
+            if let Some((_, kept)) = self.events.remove(at) {
+                self.bytes -= kept.size();
+                freed += kept.size();
             }
         }
         freed
@@ -231,15 +299,8 @@ impl Inner {
         let n = self.next_stream;
         self.next_stream += 1;
         self.names.insert(name.to_string(), n);
-        let log = Log {
-            name: name.to_string(),
-            owner: None,
-            events: VecDeque::new(),
-            next: 0,
-            bytes: 0,
-            finished: None,
-            changed: watch::Sender::new(0),
-        };
+        let log =
+            Log { name: name.to_string(), owner: None, events: VecDeque::new(), next: 0, bytes: 0, finished: None };
         self.streams.insert(n, log);
         if let Some(session) = name.strip_suffix(":common") {
             self.own(n, &SessionId::from(session));
@@ -316,7 +377,6 @@ impl Follow {
                     Step::End => return None,
                     Step::Wait => {
                         if follow.changed.changed().await.is_err() {
-                            // The stream was dropped (its session ended, or it expired).
                             return None;
                         }
                     }
@@ -329,9 +389,12 @@ impl Follow {
         let inner = lock(&self.replay.inner);
         let Some(log) = inner.streams.get(&self.stream) else { return Step::End };
         self.changed.mark_unchanged();
-        if let Some((n, event, _)) = log.events.iter().find(|(n, _, _)| *n >= self.next) {
+        let from = self.next;
+        for (n, kept) in log.events.iter().filter(|(n, _)| *n >= from) {
             self.next = n + 1;
-            return Step::Event(event.clone());
+            if let Some(event) = kept.event(event_id(self.stream, *n)) {
+                return Step::Event(event);
+            }
         }
         if log.finished.is_some() { Step::End } else { Step::Wait }
     }
@@ -405,6 +468,25 @@ mod tests {
     }
 
     #[test]
+    fn messages_come_back_as_they_were_sent() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"b":1,"a":[true,null]},"isError":false}}"#,
+            r#"{"jsonrpc":"2.0","id":"s-1","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"bad","data":{"why":"x"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2,"message":"out"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"elicitation/create","params":{"message":"ok?","requestedSchema":{"type":"object","properties":{}}}}"#,
+        ];
+        for line in lines {
+            let message: ServerJsonRpcMessage = serde_json::from_str(line).unwrap();
+            let sent = serde_json::to_value(&message).unwrap();
+            let kept = Kept::of(&ServerSseMessage::from_message(message));
+            let again = kept.event("0-1".into()).unwrap();
+            assert_eq!(serde_json::to_value(again.message.as_deref().unwrap()).unwrap(), sent, "{line}");
+            assert_eq!(again.event_id.as_deref(), Some("0-1"));
+        }
+    }
+
+    #[test]
     fn a_stream_keeps_its_answer_within_its_bounds() {
         let replay = Replay::new();
         let first = replay.store("req-b", &priming());
@@ -416,6 +498,6 @@ mod tests {
         let inner = lock(&replay.inner);
         let log = inner.streams.values().next().unwrap();
         assert_eq!(log.events.len(), MAX_EVENTS);
-        assert!(log.events.back().unwrap().1.message.as_deref().is_some_and(is_answer));
+        assert!(log.events.back().unwrap().1.is_answer());
     }
 }

@@ -15,6 +15,10 @@ use serde_json::{Value, json};
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/http_server.rs"]
+mod http_server;
+
+use http_server::HttpServer;
 
 struct Peers {
     dir: PathBuf,
@@ -92,45 +96,6 @@ fn run_with_stderr(mut cmd: Command, root: &Path, stdin: &str) -> (Value, String
     let seen =
         serde_json::from_str(last).unwrap_or_else(|_| panic!("no JSON result ({}):\n{stdout}\n{stderr}", out.status));
     (seen, stderr)
-}
-
-/// `toolbelt mcp --http` on a free loopback port; killed on drop.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start(root: &Path) -> HttpServer {
-        Self::start_with(root, &[])
-    }
-
-    /// [`HttpServer::start`] with more arguments to `toolbelt mcp`.
-    fn start_with(root: &Path, args: &[&str]) -> HttpServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut cmd = Command::new(toolbelt());
-        cmd.args(["mcp", "--http", &format!("127.0.0.1:{port}")]).args(args).current_dir(root);
-        let child = hermetic::isolate(&mut cmd, &root.join("home"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        HttpServer { child, url: format!("http://127.0.0.1:{port}/mcp") }
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn check_python_session(seen: &Value, root: &Path) {

@@ -4,47 +4,16 @@
 //! event again, and never another session's events.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/http_server.rs"]
+mod http_server;
 
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(root: &Path, extra: &[&str]) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
-        cmd.args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--allow", "Bash"]).args(extra).current_dir(root);
-        let child = hermetic::isolate(&mut cmd, &root.join("home"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Server { child, url: format!("http://127.0.0.1:{port}/mcp") }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use http_server::HttpServer;
 
 /// One SSE event: its id and its data.
 #[derive(Debug, Clone)]
@@ -146,7 +115,7 @@ impl Session {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_stream_is_resumed_with_last_event_id_during_the_call_and_after_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = Server::start(tmp.path(), &[]);
+    let server = HttpServer::start_with(tmp.path(), &["--allow", "Bash"]);
     for wait in [Duration::from_millis(100), Duration::from_millis(2500)] {
         let session = Session::open(&server.url).await;
         let mut response = session.call("sleep 1; echo resumed").await;
@@ -176,7 +145,7 @@ async fn a_dropped_stream_is_resumed_with_last_event_id_during_the_call_and_afte
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_closes_a_long_calls_stream_and_the_client_resumes_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = Server::start(tmp.path(), &["--sse-poll-after", "1"]);
+    let server = HttpServer::start_with(tmp.path(), &["--allow", "Bash", "--sse-poll-after", "1"]);
     let session = Session::open(&server.url).await;
     let started = Instant::now();
     let mut response = session.call("sleep 3; echo polled").await;

@@ -1,0 +1,47 @@
+//! `toolbelt mcp --http` on a free loopback port, for the tests that speak to it over HTTP.
+//! Include it beside `hermetic.rs`, which it uses.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// The server, killed on drop.
+pub struct HttpServer {
+    child: Child,
+    /// Its MCP endpoint.
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Starts it in `root`, its home in `root/home`.
+    #[allow(dead_code)]
+    pub fn start(root: &Path) -> HttpServer {
+        Self::start_with(root, &[])
+    }
+
+    /// [`HttpServer::start`] with more arguments to `toolbelt mcp`.
+    pub fn start_with(root: &Path, args: &[&str]) -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
+        cmd.args(["mcp", "--http", &format!("127.0.0.1:{port}")]).args(args).current_dir(root);
+        let child = super::hermetic::isolate(&mut cmd, &root.join("home"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        HttpServer { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -174,3 +174,62 @@ fn a_tool_disabled_tools_hides_says_where_it_is_disabled() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("mcp__fs__echo") && !out.contains("get-env"), "still not listed: {out}");
 }
+
+/// An upstream that adds a tool and says its tools changed: the gateway lists them again, the
+/// new tool joins, and the MCP client is told its list changed.
+#[test]
+fn an_upstream_s_changed_tools_reach_the_client() {
+    use std::io::{BufRead as _, Write as _};
+    let (_dir, root) = project();
+    let grow = json!({"tools": [{"name": "grow", "adds": {"name": "fresh"}}]});
+    settings(&root, &server("up", grow, ""));
+    let mut child = hermetic::toolbelt(&root)
+        .args(["mcp", "--allow", "mcp__up"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines_tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
+    let wait_for = |what: &dyn Fn(&Value) -> bool| loop {
+        let message = lines.recv_timeout(Duration::from_secs(20)).expect("an answer within 20 s");
+        if what(&message) {
+            return message;
+        }
+    };
+    let tools = |answer: &Value| -> Vec<String> {
+        answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    };
+    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    wait_for(&|m| m["id"] == 0);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let before = tools(&wait_for(&|m| m["id"] == 1));
+    assert!(before.contains(&"mcp__up__grow".to_string()) && !before.iter().any(|t| t.contains("fresh")), "{before:?}");
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "mcp__up__grow", "arguments": {}}}),
+    );
+    wait_for(&|m| m["id"] == 2);
+    wait_for(&|m| m["method"] == "notifications/tools/list_changed");
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+    let after = tools(&wait_for(&|m| m["id"] == 3));
+    assert!(after.contains(&"mcp__up__fresh".to_string()), "{after:?}");
+    send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "mcp__up__fresh", "arguments": {"n": 1}}}),
+    );
+    let answer = wait_for(&|m| m["id"] == 4);
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains(r#""tool": "fresh""#), "{answer}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -1,4 +1,5 @@
-//! The client side of one upstream connection: progress routed to the call that asked.
+//! The client side of one upstream connection: progress routed to the call that asked, and
+//! the server's word that its tools changed passed to the supervisor, which lists them again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,6 +16,9 @@ use toolbelt_core::ToolContext;
 #[derive(Clone, Default)]
 pub struct UpstreamHandler {
     routes: Arc<Mutex<HashMap<ProgressToken, ToolContext>>>,
+    /// Signalled when the server says its tools changed (a permit is kept when nobody waits,
+    /// so a change during a listing is not lost).
+    pub(super) tools_changed: Arc<tokio::sync::Notify>,
 }
 
 impl UpstreamHandler {
@@ -41,6 +45,10 @@ impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(ClientCapabilities::default(), Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.notify_one();
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {

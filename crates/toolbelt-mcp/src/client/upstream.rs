@@ -221,18 +221,25 @@ impl Upstream {
                     let peer = running.peer().clone();
                     match listed {
                         Ok(tools) => {
-                            self.set_peer(Some(peer));
+                            self.set_peer(Some(peer.clone()));
                             self.set_state(UpstreamState::Connected { tools });
                             tracing::info!(server = %self.name, tools, "MCP server connected");
                         }
                         Err(e) => self.set_state(UpstreamState::Failed { error: e }),
                     }
                     self.attempted.notify_waiters();
-                    let ended = tokio::select! {
-                        r = running.waiting() => r.map(|reason| format!("{reason:?}")).unwrap_or_else(|e| e.to_string()),
-                        () = shutdown.cancelled() => {
-                            self.server_ended();
-                            return;
+                    let waiting = running.waiting();
+                    tokio::pin!(waiting);
+                    let ended = loop {
+                        tokio::select! {
+                            r = &mut waiting => {
+                                break r.map(|reason| format!("{reason:?}")).unwrap_or_else(|e| e.to_string());
+                            }
+                            () = self.handler.tools_changed.notified() => self.relist(&on_connect, &peer).await,
+                            () = shutdown.cancelled() => {
+                                self.server_ended();
+                                return;
+                            }
                         }
                     };
                     self.server_ended();
@@ -264,6 +271,26 @@ impl Upstream {
                 () = shutdown.cancelled() => return,
             }
             backoff = (backoff * 2).min(Duration::from_secs(60));
+        }
+    }
+
+    /// Lists the connected server's tools again after it said they changed: those it added
+    /// join the registry, those it dropped leave it (and the clients are told, as when a
+    /// server connects).
+    async fn relist<F, Fut>(self: &Arc<Self>, on_connect: &F, peer: &Peer<RoleClient>)
+    where
+        F: Fn(Arc<Upstream>, Peer<RoleClient>) -> Fut,
+        Fut: std::future::Future<Output = Result<usize, String>>,
+    {
+        match tokio::time::timeout(self.config.startup_timeout, on_connect(Arc::clone(self), peer.clone())).await {
+            Ok(Ok(tools)) => {
+                tracing::info!(server = %self.name, tools, "MCP server's tools listed again");
+                self.set_state(UpstreamState::Connected { tools });
+            }
+            Ok(Err(e)) => tracing::warn!(server = %self.name, "listing its changed tools failed: {e}"),
+            Err(_) => {
+                tracing::warn!(server = %self.name, "listing its changed tools took over {:?}", self.config.startup_timeout)
+            }
         }
     }
 

@@ -10,7 +10,9 @@ JSON text), `ping`, and `resources/list` only when "resources" is given (only th
 declare the resources capability); any other request gets -32601, as a server without that
 method answers. With "started", it appends its name and pid to that file when it starts, so
 a test can count which servers were started. A tool with "sleep" (seconds) takes that long
-to answer.
+to answer. A tool with "adds" (a tool) adds that tool when called, and says so with
+`notifications/tools/list_changed` before it answers (the server then declares
+`tools.listChanged`).
 """
 
 import json
@@ -43,7 +45,7 @@ for line in sys.stdin:
     if "id" not in msg or method is None:
         continue
     if method == "initialize":
-        capabilities = {"tools": {}}
+        capabilities = {"tools": {"listChanged": True} if any("adds" in t for t in tools) else {}}
         if resources is not None:
             capabilities["resources"] = {}
         answer(msg, {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": capabilities,
@@ -52,8 +54,12 @@ for line in sys.stdin:
         answer(msg, {"tools": tools})
     elif method == "tools/call":
         params = msg.get("params", {})
-        slow = next((t.get("sleep", 0) for t in tools if t["name"] == params.get("name")), 0)
-        time.sleep(slow)
+        called = next((t for t in tools if t["name"] == params.get("name")), {})
+        time.sleep(called.get("sleep", 0))
+        added = called.pop("adds", None)
+        if added is not None:
+            tools.append(dict({"inputSchema": {"type": "object"}}, **added))
+            print(json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}), flush=True)
         text = json.dumps({"server": name, "tool": params.get("name"), "arguments": params.get("arguments", {})})
         answer(msg, {"content": [{"type": "text", "text": text}]})
     elif method == "resources/list" and resources is not None:

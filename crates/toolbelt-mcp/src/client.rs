@@ -69,22 +69,25 @@ impl Gateway {
     /// Starts every server and waits for each one's first attempt (bounded by its startup
     /// timeout); their tools join `registry`, with ListMcpResources and ReadMcpResource.
     pub async fn start(servers: Vec<(String, UpstreamConfig)>, registry: Arc<Registry>) -> Gateway {
-        Self::start_confined(servers, registry, |_| None).await
+        Self::start_confined(servers, registry, |_| None, &[]).await
     }
 
     /// [`Gateway::start`], each stdio server started by what `confiner` gives for its name
-    /// (a project's servers start in the sandbox, [`toolbelt_policy::confine`]).
+    /// (a project's servers start in the sandbox, [`toolbelt_policy::confine`]), and `roots`
+    /// (the workspace roots) offered to every server that asks for the client's roots.
     pub async fn start_confined(
         servers: Vec<(String, UpstreamConfig)>,
         registry: Arc<Registry>,
         confiner: impl Fn(&str) -> Option<Arc<dyn Confiner>>,
+        roots: &[std::path::PathBuf],
     ) -> Gateway {
+        let roots: Arc<[std::path::PathBuf]> = Arc::from(roots);
         let upstreams: Arc<Vec<Arc<Upstream>>> = Arc::new(
             servers
                 .into_iter()
                 .map(|(name, config)| {
                     let confine = confiner(&name);
-                    Arc::new(Upstream::new(name, config).confined(confine))
+                    Arc::new(Upstream::new(name, config).confined(confine).offering(Arc::clone(&roots)))
                 })
                 .collect(),
         );

@@ -354,7 +354,7 @@ impl Assembly {
         // The servers' tools a bare deny rule names join hidden, however late they come.
         registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
         let confiner = move |name: &str| projects.iter().any(|p| p == name).then(|| sandbox.clone()).flatten();
-        Some(Gateway::start_confined(servers, Arc::clone(registry), confiner).await)
+        Some(Gateway::start_confined(servers, Arc::clone(registry), confiner, &self.roots).await)
     }
 
     /// The upstream servers that calls of these tools (name and input) need, by name, judged

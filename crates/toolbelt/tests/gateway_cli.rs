@@ -233,3 +233,21 @@ fn an_upstream_s_changed_tools_reach_the_client() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// The gateway offers the workspace roots to an upstream that asks for them.
+#[test]
+fn an_upstream_is_offered_the_workspace_roots() {
+    let (_dir, root) = project();
+    let other = tempfile::tempdir().unwrap();
+    let other = other.path().canonicalize().unwrap();
+    settings(&root, &server("up", json!({"tools": [{"name": "where", "asks_roots": true}]}), ""));
+    let added = other.display().to_string();
+    let (code, out, err) = run(&root, &["call", "mcp__up__where", "{}", "--allow", "mcp__up", "--add-dir", &added]);
+    assert_eq!(code, 0, "{out}{err}");
+    let reply: Value = serde_json::from_str(out.trim()).unwrap_or_else(|_| panic!("{out}"));
+    assert_eq!(reply["client_capabilities"]["roots"], json!({}), "{reply}");
+    let uris: Vec<&str> =
+        reply["roots"]["roots"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    let uri = |p: &Path| format!("file://{}", p.display());
+    assert_eq!(uris, [uri(&root), uri(&other)], "{reply}");
+}

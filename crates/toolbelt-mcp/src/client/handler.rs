@@ -1,15 +1,22 @@
-//! The client side of one upstream connection: progress routed to the call that asked, and
-//! the server's word that its tools changed passed to the supervisor, which lists them again.
+//! The client side of one upstream connection: progress routed to the call that asked, the
+//! server's word that its tools changed passed to the supervisor, which lists them again, and
+//! the workspace roots offered (`roots/list`).
+//!
+//! Roots are deprecated from protocol 2026-07-28; for the versions this client speaks they are
+//! how a server learns where the workspace is.
+#![allow(deprecated)]
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ClientHandler;
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ClientCapabilities, ClientConfig, ErrorData, Implementation, ListRootsResult, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, Root,
 };
-use rmcp::service::NotificationContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use toolbelt_core::ToolContext;
 
 /// Progress notifications go to the context of the call whose token they carry.
@@ -19,6 +26,8 @@ pub struct UpstreamHandler {
     /// Signalled when the server says its tools changed (a permit is kept when nobody waits,
     /// so a change during a listing is not lost).
     pub(super) tools_changed: Arc<tokio::sync::Notify>,
+    /// The workspace roots offered to the server (none: the capability is not declared).
+    pub(super) roots: Arc<[PathBuf]>,
 }
 
 impl UpstreamHandler {
@@ -43,8 +52,29 @@ impl Drop for RouteGuard {
 
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")))
+        let capabilities = if self.roots.is_empty() {
+            ClientCapabilities::default()
+        } else {
+            ClientCapabilities::builder().enable_roots().build()
+        };
+        ClientConfig::new(capabilities, Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let roots = self
+            .roots
+            .iter()
+            .filter_map(|root| {
+                let uri = url::Url::from_directory_path(root).ok()?;
+                let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
+                Some(match name {
+                    Some(name) => Root::new(uri.as_str().trim_end_matches('/')).with_name(name),
+                    None => Root::new(uri.as_str().trim_end_matches('/')),
+                })
+            })
+            .collect();
+        Ok(ListRootsResult::new(roots))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -76,5 +106,10 @@ mod tests {
         });
         let config = UpstreamHandler::default().get_info();
         assert_eq!(serde_json::to_value(&config).unwrap(), expected);
+        let with_roots = UpstreamHandler { roots: Arc::from(vec![PathBuf::from("/w/app")]), ..Default::default() };
+        assert_eq!(
+            serde_json::to_value(with_roots.get_info()).unwrap()["capabilities"],
+            serde_json::json!({"roots": {}})
+        );
     }
 }

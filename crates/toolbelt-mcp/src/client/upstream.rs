@@ -138,6 +138,12 @@ impl Upstream {
         self
     }
 
+    /// Offers `roots` to the server when it asks for the client's roots.
+    pub(super) fn offering(mut self, roots: Arc<[std::path::PathBuf]>) -> Self {
+        self.handler.roots = roots;
+        self
+    }
+
     /// Where it stands now.
     pub fn state(&self) -> UpstreamState {
         self.state.read().unwrap_or_else(PoisonError::into_inner).clone()

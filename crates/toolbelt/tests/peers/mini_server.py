@@ -12,7 +12,8 @@ method answers. With "started", it appends its name and pid to that file when it
 a test can count which servers were started. A tool with "sleep" (seconds) takes that long
 to answer. A tool with "adds" (a tool) adds that tool when called, and says so with
 `notifications/tools/list_changed` before it answers (the server then declares
-`tools.listChanged`).
+`tools.listChanged`). A tool with "asks_roots" asks the client for its roots (`roots/list`)
+and answers with them, and with the capabilities the client declared.
 """
 
 import json
@@ -45,6 +46,7 @@ for line in sys.stdin:
     if "id" not in msg or method is None:
         continue
     if method == "initialize":
+        client_capabilities = msg["params"].get("capabilities", {})
         capabilities = {"tools": {"listChanged": True} if any("adds" in t for t in tools) else {}}
         if resources is not None:
             capabilities["resources"] = {}
@@ -60,7 +62,16 @@ for line in sys.stdin:
         if added is not None:
             tools.append(dict({"inputSchema": {"type": "object"}}, **added))
             print(json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}), flush=True)
-        text = json.dumps({"server": name, "tool": params.get("name"), "arguments": params.get("arguments", {})})
+        reply = {"server": name, "tool": params.get("name"), "arguments": params.get("arguments", {})}
+        if called.get("asks_roots"):
+            print(json.dumps({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"}), flush=True)
+            for answer_line in sys.stdin:
+                roots_answer = json.loads(answer_line)
+                if roots_answer.get("id") == "roots-1":
+                    break
+            reply["roots"] = roots_answer.get("result", roots_answer.get("error"))
+            reply["client_capabilities"] = client_capabilities
+        text = json.dumps(reply)
         answer(msg, {"content": [{"type": "text", "text": text}]})
     elif method == "resources/list" and resources is not None:
         answer(msg, {"resources": resources})

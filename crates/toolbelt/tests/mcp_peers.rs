@@ -1,6 +1,7 @@
 //! `toolbelt mcp` against the real MCP peers: the official Python SDK client (in its default
-//! mode), the official TypeScript SDK client, the MCP Inspector's CLI, and the reference
-//! servers (`server-everything`, `server-filesystem`) as upstreams through the gateway.
+//! mode), the official TypeScript SDK client, the MCP Inspector's CLI, the official
+//! conformance suite, and the reference servers (`server-everything`, `server-filesystem`) as
+//! upstreams through the gateway.
 //!
 //! The peers are installed by `.ci/run` into `.ci/peers/` (npm packages pinned by its
 //! lockfile, Node 22 among them, and a Python venv with `mcp`). Without them these tests say
@@ -202,6 +203,31 @@ fn sdk_clients_resume_a_stream_the_server_closes_mid_call() {
     cmd.arg(peers.dir.join("ts_client.mjs")).arg("http").arg(&server.url).arg("sleep 2; echo polled");
     let seen = run(cmd, &root, "");
     assert_eq!(seen["slow"], json!([false, "polled\n"]), "{seen}");
+}
+
+/// The official conformance suite's server scenarios, at both revisions served: every one that
+/// does not call the suite's own test tools passes (those are listed, with why, in
+/// `peers/conformance-baseline.yml`; one that starts passing fails the run too).
+/// `server-sse-polling` passes its checks with one warning, for the same reason: it resumes a
+/// call of its `test_reconnection` tool.
+#[test]
+fn the_conformance_suite_passes_every_scenario_but_those_of_its_test_tools() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    let server = HttpServer::start(&root);
+    for version in ["2025-06-18", "2025-11-25"] {
+        let out = Command::new(peers.node())
+            .arg(peers.module("@modelcontextprotocol/conformance/dist/index.js"))
+            .args(["server", "--url", &server.url, "--spec-version", version, "--expected-failures"])
+            .arg(script("conformance-baseline.yml"))
+            .current_dir(&root)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{version}:\n{text}");
+        assert!(text.contains("all failures are expected"), "{version}:\n{text}");
+    }
 }
 
 #[test]

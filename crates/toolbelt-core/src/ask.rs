@@ -142,6 +142,19 @@ pub trait Asker: Send + Sync {
 
     /// Shows `message` to the person of `session`; `false` when nobody can be told.
     fn tell<'a>(&'a self, session: &'a SessionState, message: &'a str, tone: Tone) -> BoxFuture<'a, bool>;
+
+    /// Puts a form to the person of `session`: `message`, and `schema`, a JSON object schema
+    /// of flat fields (as an MCP server's form elicitation has it); the fields as filled in.
+    /// A front end that cannot show such a form says so ([`AskError::Nobody`]), as by default.
+    fn fill<'a>(
+        &'a self,
+        session: &'a SessionState,
+        message: &'a str,
+        schema: &'a serde_json::Value,
+    ) -> BoxFuture<'a, Result<serde_json::Value, AskError>> {
+        let _ = (session, message, schema);
+        Box::pin(async { Err(AskError::Nobody("nobody here can fill in a form".into())) })
+    }
 }
 
 /// The runtime's [`Asker`], as a service tools ask for (`cx.service::<People>()`).

@@ -68,6 +68,20 @@ impl Asker for SessionAskers {
             None => Box::pin(async { false }),
         }
     }
+
+    fn fill<'a>(
+        &'a self,
+        session: &'a SessionState,
+        message: &'a str,
+        schema: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, AskError>> {
+        match self.get(session.id()) {
+            Some(asker) => Box::pin(async move { asker.fill(session, message, schema).await }),
+            None => Box::pin(async {
+                Err(AskError::Nobody("this session has no MCP client of its own to ask (a sub-agent's session)".into()))
+            }),
+        }
+    }
 }
 
 /// The client of one connection: asked through elicitation when it offers it, told through
@@ -94,9 +108,7 @@ impl Asker for ClientAsker {
     fn ask<'a>(&'a self, _: &'a SessionState, request: &'a AskRequest) -> BoxFuture<'a, Result<Vec<Answer>, AskError>> {
         Box::pin(async move {
             if !self.elicits {
-                return Err(AskError::Nobody(
-                    "the MCP client does not offer elicitation, so it cannot put questions to its user".into(),
-                ));
+                return Err(Self::no_elicitation());
             }
             let params = form(request).map_err(AskError::Failed)?;
             let result = self.peer.create_elicitation(params).await.map_err(|e| AskError::Failed(e.to_string()))?;
@@ -122,6 +134,34 @@ impl Asker for ClientAsker {
                 LoggingMessageNotificationParam::new(level, Value::String(message.to_string())).with_logger("toolbelt");
             self.peer.notify_logging_message(note).await.is_ok()
         })
+    }
+
+    fn fill<'a>(
+        &'a self,
+        _: &'a SessionState,
+        message: &'a str,
+        schema: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, AskError>> {
+        Box::pin(async move {
+            if !self.elicits {
+                return Err(Self::no_elicitation());
+            }
+            let params: ElicitRequestParams =
+                serde_json::from_value(json!({"mode": "form", "message": message, "requestedSchema": schema}))
+                    .map_err(|e| AskError::Failed(format!("the form could not be put to the client: {e}")))?;
+            let result = self.peer.create_elicitation(params).await.map_err(|e| AskError::Failed(e.to_string()))?;
+            match result.action {
+                ElicitationAction::Accept => Ok(result.content.unwrap_or_else(|| json!({}))),
+                ElicitationAction::Decline => Err(AskError::Declined),
+                _ => Err(AskError::Cancelled),
+            }
+        })
+    }
+}
+
+impl ClientAsker {
+    fn no_elicitation() -> AskError {
+        AskError::Nobody("the MCP client does not offer elicitation, so it cannot put questions to its user".into())
     }
 }
 

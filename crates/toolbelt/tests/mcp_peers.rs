@@ -230,6 +230,38 @@ fn the_conformance_suite_passes_every_scenario_but_those_of_its_test_tools() {
     }
 }
 
+/// The reference server's elicitation tool through the gateway: toolbelt declares elicitation
+/// to it (else the tool is not even listed), its form reaches the Python SDK client's user
+/// introduced as the server's, and the answer goes back to the server.
+#[test]
+fn an_upstream_s_question_reaches_the_client_as_the_server_s() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    let node = peers.node().display().to_string();
+    let everything = peers.module("@modelcontextprotocol/server-everything/dist/index.js").display().to_string();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[permissions]\nallow = [\"mcp__everything\"]\n\n\
+             [mcp.servers.everything]\ncommand = {node:?}\nargs = [{everything:?}]\n"
+        ),
+    )
+    .unwrap();
+    trust(&root);
+    let calls = json!([["mcp__everything__trigger-elicitation-request", {}]]);
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(script("python_client.py")).arg("stdio").arg(toolbelt()).arg(&root);
+    let seen = run(cmd, &root, &calls.to_string());
+    let asked: Vec<&str> = seen["asked"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert!(
+        asked.iter().any(|m| m.starts_with("The MCP server `everything` asks: Please provide inputs")),
+        "{asked:?}"
+    );
+    let (failed, text) = (seen["extra"][0][1].as_bool().unwrap(), seen["extra"][0][2].as_str().unwrap());
+    assert!(!failed && text.contains("allow_once"), "the answer reached the server: {text}");
+}
+
 #[test]
 fn inspector_cli_lists_and_calls() {
     let Some(peers) = Peers::find() else { return };

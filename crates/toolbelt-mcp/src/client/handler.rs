@@ -1,6 +1,7 @@
 //! The client side of one upstream connection: progress routed to the call that asked, the
-//! server's word that its tools changed passed to the supervisor, which lists them again, and
-//! the workspace roots offered (`roots/list`).
+//! server's word that its tools changed passed to the supervisor, which lists them again, the
+//! workspace roots offered (`roots/list`), and the server's questions (form elicitation) put
+//! to the person behind the call that is waiting on it.
 //!
 //! Roots are deprecated from protocol 2026-07-28; for the versions this client speaks they are
 //! how a server learns where the workspace is.
@@ -13,11 +14,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::ClientHandler;
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ErrorData, Implementation, ListRootsResult, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, Root,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
+    ListRootsResult, ProgressNotificationParam, ProgressToken, ProtocolVersion, Root,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use toolbelt_core::ToolContext;
+use toolbelt_core::{AskError, People, ToolContext};
 
 /// Progress notifications go to the context of the call whose token they carry.
 #[derive(Clone, Default)]
@@ -28,9 +29,26 @@ pub struct UpstreamHandler {
     pub(super) tools_changed: Arc<tokio::sync::Notify>,
     /// The workspace roots offered to the server (none: the capability is not declared).
     pub(super) roots: Arc<[PathBuf]>,
+    /// The server's name in settings, to say who asks.
+    pub(super) server: Arc<str>,
 }
 
 impl UpstreamHandler {
+    /// The handler of the server named `server` in settings.
+    pub(super) fn new(server: &str) -> Self {
+        Self { server: Arc::from(server), ..Self::default() }
+    }
+
+    /// The call a request of the server belongs to: the call in flight, or the first of those
+    /// in flight when they are all one session's (one person to ask). `None` when no call is
+    /// waiting, or calls of several sessions are (the request says nothing of which it is for).
+    fn caller(&self) -> Option<ToolContext> {
+        let routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut calls = routes.values();
+        let first = calls.next()?;
+        calls.all(|cx| cx.session().id() == first.session().id()).then(|| first.clone())
+    }
+
     /// Routes progress of `token` to `cx` until the guard is dropped.
     pub fn route(&self, token: ProgressToken, cx: ToolContext) -> RouteGuard {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner).insert(token.clone(), cx);
@@ -53,12 +71,44 @@ impl Drop for RouteGuard {
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
         let capabilities = if self.roots.is_empty() {
-            ClientCapabilities::default()
+            ClientCapabilities::builder().enable_elicitation().build()
         } else {
-            ClientCapabilities::builder().enable_roots().build()
+            ClientCapabilities::builder().enable_roots().enable_elicitation().build()
         };
         ClientConfig::new(capabilities, Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    /// A form the server wants filled in goes to the person behind the call waiting on the
+    /// server, introduced as the server's (a server's questions must not pass for toolbelt's);
+    /// declined when there is no such call, or no one there to ask. A URL to open is declined:
+    /// toolbelt opens no browser on a server's word.
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let declined = ElicitResult::new(ElicitationAction::Decline);
+        let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
+            tracing::info!(server = %self.server, "declined the MCP server's request to open a URL");
+            return Ok(declined);
+        };
+        let Some(cx) = self.caller() else {
+            tracing::info!(server = %self.server, "declined the MCP server's question: no call of one session is waiting on it");
+            return Ok(declined);
+        };
+        let Some(people) = cx.service::<People>() else { return Ok(declined) };
+        let schema =
+            serde_json::to_value(&requested_schema).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let message = format!("The MCP server `{}` asks: {message}", self.server);
+        Ok(match people.0.fill(cx.session(), &message, &schema).await {
+            Ok(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
+            Err(AskError::Cancelled) => ElicitResult::new(ElicitationAction::Cancel),
+            Err(e) => {
+                tracing::info!(server = %self.server, "the MCP server's question was not answered: {e}");
+                declined
+            }
+        })
     }
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
@@ -101,7 +151,7 @@ mod tests {
     fn the_client_introduces_itself() {
         let expected = serde_json::json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {},
+            "capabilities": {"elicitation": {}},
             "clientInfo": {"name": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
         });
         let config = UpstreamHandler::default().get_info();
@@ -109,7 +159,7 @@ mod tests {
         let with_roots = UpstreamHandler { roots: Arc::from(vec![PathBuf::from("/w/app")]), ..Default::default() };
         assert_eq!(
             serde_json::to_value(with_roots.get_info()).unwrap()["capabilities"],
-            serde_json::json!({"roots": {}})
+            serde_json::json!({"roots": {}, "elicitation": {}})
         );
     }
 }

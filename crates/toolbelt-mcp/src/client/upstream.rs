@@ -103,12 +103,13 @@ impl Upstream {
                 UpstreamState::Connecting
             }
         };
+        let handler = UpstreamHandler::new(&name);
         Self {
             name,
             config,
             state: RwLock::new(state),
             peer: RwLock::new(None),
-            handler: UpstreamHandler::default(),
+            handler,
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             attempted: tokio::sync::Notify::new(),
             registered: Mutex::new(Vec::new()),

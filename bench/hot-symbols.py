@@ -12,7 +12,9 @@ Each scenario runs the release binary under callgrind (symbols as the linker nam
 temporary project; every function of the executable that ran is listed once, sorted. Symbol
 names carry hashes of the compiler, the crate and its dependencies, so the list fits the
 toolchain and Cargo.lock it was made with: regenerate it after either changes (a stale name
-is skipped by the linker, never an error).
+is skipped by the linker, never an error), and before measuring a release: the names ThinLTO
+gives functions it shares between a crate's codegen units (`<name>.llvm.<hash>`, about one in
+seven here) change with the code of those units.
 
     bench/hot-symbols.py                          # builds target/release/toolbelt first
     TOOLBELT=/path/to/toolbelt bench/hot-symbols.py

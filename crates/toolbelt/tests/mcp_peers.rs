@@ -78,6 +78,22 @@ fn trust(root: &Path) {
     assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
 }
 
+/// Writes the project's settings: server-everything as an upstream with its tools allowed,
+/// after `extra` (TOML). The project is not trusted yet.
+fn everything_settings(peers: &Peers, root: &Path, extra: &str) {
+    let node = peers.node().display().to_string();
+    let everything = peers.module("@modelcontextprotocol/server-everything/dist/index.js").display().to_string();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[permissions]\nallow = [\"mcp__everything\"]\n\n{extra}\
+             [mcp.servers.everything]\ncommand = {node:?}\nargs = [{everything:?}]\n"
+        ),
+    )
+    .unwrap();
+}
+
 fn run(cmd: Command, root: &Path, stdin: &str) -> Value {
     run_with_stderr(cmd, root, stdin).0
 }
@@ -237,17 +253,7 @@ fn the_conformance_suite_passes_every_scenario_but_those_of_its_test_tools() {
 fn an_upstream_s_question_reaches_the_client_as_the_server_s() {
     let Some(peers) = Peers::find() else { return };
     let (_dir, root) = project();
-    let node = peers.node().display().to_string();
-    let everything = peers.module("@modelcontextprotocol/server-everything/dist/index.js").display().to_string();
-    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
-    std::fs::write(
-        root.join(".toolbelt/config.toml"),
-        format!(
-            "[permissions]\nallow = [\"mcp__everything\"]\n\n\
-             [mcp.servers.everything]\ncommand = {node:?}\nargs = [{everything:?}]\n"
-        ),
-    )
-    .unwrap();
+    everything_settings(&peers, &root, "");
     trust(&root);
     let calls = json!([["mcp__everything__trigger-elicitation-request", {}]]);
     let mut cmd = Command::new(peers.python());
@@ -343,17 +349,7 @@ fn reference_servers_as_upstreams_through_the_gateway() {
 fn deferred_tools_are_loaded_with_tool_search_and_skills_are_prompts() {
     let Some(peers) = Peers::find() else { return };
     let (_dir, root) = project();
-    let node = peers.node().display().to_string();
-    let everything = peers.module("@modelcontextprotocol/server-everything/dist/index.js").display().to_string();
-    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
-    std::fs::write(
-        root.join(".toolbelt/config.toml"),
-        format!(
-            "[permissions]\nallow = [\"mcp__everything\"]\n\n[mcp]\ntool_search = \"always\"\n\n\
-             [mcp.servers.everything]\ncommand = {node:?}\nargs = [{everything:?}]\n"
-        ),
-    )
-    .unwrap();
+    everything_settings(&peers, &root, "[mcp]\ntool_search = \"always\"\n\n");
     let skill = root.join(".claude/skills/review");
     std::fs::create_dir_all(&skill).unwrap();
     std::fs::write(

@@ -175,63 +175,125 @@ fn a_tool_disabled_tools_hides_says_where_it_is_disabled() {
     assert!(out.contains("mcp__fs__echo") && !out.contains("get-env"), "still not listed: {out}");
 }
 
+/// `toolbelt mcp` over stdio in `root`, spoken to line by line; killed on drop.
+struct McpSession {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl McpSession {
+    /// Started with `args` after `mcp`, and initialized with `capabilities`.
+    fn start(root: &Path, args: &[&str], capabilities: Value) -> McpSession {
+        use std::io::BufRead as _;
+        let mut child = hermetic::toolbelt(root)
+            .arg("mcp")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let (lines_tx, lines) = std::sync::mpsc::channel::<Value>();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines_tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut session = McpSession { child, stdin, lines };
+        session.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}}));
+        session.wait_for(&|m| m["id"] == 0);
+        session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    fn send(&mut self, message: Value) {
+        use std::io::Write as _;
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// The next message `what` accepts (the ones before it are passed over to `seen`).
+    fn wait_for(&self, what: &dyn Fn(&Value) -> bool) -> Value {
+        loop {
+            let message = self.lines.recv_timeout(Duration::from_secs(20)).expect("an answer within 20 s");
+            if what(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// Every message that came in the next `wait`.
+    fn seen_within(&self, wait: Duration) -> Vec<Value> {
+        let until = Instant::now() + wait;
+        let mut seen = Vec::new();
+        while let Ok(message) = self.lines.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            seen.push(message);
+        }
+        seen
+    }
+
+    /// The tool names of a `tools/list` sent as request `id`.
+    fn tools(&mut self, id: u64) -> Vec<String> {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+        let answer = self.wait_for(&|m| m["id"] == id);
+        answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    }
+}
+
+impl Drop for McpSession {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// An upstream that adds a tool and says its tools changed: the gateway lists them again, the
 /// new tool joins, and the MCP client is told its list changed.
 #[test]
 fn an_upstream_s_changed_tools_reach_the_client() {
-    use std::io::{BufRead as _, Write as _};
     let (_dir, root) = project();
     let grow = json!({"tools": [{"name": "grow", "adds": {"name": "fresh"}}]});
     settings(&root, &server("up", grow, ""));
-    let mut child = hermetic::toolbelt(&root)
-        .args(["mcp", "--allow", "mcp__up"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let (lines_tx, lines) = std::sync::mpsc::channel::<Value>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines_tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                return;
-            }
-        }
-    });
-    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
-    let wait_for = |what: &dyn Fn(&Value) -> bool| loop {
-        let message = lines.recv_timeout(Duration::from_secs(20)).expect("an answer within 20 s");
-        if what(&message) {
-            return message;
-        }
-    };
-    let tools = |answer: &Value| -> Vec<String> {
-        answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
-    };
-    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-        "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
-    wait_for(&|m| m["id"] == 0);
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
-    let before = tools(&wait_for(&|m| m["id"] == 1));
+    let mut session = McpSession::start(&root, &["--allow", "mcp__up"], json!({}));
+    let before = session.tools(1);
     assert!(before.contains(&"mcp__up__grow".to_string()) && !before.iter().any(|t| t.contains("fresh")), "{before:?}");
-    send(
+    session.send(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "mcp__up__grow", "arguments": {}}}),
     );
-    wait_for(&|m| m["id"] == 2);
-    wait_for(&|m| m["method"] == "notifications/tools/list_changed");
-    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
-    let after = tools(&wait_for(&|m| m["id"] == 3));
+    session.wait_for(&|m| m["id"] == 2);
+    session.wait_for(&|m| m["method"] == "notifications/tools/list_changed");
+    let after = session.tools(3);
     assert!(after.contains(&"mcp__up__fresh".to_string()), "{after:?}");
-    send(
+    session.send(
         json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "mcp__up__fresh", "arguments": {"n": 1}}}),
     );
-    let answer = wait_for(&|m| m["id"] == 4);
+    let answer = session.wait_for(&|m| m["id"] == 4);
     assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains(r#""tool": "fresh""#), "{answer}");
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+/// An upstream that puts a question while no call waits on it (here, as soon as it is
+/// initialized) reaches nobody: the client, which could answer forms, is never asked, and the
+/// server is told "decline".
+#[test]
+fn an_upstream_s_question_outside_a_call_reaches_nobody() {
+    let (_dir, root) = project();
+    let record = root.join("answer.json");
+    settings(&root, &server("up", json!({"tools": [{"name": "echo"}], "asks_at_start": record}), ""));
+    let mut session = McpSession::start(&root, &["--allow", "mcp__up"], json!({"elicitation": {}}));
+    assert!(session.tools(1).contains(&"mcp__up__echo".to_string()));
+    let started = Instant::now();
+    while !record.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let answer: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(answer["result"]["action"], "decline", "{answer}");
+    let seen = session.seen_within(Duration::from_millis(300));
+    assert!(!seen.iter().any(|m| m["method"] == "elicitation/create"), "the client was asked: {seen:?}");
 }
 
 /// The gateway offers the workspace roots to an upstream that asks for them.

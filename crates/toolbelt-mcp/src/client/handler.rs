@@ -117,10 +117,10 @@ impl ClientHandler for UpstreamHandler {
             .iter()
             .filter_map(|root| {
                 let uri = url::Url::from_directory_path(root).ok()?;
-                let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
-                Some(match name {
-                    Some(name) => Root::new(uri.as_str().trim_end_matches('/')).with_name(name),
-                    None => Root::new(uri.as_str().trim_end_matches('/')),
+                let entry = Root::new(uri.as_str().trim_end_matches('/'));
+                Some(match root.file_name() {
+                    Some(name) => entry.with_name(name.to_string_lossy()),
+                    None => entry,
                 })
             })
             .collect();

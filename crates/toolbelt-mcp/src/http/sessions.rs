@@ -283,7 +283,7 @@ impl Drop for InFlight {
 /// [`SessionLimits::poll_after`] it ends (between two events) while the call goes on.
 struct Tracked<S> {
     inner: S,
-    _in_flight: InFlight,
+    in_flight: InFlight,
     replay: Arc<Replay>,
     claimed: bool,
     close_at: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -298,7 +298,7 @@ impl<S: Stream<Item = ServerSseMessage> + Unpin> Stream for Tracked<S> {
             if !self.claimed
                 && let Some(id) = &event.event_id
             {
-                self.replay.claim(id, &self._in_flight.id);
+                self.replay.claim(id, &self.in_flight.id);
                 self.claimed = true;
             }
             return next;
@@ -307,7 +307,7 @@ impl<S: Stream<Item = ServerSseMessage> + Unpin> Stream for Tracked<S> {
             && let Some(close_at) = self.close_at.as_mut()
             && close_at.as_mut().poll(cx).is_ready()
         {
-            tracing::debug!(session = %self._in_flight.id, "closing a request's stream; the client resumes it");
+            tracing::debug!(session = %self.in_flight.id, "closing a request's stream; the client resumes it");
             return Poll::Ready(None);
         }
         next
@@ -360,7 +360,7 @@ impl SessionManager for Sessions {
         let in_flight = self.start_request(id)?;
         let inner = self.local.create_stream(id, message).await?;
         let close_at = self.limits.poll_after.map(|after| Box::pin(tokio::time::sleep(after)));
-        Ok(Tracked { inner, _in_flight: in_flight, replay: Arc::clone(&self.replay), claimed: false, close_at })
+        Ok(Tracked { inner, in_flight, replay: Arc::clone(&self.replay), claimed: false, close_at })
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
@@ -399,8 +399,7 @@ pub async fn reap(sessions: Arc<Sessions>, shutdown: CancellationToken) {
         }
         for id in sessions.take_idle() {
             tracing::info!(session = %id, "closing an MCP session idle for {}", words(sessions.limits.idle_timeout));
-            sessions.replay.forget(&id);
-            if let Err(e) = sessions.local.close_session(&id).await {
+            if let Err(e) = sessions.close_session(&id).await {
                 tracing::warn!(session = %id, "closing an idle MCP session failed: {e}");
             }
         }

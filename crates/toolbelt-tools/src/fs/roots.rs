@@ -179,23 +179,19 @@ impl OpenRoots {
     /// a socket is refused, see [`crate::fs::regular`]); a file with other names (hard links) is
     /// read only when all of them are inside the roots and visible ([`Links`]).
     pub fn open_file(&self, loc: &Located) -> Result<std::fs::File, ToolError> {
-        self.open_file_with_metadata(loc).map(|(file, _)| file)
-    }
-
-    /// [`OpenRoots::open_file`], with the open handle's metadata.
-    pub fn open_file_with_metadata(&self, loc: &Located) -> Result<(std::fs::File, std::fs::Metadata), ToolError> {
         if loc.rel.as_os_str().is_empty() {
             return Err(is_a_directory(&loc.abs));
         }
         let (file, meta) = open_regular_with_metadata(self.dir(loc), &loc.rel).map_err(|e| e.tool_error(&loc.abs))?;
         self.links.check_metadata(&meta, &loc.abs)?;
-        Ok((file, meta))
+        Ok(file)
     }
 
     /// Opens a regular file for reading, confined, as [`OpenRoots::open_file`] does (but with
-    /// `O_NONBLOCK` left set: see [`open_regular_to_read`]), and leaves it unread until [`OpenRoots::confirm`] has checked its other names (a walk of
-    /// the workspace when it has any): a caller on an async thread can look at its size and
-    /// names first and confirm it on the blocking pool, without opening it again.
+    /// `O_NONBLOCK` left set: see [`open_regular_to_read`]), and leaves it unread until
+    /// [`OpenRoots::confirm`] has checked its other names (a walk of the workspace when it has
+    /// any): a caller on an async thread can look at its size and names first and confirm it
+    /// on the blocking pool, without opening it again.
     pub fn open_unconfirmed(&self, loc: &Located) -> Result<Unconfirmed, ToolError> {
         if loc.rel.as_os_str().is_empty() {
             return Err(is_a_directory(&loc.abs));
@@ -216,7 +212,7 @@ impl OpenRoots {
 
     /// The file [`OpenRoots::open_unconfirmed`] opened, once its other names are checked
     /// ([`Links`]), with where it really is (as [`OpenRoots::real`] says): read from the open
-    /// handle ([`handle_path`]), which spares resolving the path a second time (four system
+    /// handle ([`of_handle`]), which spares resolving the path a second time (four system
     /// calls), and names what was opened rather than what the path names now.
     pub fn confirm(&self, opened: Unconfirmed) -> Result<(Located, std::fs::File, std::fs::Metadata), ToolError> {
         let Unconfirmed { at, file, meta } = opened;

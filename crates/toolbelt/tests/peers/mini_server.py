@@ -13,7 +13,9 @@ a test can count which servers were started. A tool with "sleep" (seconds) takes
 to answer. A tool with "adds" (a tool) adds that tool when called, and says so with
 `notifications/tools/list_changed` before it answers (the server then declares
 `tools.listChanged`). A tool with "asks_roots" asks the client for its roots (`roots/list`)
-and answers with them, and with the capabilities the client declared.
+and answers with them, and with the capabilities the client declared. With "asks_at_start"
+(a path), it puts a question to the client (`elicitation/create`) once initialized, and writes
+the answer to that file.
 """
 
 import json
@@ -40,9 +42,45 @@ def answer(msg, result=None, error=None):
     print(json.dumps(reply), flush=True)
 
 
-for line in sys.stdin:
+# Lines read while waiting for an answer of the client's, handled after it.
+pending = []
+
+
+def next_lines():
+    while True:
+        if pending:
+            yield pending.pop(0)
+            continue
+        line = sys.stdin.readline()
+        if not line:
+            return
+        yield line
+
+
+def wait_answer(request_id):
+    """Reads until the client's answer to `request_id`; other lines are kept for later."""
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return {}
+        msg = json.loads(line)
+        if msg.get("id") == request_id and "method" not in msg:
+            return msg
+        pending.append(line)
+
+
+for line in next_lines():
     msg = json.loads(line)
     method = msg.get("method")
+    if method == "notifications/initialized" and config.get("asks_at_start"):
+        question = {"message": "Your password?", "requestedSchema": {"type": "object",
+                    "properties": {"password": {"type": "string"}}}}
+        print(json.dumps({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create", "params": question}),
+              flush=True)
+        asked = wait_answer("ask-1")
+        with open(config["asks_at_start"], "w") as out:
+            out.write(json.dumps(asked))
+        continue
     if "id" not in msg or method is None:
         continue
     if method == "initialize":
@@ -65,10 +103,7 @@ for line in sys.stdin:
         reply = {"server": name, "tool": params.get("name"), "arguments": params.get("arguments", {})}
         if called.get("asks_roots"):
             print(json.dumps({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"}), flush=True)
-            for answer_line in sys.stdin:
-                roots_answer = json.loads(answer_line)
-                if roots_answer.get("id") == "roots-1":
-                    break
+            roots_answer = wait_answer("roots-1")
             reply["roots"] = roots_answer.get("result", roots_answer.get("error"))
             reply["client_capabilities"] = client_capabilities
         text = json.dumps(reply)

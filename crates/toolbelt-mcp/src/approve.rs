@@ -4,7 +4,9 @@
 //! The runtime has one approver for all its sessions; [`SessionApprovers`] is that approver,
 //! and routes each question to the approver registered for the call's session (the MCP
 //! connection's [`Elicitor`]), or refuses with the rule that would allow the call when the
-//! session's client cannot elicit.
+//! session's client cannot elicit. A call of a 2026-07-28 client is asked through its round
+//! instead ([`crate::round`]): the question goes back with the call's result, and the answer
+//! comes with its retry.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -15,6 +17,8 @@ use rmcp::model::{
 };
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
+
+use crate::round::{Channel, Round};
 use toolbelt_core::BoxFuture;
 use toolbelt_policy::{Approval, Approver, CallInfo, NoApprover, Offer, Verdict, denial, offers};
 
@@ -49,6 +53,13 @@ impl SessionApprovers {
 
 impl Approver for SessionApprovers {
     fn approve<'a>(&'a self, call: &'a CallInfo<'a>, verdict: &'a Verdict) -> BoxFuture<'a, Approval> {
+        if let Some(round) = Round::current(call.session.id()) {
+            if !round.elicits() {
+                return NoApprover.approve(call, verdict);
+            }
+            let elicitor = Elicitor { channel: Channel::Round(round) };
+            return Box::pin(async move { elicitor.approve(call, verdict).await });
+        }
         match self.lookup(call.session.id()) {
             Some(approver) => Box::pin(async move { approver.approve(call, verdict).await }),
             None => NoApprover.approve(call, verdict),
@@ -58,13 +69,13 @@ impl Approver for SessionApprovers {
 
 /// Asks the client of one MCP connection, with a form elicitation.
 pub struct Elicitor {
-    peer: Peer<RoleServer>,
+    channel: Channel,
 }
 
 impl Elicitor {
     /// An approver asking through `peer`.
     pub fn new(peer: Peer<RoleServer>) -> Self {
-        Self { peer }
+        Self { channel: Channel::Peer(peer) }
     }
 }
 
@@ -72,7 +83,7 @@ impl Approver for Elicitor {
     fn approve<'a>(&'a self, call: &'a CallInfo<'a>, verdict: &'a Verdict) -> BoxFuture<'a, Approval> {
         let params = question(call, verdict);
         Box::pin(async move {
-            match self.peer.create_elicitation(params).await {
+            match self.channel.elicit(params).await {
                 Ok(result) => answer(&offers(verdict), result.action, result.content.as_ref()),
                 Err(e) => {
                     Approval::Deny { reason: format!("asking the user for approval failed ({e}); {}", verdict.reason) }

@@ -6,6 +6,10 @@
 //! each connection registers ([`ClientAsker`]), and answers "nobody" for sessions without
 //! one (a sub-agent's, a client that cannot elicit).
 //!
+//! A call of a 2026-07-28 client asks through its round ([`crate::round`]): the form goes
+//! back with the call's result and the answer comes with its retry; a message goes on the
+//! request's own response, when the request's `_meta` asked for log messages.
+//!
 //! Logging is deprecated by the 2026-07-28 revision (still served for a year or more); it is
 //! how a message for the user reaches an MCP client today.
 #![allow(deprecated)]
@@ -17,6 +21,8 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, LoggingLevel, LoggingM
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 use toolbelt_core::{Answer, AskError, AskRequest, Asker, BoxFuture, Question, SessionState, Tone};
+
+use crate::round::{Channel, Round};
 
 /// The runtime's asker: one per session id.
 #[derive(Default)]
@@ -42,8 +48,12 @@ impl SessionAskers {
         self.by_session.write().unwrap_or_else(PoisonError::into_inner).remove(id);
     }
 
-    /// The asker of session `id`.
+    /// The asker of session `id`: the round of the call running in this task when it is one of
+    /// that session's, else the one registered for it.
     pub fn get(&self, id: &str) -> Option<Arc<ClientAsker>> {
+        if let Some(round) = Round::current(id) {
+            return Some(Arc::new(ClientAsker::in_round(round)));
+        }
         self.by_session.read().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
     }
 }
@@ -87,7 +97,7 @@ impl Asker for SessionAskers {
 /// The client of one connection: asked through elicitation when it offers it, told through
 /// log notifications at or above the level it set.
 pub struct ClientAsker {
-    peer: Peer<RoleServer>,
+    channel: Channel,
     elicits: bool,
     level: RwLock<LoggingLevel>,
 }
@@ -95,7 +105,13 @@ pub struct ClientAsker {
 impl ClientAsker {
     /// The asker of the client behind `peer`, which can elicit when `elicits`.
     pub fn new(peer: Peer<RoleServer>, elicits: bool) -> Self {
-        Self { peer, elicits, level: RwLock::new(LoggingLevel::Info) }
+        Self { channel: Channel::Peer(peer), elicits, level: RwLock::new(LoggingLevel::Info) }
+    }
+
+    /// The asker of one call's round.
+    fn in_round(round: Arc<Round>) -> Self {
+        let elicits = round.elicits();
+        Self { channel: Channel::Round(round), elicits, level: RwLock::new(LoggingLevel::Info) }
     }
 
     /// Messages below `level` are no longer sent (`logging/setLevel`).
@@ -111,7 +127,7 @@ impl Asker for ClientAsker {
                 return Err(Self::no_elicitation());
             }
             let params = form(request).map_err(AskError::Failed)?;
-            let result = self.peer.create_elicitation(params).await.map_err(|e| AskError::Failed(e.to_string()))?;
+            let result = self.channel.elicit(params).await.map_err(AskError::Failed)?;
             match result.action {
                 ElicitationAction::Accept => answers(&request.questions, result.content.as_ref()),
                 ElicitationAction::Decline => Err(AskError::Declined),
@@ -127,12 +143,16 @@ impl Asker for ClientAsker {
                 Tone::Warning => LoggingLevel::Warning,
                 Tone::Error => LoggingLevel::Error,
             };
+            let peer = match &self.channel {
+                Channel::Peer(peer) => peer,
+                Channel::Round(round) => return round.log(level, message).await,
+            };
             if rank(level) < rank(*self.level.read().unwrap_or_else(PoisonError::into_inner)) {
                 return false;
             }
             let note =
                 LoggingMessageNotificationParam::new(level, Value::String(message.to_string())).with_logger("toolbelt");
-            self.peer.notify_logging_message(note).await.is_ok()
+            peer.notify_logging_message(note).await.is_ok()
         })
     }
 
@@ -149,7 +169,7 @@ impl Asker for ClientAsker {
             let params: ElicitRequestParams =
                 serde_json::from_value(json!({"mode": "form", "message": message, "requestedSchema": schema}))
                     .map_err(|e| AskError::Failed(format!("the form could not be put to the client: {e}")))?;
-            let result = self.peer.create_elicitation(params).await.map_err(|e| AskError::Failed(e.to_string()))?;
+            let result = self.channel.elicit(params).await.map_err(AskError::Failed)?;
             match result.action {
                 ElicitationAction::Accept => Ok(result.content.unwrap_or_else(|| json!({}))),
                 ElicitationAction::Decline => Err(AskError::Declined),
@@ -165,7 +185,8 @@ impl ClientAsker {
     }
 }
 
-fn rank(level: LoggingLevel) -> u8 {
+/// The order of log levels, least severe first.
+pub(crate) fn rank(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
         LoggingLevel::Info => 1,

@@ -44,6 +44,7 @@ pub mod approve;
 pub mod ask;
 pub mod client;
 pub mod http;
+mod round;
 mod server;
 
-pub use server::{McpServer, SamplingProvider, ServerOptions, serve_lines, serve_stdio};
+pub use server::{InlineSessions, McpServer, SamplingProvider, ServerOptions, serve_lines, serve_stdio};

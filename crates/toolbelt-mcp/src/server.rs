@@ -1,5 +1,6 @@
 //! The MCP server: one [`McpServer`] per connection, over a shared runtime.
 
+mod inline;
 mod params;
 mod progress;
 mod prompts;
@@ -9,28 +10,32 @@ mod sampling;
 mod stdio;
 mod tools;
 
+pub use inline::InlineSessions;
 pub use sampling::SamplingProvider;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation, InitializeRequestParams,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolbelt_agent::{Provider as _, SessionProvider};
-use toolbelt_runtime::{ClientInfo, EndReason, Outcome, Runtime, Session, StartSource, ToolCall, Transport};
+use toolbelt_runtime::{ClientInfo, Outcome, Runtime, Session, StartSource, ToolCall, Transport};
 
+use self::inline::Seat;
 use crate::approve::{Elicitor, SessionApprovers};
 use crate::ask::{ClientAsker, SessionAskers};
 use crate::http::HttpClient;
+use crate::round::{self, Round};
 
 /// What every connection of a server shares.
 #[derive(Debug)]
@@ -54,6 +59,8 @@ pub struct ServerOptions {
     /// sent to every client as a warning log message once it is initialized. Stderr, where
     /// the server logs, is rarely in front of anyone when a host started the server.
     pub notices: Vec<String>,
+    /// The sessions of HTTP requests that come without a protocol session (2026-07-28).
+    pub inline: InlineSessions,
 }
 
 /// One MCP connection: an rmcp `ServerHandler` whose calls run in a session of their own.
@@ -65,7 +72,9 @@ pub struct McpServer {
 struct Inner {
     runtime: Arc<Runtime>,
     options: Arc<ServerOptions>,
-    session: Arc<Session>,
+    /// The connection's own session, made when first needed: an HTTP request without a
+    /// protocol session runs in its token's ([`InlineSessions`]) and never needs one.
+    own: OnceLock<Arc<Seat>>,
     /// Whether `initialize` was answered (a second one is refused).
     initialized: AtomicBool,
     /// Whether the client's roots are still on their way.
@@ -80,14 +89,12 @@ struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.cancel();
-        self.options.approvers.unregister(self.session.id());
-        self.options.askers.unregister(self.session.id());
+        let Some(own) = self.own.get() else { return };
+        self.options.approvers.unregister(own.session().id());
+        self.options.askers.unregister(own.session().id());
         // The session's background tasks end with it (their slot kills them on drop); the
         // SessionEnd hooks still get to run if a runtime is around.
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            let (runtime, session) = (Arc::clone(&self.runtime), Arc::clone(&self.session));
-            handle.spawn(async move { runtime.end_session(&session, EndReason::Exit).await });
-        }
+        own.end(&self.runtime);
     }
 }
 
@@ -101,8 +108,33 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let seat = self.seat_for(&context).await;
+        if !inline::is_inline(&context) {
+            return self.run(&seat, request, context).await;
+        }
+        // 2026-07-28: questions go back with the result, answers come with the retry.
+        let binding = round::state::binding(seat.session().id(), &request);
+        let given = round::state::redeem(&binding, &request)?;
+        let elicits = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        let log_level = context.meta.log_level();
+        let round = Arc::new(Round::new(seat.session().id(), context.peer.clone(), log_level, elicits, given));
+        let response = Arc::clone(&round).scope(self.run(&seat, request, context)).await?;
+        Ok(match round.input_required(&binding)? {
+            Some(input) => input.into(),
+            None => response,
+        })
+    }
+
+    /// One attempt at a call in `seat`'s session.
+    async fn run(
+        &self,
+        seat: &Seat,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let session = seat.session();
         let name = request.name.to_string();
-        if let Some(refusal) = tools::refuse_agent_tool(self.runtime(), self.session(), &name) {
+        if let Some(refusal) = tools::refuse_agent_tool(self.runtime(), session, &name, inline::is_inline(&context)) {
             return Err(refusal);
         }
         if !self.inner.roots.wait(roots::ROOTS_WAIT).await {
@@ -110,16 +142,16 @@ impl McpServer {
                 "the client declared roots but did not list them within {} s; this call uses the session's roots \
                  as they are ({})",
                 roots::ROOTS_WAIT.as_secs(),
-                self.session().state().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+                session.state().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
             );
         }
         // Over HTTP a session's requests may come from a new address (a reconnection).
         if let Some(http) = http_client(&context.extensions) {
-            let client = self.session().client();
+            let client = session.client();
             if client.peer != http.peer.map(|p| p.to_string()) {
                 let mut moved = (*client).clone();
                 moved.peer = http.peer.map(|p| p.to_string());
-                self.session().set_client(moved);
+                session.set_client(moved);
             }
         }
         let input = Value::Object(request.arguments.unwrap_or_default());
@@ -127,18 +159,22 @@ impl McpServer {
         let (events, forwarder) = progress::forward(context.meta.get_progress_token(), context.peer.clone());
         // Every call goes through the runtime, so the audit log records refused ones too; the
         // plan names the tool once, for the result's shape.
-        let plan = self.runtime().plan(self.session(), call);
+        let plan = self.runtime().plan(session, call);
         let structured = plan.spec().is_some_and(|spec| spec.output_schema.is_some());
-        let loaded_before = tools::loaded(self.session());
-        let result = self.runtime().run(self.session(), plan, &events, &context.ct).await;
+        let loaded_before = tools::loaded(session);
+        let result = self.runtime().run(session, plan, &events, &context.ct).await;
         drop(events);
         forwarder.finish().await;
         // Tools the call loaded (ToolSearch) are announced before its result, so the client
-        // has their definitions when its model reads it.
-        if tools::loaded(self.session()) != loaded_before
-            && let Err(e) = context.peer.notify_tool_list_changed().await
-        {
-            tracing::debug!("could not announce the loaded tools: {e}");
+        // has their definitions when its model reads it (from 2026-07-28, to the session's
+        // subscriptions).
+        if tools::loaded(session) != loaded_before {
+            seat.tools_loaded();
+            if !inline::is_inline(&context)
+                && let Err(e) = context.peer.notify_tool_list_changed().await
+            {
+                tracing::debug!("could not announce the loaded tools: {e}");
+            }
         }
         // An unknown or disabled tool is the client's protocol mistake, not the model's; a
         // tool a deny rule hides is a denial (an `isError` result naming the rule).
@@ -148,17 +184,12 @@ impl McpServer {
         Ok(result::to_mcp(&result, structured).into())
     }
 
-    /// A connection with a fresh session.
+    /// A connection, whose session is made fresh when first needed.
     pub fn new(runtime: Arc<Runtime>, options: Arc<ServerOptions>) -> Self {
-        let millis =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-        let id = format!("mcp-{millis}-{}-{}", std::process::id(), SESSIONS.fetch_add(1, Ordering::Relaxed));
-        let session =
-            Session::new(id.clone(), options.cwd.clone(), options.roots.clone(), options.sessions_dir.join(&id));
         let inner = Inner {
             runtime,
             options,
-            session: Arc::new(session),
+            own: OnceLock::new(),
             initialized: AtomicBool::new(false),
             roots: roots::RootsGate::new(),
             tool_changes: Mutex::new(None),
@@ -169,7 +200,40 @@ impl McpServer {
 
     /// The connection's session.
     pub fn session(&self) -> &Arc<Session> {
-        &self.inner.session
+        self.own().session()
+    }
+
+    fn own(&self) -> &Arc<Seat> {
+        self.inner.own.get_or_init(|| Arc::new(self.new_seat()))
+    }
+
+    /// A fresh session, with the server's cwd and roots.
+    fn new_seat(&self) -> Seat {
+        let options = &self.inner.options;
+        let millis =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+        let id = format!("mcp-{millis}-{}-{}", std::process::id(), SESSIONS.fetch_add(1, Ordering::Relaxed));
+        let session =
+            Session::new(id.clone(), options.cwd.clone(), options.roots.clone(), options.sessions_dir.join(&id));
+        Seat::new(session)
+    }
+
+    /// The session a request runs in: the connection's, or, for an HTTP request without a
+    /// protocol session (2026-07-28), its token's; started with the first request when no
+    /// `initialize` started it ([`inline`]).
+    async fn seat_for(&self, context: &RequestContext<RoleServer>) -> Arc<Seat> {
+        if !inline::is_inline(context) {
+            return Arc::clone(self.own());
+        }
+        let http = http_client(&context.extensions);
+        let seat = match http {
+            Some(http) => {
+                self.inner.options.inline.seat(&self.inner.runtime, http.token_id.as_deref(), || self.new_seat())
+            }
+            None => Arc::clone(self.own()),
+        };
+        seat.start(self.runtime(), context, http).await;
+        seat
     }
 
     fn runtime(&self) -> &Runtime {
@@ -257,11 +321,10 @@ impl ServerHandler for McpServer {
         server_config(self.inner.options.instructions.as_deref(), prompts::source(self.runtime()).is_some())
     }
 
-    /// Up to 2025-11-25: the 2026-07-28 revision forbids the server-to-client requests
-    /// (elicitation, roots) this server's approvals and workspaces rely on, so a client
-    /// probing `server/discover` at 2026-07-28 learns these versions and uses `initialize`.
+    /// Up to 2026-07-28: with `initialize` up to 2025-11-25, and from 2026-07-28 without it
+    /// (questions come back as `input_required` results, [`crate::round`]).
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn initialize(
@@ -295,6 +358,7 @@ impl ServerHandler for McpServer {
         *self.inner.tool_changes.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(self.runtime().registry().subscribe());
         let result = self.negotiate_initialize(&request)?;
+        self.own().started_by_initialize();
         self.runtime().start_session(self.session(), StartSource::Startup).await;
         Ok(result)
     }
@@ -331,14 +395,15 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let seat = self.seat_for(&context).await;
         // The agent tools only where agents can run (a provider, or the client's sampling).
-        let agents = tools::agents_run_in(self.runtime(), self.session());
+        let agents = tools::agents_run_in(self.runtime(), seat.session());
         // Deferred tools only once the session loaded them (ToolSearch lists the rest).
         let tools = self
             .runtime()
-            .tools_for(self.session().state())
+            .tools_for(seat.session().state())
             .iter()
             .filter(|spec| agents || !tools::is_agent_tool(&spec.name))
             .map(tools::to_mcp)
@@ -349,19 +414,21 @@ impl ServerHandler for McpServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        let seat = self.seat_for(&context).await;
         self.inner.roots.wait(roots::ROOTS_WAIT).await;
-        Ok(prompts::list(self.runtime(), self.session()))
+        Ok(prompts::list(self.runtime(), seat.session()))
     }
 
     async fn get_prompt(
         &self,
         request: rmcp::model::GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        let seat = self.seat_for(&context).await;
         self.inner.roots.wait(roots::ROOTS_WAIT).await;
-        Ok(prompts::get(self.runtime(), self.session(), &request)?.into())
+        Ok(prompts::get(self.runtime(), seat.session(), &request)?.into())
     }
 
     async fn call_tool(
@@ -373,6 +440,33 @@ impl ServerHandler for McpServer {
         // completes, and the call's state machine inline would make that a copy of kilobytes
         // per call, several times over (once most of a small call's cost).
         Box::pin(self.call(request, context)).await
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the tool list's changes.
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    /// Announces every change of the registry's tools and of the tools the session loaded,
+    /// until the client cancels the subscription or the server stops.
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        let seat = self.seat_for(subscription.request_context()).await;
+        let mut registry = self.runtime().registry().subscribe();
+        let mut loaded = seat.loaded_changes();
+        loop {
+            tokio::select! {
+                changed = registry.changed() => if changed.is_err() { break },
+                changed = loaded.changed() => if changed.is_err() { break },
+                () = subscription.cancelled() => break,
+            }
+            registry.mark_unchanged();
+            loaded.mark_unchanged();
+            if let Err(e) = subscription.sink().notify_tool_list_changed().await {
+                tracing::debug!("could not announce the changed tool list: {e}");
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// A method rmcp does not know, or a known one whose params it could not read (rmcp

@@ -52,6 +52,7 @@ async fn start_with(http_options: http::HttpOptions) -> Server {
         askers: Default::default(),
         instructions: None,
         notices: Vec::new(),
+        inline: Default::default(),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());

@@ -97,6 +97,7 @@ impl Setup {
             askers: Default::default(),
             instructions: None,
             notices: Vec::new(),
+            inline: Default::default(),
         });
         Setup { _dir: dir, notes, runtime, options }
     }
@@ -234,6 +235,19 @@ async fn without_sampling_or_a_provider_the_agent_tools_are_not_offered() {
         assert!(error.contains("`sampling` capability") && error.contains("OPENAI_API_KEY"), "{error}");
         assert!(seen["sampling"].as_array().unwrap().is_empty());
     }
+}
+
+/// At 2026-07-28 a server cannot send the client requests in the middle of a call, so a
+/// client's sampling cannot drive an agent: the agent tools are refused, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_client_s_sampling_does_not_run_agents() {
+    let Some(python) = python() else { return };
+    let setup = Setup::new();
+    let seen = setup.over_stdio(&python, "modern").await;
+    assert!(!names(&seen["tools"]).contains(&"Agent"), "{seen}");
+    let error = seen["agent_error"].as_str().unwrap();
+    assert!(error.contains("speaks MCP 2026-07-28") && error.contains("initialize"), "{error}");
+    assert!(seen["sampling"].as_array().unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

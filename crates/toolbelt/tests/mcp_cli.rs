@@ -67,14 +67,52 @@ fn initialize_answers_each_supported_revision() {
         assert_eq!(answers[0]["result"]["serverInfo"]["name"], "toolbelt");
     }
     // A 2026-07-28 discovery probe is told what is supported, so the client can fall back.
-    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let discover =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta("2026-07-28")}});
     let answers = converse(&root, &[discover, initialize(2, "2025-11-25")]);
-    assert!(answers[0]["error"].is_object(), "{}", answers[0]);
-    assert!(answers[0].to_string().contains("2025-11-25"), "the error names the supported versions: {}", answers[0]);
+    assert_eq!(
+        answers[0]["result"]["supportedVersions"],
+        json!(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]),
+        "{}",
+        answers[0]
+    );
     assert_eq!(answers[1]["result"]["protocolVersion"], "2025-11-25");
+}
+
+/// A 2026-07-28 request's `_meta`: who the client is, with every request.
+fn meta(version: &str) -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": version,
+           "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+           "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+#[test]
+fn a_2026_07_28_client_is_served_without_initialize() {
+    let (_dir, root) = project();
+    std::fs::write(root.join("notes.txt"), "one\ntwo\n").unwrap();
+    let call = |id: u64, name: &str, args: Value, version: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args, "_meta": meta(version)}});
+    let answers = converse(
+        &root,
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta("2026-07-28")}}),
+            call(2, "Read", json!({"file_path": "notes.txt"}), "2026-07-28"),
+            call(3, "Edit", json!({"file_path": "notes.txt", "old_string": "two", "new_string": "2"}), "2026-07-28"),
+            call(4, "Read", json!({"file_path": "notes.txt"}), "2099-01-01"),
+            json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
+        ],
+    );
+    assert!(answers[0]["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "Edit"), "{}", answers[0]);
+    assert_eq!(answers[1]["result"]["resultType"], "complete");
+    assert_eq!(answers[1]["result"]["content"][0]["text"], "     1\tone\n     2\ttwo");
+    // The Edit needs approval, and this client cannot answer forms: refused, naming the rule.
+    let denied = answers[2]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(denied.contains("--allow 'Edit(./notes.txt)'"), "{denied}");
+    // A version it does not speak: the reserved code, with the versions it does.
+    assert_eq!(answers[3]["error"]["code"], -32022, "{}", answers[3]);
+    assert_eq!(answers[3]["error"]["data"]["supported"][4], "2026-07-28");
+    // Every request says who the client is; one that does not is refused, saying what is missing.
+    assert_eq!(answers[4]["error"]["code"], -32602, "{}", answers[4]);
+    assert!(answers[4]["error"]["message"].as_str().unwrap().contains("protocolVersion"), "{}", answers[4]);
 }
 
 #[test]

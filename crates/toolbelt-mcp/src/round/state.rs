@@ -1,0 +1,231 @@
+//! `requestState`: what a call's rounds gathered, carried by the client between them.
+//!
+//! The client hands the state back as it likes, so it is sealed and checked before anything in
+//! it is believed:
+//!
+//! * **Sealed** with HMAC-SHA256 (rmcp's [`RequestStateCodec`]) under a key drawn at random
+//!   when the process starts, never written anywhere: a state made or altered by anyone else
+//!   fails the check, and none survives a restart.
+//! * **Bound to the call**: the tag covers the session the call runs in, the method, the tool
+//!   and its arguments (with their keys sorted), without storing them. A state sent with other
+//!   arguments, to another tool or from another session is refused: an answer that allowed
+//!   `rm build/` allows nothing else.
+//! * **Short-lived**: it expires [`STATE_TTL`] after it was issued.
+//! * **Single use**: each state has a random nonce, spent when the state is redeemed; a state
+//!   sent twice is refused the second time. Spent nonces are kept until their state would
+//!   have expired anyway.
+//!
+//! Inside: the answers given so far with the digest of the question each answered, and the
+//! digests of the questions the `input_required` result asked, whose answers the retry's
+//! `inputResponses` must hold under their keys (`input-<n>`, numbered from the first
+//! question of the call). The state is signed, not encrypted: it holds nothing secret (the
+//! client saw every answer; it gave them).
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolRequestParams, InputResponses, RequestStateCodec, RequestStateError, SealOptions};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How long an `input_required` result's state may be redeemed.
+pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
+
+/// An answer of an earlier round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Given {
+    /// The digest of the question it answers.
+    #[serde(rename = "q")]
+    pub digest: u64,
+    /// The client's result for it (an elicitation result).
+    #[serde(rename = "r")]
+    pub response: Value,
+}
+
+/// What the sealed state holds.
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    /// The nonce spent when it is redeemed.
+    n: String,
+    /// The answers given so far.
+    g: Vec<Given>,
+    /// The digests of the questions of the `input_required` result it came with.
+    w: Vec<u64>,
+}
+
+/// The key of the `n`th question of a call in `inputRequests` and `inputResponses`.
+pub(crate) fn key(n: usize) -> String {
+    format!("input-{n}")
+}
+
+/// The process's sealing key.
+static CODEC: LazyLock<Option<RequestStateCodec>> = LazyLock::new(|| {
+    let mut key = [0u8; 32];
+    let made = getrandom::fill(&mut key)
+        .map_err(|e| e.to_string())
+        .and_then(|()| RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string()));
+    match made {
+        Ok(codec) => Some(codec),
+        Err(e) => {
+            tracing::error!("no key for sealing request states ({e}): calls that need an answer are refused");
+            None
+        }
+    }
+});
+
+/// Nonces spent, with when their state expires.
+static SPENT: LazyLock<Mutex<HashMap<String, Instant>>> = LazyLock::new(Mutex::default);
+
+/// What a state is bound to: the session, the method, the tool and its arguments.
+pub(crate) fn binding(session: &str, request: &CallToolRequestParams) -> Vec<u8> {
+    let mut bound = format!("{session}\ntools/call\n{}\n", request.name).into_bytes();
+    let args = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
+    bound.extend_from_slice(sorted(&args).to_string().as_bytes());
+    bound
+}
+
+/// `value` with every object's keys in order (serde_json keeps them as they came here).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Seals the answers `given` and the digests of the questions `wanted` for the call `binding`.
+pub(crate) fn seal(binding: &[u8], given: Vec<Given>, wanted: Vec<u64>) -> Result<String, McpError> {
+    let codec = CODEC.as_ref().ok_or_else(no_key)?;
+    let mut nonce = [0u8; 16];
+    getrandom::fill(&mut nonce).map_err(|e| McpError::internal_error(format!("no random nonce: {e}"), None))?;
+    let sealed = Sealed { n: nonce.iter().map(|b| format!("{b:02x}")).collect(), g: given, w: wanted };
+    let options = SealOptions::new().associated_data(binding).ttl(STATE_TTL);
+    codec.seal_json_with(&sealed, &options).map_err(|e| McpError::internal_error(e.to_string(), None))
+}
+
+fn no_key() -> McpError {
+    McpError::internal_error("this server has no key to seal request states with (see its log)", None)
+}
+
+/// The answers a retry of the call `binding` brings: those its `requestState` carries and
+/// those its `inputResponses` give to the questions asked. Nothing when it carries neither
+/// (a first attempt); a refusal when the state is not one this server issued for this call,
+/// has expired, was used already, or the answers do not match its questions.
+pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<Vec<Given>, McpError> {
+    let Some(state) = &request.request_state else {
+        if request.input_responses.as_ref().is_some_and(|r| !r.is_empty()) {
+            return Err(refusal(
+                "inputResponses came without the requestState of the result that asked for them: send the \
+                 requestState back with the answers, or call the tool again without either",
+            ));
+        }
+        return Ok(Vec::new());
+    };
+    let codec = CODEC.as_ref().ok_or_else(no_key)?;
+    let sealed: Sealed = codec.open_json_with(state, binding).map_err(|e| match e {
+        RequestStateError::Expired => refusal(&format!(
+            "the requestState has expired (a state is good for {} minutes): call the tool again without \
+             requestState and inputResponses, and answer the questions anew",
+            STATE_TTL.as_secs() / 60
+        )),
+        _ => refusal(
+            "the requestState is not one this server issued for this call (it was altered, made for other \
+             arguments or another tool, or issued before the server restarted): call the tool again without \
+             requestState and inputResponses",
+        ),
+    })?;
+    let mut given = sealed.g;
+    let responses = request.input_responses.as_ref();
+    let first = given.len();
+    for (i, digest) in sealed.w.iter().enumerate() {
+        let key = key(first + i);
+        let response = answer(responses, &key)?;
+        given.push(Given { digest: *digest, response });
+    }
+    spend(&sealed.n)?;
+    Ok(given)
+}
+
+fn answer(responses: Option<&InputResponses>, key: &str) -> Result<Value, McpError> {
+    responses.and_then(|r| r.get(key)).cloned().ok_or_else(|| {
+        refusal(&format!(
+            "inputResponses has no answer to `{key}`, which the requestState's result asked: send an answer to \
+             every request of inputRequests under its key"
+        ))
+    })
+}
+
+/// Spends nonce `n`, or refuses when it was spent before.
+fn spend(n: &str) -> Result<(), McpError> {
+    let mut spent = SPENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let now = Instant::now();
+    spent.retain(|_, expires| *expires > now);
+    if spent.insert(n.to_string(), now + STATE_TTL).is_some() {
+        return Err(refusal(
+            "this requestState was used already (each is good for one retry): send the requestState of the latest \
+             result, or call the tool again without requestState and inputResponses",
+        ));
+    }
+    Ok(())
+}
+
+fn refusal(message: &str) -> McpError {
+    McpError::invalid_params(message.to_string(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(args: Value) -> CallToolRequestParams {
+        CallToolRequestParams::new("Bash").with_arguments(args.as_object().unwrap().clone())
+    }
+
+    fn retry(mut request: CallToolRequestParams, state: &str, answer: Value) -> CallToolRequestParams {
+        request.request_state = Some(state.to_string());
+        request.input_responses = Some([(key(0), answer)].into_iter().collect());
+        request
+    }
+
+    #[test]
+    fn a_state_is_redeemed_once_for_its_call_only() {
+        let first = call(json!({"command": "rm -r build", "timeout": 5}));
+        let bound = binding("s1", &first);
+        let state = seal(&bound, Vec::new(), vec![7]).unwrap();
+        let yes = json!({"action": "accept", "content": {"decision": "allow_once"}});
+
+        // The same arguments in another key order are the same call.
+        let same = retry(call(json!({"timeout": 5, "command": "rm -r build"})), &state, yes.clone());
+        assert_eq!(binding("s1", &same), bound);
+        // Another command, another session, an altered state: refused, and nothing spent.
+        let other = retry(call(json!({"command": "rm -r /", "timeout": 5})), &state, yes.clone());
+        assert!(redeem(&binding("s1", &other), &other).unwrap_err().message.contains("not one this server issued"));
+        assert!(redeem(&binding("s2", &same), &same).is_err());
+        let mut altered = state.clone();
+        altered.replace_range(altered.len() - 2.., if altered.ends_with("AA") { "BB" } else { "AA" });
+        assert!(redeem(&bound, &retry(first.clone(), &altered, yes.clone())).is_err());
+        // Without the answer it asked for: refused.
+        let mut unanswered = same.clone();
+        unanswered.input_responses = Some(InputResponses::new());
+        assert!(redeem(&bound, &unanswered).unwrap_err().message.contains("no answer to `input-0`"));
+
+        let given = redeem(&bound, &same).unwrap();
+        assert_eq!(given, [Given { digest: 7, response: yes }]);
+        assert!(redeem(&bound, &same).unwrap_err().message.contains("used already"));
+    }
+
+    #[test]
+    fn answers_without_a_state_are_refused_and_a_first_attempt_has_none() {
+        let mut request = call(json!({"command": "ls"}));
+        assert_eq!(redeem(&binding("s", &request), &request).unwrap(), []);
+        request.input_responses = Some([(key(0), json!({"action": "accept"}))].into_iter().collect());
+        assert!(redeem(&binding("s", &request), &request).unwrap_err().message.contains("without the requestState"));
+    }
+}

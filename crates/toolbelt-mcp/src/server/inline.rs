@@ -1,0 +1,144 @@
+//! Clients without a protocol session (MCP 2026-07-28): which runtime session their requests
+//! run in, and how it starts.
+//!
+//! Up to 2025-11-25 a client opens a session with `initialize`, and everything a session
+//! keeps — the files read (Edit needs a Read first), the working directory, background tasks,
+//! the grants a person gave — lives in the runtime session of that MCP session. From
+//! 2026-07-28 there is no `initialize` and no session id; each request says who it is in its
+//! own `_meta`. What still holds the state, then (see also `docs/design.md`):
+//!
+//! * **stdio**: the connection. One process serves one client, so the connection's session
+//!   serves all its requests as an initialized session's would; it starts (SessionStart hooks)
+//!   with its first request.
+//! * **Streamable HTTP**: what the request can prove, which is the bearer token it presented
+//!   (or none, on a loopback server without a token). Requests with the same token share one
+//!   session ([`InlineSessions`]), started with the first of them and ended when the server
+//!   stops. Two clients given the same token share its state, as two terminals of the same
+//!   user share a shell's history; a client that must be kept apart needs a token (and server)
+//!   of its own.
+//! * Server-minted handles stay what they were: a background task's id is read with
+//!   `TaskOutput` from any request of the session.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::RoleServer;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::RequestContext;
+use tokio::sync::{OnceCell, watch};
+use toolbelt_runtime::{ClientInfo, EndReason, Runtime, Session, StartSource, Transport};
+
+use crate::http::HttpClient;
+
+/// Whether `context`'s request follows the 2026-07-28 lifecycle (no `initialize`; who the
+/// client is comes with each request).
+pub(super) fn is_inline(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+/// A runtime session, and what the MCP side keeps beside it.
+pub(crate) struct Seat {
+    session: Arc<Session>,
+    /// Bumped when a call loads deferred tools (`ToolSearch`): the session's tool list changed.
+    loaded: watch::Sender<u64>,
+    /// Set once the session started (SessionStart hooks ran).
+    started: OnceCell<()>,
+}
+
+impl Seat {
+    pub(super) fn new(session: Session) -> Self {
+        Self { session: Arc::new(session), loaded: watch::Sender::new(0), started: OnceCell::new() }
+    }
+
+    /// The runtime session.
+    pub(super) fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// Says the session's tool list changed (a call loaded tools).
+    pub(super) fn tools_loaded(&self) {
+        self.loaded.send_modify(|n| *n += 1);
+    }
+
+    /// Changes of the session's own tool list.
+    pub(super) fn loaded_changes(&self) -> watch::Receiver<u64> {
+        self.loaded.subscribe()
+    }
+
+    /// Starts the session once: says who its client is and runs the SessionStart hooks.
+    pub(super) async fn start(
+        &self,
+        runtime: &Runtime,
+        context: &RequestContext<RoleServer>,
+        http: Option<&HttpClient>,
+    ) {
+        self.started
+            .get_or_init(|| async {
+                let (name, version) = match context.client_info() {
+                    Some(info) => (info.name, info.version),
+                    None => ("unknown".to_string(), String::new()),
+                };
+                let transport = if http.is_some() { Transport::Http } else { Transport::Stdio };
+                let mut client = ClientInfo::mcp(transport, &name, &version);
+                if let Some(http) = http {
+                    client.peer = http.peer.map(|p| p.to_string());
+                    client.token_id.clone_from(&http.token_id);
+                }
+                self.session.set_client(client);
+                runtime.start_session(&self.session, StartSource::Startup).await;
+            })
+            .await;
+    }
+
+    /// Marks the session started by `initialize`, which started it itself.
+    pub(super) fn started_by_initialize(&self) {
+        let _ = self.started.set(());
+    }
+
+    /// Ends the session (SessionEnd hooks, its background tasks killed), in the background.
+    pub(super) fn end(&self, runtime: &Arc<Runtime>) {
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let (runtime, session) = (Arc::clone(runtime), Arc::clone(&self.session));
+            handle.spawn(async move { runtime.end_session(&session, EndReason::Exit).await });
+        }
+    }
+}
+
+/// The sessions of HTTP requests without a protocol session, one per bearer token.
+#[derive(Default)]
+pub struct InlineSessions {
+    by_token: Mutex<HashMap<String, Arc<Seat>>>,
+    /// The runtime, to end the sessions with (set with the first one).
+    runtime: Mutex<Option<Arc<Runtime>>>,
+}
+
+impl std::fmt::Debug for InlineSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.by_token.lock().map(|m| m.len()).unwrap_or(0);
+        f.debug_struct("InlineSessions").field("sessions", &n).finish()
+    }
+}
+
+impl InlineSessions {
+    /// The session of the requests with token `token_id` (`None`: no token), made with `new`
+    /// the first time.
+    pub(super) fn seat(&self, runtime: &Arc<Runtime>, token_id: Option<&str>, new: impl FnOnce() -> Seat) -> Arc<Seat> {
+        let key = token_id.unwrap_or_default().to_string();
+        let mut by_token = self.by_token.lock().unwrap_or_else(PoisonError::into_inner);
+        let seat = by_token.entry(key).or_insert_with(|| Arc::new(new()));
+        self.runtime.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(|| Arc::clone(runtime));
+        Arc::clone(seat)
+    }
+}
+
+impl Drop for InlineSessions {
+    fn drop(&mut self) {
+        let runtime = self.runtime.get_mut().unwrap_or_else(PoisonError::into_inner).take();
+        let seats = std::mem::take(self.by_token.get_mut().unwrap_or_else(PoisonError::into_inner));
+        if let Some(runtime) = runtime {
+            for seat in seats.values() {
+                seat.end(&runtime);
+            }
+        }
+    }
+}

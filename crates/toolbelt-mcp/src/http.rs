@@ -98,6 +98,7 @@ pub async fn serve_on(
                     // A session place, if held, is kept until the response is made.
                     gate::Admission::Pass(_place) if delete => session_ended(next.run(request).await),
                     gate::Admission::Pass(_place) => next.run(request).await,
+                    gate::Admission::Inline(counted) => counted_until_sent(next.run(request).await, counted),
                     gate::Admission::Refused(refusal) => refusal,
                 }
             }
@@ -107,6 +108,22 @@ pub async fn serve_on(
     axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await
+}
+
+/// `response`, holding `counted` until its body is sent (or dropped): an SSE response's body
+/// lasts as long as its call.
+fn counted_until_sent(
+    response: axum::response::Response,
+    counted: sessions::InlineInFlight,
+) -> axum::response::Response {
+    use futures_util::StreamExt as _;
+    response.map(|body| {
+        let stream = body.into_data_stream().map(move |chunk| {
+            let _held = &counted;
+            chunk
+        });
+        axum::body::Body::from_stream(stream)
+    })
 }
 
 /// The answer to a `DELETE` that ended a session: `204 No Content`. rmcp answers `202

@@ -29,8 +29,8 @@ use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, InputRequests, InputRequiredResult, LoggingLevel,
-    LoggingMessageNotificationParam,
+    ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
+    ListRootsRequest, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, Root,
 };
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::Value;
@@ -65,8 +65,8 @@ struct Script {
 struct Asked {
     /// How many of `given` this attempt used.
     used: usize,
-    /// The questions this attempt needs answered: their digest and form.
-    wanted: Vec<(u64, ElicitRequestParams)>,
+    /// The requests this attempt needs answered: their digest, and what they ask.
+    wanted: Vec<(u64, InputRequest)>,
 }
 
 impl Round {
@@ -97,6 +97,28 @@ impl Round {
         self.elicits
     }
 
+    /// The client's roots, when an earlier round asked for them; else they are wanted.
+    pub(crate) fn roots(&self) -> Option<Result<Vec<Root>, String>> {
+        let answer = self.script.answer(roots_request())?;
+        let listed = serde_json::from_value::<ListRootsResult>(answer);
+        Some(listed.map(|l| l.roots).map_err(|e| format!("the client's answer is not a list of roots: {e}")))
+    }
+
+    /// Whether this attempt asked something no earlier round answered.
+    pub(crate) fn wants_input(&self) -> bool {
+        !self.script.asked().wanted.is_empty()
+    }
+
+    /// Passes over the roots an earlier round gave, if it gave them (the session learned them
+    /// then; this attempt does not ask for them).
+    pub(crate) fn pass_roots(&self) {
+        let digest = digest(&roots_request());
+        let mut asked = self.script.asked();
+        if asked.wanted.is_empty() && self.script.given.get(asked.used).is_some_and(|g| g.digest == digest) {
+            asked.used += 1;
+        }
+    }
+
     /// Sends a log message on the request's response, when its `_meta` opted in at or below
     /// `level`.
     pub(crate) async fn log(&self, level: LoggingLevel, message: &str) -> bool {
@@ -120,12 +142,8 @@ impl Round {
         let kept = self.script.given[..asked.used].to_vec();
         let first = kept.len();
         let digests: Vec<u64> = asked.wanted.iter().map(|(d, _)| *d).collect();
-        let requests: InputRequests = asked
-            .wanted
-            .into_iter()
-            .enumerate()
-            .map(|(i, (_, form))| (state::key(first + i), InputRequest::Elicitation(ElicitRequest::new(form))))
-            .collect();
+        let requests: InputRequests =
+            asked.wanted.into_iter().enumerate().map(|(i, (_, request))| (state::key(first + i), request)).collect();
         let sealed = state::seal(binding, kept, digests)?;
         Ok(Some(InputRequiredResult::new(Some(requests), Some(sealed))))
     }
@@ -136,10 +154,10 @@ impl Script {
         self.asked.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The answer earlier rounds gave to `form`, or `None` when it has none (the question is
-    /// then wanted: it goes to the client with the attempt's result).
-    fn answer(&self, form: ElicitRequestParams) -> Option<Value> {
-        let digest = digest(&form);
+    /// The answer earlier rounds gave to `request`, or `None` when it has none (the request
+    /// is then wanted: it goes to the client with the attempt's result).
+    fn answer(&self, request: InputRequest) -> Option<Value> {
+        let digest = digest(&request);
         let mut asked = self.asked();
         if asked.wanted.is_empty()
             && let Some(given) = self.given.get(asked.used)
@@ -148,15 +166,19 @@ impl Script {
             asked.used += 1;
             return Some(given.response.clone());
         }
-        asked.wanted.push((digest, form));
+        asked.wanted.push((digest, request));
         None
     }
 }
 
-/// A digest of a form, to give an answer only to the question it answered.
-fn digest(form: &ElicitRequestParams) -> u64 {
+fn roots_request() -> InputRequest {
+    InputRequest::ListRoots(ListRootsRequest::default())
+}
+
+/// A digest of a request, to give an answer only to the request it answered.
+fn digest(request: &InputRequest) -> u64 {
     let mut hasher = DefaultHasher::new();
-    serde_json::to_string(form).unwrap_or_default().hash(&mut hasher);
+    serde_json::to_string(request).unwrap_or_default().hash(&mut hasher);
     hasher.finish()
 }
 
@@ -175,7 +197,7 @@ impl Channel {
     pub(crate) async fn elicit(&self, form: ElicitRequestParams) -> Result<ElicitResult, String> {
         match self {
             Channel::Peer(peer) => peer.create_elicitation(form).await.map_err(|e| e.to_string()),
-            Channel::Round(round) => match round.script.answer(form) {
+            Channel::Round(round) => match round.script.answer(InputRequest::Elicitation(ElicitRequest::new(form))) {
                 Some(response) => serde_json::from_value(response)
                     .map_err(|e| format!("the client's answer is not an elicitation result: {e}")),
                 None => Err("the question goes to the client with this call's result (input_required)".into()),
@@ -189,11 +211,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn form(message: &str) -> ElicitRequestParams {
-        serde_json::from_value(
-            json!({"mode": "form", "message": message, "requestedSchema": {"type": "object", "properties": {}}}),
-        )
-        .unwrap()
+    fn form(message: &str) -> InputRequest {
+        let form = json!({"mode": "form", "message": message, "requestedSchema": {"type": "object", "properties": {}}});
+        InputRequest::Elicitation(ElicitRequest::new(serde_json::from_value(form).unwrap()))
     }
 
     fn script(given: Vec<Given>) -> Script {

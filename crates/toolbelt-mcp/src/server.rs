@@ -118,6 +118,24 @@ impl McpServer {
         let elicits = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
         let log_level = context.meta.log_level();
         let round = Arc::new(Round::new(seat.session().id(), context.peer.clone(), log_level, elicits, given));
+        // The client's roots, once per session, before the call resolves any path.
+        if context.client_capabilities().is_some_and(|c| c.roots.is_some()) {
+            if seat.roots_known() {
+                round.pass_roots();
+            } else {
+                match round.roots() {
+                    Some(Ok(listed)) => roots::apply(seat.session(), &listed),
+                    Some(Err(e)) => tracing::warn!("{e}; keeping the session's roots"),
+                    None => {}
+                }
+                if round.wants_input()
+                    && let Some(input) = round.input_required(&binding)?
+                {
+                    return Ok(input.into());
+                }
+                seat.roots_learned();
+            }
+        }
         let response = Arc::clone(&round).scope(self.run(&seat, request, context)).await?;
         Ok(match round.input_required(&binding)? {
             Some(input) => input.into(),

@@ -1,7 +1,10 @@
 //! The client side of one upstream connection: progress routed to the call that asked, the
 //! server's word that its tools changed passed to the supervisor, which lists them again, the
 //! workspace roots offered (`roots/list`), and the server's questions (form elicitation) put
-//! to the person behind the call that is waiting on it.
+//! to the person behind the call that is waiting on it. When that call is a 2026-07-28
+//! client's, the question goes into the call's round ([`crate::round`]): the server's
+//! question is declined for this attempt, the call's result asks the client, and the retried
+//! call, asked again by the server, answers with the person's answer.
 //!
 //! Roots are deprecated from protocol 2026-07-28; for the versions this client speaks they are
 //! how a server learns where the workspace is.
@@ -20,10 +23,19 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use toolbelt_core::{AskError, People, ToolContext};
 
+use crate::round::Round;
+
+/// A call in flight on the server: its context, and its round if it has one.
+#[derive(Clone)]
+struct Route {
+    cx: ToolContext,
+    round: Option<Arc<Round>>,
+}
+
 /// Progress notifications go to the context of the call whose token they carry.
 #[derive(Clone, Default)]
 pub struct UpstreamHandler {
-    routes: Arc<Mutex<HashMap<ProgressToken, ToolContext>>>,
+    routes: Arc<Mutex<HashMap<ProgressToken, Route>>>,
     /// Signalled when the server says its tools changed (a permit is kept when nobody waits,
     /// so a change during a listing is not lost).
     pub(super) tools_changed: Arc<tokio::sync::Notify>,
@@ -42,23 +54,25 @@ impl UpstreamHandler {
     /// The call a request of the server belongs to: the call in flight, or the first of those
     /// in flight when they are all one session's (one person to ask). `None` when no call is
     /// waiting, or calls of several sessions are (the request says nothing of which it is for).
-    fn caller(&self) -> Option<ToolContext> {
+    fn caller(&self) -> Option<Route> {
         let routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
         let mut calls = routes.values();
         let first = calls.next()?;
-        calls.all(|cx| cx.session().id() == first.session().id()).then(|| first.clone())
+        calls.all(|r| r.cx.session().id() == first.cx.session().id()).then(|| first.clone())
     }
 
-    /// Routes progress of `token` to `cx` until the guard is dropped.
+    /// Routes progress of `token` to `cx` until the guard is dropped. Called from the call's
+    /// task, which is where its round is found.
     pub fn route(&self, token: ProgressToken, cx: ToolContext) -> RouteGuard {
-        self.routes.lock().unwrap_or_else(PoisonError::into_inner).insert(token.clone(), cx);
+        let round = Round::current(cx.session().id());
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner).insert(token.clone(), Route { cx, round });
         RouteGuard { routes: Arc::clone(&self.routes), token }
     }
 }
 
 /// Removes a progress route when the call ends.
 pub struct RouteGuard {
-    routes: Arc<Mutex<HashMap<ProgressToken, ToolContext>>>,
+    routes: Arc<Mutex<HashMap<ProgressToken, Route>>>,
     token: ProgressToken,
 }
 
@@ -93,7 +107,7 @@ impl ClientHandler for UpstreamHandler {
             tracing::info!(server = %self.server, "declined the MCP server's request to open a URL");
             return Ok(declined);
         };
-        let Some(cx) = self.caller() else {
+        let Some(Route { cx, round }) = self.caller() else {
             tracing::info!(server = %self.server, "declined the MCP server's question: no call of one session is waiting on it");
             return Ok(declined);
         };
@@ -101,7 +115,13 @@ impl ClientHandler for UpstreamHandler {
         let schema =
             serde_json::to_value(&requested_schema).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let message = format!("The MCP server `{}` asks: {message}", self.server);
-        Ok(match people.0.fill(cx.session(), &message, &schema).await {
+        // The asker picks the round when called, so it is called within it.
+        let fill = async { people.0.fill(cx.session(), &message, &schema).await };
+        let filled = match round {
+            Some(round) => round.scope(fill).await,
+            None => fill.await,
+        };
+        Ok(match filled {
             Ok(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
             Err(AskError::Cancelled) => ElicitResult::new(ElicitationAction::Cancel),
             Err(e) => {
@@ -132,7 +152,8 @@ impl ClientHandler for UpstreamHandler {
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let cx = self.routes.lock().unwrap_or_else(PoisonError::into_inner).get(&params.progress_token).cloned();
+        let route = self.routes.lock().unwrap_or_else(PoisonError::into_inner).get(&params.progress_token).cloned();
+        let cx = route.map(|r| r.cx);
         let Some(cx) = cx else { return };
         let fraction = params.total.filter(|t| *t > 0.0).map(|t| params.progress / t);
         let message = params.message.unwrap_or_else(|| match params.total {

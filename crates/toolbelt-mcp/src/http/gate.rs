@@ -9,7 +9,9 @@
 //! * A request that may open a session (a `POST` without a session id) holds a place among
 //!   the sessions until it is answered, or gets `503` when none is left; a request past its
 //!   session's in-flight limit gets `429`; each with a JSON-RPC error saying what to do.
-//!   [`Sessions`] enforces both again where a session is made or a request routed.
+//!   [`Sessions`] enforces both again where a session is made or a request routed. A request
+//!   without a protocol session (MCP 2026-07-28, by its `MCP-Protocol-Version`) opens none:
+//!   it counts among the requests in flight of its token's session until its response ends.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,10 +22,12 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use subtle::ConstantTimeEq as _;
 
-use super::sessions::{Reservation, SessionError, Sessions};
+use super::sessions::{InlineInFlight, Reservation, SessionError, Sessions};
 
 /// The header naming the MCP session of a request.
 const SESSION_HEADER: &str = "mcp-session-id";
+/// The header naming the protocol version of a request.
+const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// The checks of [`super::serve_on`]'s middleware.
 pub(super) struct Gate {
@@ -45,6 +49,12 @@ impl Gate {
         }
         if request.method() != Method::POST {
             return Admission::Pass(None);
+        }
+        if is_inline(request.headers()) {
+            return match self.sessions.start_inline() {
+                Ok(counted) => Admission::Inline(counted),
+                Err(e) => Admission::Refused(jsonrpc_refusal(StatusCode::TOO_MANY_REQUESTS, &e)),
+            };
         }
         match headers_session(request.headers()) {
             None => match self.sessions.reserve() {
@@ -93,6 +103,8 @@ impl Gate {
 pub(super) enum Admission {
     /// On to rmcp, holding a session place while it may open a session.
     Pass(Option<Reservation>),
+    /// On to rmcp without a protocol session, counted in flight until its response ends.
+    Inline(InlineInFlight),
     /// Answered with this refusal.
     Refused(Response),
 }
@@ -100,6 +112,12 @@ pub(super) enum Admission {
 /// The session a request names, if it names one.
 fn headers_session(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+}
+
+/// Whether a request follows MCP 2026-07-28 or later (no protocol session), by its
+/// `MCP-Protocol-Version` (dates in ISO order compare as text).
+fn is_inline(headers: &HeaderMap) -> bool {
+    headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok()).is_some_and(|v| v >= "2026-07-28")
 }
 
 /// The token of an `Authorization: Bearer …` header (the scheme in any case).

@@ -134,6 +134,8 @@ struct Table {
     opening: usize,
     /// Places held by requests that may open a session ([`Sessions::reserve`]).
     reserved: usize,
+    /// Requests without a protocol session in flight ([`Sessions::start_inline`]).
+    inline_in_flight: usize,
 }
 
 #[derive(Debug)]
@@ -188,6 +190,18 @@ impl Sessions {
         }
         table.reserved += 1;
         Ok(Reservation { table: Arc::clone(&self.table) })
+    }
+
+    /// Counts a request without a protocol session (2026-07-28) in flight until the returned
+    /// guard is dropped, or refuses it past [`SessionLimits::max_in_flight`]: such requests
+    /// run in one session per token, held to a session's limit.
+    pub fn start_inline(&self) -> Result<InlineInFlight, SessionError> {
+        let mut table = lock(&self.table);
+        if table.inline_in_flight >= self.limits.max_in_flight {
+            return Err(SessionError::Busy { max: self.limits.max_in_flight });
+        }
+        table.inline_in_flight += 1;
+        Ok(InlineInFlight { table: Arc::clone(&self.table) })
     }
 
     /// The refusal a new request of session `id` would get now, if any.
@@ -260,6 +274,19 @@ pub struct Reservation {
 impl Drop for Reservation {
     fn drop(&mut self) {
         lock(&self.table).reserved -= 1;
+    }
+}
+
+/// A request without a protocol session in flight; on drop it no longer counts.
+#[derive(Debug)]
+pub struct InlineInFlight {
+    table: Arc<Mutex<Table>>,
+}
+
+impl Drop for InlineInFlight {
+    fn drop(&mut self) {
+        let mut table = lock(&self.table);
+        table.inline_in_flight = table.inline_in_flight.saturating_sub(1);
     }
 }
 

@@ -20,6 +20,7 @@
 //!   `TaskOutput` from any request of the session.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::RoleServer;
@@ -43,16 +44,34 @@ pub(crate) struct Seat {
     loaded: watch::Sender<u64>,
     /// Set once the session started (SessionStart hooks ran).
     started: OnceCell<()>,
+    /// Whether the session has its client's roots (a 2026-07-28 client is asked for them
+    /// with its first call).
+    roots_known: AtomicBool,
 }
 
 impl Seat {
     pub(super) fn new(session: Session) -> Self {
-        Self { session: Arc::new(session), loaded: watch::Sender::new(0), started: OnceCell::new() }
+        Self {
+            session: Arc::new(session),
+            loaded: watch::Sender::new(0),
+            started: OnceCell::new(),
+            roots_known: AtomicBool::new(false),
+        }
     }
 
     /// The runtime session.
     pub(super) fn session(&self) -> &Arc<Session> {
         &self.session
+    }
+
+    /// Whether the session has its client's roots.
+    pub(super) fn roots_known(&self) -> bool {
+        self.roots_known.load(Ordering::Acquire)
+    }
+
+    /// The session has its client's roots.
+    pub(super) fn roots_learned(&self) {
+        self.roots_known.store(true, Ordering::Release);
     }
 
     /// Says the session's tool list changed (a call loaded tools).

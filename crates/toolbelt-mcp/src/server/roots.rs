@@ -1,12 +1,15 @@
 //! The client's roots as the session's workspace roots.
 //!
-//! Roots are deprecated from protocol 2026-07-28, which this server does not negotiate; for
-//! the versions it does speak they are how a client says where the workspace is.
+//! Roots are deprecated from protocol 2026-07-28 (still served): they are how a client says
+//! where the workspace is. Up to 2025-11-25 the server asks for them once the client is
+//! initialized, and again when they change; a 2026-07-28 client is asked with its first call
+//! (an `input_required` round), once per session.
 #![allow(deprecated)]
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rmcp::model::Root;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::watch;
 use toolbelt_runtime::Session;
@@ -52,22 +55,23 @@ impl RootsGate {
     }
 }
 
-/// Asks the client for its roots (when it offers them) and makes them the session's roots;
-/// the cwd moves to the first root when it is not inside any of them. Roots that are not
-/// local directories are skipped; with none left, the session keeps its roots.
+/// Asks the client for its roots (when it offers them) and makes them the session's roots
+/// ([`apply`]).
 pub(super) async fn sync(session: &Session, peer: &Peer<RoleServer>) {
     let offers = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
     if !offers {
         return;
     }
-    let listed = peer.list_roots().await;
-    let roots = match listed {
-        Ok(result) => result.roots,
-        Err(e) => {
-            tracing::warn!("the client offers roots but listing them failed: {e}");
-            return;
-        }
-    };
+    match peer.list_roots().await {
+        Ok(result) => apply(session, &result.roots),
+        Err(e) => tracing::warn!("the client offers roots but listing them failed: {e}"),
+    }
+}
+
+/// Makes the client's `roots` the session's roots; the cwd moves to the first root when it
+/// is not inside any of them. Roots that are not local directories are skipped; with none
+/// left, the session keeps its roots.
+pub(super) fn apply(session: &Session, roots: &[Root]) {
     let dirs: Vec<PathBuf> = roots
         .iter()
         .filter_map(|root| url::Url::parse(&root.uri).ok()?.to_file_path().ok())

@@ -59,7 +59,7 @@ async def main():
     kind, target = sys.argv[1], sys.argv[2]
     server = StdioServerParameters(command=target, args=["mcp"]) if kind == "stdio" else target
     async with Client(
-        server, elicitation_callback=elicit, logging_callback=log, list_roots_callback=roots
+        server, elicitation_callback=elicit, logging_callback=log, log_level="info", list_roots_callback=roots
     ) as client:
         r = await client.call_tool("AskUserQuestion", QUESTION)
         seen["declined"] = [r.is_error, r.content[0].text]

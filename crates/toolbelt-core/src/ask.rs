@@ -155,6 +155,19 @@ pub trait Asker: Send + Sync {
         let _ = (session, message, schema);
         Box::pin(async { Err(AskError::Nobody("nobody here can fill in a form".into())) })
     }
+
+    /// Asks the model of the front end of `session` for a message: `request` is the params of
+    /// an MCP `sampling/createMessage` request (an upstream MCP server's), and the answer the
+    /// result's JSON. A front end with no model to lend says so ([`AskError::Nobody`]), as by
+    /// default.
+    fn sample<'a>(
+        &'a self,
+        session: &'a SessionState,
+        request: &'a serde_json::Value,
+    ) -> BoxFuture<'a, Result<serde_json::Value, AskError>> {
+        let _ = (session, request);
+        Box::pin(async { Err(AskError::Nobody("no model here answers an MCP server's sampling request".into())) })
+    }
 }
 
 /// The runtime's [`Asker`], as a service tools ask for (`cx.service::<People>()`).

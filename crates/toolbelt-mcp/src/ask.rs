@@ -92,6 +92,15 @@ impl Asker for SessionAskers {
             }),
         }
     }
+
+    fn sample<'a>(&'a self, session: &'a SessionState, request: &'a Value) -> BoxFuture<'a, Result<Value, AskError>> {
+        match self.get(session.id()) {
+            Some(asker) => Box::pin(async move { asker.sample(session, request).await }),
+            None => Box::pin(async {
+                Err(AskError::Nobody("this session has no MCP client of its own to lend a model".into()))
+            }),
+        }
+    }
 }
 
 /// The client of one connection: asked through elicitation when it offers it, told through
@@ -99,19 +108,22 @@ impl Asker for SessionAskers {
 pub struct ClientAsker {
     channel: Channel,
     elicits: bool,
+    /// Whether the client declared sampling (it lends its model to upstream servers).
+    samples: bool,
     level: RwLock<LoggingLevel>,
 }
 
 impl ClientAsker {
-    /// The asker of the client behind `peer`, which can elicit when `elicits`.
-    pub fn new(peer: Peer<RoleServer>, elicits: bool) -> Self {
-        Self { channel: Channel::Peer(peer), elicits, level: RwLock::new(LoggingLevel::Info) }
+    /// The asker of the client behind `peer`, which can elicit when `elicits` and lend its
+    /// model when `samples`.
+    pub fn new(peer: Peer<RoleServer>, elicits: bool, samples: bool) -> Self {
+        Self { channel: Channel::Peer(peer), elicits, samples, level: RwLock::new(LoggingLevel::Info) }
     }
 
     /// The asker of one call's round.
     fn in_round(round: Arc<Round>) -> Self {
-        let elicits = round.elicits();
-        Self { channel: Channel::Round(round), elicits, level: RwLock::new(LoggingLevel::Info) }
+        let (elicits, samples) = (round.elicits(), round.samples());
+        Self { channel: Channel::Round(round), elicits, samples, level: RwLock::new(LoggingLevel::Info) }
     }
 
     /// Messages below `level` are no longer sent (`logging/setLevel`).
@@ -175,6 +187,19 @@ impl Asker for ClientAsker {
                 ElicitationAction::Decline => Err(AskError::Declined),
                 _ => Err(AskError::Cancelled),
             }
+        })
+    }
+
+    fn sample<'a>(&'a self, _: &'a SessionState, request: &'a Value) -> BoxFuture<'a, Result<Value, AskError>> {
+        Box::pin(async move {
+            if !self.samples {
+                return Err(AskError::Nobody(
+                    "the MCP client does not offer sampling, so it cannot lend its model to an MCP server".into(),
+                ));
+            }
+            let params = serde_json::from_value(request.clone())
+                .map_err(|e| AskError::Failed(format!("the sampling request could not be put to the client: {e}")))?;
+            self.channel.sample(params).await.map_err(AskError::Failed)
         })
     }
 }

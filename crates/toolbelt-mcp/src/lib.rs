@@ -29,10 +29,13 @@
 //! * When the tool list changes after `initialize` (an upstream server's tools joining late
 //!   or leaving), the client gets `notifications/tools/list_changed`.
 //!
-//! Protocol: `initialize` for 2025-06-18 and 2025-11-25 (and the older revisions rmcp knows).
-//! A client that probes `server/discover` at 2026-07-28 (the Python SDK's default) is told
-//! the versions this server speaks and falls back to `initialize`: the 2026-07-28 revision
-//! forbids the server-to-client requests that elicitation approvals and roots depend on here.
+//! Protocol: `initialize` for 2025-06-18 and 2025-11-25 (and the older revisions rmcp knows),
+//! and 2026-07-28 without it (`server/discover`; who the client is comes with each request).
+//! At 2026-07-28 a server sends the client no requests: approvals, questions, an upstream
+//! server's questions and the client's roots come back as `input_required` results with a
+//! sealed `requestState`, answered by the client's retry (`round`); state lives in the
+//! connection (stdio) or with the request's bearer token (HTTP); tool list changes go to
+//! `subscriptions/listen`. The design is in `docs/design.md`.
 //!
 //! # Transports
 //!

@@ -29,8 +29,9 @@ use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
-    ListRootsRequest, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, Root,
+    CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest,
+    InputRequests, InputRequiredResult, ListRootsRequest, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParam, Root,
 };
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::Value;
@@ -49,9 +50,18 @@ pub(crate) struct Round {
     peer: Peer<RoleServer>,
     /// The level from which log messages are sent: the request's `_meta` opts in, or none.
     log_level: Option<LoggingLevel>,
-    /// Whether the client declared elicitation (in the request's `_meta`).
-    elicits: bool,
+    /// What the client declared it answers (in the request's `_meta`).
+    offers: Offers,
     script: Script,
+}
+
+/// What a client declared it answers.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Offers {
+    /// Forms (elicitation).
+    pub elicitation: bool,
+    /// Requests for a message from its model (sampling).
+    pub sampling: bool,
 }
 
 /// The answers gathered by earlier rounds, in the order the questions were asked, and what
@@ -75,11 +85,11 @@ impl Round {
         session: &str,
         peer: Peer<RoleServer>,
         log_level: Option<LoggingLevel>,
-        elicits: bool,
+        offers: Offers,
         given: Vec<Given>,
     ) -> Self {
         let script = Script { given, asked: Mutex::default() };
-        Self { session: session.to_string(), peer, log_level, elicits, script }
+        Self { session: session.to_string(), peer, log_level, offers, script }
     }
 
     /// Runs `call` with this round in scope.
@@ -94,7 +104,12 @@ impl Round {
 
     /// Whether the client can answer forms.
     pub(crate) fn elicits(&self) -> bool {
-        self.elicits
+        self.offers.elicitation
+    }
+
+    /// Whether the client can lend its model.
+    pub(crate) fn samples(&self) -> bool {
+        self.offers.sampling
     }
 
     /// The client's roots, when an earlier round asked for them; else they are wanted.
@@ -202,6 +217,24 @@ impl Channel {
                     .map_err(|e| format!("the client's answer is not an elicitation result: {e}")),
                 None => Err("the question goes to the client with this call's result (input_required)".into()),
             },
+        }
+    }
+
+    /// Asks the client's model for a message (an upstream server's sampling request); the
+    /// result as JSON, or why there is none.
+    pub(crate) async fn sample(&self, params: CreateMessageRequestParams) -> Result<Value, String> {
+        match self {
+            Channel::Peer(peer) => {
+                let result = peer.create_message(params).await.map_err(|e| e.to_string())?;
+                serde_json::to_value(result).map_err(|e| e.to_string())
+            }
+            Channel::Round(round) => {
+                let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+                round
+                    .script
+                    .answer(request)
+                    .ok_or_else(|| "the request goes to the client with this call's result (input_required)".into())
+            }
         }
     }
 }

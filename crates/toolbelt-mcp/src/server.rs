@@ -35,7 +35,7 @@ use self::inline::Seat;
 use crate::approve::{Elicitor, SessionApprovers};
 use crate::ask::{ClientAsker, SessionAskers};
 use crate::http::HttpClient;
-use crate::round::{self, Round};
+use crate::round::{self, Offers, Round};
 
 /// What every connection of a server shares.
 #[derive(Debug)]
@@ -115,11 +115,15 @@ impl McpServer {
         // 2026-07-28: questions go back with the result, answers come with the retry.
         let binding = round::state::binding(seat.session().id(), &request);
         let given = round::state::redeem(&binding, &request)?;
-        let elicits = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let offers =
+            Offers { elicitation: capabilities.elicitation.is_some(), sampling: capabilities.sampling.is_some() };
         let log_level = context.meta.log_level();
-        let round = Arc::new(Round::new(seat.session().id(), context.peer.clone(), log_level, elicits, given));
-        // The client's roots, once per session, before the call resolves any path.
-        if context.client_capabilities().is_some_and(|c| c.roots.is_some()) {
+        let round = Arc::new(Round::new(seat.session().id(), context.peer.clone(), log_level, offers, given));
+        // The client's roots, once per session, before the call resolves any path (a call
+        // of a tool that does not exist is refused first).
+        let known = self.runtime().registry().lookup(&request.name).is_ok();
+        if known && context.client_capabilities().is_some_and(|c| c.roots.is_some()) {
             if seat.roots_known() {
                 round.pass_roots();
             } else {
@@ -364,7 +368,8 @@ impl ServerHandler for McpServer {
             let elicitor = Arc::new(Elicitor::new(context.peer.clone()));
             self.inner.options.approvers.register(self.session().id(), elicitor);
         }
-        let asker = Arc::new(ClientAsker::new(context.peer.clone(), elicits));
+        let samples = request.capabilities.sampling.is_some();
+        let asker = Arc::new(ClientAsker::new(context.peer.clone(), elicits, samples));
         self.inner.options.askers.register(self.session().id(), asker);
         if request.capabilities.sampling.is_some() {
             self.adopt_sampling(&context.peer);
@@ -402,8 +407,13 @@ impl ServerHandler for McpServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if inline::is_inline(&context)
+            && let Some(refusal) = inline::removed("logging/setLevel")
+        {
+            return Err(refusal);
+        }
         if let Some(asker) = self.inner.options.askers.get(self.session().id()) {
             asker.set_level(request.level);
         }
@@ -488,12 +498,18 @@ impl ServerHandler for McpServer {
     }
 
     /// A method rmcp does not know, or a known one whose params it could not read (rmcp
-    /// falls back to a custom request then): the latter is `invalid_params`, saying why.
+    /// falls back to a custom request then): the latter is `invalid_params`, saying why; in a
+    /// 2026-07-28 request, one that revision removed is not found.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
+        if inline::is_inline(&context)
+            && let Some(refusal) = inline::removed(&request.method)
+        {
+            return Err(refusal);
+        }
         Err(params::refuse(&request.method, request.params.as_ref()))
     }
 }

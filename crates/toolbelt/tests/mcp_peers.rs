@@ -1,7 +1,7 @@
 //! `toolbelt mcp` against the real MCP peers: the official Python SDK client (in its default
-//! mode), the official TypeScript SDK client, the MCP Inspector's CLI, the official
-//! conformance suite, and the reference servers (`server-everything`, `server-filesystem`) as
-//! upstreams through the gateway.
+//! mode), the official TypeScript SDK client, the MCP Inspector's CLI and the official
+//! conformance suite. The reference servers as upstreams through the gateway are in
+//! `gateway_peers.rs`.
 //!
 //! The peers are installed by `.ci/run` into `.ci/peers/` (npm packages pinned by its
 //! lockfile, Node 22 among them, and a Python venv with `mcp`). Without them these tests say
@@ -9,7 +9,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -22,31 +22,6 @@ mod peers;
 
 use http_server::HttpServer;
 use peers::{Peers, project, run, run_with_stderr, script, toolbelt};
-
-/// Trusts the project at `root` (its own MCP servers start only then), as its user, with
-/// the settings that loosen the policy.
-fn trust(root: &Path) {
-    let mut cmd = Command::new(toolbelt());
-    cmd.args(["trust", "--allow-loosening"]).current_dir(root);
-    let trusted = hermetic::isolate(&mut cmd, &root.join("home")).output().unwrap();
-    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
-}
-
-/// Writes the project's settings: server-everything as an upstream with its tools allowed,
-/// after `extra` (TOML). The project is not trusted yet.
-fn everything_settings(peers: &Peers, root: &Path, extra: &str) {
-    let node = peers.node().display().to_string();
-    let everything = peers.module("@modelcontextprotocol/server-everything/dist/index.js").display().to_string();
-    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
-    std::fs::write(
-        root.join(".toolbelt/config.toml"),
-        format!(
-            "[permissions]\nallow = [\"mcp__everything\"]\n\n{extra}\
-             [mcp.servers.everything]\ncommand = {node:?}\nargs = [{everything:?}]\n"
-        ),
-    )
-    .unwrap();
-}
 
 fn check_python_session(seen: &Value, root: &Path) {
     assert_eq!(seen["era"], "modern", "the client negotiates 2026-07-28 with server/discover, no initialize");
@@ -154,9 +129,10 @@ fn sdk_clients_resume_a_stream_the_server_closes_mid_call() {
     assert_eq!(seen["slow"], json!([false, "polled\n"]), "{seen}");
 }
 
-/// The official conformance suite's server scenarios, at both revisions served: every one that
+/// The official conformance suite's server scenarios, at every revision served: every one that
 /// does not call the suite's own test tools passes (those are listed, with why, in
-/// `peers/conformance-baseline.yml`; one that starts passing fails the run too).
+/// `peers/conformance-baseline.yml`, and for 2026-07-28, run by the suite's next release, in
+/// `peers/conformance-2026-baseline.yml`; one that starts passing fails the run too).
 /// `server-sse-polling` passes its checks with one warning, for the same reason: it resumes a
 /// call of its `test_reconnection` tool.
 #[test]
@@ -177,28 +153,35 @@ fn the_conformance_suite_passes_every_scenario_but_those_of_its_test_tools() {
         assert!(out.status.success(), "{version}:\n{text}");
         assert!(text.contains("all failures are expected"), "{version}:\n{text}");
     }
-}
-
-/// The reference server's elicitation tool through the gateway: toolbelt declares elicitation
-/// to it (else the tool is not even listed), its form reaches the Python SDK client's user
-/// introduced as the server's, and the answer goes back to the server.
-#[test]
-fn an_upstream_s_question_reaches_the_client_as_the_server_s() {
-    let Some(peers) = Peers::find() else { return };
-    let (_dir, root) = project();
-    everything_settings(&peers, &root, "");
-    trust(&root);
-    let calls = json!([["mcp__everything__trigger-elicitation-request", {}]]);
-    let mut cmd = Command::new(peers.python());
-    cmd.arg(script("python_client.py")).arg("stdio").arg(toolbelt()).arg(&root);
-    let seen = run(cmd, &root, &calls.to_string());
-    let asked: Vec<&str> = seen["asked"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    // 2026-07-28, by the suite's next release: the scenarios that revision requires.
+    let results = root.join("conformance-2026");
+    let out = Command::new(peers.node())
+        .arg(peers.module("conformance-next/dist/index.js"))
+        .args(["server", "--url", &server.url, "--requirements", "2026-07-28", "--expected-failures"])
+        .arg(script("conformance-2026-baseline.yml"))
+        .arg("-o")
+        .arg(&results)
+        .current_dir(&root)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "2026-07-28:\n{text}");
+    assert!(text.contains("all failures are expected"), "2026-07-28:\n{text}");
+    // Of the stateless server's checks, only those calling the suite's test tools fail.
+    let stateless = std::fs::read_dir(&results)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().starts_with("server-server-stateless-"))
+        .expect("the server-stateless results");
+    let checks: Value = serde_json::from_slice(&std::fs::read(stateless.path().join("checks.json")).unwrap()).unwrap();
+    let failed: Vec<&Value> = checks.as_array().unwrap().iter().filter(|c| c["status"] == "FAILURE").collect();
     assert!(
-        asked.iter().any(|m| m.starts_with("The MCP server `everything` asks: Please provide inputs")),
-        "{asked:?}"
+        failed.iter().all(|c| c["errorMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Not testable: server does not list the diagnostic tool"))),
+        "server-stateless: {failed:#?}"
     );
-    let (failed, text) = (seen["extra"][0][1].as_bool().unwrap(), seen["extra"][0][2].as_str().unwrap());
-    assert!(!failed && text.contains("allow_once"), "the answer reached the server: {text}");
 }
 
 #[test]
@@ -218,125 +201,6 @@ fn inspector_cli_lists_and_calls() {
     let called = inspect(&["--method", "tools/call", "--tool-name", "Read", "--tool-arg", "file_path=hello.txt"]);
     assert_eq!(called["content"][0]["text"], "     1\thello from the workspace");
     assert_eq!(called["isError"], false);
-}
-
-#[test]
-fn reference_servers_as_upstreams_through_the_gateway() {
-    let Some(peers) = Peers::find() else { return };
-    let (_dir, root) = project();
-    let node = peers.node().display().to_string();
-    let everything = peers.module("@modelcontextprotocol/server-everything/dist/index.js").display().to_string();
-    let filesystem = peers.module("@modelcontextprotocol/server-filesystem/dist/index.js").display().to_string();
-    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
-    std::fs::write(
-        root.join(".toolbelt/config.toml"),
-        format!(
-            "[permissions]\nallow = [\"mcp__everything\", \"mcp__files__read_text_file\", \"ListMcpResources\"]\n\
-             deny = [\"mcp__files__write_file\"]\n\n\
-             [mcp.servers.everything]\ncommand = {node:?}\nargs = [{everything:?}]\n\n\
-             [mcp.servers.files]\ncommand = {node:?}\nargs = [{filesystem:?}, {root:?}]\n",
-            root = root.display().to_string()
-        ),
-    )
-    .unwrap();
-    trust(&root);
-    let calls = json!([
-        ["mcp__everything__echo", {"message": "through the gateway"}],
-        ["mcp__everything__get-sum", {"a": 2, "b": 40}],
-        ["mcp__files__read_text_file", {"path": root.join("hello.txt")}],
-        ["mcp__files__list_directory", {"path": root}],
-        ["mcp__everything__get-tiny-image", {}],
-        ["ListMcpResources", {"server": "everything"}],
-        ["mcp__files__read_text_file", {"wrong": 1}],
-        ["ReadMcpResource", {"server": "everything", "uri": "demo://resource/dynamic/text/1"}],
-    ]);
-    let mut cmd = Command::new(peers.python());
-    cmd.arg(script("python_client.py")).arg("stdio").arg(toolbelt()).arg(&root);
-    let seen = run(cmd, &root, &calls.to_string());
-    let extra = seen["extra"].as_array().unwrap();
-    let result = |i: usize| (extra[i][1].as_bool().unwrap(), extra[i][2].as_str().unwrap().to_string());
-    assert_eq!(result(0), (false, "Echo: through the gateway".into()));
-    assert!(result(1).1.contains("42"), "{:?}", result(1));
-    assert_eq!(result(2), (false, "hello from the workspace\n".into()));
-    // Not allowed by a rule: the client's elicitation was asked (and approved it).
-    assert!(!result(3).0, "{:?}", result(3));
-    assert!(
-        seen["asked"].as_array().unwrap().iter().any(|m| m.as_str().unwrap().starts_with("mcp__files__list_directory"))
-    );
-    assert!(result(4).1.contains("[image]"), "{:?}", result(4));
-    assert!(result(5).1.contains("demo://resource"), "{:?}", result(5));
-    // Validated against the upstream's own schema before anything is sent.
-    assert!(result(6).0 && result(6).1.contains("invalid input for `mcp__files__read_text_file`"), "{:?}", result(6));
-    // A resource read through the gateway's own tool (the SDK client checks its structured
-    // result against the listed output schema).
-    assert!(!result(7).0 && result(7).1.contains("Resource 1"), "{:?}", result(7));
-    // The bare deny hides the upstream tool from the listing.
-    let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(tools.contains(&"mcp__files__read_text_file") && !tools.contains(&"mcp__files__write_file"));
-}
-
-/// Deferred upstream tools (server-everything through the gateway, `mcp.tool_search =
-/// "always"`) found with ToolSearch and called, the client told the list changed; the
-/// project's skills served as prompts.
-#[test]
-fn deferred_tools_are_loaded_with_tool_search_and_skills_are_prompts() {
-    let Some(peers) = Peers::find() else { return };
-    let (_dir, root) = project();
-    everything_settings(&peers, &root, "[mcp]\ntool_search = \"always\"\n\n");
-    let skill = root.join(".claude/skills/review");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: review\ndescription: Review a change\nargument-hint: \"[files]\"\n---\nReview $ARGUMENTS carefully.\n",
-    )
-    .unwrap();
-    let setup = root.join(".agents/skills/setup");
-    std::fs::create_dir_all(&setup).unwrap();
-    std::fs::write(
-        setup.join("SKILL.md"),
-        "---\ndescription: Set up\nallowed-tools: Bash(touch granted.txt)\n---\nSet it up.\n",
-    )
-    .unwrap();
-    trust(&root);
-    let mut cmd = Command::new(peers.python());
-    cmd.arg(script("discovery_client.py")).arg(toolbelt()).arg(&root);
-    let seen = run(cmd, &root, "");
-    let names = |key: &str| -> Vec<String> {
-        seen[key].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
-    };
-    let before = names("before");
-    assert!(before.contains(&"ToolSearch".into()) && before.contains(&"Read".into()), "{seen}");
-    assert!(!before.iter().any(|n| n.starts_with("mcp__everything__")), "{seen}");
-    let description = seen["search_description"].as_str().unwrap();
-    assert!(description.contains("mcp__everything__echo") && description.contains("EnterWorktree"), "{description}");
-    assert_eq!(seen["early"][0], false, "{seen}");
-    assert!(seen["early"][1].as_str().unwrap().contains('3'), "{seen}");
-    assert_eq!(seen["search"][0], false, "{seen}");
-    assert!(seen["search"][1].as_str().unwrap().starts_with("1 tool loaded"), "{seen}");
-    assert_eq!(seen["keyword"][1][0], "mcp__everything__get-sum", "{seen}");
-    assert!(seen["list_changed"].as_u64().unwrap() >= 1, "{seen}");
-    let after = names("after");
-    assert!(after.contains(&"mcp__everything__echo".into()) && after.contains(&"mcp__everything__get-sum".into()));
-    assert!(!after.contains(&"mcp__everything__get-tiny-image".into()), "{seen}");
-    assert_eq!(seen["echo"], json!([false, "Echo: loaded"]), "{seen}");
-    assert_eq!(
-        seen["prompts"],
-        json!([["review", "Review a change", ["args"]], ["setup", "Set up", ["args"]]]),
-        "{seen}"
-    );
-    let prompt = seen["prompt"][0].as_str().unwrap();
-    assert!(prompt.ends_with("Review src/main.rs carefully."), "{prompt}");
-    assert!(prompt.starts_with(&format!("Base directory for this skill: {}", skill.display())), "{prompt}");
-    // The person approved the project skill's rule: that command runs unasked, others still ask
-    // (and this person says no).
-    assert_eq!(seen["skill"], json!([false, ["Bash(touch granted.txt)"]]), "{seen}");
-    assert_eq!(seen["granted_bash"][0], false, "{seen}");
-    assert!(root.join("granted.txt").exists());
-    assert_eq!(seen["other_bash"][0], true, "{seen}");
-    assert!(!root.join("other.txt").exists());
-    let asked: Vec<&str> = seen["asked"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(asked.iter().any(|m| m.contains("The skill `setup`")), "{asked:?}");
-    assert!(!asked.iter().any(|m| m.contains("touch granted.txt") && !m.contains("The skill")), "{asked:?}");
 }
 
 #[test]
@@ -420,61 +284,4 @@ fn the_first_call_waits_for_the_clients_roots_and_always_goes_to_their_project()
     assert!(text.contains("\"Edit(./new.txt)\""), "{text}");
     assert!(!server_dir.join("new.txt").exists());
     assert!(!client_root.join(".toolbelt/config.local.toml").exists());
-}
-
-#[test]
-fn an_http_upstream_connects() {
-    let Some(peers) = Peers::find() else { return };
-    let (_dir, root) = project();
-    // The reference server over Streamable HTTP, on a free loopback port.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server = Command::new(peers.node())
-        .arg(peers.module("@modelcontextprotocol/server-everything/dist/index.js"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _server = Killed(server);
-    let up = (0..200).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    assert!(up, "server-everything did not listen on {port}");
-    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
-    std::fs::write(
-        root.join(".toolbelt/config.toml"),
-        format!("[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
-    )
-    .unwrap();
-    let toolbelt_in = |args: &[&str]| {
-        let mut cmd = Command::new(toolbelt());
-        cmd.args(args).current_dir(&root);
-        let out = hermetic::isolate(&mut cmd, &root.join("home")).output().unwrap();
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        (out.status.code(), text(&out.stdout), text(&out.stderr))
-    };
-    assert_eq!(toolbelt_in(&["trust"]).0, Some(0));
-    let (code, out, err) = toolbelt_in(&["mcp-servers"]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("web   http       connected, "), "{out}");
-    assert!(out.contains("mcp__web__get-sum"), "{out}");
-    let (code, out, err) = toolbelt_in(&["call", "mcp__web__get-sum", r#"{"a": 2, "b": 40}"#, "--allow", "mcp__web"]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("42"), "{out}");
-    let (code, out, err) = toolbelt_in(&["permissions", "explain", "mcp__web__get-sum", r#"{"a": 2, "b": 40}"#]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("decision:   ask") && out.contains("--allow 'mcp__web__get-sum'"), "{out}");
-}
-
-/// A child process killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

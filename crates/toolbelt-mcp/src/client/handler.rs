@@ -1,7 +1,8 @@
 //! The client side of one upstream connection: progress routed to the call that asked, the
 //! server's word that its tools changed passed to the supervisor, which lists them again, the
 //! workspace roots offered (`roots/list`), and the server's questions (form elicitation) put
-//! to the person behind the call that is waiting on it. When that call is a 2026-07-28
+//! to the person behind the call that is waiting on it, and its requests for a message from a
+//! model (sampling) to that call's client, when it lends its model. When that call is a 2026-07-28
 //! client's, the question goes into the call's round ([`crate::round`]): the server's
 //! question is declined for this attempt, the call's result asks the client, and the retried
 //! call, asked again by the server, answers with the person's answer.
@@ -17,8 +18,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::ClientHandler;
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
-    ListRootsResult, ProgressNotificationParam, ProgressToken, ProtocolVersion, Root,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ErrorData, Implementation, ListRootsResult, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, Root, RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use toolbelt_core::{AskError, People, ToolContext};
@@ -84,11 +86,10 @@ impl Drop for RouteGuard {
 
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.roots.is_empty() {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::builder().enable_roots().enable_elicitation().build()
-        };
+        let mut capabilities = ClientCapabilities::builder().enable_elicitation().enable_sampling().build();
+        if !self.roots.is_empty() {
+            capabilities.roots = Some(RootsCapabilities::default());
+        }
         ClientConfig::new(capabilities, Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
@@ -129,6 +130,36 @@ impl ClientHandler for UpstreamHandler {
                 declined
             }
         })
+    }
+
+    /// A request for a message from a model goes, unchanged, to the client of the call waiting
+    /// on the server, when that client lends its model (MCP sampling); refused otherwise,
+    /// saying why.
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let refuse = |why: String| {
+            tracing::info!(server = %self.server, "refused the MCP server's sampling request: {why}");
+            ErrorData::invalid_request(format!("sampling refused: {why}"), None)
+        };
+        let Some(Route { cx, round }) = self.caller() else {
+            return Err(refuse("no call of one session is waiting on this server".into()));
+        };
+        let Some(people) = cx.service::<People>() else {
+            return Err(refuse("nobody is behind the call waiting on this server".into()));
+        };
+        let request = serde_json::to_value(&params).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        // The asker picks the round when called, so it is called within it.
+        let sample = async { people.0.sample(cx.session(), &request).await };
+        let sampled = match round {
+            Some(round) => round.scope(sample).await,
+            None => sample.await,
+        };
+        let result = sampled.map_err(|e| refuse(e.to_string()))?;
+        serde_json::from_value(result)
+            .map_err(|e| ErrorData::internal_error(format!("the client's answer is not a message: {e}"), None))
     }
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {

@@ -23,9 +23,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::RoleServer;
-use rmcp::model::ProtocolVersion;
+use rmcp::model::{ErrorCode, ProtocolVersion};
 use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::sync::{OnceCell, watch};
 use toolbelt_runtime::{ClientInfo, EndReason, Runtime, Session, StartSource, Transport};
 
@@ -35,6 +35,31 @@ use crate::http::HttpClient;
 /// client is comes with each request).
 pub(super) fn is_inline(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+/// The methods 2026-07-28 removed.
+const REMOVED: [&str; 5] = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+
+/// The refusal of `method` in a 2026-07-28 request, when that revision removed it: method not
+/// found (HTTP 404), saying what replaced it.
+pub(super) fn removed(method: &str) -> Option<McpError> {
+    REMOVED.contains(&method).then(|| {
+        let instead = match method {
+            "initialize" => {
+                "the client says who it is in each request's `_meta`; `server/discover` tells what the server speaks"
+            }
+            "logging/setLevel" => {
+                "a request asks for log messages with `io.modelcontextprotocol/logLevel` in its `_meta`"
+            }
+            "ping" => "any request shows the server is up",
+            _ => "`subscriptions/listen` subscribes to changes",
+        };
+        McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("`{method}` is not part of MCP 2026-07-28, which this request speaks: {instead}"),
+            None,
+        )
+    })
 }
 
 /// A runtime session, and what the MCP side keeps beside it.

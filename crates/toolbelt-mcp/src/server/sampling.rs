@@ -7,8 +7,10 @@
 //! ([`Provider::supports_tools`] is false), and its system prompt opens with a line that says
 //! so.
 //!
-//! Sampling is deprecated from protocol 2026-07-28, which this server does not negotiate; for
-//! the versions it does speak it is how a host lends its model.
+//! Sampling is deprecated from protocol 2026-07-28, and reaches a client's model only in a
+//! session opened with `initialize` (up to 2025-11-25): at 2026-07-28 a server may not send
+//! requests mid-call, and an agent's loop cannot be re-run per round without repeating what
+//! its tools did. There it is how a host lends its model.
 #![allow(deprecated)]
 
 mod convert;

@@ -80,3 +80,28 @@ pub fn run_with_stderr(mut cmd: Command, root: &Path, stdin: &str) -> (Value, St
         serde_json::from_str(last).unwrap_or_else(|_| panic!("no JSON result ({}):\n{stdout}\n{stderr}", out.status));
     (seen, stderr)
 }
+
+/// Trusts the project at `root` (its own MCP servers start only then), as its user, with
+/// the settings that loosen the policy.
+pub fn trust(root: &Path) {
+    let mut cmd = Command::new(toolbelt());
+    cmd.args(["trust", "--allow-loosening"]).current_dir(root);
+    let trusted = hermetic::isolate(&mut cmd, &root.join("home")).output().unwrap();
+    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
+}
+
+/// Writes the project's settings: server-everything as an upstream with its tools allowed,
+/// after `extra` (TOML). The project is not trusted yet.
+pub fn everything_settings(peers: &Peers, root: &Path, extra: &str) {
+    let node = peers.node().display().to_string();
+    let everything = peers.module("@modelcontextprotocol/server-everything/dist/index.js").display().to_string();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[permissions]\nallow = [\"mcp__everything\"]\n\n{extra}\
+             [mcp.servers.everything]\ncommand = {node:?}\nargs = [{everything:?}]\n"
+        ),
+    )
+    .unwrap();
+}

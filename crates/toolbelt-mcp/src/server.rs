@@ -470,6 +470,22 @@ impl ServerHandler for McpServer {
         Box::pin(self.call(request, context)).await
     }
 
+    /// This server serves no resources (its tools read files): whatever is asked for is not
+    /// found, with its URI (from 2026-07-28 as invalid params, as that revision says).
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        Err(McpError::resource_not_found(
+            format!(
+                "no resource `{}` here: this server has no resources; its tools (Read, Glob, Grep) read files",
+                request.uri
+            ),
+            Some(serde_json::json!({"uri": request.uri})),
+        ))
+    }
+
     /// `subscriptions/listen` (2026-07-28): the tool list's changes.
     fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         Some(SubscriptionFilter::builder().tools_list_changed().build())

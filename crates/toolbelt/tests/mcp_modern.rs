@@ -2,7 +2,8 @@
 //! mode (which probes `server/discover` and speaks 2026-07-28 to a server that offers it):
 //! over stdio and Streamable HTTP, no `initialize`; the session remembers what was read
 //! between requests; approvals and questions travel as `input_required` results; and a
-//! tampered, misused, unanswered or replayed `requestState` is refused.
+//! tampered, misused or replayed `requestState` is refused (an unanswered question is asked
+//! again).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -49,7 +50,10 @@ fn check_modern_session(seen: &Value, root: &Path) {
     };
     refused("tampered", "not one this server issued for this call");
     refused("other_call", "not one this server issued for this call");
-    refused("unanswered", "no answer to `input-0`");
+    // Sent back without its answer: the question is asked again, under a new state (the old
+    // one was spent).
+    assert_eq!(seen["unanswered"], json!(["InputRequiredResult", ["input-0"]]), "{seen}");
+    refused("replayed_unanswered", "used already");
     assert_eq!(seen["redeemed"], json!(["CallToolResult", false]), "{seen}");
     assert_eq!(std::fs::read_to_string(root.join("w.txt")).unwrap(), "sealed\n");
     assert!(!root.join("other.txt").exists());

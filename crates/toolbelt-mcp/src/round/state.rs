@@ -26,7 +26,7 @@ use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolRequestParams, InputResponses, RequestStateCodec, RequestStateError, SealOptions};
+use rmcp::model::{CallToolRequestParams, RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -115,15 +115,14 @@ fn no_key() -> McpError {
 
 /// The answers a retry of the call `binding` brings: those its `requestState` carries and
 /// those its `inputResponses` give to the questions asked. Nothing when it carries neither
-/// (a first attempt); a refusal when the state is not one this server issued for this call,
-/// has expired, was used already, or the answers do not match its questions.
+/// (a first attempt; `inputResponses` without a state answer nothing and are ignored); a
+/// refusal when the state is not one this server issued for this call, has expired, or was
+/// used already. A question left unanswered is asked again by the retried call.
 pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<Vec<Given>, McpError> {
     let Some(state) = &request.request_state else {
+        // Answers nothing asked for, as far as this server can tell: ignored (never believed).
         if request.input_responses.as_ref().is_some_and(|r| !r.is_empty()) {
-            return Err(refusal(
-                "inputResponses came without the requestState of the result that asked for them: send the \
-                 requestState back with the answers, or call the tool again without either",
-            ));
+            tracing::debug!("ignored inputResponses sent without a requestState");
         }
         return Ok(Vec::new());
     };
@@ -143,22 +142,13 @@ pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<
     let mut given = sealed.g;
     let responses = request.input_responses.as_ref();
     let first = given.len();
+    // The answers in the order asked, up to the first missing: the call asks that one again.
     for (i, digest) in sealed.w.iter().enumerate() {
-        let key = key(first + i);
-        let response = answer(responses, &key)?;
-        given.push(Given { digest: *digest, response });
+        let Some(response) = responses.and_then(|r| r.get(&key(first + i))) else { break };
+        given.push(Given { digest: *digest, response: response.clone() });
     }
     spend(&sealed.n)?;
     Ok(given)
-}
-
-fn answer(responses: Option<&InputResponses>, key: &str) -> Result<Value, McpError> {
-    responses.and_then(|r| r.get(key)).cloned().ok_or_else(|| {
-        refusal(&format!(
-            "inputResponses has no answer to `{key}`, which the requestState's result asked: send an answer to \
-             every request of inputRequests under its key"
-        ))
-    })
 }
 
 /// Spends nonce `n`, or refuses when it was spent before.
@@ -211,21 +201,22 @@ mod tests {
         let mut altered = state.clone();
         altered.replace_range(altered.len() - 2.., if altered.ends_with("AA") { "BB" } else { "AA" });
         assert!(redeem(&bound, &retry(first.clone(), &altered, yes.clone())).is_err());
-        // Without the answer it asked for: refused.
-        let mut unanswered = same.clone();
-        unanswered.input_responses = Some(InputResponses::new());
-        assert!(redeem(&bound, &unanswered).unwrap_err().message.contains("no answer to `input-0`"));
-
         let given = redeem(&bound, &same).unwrap();
         assert_eq!(given, [Given { digest: 7, response: yes }]);
         assert!(redeem(&bound, &same).unwrap_err().message.contains("used already"));
     }
 
     #[test]
-    fn answers_without_a_state_are_refused_and_a_first_attempt_has_none() {
+    fn answers_without_a_state_are_ignored_and_a_missing_answer_is_asked_again() {
         let mut request = call(json!({"command": "ls"}));
         assert_eq!(redeem(&binding("s", &request), &request).unwrap(), []);
         request.input_responses = Some([(key(0), json!({"action": "accept"}))].into_iter().collect());
-        assert!(redeem(&binding("s", &request), &request).unwrap_err().message.contains("without the requestState"));
+        assert_eq!(redeem(&binding("s", &request), &request).unwrap(), [], "nothing asked, nothing believed");
+        // Two questions asked, the second answered only: only what precedes the gap is kept.
+        let bound = binding("s", &request);
+        let state = seal(&bound, Vec::new(), vec![1, 2]).unwrap();
+        request.request_state = Some(state);
+        request.input_responses = Some([(key(1), json!({"action": "accept"}))].into_iter().collect());
+        assert_eq!(redeem(&bound, &request).unwrap(), []);
     }
 }

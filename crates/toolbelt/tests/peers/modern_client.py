@@ -96,9 +96,13 @@ async def main():
         seen["other_call"] = await refused(
             session.call_tool("Write", other, input_responses=yes, request_state=state, allow_input_required=True)
         )
-        seen["unanswered"] = await refused(
-            session.call_tool("Write", write, input_responses={}, request_state=state, allow_input_required=True)
+        # Without the answer: asked again, with a new state.
+        again = await session.call_tool("Write", write, input_responses={}, request_state=state, allow_input_required=True)
+        seen["unanswered"] = [type(again).__name__, sorted(again.input_requests or {})]
+        seen["replayed_unanswered"] = await refused(
+            session.call_tool("Write", write, input_responses=yes, request_state=state, allow_input_required=True)
         )
+        state = again.request_state
         done = await session.call_tool("Write", write, input_responses=yes, request_state=state, allow_input_required=True)
         seen["redeemed"] = [type(done).__name__, done.is_error]
         seen["replayed"] = await refused(

@@ -1,6 +1,7 @@
 //! The MCP server: one [`McpServer`] per connection, over a shared runtime.
 
 mod inline;
+mod inline_call;
 mod params;
 mod progress;
 mod prompts;
@@ -35,7 +36,6 @@ use self::inline::Seat;
 use crate::approve::{Elicitor, SessionApprovers};
 use crate::ask::{ClientAsker, SessionAskers};
 use crate::http::HttpClient;
-use crate::round::{self, Offers, Round};
 
 /// What every connection of a server shares.
 #[derive(Debug)]
@@ -109,46 +109,14 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let seat = self.seat_for(&context).await;
-        if !inline::is_inline(&context) {
-            return self.run(&seat, request, context).await;
+        if inline::is_inline(&context) {
+            return self.call_in_rounds(&seat, request, context).await;
         }
-        // 2026-07-28: questions go back with the result, answers come with the retry.
-        let binding = round::state::binding(seat.session().id(), &request);
-        let given = round::state::redeem(&binding, &request)?;
-        let capabilities = context.client_capabilities().unwrap_or_default();
-        let offers =
-            Offers { elicitation: capabilities.elicitation.is_some(), sampling: capabilities.sampling.is_some() };
-        let log_level = context.meta.log_level();
-        let round = Arc::new(Round::new(seat.session().id(), context.peer.clone(), log_level, offers, given));
-        // The client's roots, once per session, before the call resolves any path (a call
-        // of a tool that does not exist is refused first).
-        let known = self.runtime().registry().lookup(&request.name).is_ok();
-        if known && context.client_capabilities().is_some_and(|c| c.roots.is_some()) {
-            if seat.roots_known() {
-                round.pass_roots();
-            } else {
-                match round.roots() {
-                    Some(Ok(listed)) => roots::apply(seat.session(), &listed),
-                    Some(Err(e)) => tracing::warn!("{e}; keeping the session's roots"),
-                    None => {}
-                }
-                if round.wants_input()
-                    && let Some(input) = round.input_required(&binding)?
-                {
-                    return Ok(input.into());
-                }
-                seat.roots_learned();
-            }
-        }
-        let response = Arc::clone(&round).scope(self.run(&seat, request, context)).await?;
-        Ok(match round.input_required(&binding)? {
-            Some(input) => input.into(),
-            None => response,
-        })
+        self.run(&seat, request, context).await
     }
 
     /// One attempt at a call in `seat`'s session.
-    async fn run(
+    pub(super) async fn run(
         &self,
         seat: &Seat,
         request: CallToolRequestParams,

@@ -46,6 +46,9 @@
 //!   verify` catching a truncated, an edited and a deleted record;
 //! * `mcp_server.rs` — the MCP server itself: sessions without bound or end, tokens and
 //!   origins, and stdio lines that went unanswered;
+//! * `request_state.rs` — a 2026-07-28 client's `requestState`, which carries a person's
+//!   answers between rounds: forged, altered, moved to other arguments or another server
+//!   process, replayed, or skipped by sending answers alone;
 //! * `web.rs` — a fetch sent into the machine's own services or its network (a name that
 //!   resolves to loopback, IP literals in every spelling, a redirect), and a repository's
 //!   settings that open the private network or send the user's search key to its server.
@@ -72,6 +75,7 @@ mod mcp_server;
 mod patch_crash;
 mod read_only;
 mod read_rules;
+mod request_state;
 mod sandbox;
 mod self_widening;
 mod special_files;
@@ -229,12 +233,9 @@ impl World {
     /// [`World::mcp`] for a client that answers every elicitation (a person's approval)
     /// with `answer`'s form content, when given.
     pub fn mcp_eliciting(&self, args: &[&str], answer: Option<Value>) -> Mcp {
-        let mut child =
-            self.toolbelt().arg("mcp").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
         let capabilities = if answer.is_some() { json!({"elicitation": {}}) } else { json!({}) };
-        let mut mcp = Mcp { child, stdin, stdout, next: 0, elicit: answer, asked: Vec::new() };
+        let mut mcp = self.mcp_unopened(args);
+        mcp.elicit = answer;
         let init = mcp.request(
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "attacker", "version": "1"}}),
@@ -242,6 +243,15 @@ impl World {
         assert_eq!(init["result"]["serverInfo"]["name"], "toolbelt", "{init}");
         mcp.notify("notifications/initialized");
         mcp
+    }
+
+    /// `toolbelt mcp` with nothing sent yet: a 2026-07-28 client sends no `initialize`.
+    pub fn mcp_unopened(&self, args: &[&str]) -> Mcp {
+        let mut child =
+            self.toolbelt().arg("mcp").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Mcp { child, stdin, stdout, next: 0, elicit: None, asked: Vec::new() }
     }
 }
 

@@ -85,6 +85,7 @@ impl Approver for Elicitor {
         Box::pin(async move {
             match self.channel.elicit(params).await {
                 Ok(result) => answer(&offers(verdict), result.action, result.content.as_ref()),
+                Err(e) if e == crate::round::PENDING => Approval::Deny { reason: e },
                 Err(e) => {
                     Approval::Deny { reason: format!("asking the user for approval failed ({e}); {}", verdict.reason) }
                 }

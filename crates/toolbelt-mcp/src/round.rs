@@ -197,6 +197,11 @@ fn digest(request: &InputRequest) -> u64 {
     hasher.finish()
 }
 
+/// Why a question of a round has no answer yet: it goes back with the call's result.
+pub(crate) const PENDING: &str =
+    "awaiting the client's answer: the question went back with this attempt's result (input_required), and the \
+     call runs again when the client retries it with the answer";
+
 /// Where a question for the person behind a client goes: a request to the client (up to
 /// 2025-11-25), or the call's round (2026-07-28).
 #[derive(Clone)]
@@ -215,7 +220,7 @@ impl Channel {
             Channel::Round(round) => match round.script.answer(InputRequest::Elicitation(ElicitRequest::new(form))) {
                 Some(response) => serde_json::from_value(response)
                     .map_err(|e| format!("the client's answer is not an elicitation result: {e}")),
-                None => Err("the question goes to the client with this call's result (input_required)".into()),
+                None => Err(PENDING.into()),
             },
         }
     }
@@ -233,7 +238,7 @@ impl Channel {
                 round
                     .script
                     .answer(request)
-                    .ok_or_else(|| "the request goes to the client with this call's result (input_required)".into())
+                    .ok_or_else(|| PENDING.into())
             }
         }
     }

@@ -14,6 +14,8 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from questions import QUESTION
+
 
 async def elicit(context, params):
     schema = params.requested_schema or {}
@@ -38,21 +40,6 @@ async def log(params):
 
 async def roots(context):
     return types.ListRootsResult(roots=[types.Root(uri=f"file://{root}")])
-
-
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which database should the service use?",
-            "header": "Database",
-            "multiSelect": False,
-            "options": [
-                {"label": "Postgres", "description": "a server"},
-                {"label": "SQLite", "description": "a file"},
-            ],
-        }
-    ]
-}
 
 
 async def main():

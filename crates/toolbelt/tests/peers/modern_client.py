@@ -14,6 +14,8 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from questions import QUESTION
+
 
 async def elicit(context, params):
     seen["asked"].append(params.message)
@@ -43,21 +45,6 @@ async def refused(call):
         return str(e)
 
 
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which database should the service use?",
-            "header": "Database",
-            "multiSelect": False,
-            "options": [
-                {"label": "Postgres", "description": "a server"},
-                {"label": "SQLite", "description": "a file"},
-            ],
-        }
-    ]
-}
-
-
 async def main():
     kind, target = sys.argv[1], sys.argv[2]
     server = StdioServerParameters(command=target, args=["mcp"]) if kind == "stdio" else target
@@ -84,7 +71,7 @@ async def main():
         write = {"file_path": "w.txt", "content": "sealed\n"}
         first = await session.call_tool("Write", write, allow_input_required=True)
         seen["first"] = type(first).__name__
-        (key, request), = first.input_requests.items()
+        (key,) = first.input_requests.keys()
         seen["key"] = key
         yes = {key: {"action": "accept", "content": {"decision": "allow_once"}}}
         state = first.request_state

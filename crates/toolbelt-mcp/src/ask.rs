@@ -22,7 +22,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 use toolbelt_core::{Answer, AskError, AskRequest, Asker, BoxFuture, Question, SessionState, Tone};
 
-use crate::round::{Channel, Round};
+use crate::round::{Channel, Round, rank};
 
 /// The runtime's asker: one per session id.
 #[derive(Default)]
@@ -207,20 +207,6 @@ impl Asker for ClientAsker {
 impl ClientAsker {
     fn no_elicitation() -> AskError {
         AskError::Nobody("the MCP client does not offer elicitation, so it cannot put questions to its user".into())
-    }
-}
-
-/// The order of log levels, least severe first.
-pub(crate) fn rank(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 0,
-        LoggingLevel::Info => 1,
-        LoggingLevel::Notice => 2,
-        LoggingLevel::Warning => 3,
-        LoggingLevel::Error => 4,
-        LoggingLevel::Critical => 5,
-        LoggingLevel::Alert => 6,
-        LoggingLevel::Emergency => 7,
     }
 }
 

@@ -138,7 +138,7 @@ impl Round {
     /// `level`.
     pub(crate) async fn log(&self, level: LoggingLevel, message: &str) -> bool {
         let Some(from) = self.log_level else { return false };
-        if crate::ask::rank(level) < crate::ask::rank(from) {
+        if rank(level) < rank(from) {
             return false;
         }
         let note =
@@ -190,6 +190,20 @@ fn roots_request() -> InputRequest {
     InputRequest::ListRoots(ListRootsRequest::default())
 }
 
+/// The order of log levels, least severe first.
+pub(crate) fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
 /// A digest of a request, to give an answer only to the request it answered.
 fn digest(request: &InputRequest) -> u64 {
     let mut hasher = DefaultHasher::new();
@@ -198,8 +212,7 @@ fn digest(request: &InputRequest) -> u64 {
 }
 
 /// Why a question of a round has no answer yet: it goes back with the call's result.
-pub(crate) const PENDING: &str =
-    "awaiting the client's answer: the question went back with this attempt's result (input_required), and the \
+pub(crate) const PENDING: &str = "awaiting the client's answer: the question went back with this attempt's result (input_required), and the \
      call runs again when the client retries it with the answer";
 
 /// Where a question for the person behind a client goes: a request to the client (up to
@@ -235,10 +248,7 @@ impl Channel {
             }
             Channel::Round(round) => {
                 let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
-                round
-                    .script
-                    .answer(request)
-                    .ok_or_else(|| PENDING.into())
+                round.script.answer(request).ok_or_else(|| PENDING.into())
             }
         }
     }

@@ -54,7 +54,9 @@ impl SessionApprovers {
 impl Approver for SessionApprovers {
     fn approve<'a>(&'a self, call: &'a CallInfo<'a>, verdict: &'a Verdict) -> BoxFuture<'a, Approval> {
         if let Some(round) = Round::current(call.session.id()) {
-            if !round.elicits() {
+            // A follow-up comes after the call acted: a retry would act again, so it is judged
+            // as where nobody can be asked.
+            if !round.elicits() || call.is_follow_up() {
                 return NoApprover.approve(call, verdict);
             }
             let elicitor = Elicitor { channel: Channel::Round(round) };
@@ -85,7 +87,7 @@ impl Approver for Elicitor {
         Box::pin(async move {
             match self.channel.elicit(params).await {
                 Ok(result) => answer(&offers(verdict), result.action, result.content.as_ref()),
-                Err(e) if e == crate::round::PENDING => Approval::Deny { reason: e },
+                Err(e) if crate::round::is_pending(&e) => Approval::Deny { reason: e },
                 Err(e) => {
                     Approval::Deny { reason: format!("asking the user for approval failed ({e}); {}", verdict.reason) }
                 }

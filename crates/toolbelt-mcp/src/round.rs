@@ -25,7 +25,6 @@
 
 pub(crate) mod state;
 
-use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
@@ -68,6 +67,8 @@ pub(crate) struct Offers {
 /// this attempt asked.
 struct Script {
     given: Vec<Given>,
+    /// How many rounds came before this attempt.
+    rounds: u32,
     asked: Mutex<Asked>,
 }
 
@@ -75,8 +76,9 @@ struct Script {
 struct Asked {
     /// How many of `given` this attempt used.
     used: usize,
-    /// The requests this attempt needs answered: their digest, and what they ask.
-    wanted: Vec<(u64, InputRequest)>,
+    /// The request this attempt needs answered first: its digest, and what it asks (one at
+    /// most: what follows an unanswered question is not asked).
+    wanted: Vec<(String, InputRequest)>,
 }
 
 impl Round {
@@ -86,9 +88,9 @@ impl Round {
         peer: Peer<RoleServer>,
         log_level: Option<LoggingLevel>,
         offers: Offers,
-        given: Vec<Given>,
+        redeemed: state::Redeemed,
     ) -> Self {
-        let script = Script { given, asked: Mutex::default() };
+        let script = Script { given: redeemed.given, rounds: redeemed.rounds, asked: Mutex::default() };
         Self { session: session.to_string(), peer, log_level, offers, script }
     }
 
@@ -156,10 +158,10 @@ impl Round {
         }
         let kept = self.script.given[..asked.used].to_vec();
         let first = kept.len();
-        let digests: Vec<u64> = asked.wanted.iter().map(|(d, _)| *d).collect();
+        let digests: Vec<String> = asked.wanted.iter().map(|(d, _)| d.clone()).collect();
         let requests: InputRequests =
             asked.wanted.into_iter().enumerate().map(|(i, (_, request))| (state::key(first + i), request)).collect();
-        let sealed = state::seal(binding, kept, digests)?;
+        let sealed = state::seal(binding, self.script.rounds + 1, kept, digests)?;
         Ok(Some(InputRequiredResult::new(Some(requests), Some(sealed))))
     }
 }
@@ -174,8 +176,12 @@ impl Script {
     fn answer(&self, request: InputRequest) -> Option<Value> {
         let digest = digest(&request);
         let mut asked = self.asked();
-        if asked.wanted.is_empty()
-            && let Some(given) = self.given.get(asked.used)
+        if !asked.wanted.is_empty() {
+            // Asked after a question this attempt could not answer (its answer would have
+            // changed what came next): only the first goes to the client.
+            return None;
+        }
+        if let Some(given) = self.given.get(asked.used)
             && given.digest == digest
         {
             asked.used += 1;
@@ -204,11 +210,18 @@ pub(crate) fn rank(level: LoggingLevel) -> u8 {
     }
 }
 
-/// A digest of a request, to give an answer only to the request it answered.
-fn digest(request: &InputRequest) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    serde_json::to_string(request).unwrap_or_default().hash(&mut hasher);
-    hasher.finish()
+/// A digest of a request, to give an answer only to the request it answered (SHA-256: part
+/// of a question's text can come from an upstream server).
+fn digest(request: &InputRequest) -> String {
+    match serde_json::to_vec(request) {
+        Ok(bytes) => toolbelt_core::sha256_hex(&bytes),
+        Err(e) => format!("unreadable: {e}"),
+    }
+}
+
+/// Whether `message` is [`PENDING`].
+pub(crate) fn is_pending(message: &str) -> bool {
+    message == PENDING
 }
 
 /// Why a question of a round has no answer yet: it goes back with the call's result.
@@ -265,7 +278,7 @@ mod tests {
     }
 
     fn script(given: Vec<Given>) -> Script {
-        Script { given, asked: Mutex::default() }
+        Script { given, rounds: 0, asked: Mutex::default() }
     }
 
     #[test]
@@ -275,9 +288,9 @@ mod tests {
         let r = script(given.clone());
         assert_eq!(r.answer(form("first")), Some(yes.clone()));
         assert_eq!(r.answer(form("second")), None, "nothing given for it: wanted");
-        assert_eq!(r.answer(form("third")), None);
+        assert_eq!(r.answer(form("third")), None, "asked after an unanswered question: not wanted");
         let asked = r.asked();
-        assert_eq!((asked.used, asked.wanted.len()), (1, 2));
+        assert_eq!((asked.used, asked.wanted.len()), (1, 1));
         drop(asked);
         // A different question than the one answered gets no answer.
         let r = script(given);

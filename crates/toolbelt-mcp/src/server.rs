@@ -212,7 +212,7 @@ impl McpServer {
     /// protocol session (2026-07-28), its token's; started with the first request when no
     /// `initialize` started it ([`inline`]).
     async fn seat_for(&self, context: &RequestContext<RoleServer>) -> Arc<Seat> {
-        if !inline::is_inline(context) {
+        if !inline::is_sessionless(context) {
             return Arc::clone(self.own());
         }
         let http = http_client(&context.extensions);
@@ -222,7 +222,7 @@ impl McpServer {
             }
             None => Arc::clone(self.own()),
         };
-        seat.start(self.runtime(), context, http).await;
+        seat.start(&self.inner.runtime, context, http).await;
         seat
     }
 
@@ -349,8 +349,9 @@ impl ServerHandler for McpServer {
         *self.inner.tool_changes.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(self.runtime().registry().subscribe());
         let result = self.negotiate_initialize(&request)?;
-        self.own().started_by_initialize();
-        self.runtime().start_session(self.session(), StartSource::Startup).await;
+        if self.own().start_by_initialize() {
+            self.runtime().start_session(self.session(), StartSource::Startup).await;
+        }
         Ok(result)
     }
 
@@ -463,21 +464,7 @@ impl ServerHandler for McpServer {
     /// until the client cancels the subscription or the server stops.
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
         let seat = self.seat_for(subscription.request_context()).await;
-        let mut registry = self.runtime().registry().subscribe();
-        let mut loaded = seat.loaded_changes();
-        loop {
-            tokio::select! {
-                changed = registry.changed() => if changed.is_err() { break },
-                changed = loaded.changed() => if changed.is_err() { break },
-                () = subscription.cancelled() => break,
-            }
-            registry.mark_unchanged();
-            loaded.mark_unchanged();
-            if let Err(e) = subscription.sink().notify_tool_list_changed().await {
-                tracing::debug!("could not announce the changed tool list: {e}");
-                break;
-            }
-        }
+        inline::listen(self.runtime(), &seat, &subscription).await;
         Ok(())
     }
 

@@ -140,6 +140,13 @@ pub struct CallInfo<'a> {
 }
 
 impl CallInfo<'_> {
+    /// Whether this is a follow-up: something a running call does besides its input (a
+    /// command's new protected place, a redirect to follow), judged by what it touches with
+    /// a null input. The call may have acted already.
+    pub fn is_follow_up(&self) -> bool {
+        self.input.is_null()
+    }
+
     /// What the call wants to do, for a person deciding on it: "run `make`, write
     /// /w/a.txt", or, for a tool that declares nothing finer, its input (cut to 300 bytes).
     pub fn wants(&self) -> String {

@@ -25,7 +25,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use toolbelt_core::{AskError, People, ToolContext};
 
-use crate::round::Round;
+use crate::round::{self, Round};
 
 /// A call in flight on the server: its context, and its round if it has one.
 #[derive(Clone)]
@@ -56,11 +56,14 @@ impl UpstreamHandler {
     /// The call a request of the server belongs to: the call in flight, or the first of those
     /// in flight when they are all one session's (one person to ask). `None` when no call is
     /// waiting, or calls of several sessions are (the request says nothing of which it is for).
+    /// With rounds (2026-07-28 callers), the request must be one call's: several calls waiting,
+    /// each answered by its own retry, leave it unknown whose it is.
     fn caller(&self) -> Option<Route> {
         let routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut calls = routes.values();
-        let first = calls.next()?;
-        calls.all(|r| r.cx.session().id() == first.cx.session().id()).then(|| first.clone())
+        let first = routes.values().next()?;
+        let one_session = routes.values().all(|r| r.cx.session().id() == first.cx.session().id());
+        let rounds = routes.values().filter(|r| r.round.is_some()).count();
+        (one_session && (rounds == 0 || routes.len() == 1)).then(|| first.clone())
     }
 
     /// Routes progress of `token` to `cx` until the guard is dropped. Called from the call's
@@ -125,6 +128,8 @@ impl ClientHandler for UpstreamHandler {
         Ok(match filled {
             Ok(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
             Err(AskError::Cancelled) => ElicitResult::new(ElicitationAction::Cancel),
+            // Not "the user said no": the question went to the client, and the call is retried.
+            Err(AskError::Failed(why)) if round::is_pending(&why) => ElicitResult::new(ElicitationAction::Cancel),
             Err(e) => {
                 tracing::info!(server = %self.server, "the MCP server's question was not answered: {e}");
                 declined
@@ -132,9 +137,9 @@ impl ClientHandler for UpstreamHandler {
         })
     }
 
-    /// A request for a message from a model goes, unchanged, to the client of the call waiting
-    /// on the server, when that client lends its model (MCP sampling); refused otherwise,
-    /// saying why.
+    /// A request for a message from a model goes to the client of the call waiting on the
+    /// server, when that client lends its model (MCP sampling), without `includeContext` (the
+    /// client's context would be toolbelt's); refused otherwise, saying why.
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -150,6 +155,9 @@ impl ClientHandler for UpstreamHandler {
         let Some(people) = cx.service::<People>() else {
             return Err(refuse("nobody is behind the call waiting on this server".into()));
         };
+        // Context from the client's other servers (toolbelt's, here) is not the upstream's to ask for.
+        let mut params = params;
+        params.include_context = None;
         let request = serde_json::to_value(&params).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         // The asker picks the round when called, so it is called within it.
         let sample = async { people.0.sample(cx.session(), &request).await };
@@ -203,7 +211,7 @@ mod tests {
     fn the_client_introduces_itself() {
         let expected = serde_json::json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {}},
+            "capabilities": {"elicitation": {}, "sampling": {}},
             "clientInfo": {"name": "toolbelt", "version": env!("CARGO_PKG_VERSION")},
         });
         let config = UpstreamHandler::default().get_info();
@@ -211,7 +219,7 @@ mod tests {
         let with_roots = UpstreamHandler { roots: Arc::from(vec![PathBuf::from("/w/app")]), ..Default::default() };
         assert_eq!(
             serde_json::to_value(with_roots.get_info()).unwrap()["capabilities"],
-            serde_json::json!({"roots": {}, "elicitation": {}})
+            serde_json::json!({"roots": {}, "elicitation": {}, "sampling": {}})
         );
     }
 }

@@ -11,9 +11,12 @@
 //!   arguments, to another tool or from another session is refused: an answer that allowed
 //!   `rm build/` allows nothing else.
 //! * **Short-lived**: it expires [`STATE_TTL`] after it was issued.
-//! * **Single use**: each state has a random nonce, spent when the state is redeemed; a state
-//!   sent twice is refused the second time. Spent nonces are kept until their state would
-//!   have expired anyway.
+//! * **Single use**: each state has a random nonce, noted as outstanding when the state is
+//!   issued and struck off when it is redeemed; a state whose nonce is not outstanding (sent
+//!   twice, or past its deadline by this process's monotonic clock) is refused. At most
+//!   [`MAX_OUTSTANDING`] are outstanding; past that the oldest lapse.
+//! * **Bounded**: a call is retried at most [`MAX_ROUNDS`] times (a question whose text
+//!   changes at every attempt would otherwise be asked forever).
 //!
 //! Inside: the answers given so far with the digest of the question each answered, and the
 //! digests of the questions the `input_required` result asked, whose answers the retry's
@@ -21,7 +24,7 @@
 //! question of the call). The state is signed, not encrypted: it holds nothing secret (the
 //! client saw every answer; it gave them).
 
-use std::collections::HashMap;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -32,14 +35,18 @@ use serde_json::Value;
 
 /// How long an `input_required` result's state may be redeemed.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
+/// How many `input_required` results one call may give.
+pub(crate) const MAX_ROUNDS: u32 = 10;
+/// How many issued states may wait for their retry at once.
+pub(crate) const MAX_OUTSTANDING: usize = 100_000;
 
 /// An answer of an earlier round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Given {
     /// The digest of the question it answers.
     #[serde(rename = "q")]
-    pub digest: u64,
-    /// The client's result for it (an elicitation result).
+    pub digest: String,
+    /// The client's result for it (an elicitation, sampling or roots result).
     #[serde(rename = "r")]
     pub response: Value,
 }
@@ -47,12 +54,23 @@ pub(crate) struct Given {
 /// What the sealed state holds.
 #[derive(Serialize, Deserialize)]
 struct Sealed {
-    /// The nonce spent when it is redeemed.
+    /// The nonce struck off when it is redeemed.
     n: String,
+    /// The rounds so far (this state's included).
+    r: u32,
     /// The answers given so far.
     g: Vec<Given>,
     /// The digests of the questions of the `input_required` result it came with.
-    w: Vec<u64>,
+    w: Vec<String>,
+}
+
+/// What a retry brings: the answers so far, and how many rounds came before it.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Redeemed {
+    /// The answers, in the order the questions were asked.
+    pub given: Vec<Given>,
+    /// The rounds that came before.
+    pub rounds: u32,
 }
 
 /// The key of the `n`th question of a call in `inputRequests` and `inputResponses`.
@@ -75,8 +93,32 @@ static CODEC: LazyLock<Option<RequestStateCodec>> = LazyLock::new(|| {
     }
 });
 
-/// Nonces spent, with when their state expires.
-static SPENT: LazyLock<Mutex<HashMap<String, Instant>>> = LazyLock::new(Mutex::default);
+/// The nonces of the states issued and not yet redeemed, oldest first, with their deadline.
+#[derive(Default)]
+struct Outstanding {
+    order: VecDeque<(Instant, String)>,
+    open: HashSet<String>,
+}
+
+static OUTSTANDING: LazyLock<Mutex<Outstanding>> = LazyLock::new(Mutex::default);
+
+fn outstanding() -> std::sync::MutexGuard<'static, Outstanding> {
+    OUTSTANDING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Outstanding {
+    /// Lets the states past their deadline lapse, and the oldest past [`MAX_OUTSTANDING`].
+    fn prune(&mut self) {
+        let now = Instant::now();
+        while let Some((deadline, n)) = self.order.front() {
+            if *deadline > now && self.order.len() <= MAX_OUTSTANDING {
+                break;
+            }
+            self.open.remove(n);
+            self.order.pop_front();
+        }
+    }
+}
 
 /// What a state is bound to: the session, the method, the tool and its arguments.
 pub(crate) fn binding(session: &str, request: &CallToolRequestParams) -> Vec<u8> {
@@ -99,14 +141,27 @@ fn sorted(value: &Value) -> Value {
     }
 }
 
-/// Seals the answers `given` and the digests of the questions `wanted` for the call `binding`.
-pub(crate) fn seal(binding: &[u8], given: Vec<Given>, wanted: Vec<u64>) -> Result<String, McpError> {
+/// Seals the answers `given` and the digests of the questions `wanted` for the call `binding`,
+/// the state of its `round`th `input_required` result; refused past [`MAX_ROUNDS`].
+pub(crate) fn seal(binding: &[u8], round: u32, given: Vec<Given>, wanted: Vec<String>) -> Result<String, McpError> {
+    if round > MAX_ROUNDS {
+        return Err(refusal(&format!(
+            "this call asked for input {MAX_ROUNDS} times without settling (its question changes at every attempt); \
+             it is not retried again"
+        )));
+    }
     let codec = CODEC.as_ref().ok_or_else(no_key)?;
     let mut nonce = [0u8; 16];
     getrandom::fill(&mut nonce).map_err(|e| McpError::internal_error(format!("no random nonce: {e}"), None))?;
-    let sealed = Sealed { n: nonce.iter().map(|b| format!("{b:02x}")).collect(), g: given, w: wanted };
+    let n: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+    let sealed = Sealed { n: n.clone(), r: round, g: given, w: wanted };
     let options = SealOptions::new().associated_data(binding).ttl(STATE_TTL);
-    codec.seal_json_with(&sealed, &options).map_err(|e| McpError::internal_error(e.to_string(), None))
+    let state = codec.seal_json_with(&sealed, &options).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+    let mut outstanding = outstanding();
+    outstanding.prune();
+    outstanding.open.insert(n.clone());
+    outstanding.order.push_back((Instant::now() + STATE_TTL, n));
+    Ok(state)
 }
 
 fn no_key() -> McpError {
@@ -118,13 +173,13 @@ fn no_key() -> McpError {
 /// (a first attempt; `inputResponses` without a state answer nothing and are ignored); a
 /// refusal when the state is not one this server issued for this call, has expired, or was
 /// used already. A question left unanswered is asked again by the retried call.
-pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<Vec<Given>, McpError> {
+pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<Redeemed, McpError> {
     let Some(state) = &request.request_state else {
         // Answers nothing asked for, as far as this server can tell: ignored (never believed).
         if request.input_responses.as_ref().is_some_and(|r| !r.is_empty()) {
             tracing::debug!("ignored inputResponses sent without a requestState");
         }
-        return Ok(Vec::new());
+        return Ok(Redeemed::default());
     };
     let codec = CODEC.as_ref().ok_or_else(no_key)?;
     let sealed: Sealed = codec.open_json_with(state, binding).map_err(|e| match e {
@@ -145,21 +200,20 @@ pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<
     // The answers in the order asked, up to the first missing: the call asks that one again.
     for (i, digest) in sealed.w.iter().enumerate() {
         let Some(response) = responses.and_then(|r| r.get(&key(first + i))) else { break };
-        given.push(Given { digest: *digest, response: response.clone() });
+        given.push(Given { digest: digest.clone(), response: response.clone() });
     }
     spend(&sealed.n)?;
-    Ok(given)
+    Ok(Redeemed { given, rounds: sealed.r })
 }
 
-/// Spends nonce `n`, or refuses when it was spent before.
+/// Strikes nonce `n` off, or refuses when it is not outstanding.
 fn spend(n: &str) -> Result<(), McpError> {
-    let mut spent = SPENT.lock().unwrap_or_else(PoisonError::into_inner);
-    let now = Instant::now();
-    spent.retain(|_, expires| *expires > now);
-    if spent.insert(n.to_string(), now + STATE_TTL).is_some() {
+    let mut outstanding = outstanding();
+    outstanding.prune();
+    if !outstanding.open.remove(n) {
         return Err(refusal(
-            "this requestState was used already (each is good for one retry): send the requestState of the latest \
-             result, or call the tool again without requestState and inputResponses",
+            "this requestState was used already or has lapsed (each is good for one retry within its time): send \
+             the requestState of the latest result, or call the tool again without requestState and inputResponses",
         ));
     }
     Ok(())
@@ -188,7 +242,7 @@ mod tests {
     fn a_state_is_redeemed_once_for_its_call_only() {
         let first = call(json!({"command": "rm -r build", "timeout": 5}));
         let bound = binding("s1", &first);
-        let state = seal(&bound, Vec::new(), vec![7]).unwrap();
+        let state = seal(&bound, 1, Vec::new(), vec!["7".into()]).unwrap();
         let yes = json!({"action": "accept", "content": {"decision": "allow_once"}});
 
         // The same arguments in another key order are the same call.
@@ -201,22 +255,34 @@ mod tests {
         let mut altered = state.clone();
         altered.replace_range(altered.len() - 2.., if altered.ends_with("AA") { "BB" } else { "AA" });
         assert!(redeem(&bound, &retry(first.clone(), &altered, yes.clone())).is_err());
-        let given = redeem(&bound, &same).unwrap();
-        assert_eq!(given, [Given { digest: 7, response: yes }]);
+        let redeemed = redeem(&bound, &same).unwrap();
+        assert_eq!(redeemed, Redeemed { given: vec![Given { digest: "7".into(), response: yes }], rounds: 1 });
         assert!(redeem(&bound, &same).unwrap_err().message.contains("used already"));
     }
 
     #[test]
     fn answers_without_a_state_are_ignored_and_a_missing_answer_is_asked_again() {
         let mut request = call(json!({"command": "ls"}));
-        assert_eq!(redeem(&binding("s", &request), &request).unwrap(), []);
+        assert_eq!(redeem(&binding("s", &request), &request).unwrap(), Redeemed::default());
         request.input_responses = Some([(key(0), json!({"action": "accept"}))].into_iter().collect());
-        assert_eq!(redeem(&binding("s", &request), &request).unwrap(), [], "nothing asked, nothing believed");
+        assert_eq!(
+            redeem(&binding("s", &request), &request).unwrap(),
+            Redeemed::default(),
+            "nothing asked, nothing believed"
+        );
         // Two questions asked, the second answered only: only what precedes the gap is kept.
         let bound = binding("s", &request);
-        let state = seal(&bound, Vec::new(), vec![1, 2]).unwrap();
+        let state = seal(&bound, 1, Vec::new(), vec!["1".into(), "2".into()]).unwrap();
         request.request_state = Some(state);
         request.input_responses = Some([(key(1), json!({"action": "accept"}))].into_iter().collect());
-        assert_eq!(redeem(&bound, &request).unwrap(), []);
+        assert_eq!(redeem(&bound, &request).unwrap().given, []);
+    }
+
+    #[test]
+    fn a_call_gets_a_bounded_number_of_rounds() {
+        let bound = binding("s", &call(json!({"command": "ls"})));
+        assert!(seal(&bound, MAX_ROUNDS, Vec::new(), vec!["q".into()]).is_ok());
+        let refused = seal(&bound, MAX_ROUNDS + 1, Vec::new(), vec!["q".into()]).unwrap_err();
+        assert!(refused.message.contains("without settling"), "{refused:?}");
     }
 }

@@ -21,23 +21,38 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rmcp::model::{ErrorCode, ProtocolVersion};
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer};
-use tokio::sync::{OnceCell, watch};
+use tokio::sync::watch;
 use toolbelt_runtime::{ClientInfo, EndReason, Runtime, Session, StartSource, Transport};
 
 use crate::http::HttpClient;
 
-/// Whether `context`'s request follows the 2026-07-28 lifecycle (no `initialize`; who the
-/// client is comes with each request).
+/// Whether `context`'s request speaks 2026-07-28 or later (no `initialize`; who the client is
+/// comes with each request; questions go back as `input_required` results).
 pub(super) fn is_inline(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
 
-/// The methods 2026-07-28 removed.
+/// Whether `context`'s request belongs to no protocol session: a 2026-07-28 one, an HTTP one
+/// without `Mcp-Session-Id` (rmcp serves a request whose `_meta` is complete so, whatever its
+/// version), or one on a stdio connection no `initialize` opened.
+pub(super) fn is_sessionless(context: &RequestContext<RoleServer>) -> bool {
+    if is_inline(context) {
+        return true;
+    }
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => !parts.headers.contains_key("mcp-session-id"),
+        None => context.peer.peer_info().is_none(),
+    }
+}
+
+/// The methods 2026-07-28 removed. rmcp refuses most of them itself when they are well formed;
+/// these are found here when their params are not (and `logging/setLevel`, which this server
+/// still serves to sessions opened with `initialize`).
 const REMOVED: [&str; 5] = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
 
 /// The refusal of `method` in a 2026-07-28 request, when that revision removed it: method not
@@ -67,8 +82,8 @@ pub(crate) struct Seat {
     session: Arc<Session>,
     /// Bumped when a call loads deferred tools (`ToolSearch`): the session's tool list changed.
     loaded: watch::Sender<u64>,
-    /// Set once the session started (SessionStart hooks ran).
-    started: OnceCell<()>,
+    /// Set when the session's start began; true once its SessionStart hooks have run.
+    started: OnceLock<watch::Receiver<bool>>,
     /// Whether the session has its client's roots (a 2026-07-28 client is asked for them
     /// with its first call).
     roots_known: AtomicBool,
@@ -79,7 +94,7 @@ impl Seat {
         Self {
             session: Arc::new(session),
             loaded: watch::Sender::new(0),
-            started: OnceCell::new(),
+            started: OnceLock::new(),
             roots_known: AtomicBool::new(false),
         }
     }
@@ -109,15 +124,18 @@ impl Seat {
         self.loaded.subscribe()
     }
 
-    /// Starts the session once: says who its client is and runs the SessionStart hooks.
+    /// Starts the session once: says who its client is and runs the SessionStart hooks, then
+    /// returns when they have run. The hooks run in a task of their own, so a first request
+    /// that is cancelled meanwhile does not make the next one run them again.
     pub(super) async fn start(
         &self,
-        runtime: &Runtime,
+        runtime: &Arc<Runtime>,
         context: &RequestContext<RoleServer>,
         http: Option<&HttpClient>,
     ) {
-        self.started
-            .get_or_init(|| async {
+        let mut started = self
+            .started
+            .get_or_init(|| {
                 let (name, version) = match context.client_info() {
                     Some(info) => (info.name, info.version),
                     None => ("unknown".to_string(), String::new()),
@@ -129,14 +147,23 @@ impl Seat {
                     client.token_id.clone_from(&http.token_id);
                 }
                 self.session.set_client(client);
-                runtime.start_session(&self.session, StartSource::Startup).await;
+                let (done, started) = watch::channel(false);
+                let (runtime, session) = (Arc::clone(runtime), Arc::clone(&self.session));
+                tokio::spawn(async move {
+                    runtime.start_session(&session, StartSource::Startup).await;
+                    done.send_replace(true);
+                });
+                started
             })
-            .await;
+            .clone();
+        // A start whose task ended without saying so (it panicked) counts as done.
+        let _ = started.wait_for(|done| *done).await;
     }
 
-    /// Marks the session started by `initialize`, which started it itself.
-    pub(super) fn started_by_initialize(&self) {
-        let _ = self.started.set(());
+    /// Claims the session's start for `initialize`, which runs it itself; `false` when the
+    /// session was started already (by an earlier request without `initialize`).
+    pub(super) fn start_by_initialize(&self) -> bool {
+        self.started.set(watch::channel(true).1).is_ok()
     }
 
     /// Ends the session (SessionEnd hooks, its background tasks killed), in the background.
@@ -183,6 +210,26 @@ impl Drop for InlineSessions {
             for seat in seats.values() {
                 seat.end(&runtime);
             }
+        }
+    }
+}
+
+/// Announces every change of the registry's tools and of the tools `seat`'s session loaded
+/// on `subscription`, until it is cancelled or the client is gone.
+pub(super) async fn listen(runtime: &Runtime, seat: &Seat, subscription: &SubscriptionContext) {
+    let mut registry = runtime.registry().subscribe();
+    let mut loaded = seat.loaded_changes();
+    loop {
+        tokio::select! {
+            changed = registry.changed() => if changed.is_err() { return },
+            changed = loaded.changed() => if changed.is_err() { return },
+            () = subscription.cancelled() => return,
+        }
+        registry.mark_unchanged();
+        loaded.mark_unchanged();
+        if let Err(e) = subscription.sink().notify_tool_list_changed().await {
+            tracing::debug!("could not announce the changed tool list: {e}");
+            return;
         }
     }
 }

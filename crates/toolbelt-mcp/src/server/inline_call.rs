@@ -22,30 +22,30 @@ impl McpServer {
     ) -> Result<CallToolResponse, McpError> {
         let session = seat.session();
         let binding = round::state::binding(session.id(), &request);
-        let given = round::state::redeem(&binding, &request)?;
+        let redeemed = round::state::redeem(&binding, &request)?;
         let capabilities = context.client_capabilities().unwrap_or_default();
         let offers =
             Offers { elicitation: capabilities.elicitation.is_some(), sampling: capabilities.sampling.is_some() };
-        let round = Arc::new(Round::new(session.id(), context.peer.clone(), context.meta.log_level(), offers, given));
+        let round =
+            Arc::new(Round::new(session.id(), context.peer.clone(), context.meta.log_level(), offers, redeemed));
         // The client's roots, before the call resolves any path (a call of a tool that does
         // not exist is refused first).
         let known = self.runtime().registry().lookup(&request.name).is_ok();
-        if known && capabilities.roots.is_some() {
-            if seat.roots_known() {
-                round.pass_roots();
-            } else {
-                match round.roots() {
-                    Some(Ok(listed)) => roots::apply(session, &listed),
-                    Some(Err(e)) => tracing::warn!("{e}; keeping the session's roots"),
-                    None => {}
-                }
-                if round.wants_input()
-                    && let Some(input) = round.input_required(&binding)?
-                {
-                    return Ok(input.into());
-                }
-                seat.roots_learned();
+        if known && capabilities.roots.is_some() && !seat.roots_known() {
+            match round.roots() {
+                Some(Ok(listed)) => roots::apply(session, &listed),
+                Some(Err(e)) => tracing::warn!("{e}; keeping the session's roots"),
+                None => {}
             }
+            if round.wants_input()
+                && let Some(input) = round.input_required(&binding)?
+            {
+                return Ok(input.into());
+            }
+            seat.roots_learned();
+        } else {
+            // Roots an earlier round gave, which this session has learned since.
+            round.pass_roots();
         }
         let response = Arc::clone(&round).scope(self.run(seat, request, context)).await?;
         Ok(match round.input_required(&binding)? {

@@ -50,7 +50,8 @@ impl Judge {
 impl FollowUp for Judge {
     fn authorize(&self, access: Access) -> BoxFuture<'_, Result<(), ToolError>> {
         Box::pin(async move {
-            // The follow-up is judged by what it touches; the input was judged with the call.
+            // The follow-up is judged by what it touches; the input was judged with the call
+            // (a null input is what marks a follow-up: `CallInfo::is_follow_up`).
             let input = Value::Null;
             let info = CallInfo {
                 session: &self.session,

@@ -1,7 +1,9 @@
 //! A 2026-07-28 client carries a person's answers between the rounds of a call in
 //! `requestState`, and can send back anything it likes: a forged state, an approval of one
 //! command moved to another, a state of another server process, the same state twice, or
-//! answers without any state. Each is refused, and nothing runs.
+//! answers without any state. Each is refused, and nothing runs. And a call is re-run with
+//! the answers only when it asked before it acted: what it asks afterwards (a protected place
+//! its command made) is not put to the client, or the retry would run the command again.
 
 use serde_json::{Value, json};
 
@@ -74,4 +76,19 @@ fn a_request_state_approves_only_its_own_call_once_in_the_process_that_issued_it
     std::fs::remove_file(&x).unwrap();
     refused(&bash(&mut mcp, &touch(&x), Some(&state), Some(allow_once())), "used already");
     assert!(!x.exists() && !y.exists());
+}
+
+#[test]
+fn what_a_call_asks_after_it_acted_does_not_make_it_run_again() {
+    let w = World::new();
+    let mut mcp = w.mcp_unopened(&[]);
+    // Approved, the command runs once and makes a protected place; that follow-up is not
+    // asked in another round (the retry would run the command again): it is moved aside.
+    let command = "echo ran >> runs.txt && mkdir .vscode";
+    let state = state_of(&bash(&mut mcp, command, None, None));
+    let done = bash(&mut mcp, command, Some(&state), Some(allow_once()));
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(std::fs::read_to_string(w.root.join("runs.txt")).unwrap(), "ran\n", "ran once: {done}");
+    assert!(!w.root.join(".vscode").exists() && w.root.join(".vscode.set-aside").is_dir(), "{done}");
+    assert!(done.to_string().contains("moved to"), "the result says where: {done}");
 }

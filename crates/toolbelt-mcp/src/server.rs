@@ -108,23 +108,27 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let seat = self.seat_for(&context).await;
-        if inline::is_inline(&context) {
-            return self.call_in_rounds(&seat, request, context).await;
+        let inline = inline::is_inline(&context);
+        let seat = self.seat_in(&context, inline).await;
+        if inline {
+            // Boxed: inline, its state (with the call's attempt inside) would double the size of
+            // every call's future, which is copied as it is boxed.
+            return Box::pin(self.call_in_rounds(&seat, request, context)).await;
         }
-        self.run(&seat, request, context).await
+        self.run(&seat, request, context, false).await
     }
 
-    /// One attempt at a call in `seat`'s session.
+    /// One attempt at a call in `seat`'s session; `inline`: of a 2026-07-28 request.
     pub(super) async fn run(
         &self,
         seat: &Seat,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        inline: bool,
     ) -> Result<CallToolResponse, McpError> {
         let session = seat.session();
         let name = request.name.to_string();
-        if let Some(refusal) = tools::refuse_agent_tool(self.runtime(), session, &name, inline::is_inline(&context)) {
+        if let Some(refusal) = tools::refuse_agent_tool(self.runtime(), session, &name, inline) {
             return Err(refusal);
         }
         if !self.inner.roots.wait(roots::ROOTS_WAIT).await {
@@ -160,9 +164,7 @@ impl McpServer {
         // subscriptions).
         if tools::loaded(session) != loaded_before {
             seat.tools_loaded();
-            if !inline::is_inline(&context)
-                && let Err(e) = context.peer.notify_tool_list_changed().await
-            {
+            if !inline && let Err(e) = context.peer.notify_tool_list_changed().await {
                 tracing::debug!("could not announce the loaded tools: {e}");
             }
         }
@@ -212,7 +214,12 @@ impl McpServer {
     /// protocol session (2026-07-28), its token's; started with the first request when no
     /// `initialize` started it ([`inline`]).
     async fn seat_for(&self, context: &RequestContext<RoleServer>) -> Arc<Seat> {
-        if !inline::is_sessionless(context) {
+        self.seat_in(context, inline::is_inline(context)).await
+    }
+
+    /// [`Self::seat_for`] a request known to be a 2026-07-28 one, or not (`inline`).
+    async fn seat_in(&self, context: &RequestContext<RoleServer>, inline: bool) -> Arc<Seat> {
+        if !inline::is_sessionless(context, inline) {
             return Arc::clone(self.own());
         }
         let http = http_client(&context.extensions);
@@ -222,7 +229,9 @@ impl McpServer {
             }
             None => Arc::clone(self.own()),
         };
-        seat.start(&self.inner.runtime, context, http).await;
+        // Boxed, as what follows: rmcp's request future holds every handler's future inline and
+        // is moved several times per request, so a large one costs every request a copy.
+        Box::pin(seat.start(&self.inner.runtime, context, http)).await;
         seat
     }
 
@@ -463,9 +472,12 @@ impl ServerHandler for McpServer {
     /// Announces every change of the registry's tools and of the tools the session loaded,
     /// until the client cancels the subscription or the server stops.
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
-        let seat = self.seat_for(subscription.request_context()).await;
-        inline::listen(self.runtime(), &seat, &subscription).await;
-        Ok(())
+        Box::pin(async move {
+            let seat = self.seat_for(subscription.request_context()).await;
+            inline::listen(self.runtime(), &seat, &subscription).await;
+            Ok(())
+        })
+        .await
     }
 
     /// A method rmcp does not know, or a known one whose params it could not read (rmcp

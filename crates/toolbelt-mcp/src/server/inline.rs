@@ -40,8 +40,9 @@ pub(super) fn is_inline(context: &RequestContext<RoleServer>) -> bool {
 /// Whether `context`'s request belongs to no protocol session: a 2026-07-28 one, an HTTP one
 /// without `Mcp-Session-Id` (rmcp serves a request whose `_meta` is complete so, whatever its
 /// version), or one on a stdio connection no `initialize` opened.
-pub(super) fn is_sessionless(context: &RequestContext<RoleServer>) -> bool {
-    if is_inline(context) {
+/// `inline`: whether it is a 2026-07-28 one ([`is_inline`]).
+pub(super) fn is_sessionless(context: &RequestContext<RoleServer>, inline: bool) -> bool {
+    if inline {
         return true;
     }
     match context.extensions.get::<axum::http::request::Parts>() {

@@ -47,7 +47,7 @@ impl McpServer {
             // Roots an earlier round gave, which this session has learned since.
             round.pass_roots();
         }
-        let response = Arc::clone(&round).scope(self.run(seat, request, context)).await?;
+        let response = Arc::clone(&round).scope(self.run(seat, request, context, true)).await?;
         Ok(match round.input_required(&binding)? {
             Some(input) => input.into(),
             None => response,

@@ -66,9 +66,7 @@ impl Asker for SessionAskers {
     ) -> BoxFuture<'a, Result<Vec<Answer>, AskError>> {
         match self.get(session.id()) {
             Some(asker) => Box::pin(async move { asker.ask(session, request).await }),
-            None => Box::pin(async {
-                Err(AskError::Nobody("this session has no MCP client of its own to ask (a sub-agent's session)".into()))
-            }),
+            None => Box::pin(async { Err(no_client("to ask")) }),
         }
     }
 
@@ -87,20 +85,21 @@ impl Asker for SessionAskers {
     ) -> BoxFuture<'a, Result<Value, AskError>> {
         match self.get(session.id()) {
             Some(asker) => Box::pin(async move { asker.fill(session, message, schema).await }),
-            None => Box::pin(async {
-                Err(AskError::Nobody("this session has no MCP client of its own to ask (a sub-agent's session)".into()))
-            }),
+            None => Box::pin(async { Err(no_client("to ask")) }),
         }
     }
 
     fn sample<'a>(&'a self, session: &'a SessionState, request: &'a Value) -> BoxFuture<'a, Result<Value, AskError>> {
         match self.get(session.id()) {
             Some(asker) => Box::pin(async move { asker.sample(session, request).await }),
-            None => Box::pin(async {
-                Err(AskError::Nobody("this session has no MCP client of its own to lend a model".into()))
-            }),
+            None => Box::pin(async { Err(no_client("to lend a model")) }),
         }
     }
+}
+
+/// Why a session without a client of its own (a sub-agent's) has nobody `for_what`.
+fn no_client(for_what: &str) -> AskError {
+    AskError::Nobody(format!("this session has no MCP client of its own {for_what} (a sub-agent's session)"))
 }
 
 /// The client of one connection: asked through elicitation when it offers it, told through

@@ -39,9 +39,9 @@
 //!
 //! # Transports
 //!
-//! stdio ([`serve_stdio`], or [`serve_lines`] over any reader and writer) keeps stdout for the protocol; logs go to stderr. Streamable HTTP
-//! ([`http::serve`]) binds loopback by default, checks `Host` and `Origin` (DNS-rebinding
-//! protection) and, when configured, a bearer token.
+//! stdio ([`serve_stdio`], or [`serve_lines`] over any reader and writer) keeps stdout for the
+//! protocol; logs go to stderr. Streamable HTTP ([`http::serve`]) binds loopback by default,
+//! checks `Host` and `Origin` (DNS-rebinding protection) and, when configured, a bearer token.
 
 pub mod approve;
 pub mod ask;

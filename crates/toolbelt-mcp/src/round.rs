@@ -225,8 +225,10 @@ pub(crate) fn is_pending(message: &str) -> bool {
 }
 
 /// Why a question of a round has no answer yet: it goes back with the call's result.
-pub(crate) const PENDING: &str = "awaiting the client's answer: the question went back with this attempt's result (input_required), and the \
-     call runs again when the client retries it with the answer";
+pub(crate) const PENDING: &str = concat!(
+    "awaiting the client's answer: the question went back with this attempt's result (input_required), ",
+    "and the call runs again when the client retries it with the answer"
+);
 
 /// Where a question for the person behind a client goes: a request to the client (up to
 /// 2025-11-25), or the call's round (2026-07-28).

@@ -1,7 +1,7 @@
 //! The MCP server: one [`McpServer`] per connection, over a shared runtime.
 
+mod call;
 mod inline;
-mod inline_call;
 mod params;
 mod progress;
 mod prompts;
@@ -26,11 +26,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt as _};
-use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolbelt_agent::{Provider as _, SessionProvider};
-use toolbelt_runtime::{ClientInfo, Outcome, Runtime, Session, StartSource, ToolCall, Transport};
+use toolbelt_runtime::{ClientInfo, Runtime, Session, StartSource, Transport};
 
 use self::inline::Seat;
 use crate::approve::{Elicitor, SessionApprovers};
@@ -101,81 +100,6 @@ impl Drop for Inner {
 static SESSIONS: AtomicU64 = AtomicU64::new(0);
 
 impl McpServer {
-    /// One `tools/call`: through the runtime's pipeline, its progress forwarded, its result
-    /// shaped for MCP.
-    async fn call(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let inline = inline::is_inline(&context);
-        let seat = self.seat_in(&context, inline).await;
-        if inline {
-            // Boxed: inline, its state (with the call's attempt inside) would double the size of
-            // every call's future, which is copied as it is boxed.
-            return Box::pin(self.call_in_rounds(&seat, request, context)).await;
-        }
-        self.run(&seat, request, context, false).await
-    }
-
-    /// One attempt at a call in `seat`'s session; `inline`: of a 2026-07-28 request.
-    pub(super) async fn run(
-        &self,
-        seat: &Seat,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-        inline: bool,
-    ) -> Result<CallToolResponse, McpError> {
-        let session = seat.session();
-        let name = request.name.to_string();
-        if let Some(refusal) = tools::refuse_agent_tool(self.runtime(), session, &name, inline) {
-            return Err(refusal);
-        }
-        if !self.inner.roots.wait(roots::ROOTS_WAIT).await {
-            tracing::warn!(
-                "the client declared roots but did not list them within {} s; this call uses the session's roots \
-                 as they are ({})",
-                roots::ROOTS_WAIT.as_secs(),
-                session.state().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
-            );
-        }
-        // Over HTTP a session's requests may come from a new address (a reconnection).
-        if let Some(http) = http_client(&context.extensions) {
-            let client = session.client();
-            if client.peer != http.peer.map(|p| p.to_string()) {
-                let mut moved = (*client).clone();
-                moved.peer = http.peer.map(|p| p.to_string());
-                session.set_client(moved);
-            }
-        }
-        let input = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(context.id.to_string(), name, input);
-        let (events, forwarder) = progress::forward(context.meta.get_progress_token(), context.peer.clone());
-        // Every call goes through the runtime, so the audit log records refused ones too; the
-        // plan names the tool once, for the result's shape.
-        let plan = self.runtime().plan(session, call);
-        let structured = plan.spec().is_some_and(|spec| spec.output_schema.is_some());
-        let loaded_before = tools::loaded(session);
-        let result = self.runtime().run(session, plan, &events, &context.ct).await;
-        drop(events);
-        forwarder.finish().await;
-        // Tools the call loaded (ToolSearch) are announced before its result, so the client
-        // has their definitions when its model reads it (from 2026-07-28, to the session's
-        // subscriptions).
-        if tools::loaded(session) != loaded_before {
-            seat.tools_loaded();
-            if !inline && let Err(e) = context.peer.notify_tool_list_changed().await {
-                tracing::debug!("could not announce the loaded tools: {e}");
-            }
-        }
-        // An unknown or disabled tool is the client's protocol mistake, not the model's; a
-        // tool a deny rule hides is a denial (an `isError` result naming the rule).
-        if matches!(result.outcome, Outcome::UnknownTool | Outcome::Disabled) {
-            return Err(McpError::invalid_params(result.text(), None));
-        }
-        Ok(result::to_mcp(&result, structured).into())
-    }
-
     /// A connection, whose session is made fresh when first needed.
     pub fn new(runtime: Arc<Runtime>, options: Arc<ServerOptions>) -> Self {
         let inner = Inner {

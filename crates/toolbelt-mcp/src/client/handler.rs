@@ -3,9 +3,9 @@
 //! workspace roots offered (`roots/list`), and the server's questions (form elicitation) put
 //! to the person behind the call that is waiting on it, and its requests for a message from a
 //! model (sampling) to that call's client, when it lends its model. When that call is a 2026-07-28
-//! client's, the question goes into the call's round ([`crate::round`]): the server's
-//! question is declined for this attempt, the call's result asks the client, and the retried
-//! call, asked again by the server, answers with the person's answer.
+//! client's, the question goes into the call's round ([`crate::round`]): the server is told
+//! `cancel` for this attempt, the call's result asks the client, and the retried call, asked
+//! again by the server, answers with the person's answer.
 //!
 //! Roots are deprecated from protocol 2026-07-28; for the versions this client speaks they are
 //! how a server learns where the workspace is.
@@ -75,6 +75,15 @@ impl UpstreamHandler {
     }
 }
 
+/// Runs `ask` within the waiting call's round, if it has one: the asker picks the round when
+/// it is called, so it must be called inside.
+async fn within<T>(round: Option<Arc<Round>>, ask: impl Future<Output = T>) -> T {
+    match round {
+        Some(round) => round.scope(ask).await,
+        None => ask.await,
+    }
+}
+
 /// Removes a progress route when the call ends.
 pub struct RouteGuard {
     routes: Arc<Mutex<HashMap<ProgressToken, Route>>>,
@@ -119,12 +128,7 @@ impl ClientHandler for UpstreamHandler {
         let schema =
             serde_json::to_value(&requested_schema).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let message = format!("The MCP server `{}` asks: {message}", self.server);
-        // The asker picks the round when called, so it is called within it.
-        let fill = async { people.0.fill(cx.session(), &message, &schema).await };
-        let filled = match round {
-            Some(round) => round.scope(fill).await,
-            None => fill.await,
-        };
+        let filled = within(round, async { people.0.fill(cx.session(), &message, &schema).await }).await;
         Ok(match filled {
             Ok(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
             Err(AskError::Cancelled) => ElicitResult::new(ElicitationAction::Cancel),
@@ -159,12 +163,7 @@ impl ClientHandler for UpstreamHandler {
         let mut params = params;
         params.include_context = None;
         let request = serde_json::to_value(&params).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        // The asker picks the round when called, so it is called within it.
-        let sample = async { people.0.sample(cx.session(), &request).await };
-        let sampled = match round {
-            Some(round) => round.scope(sample).await,
-            None => sample.await,
-        };
+        let sampled = within(round, async { people.0.sample(cx.session(), &request).await }).await;
         let result = sampled.map_err(|e| refuse(e.to_string()))?;
         serde_json::from_value(result)
             .map_err(|e| ErrorData::internal_error(format!("the client's answer is not a message: {e}"), None))

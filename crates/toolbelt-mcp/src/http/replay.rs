@@ -6,9 +6,10 @@
 //! runs: a client whose connection dropped during a call that then finished before it came
 //! back (its SDK waits the `retry` hint, 3 s, first) found nothing, and lost the result; and a
 //! resume sent again the event it named. [`Replay`] is the event store rmcp writes every event
-//! to instead, keeping each message as its JSON text. It names each event itself (`<stream>-<n>`), gives back only what came after
-//! the one named, follows the stream live until the call's answer when it is still running,
-//! and keeps a finished stream for [`KEEP_FINISHED`].
+//! to instead, keeping each message as its JSON text. It names each event itself
+//! (`<stream>-<n>`), gives back only what came after the one named, follows the stream live
+//! until the call's answer when it is still running, and keeps a finished stream for
+//! [`KEEP_FINISHED`].
 //!
 //! A stream belongs to the session it was delivered to ([`Replay::claim`]): the first event of
 //! a stream reaches its client only through that session's response, so the claim always

@@ -18,6 +18,7 @@ mod join;
 pub mod lineage;
 mod list_resources;
 pub mod names;
+pub mod oauth;
 mod read_resource;
 mod servers;
 mod tool;
@@ -33,6 +34,7 @@ use toolbelt_policy::confine::Confiner;
 pub use config::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
 pub use join::UnknownToolName;
 pub use list_resources::ListMcpResources;
+pub use oauth::OAuthSettings;
 pub use read_resource::ReadMcpResource;
 pub use tool::McpTool;
 pub use upstream::{Upstream, UpstreamState};
@@ -69,17 +71,19 @@ impl Gateway {
     /// Starts every server and waits for each one's first attempt (bounded by its startup
     /// timeout); their tools join `registry`, with ListMcpResources and ReadMcpResource.
     pub async fn start(servers: Vec<(String, UpstreamConfig)>, registry: Arc<Registry>) -> Gateway {
-        Self::start_confined(servers, registry, |_| None, &[]).await
+        Self::start_confined(servers, registry, |_| None, &[], None).await
     }
 
     /// [`Gateway::start`], each stdio server started by what `confiner` gives for its name
     /// (a project's servers start in the sandbox, [`toolbelt_policy::confine`]), and `roots`
-    /// (the workspace roots) offered to every server that asks for the client's roots.
+    /// (the workspace roots) offered to every server that asks for the client's roots, and the
+    /// OAuth tokens of HTTP servers kept in `tokens` ([`oauth::store`]; none kept when `None`).
     pub async fn start_confined(
         servers: Vec<(String, UpstreamConfig)>,
         registry: Arc<Registry>,
         confiner: impl Fn(&str) -> Option<Arc<dyn Confiner>>,
         roots: &[std::path::PathBuf],
+        tokens: Option<&std::path::Path>,
     ) -> Gateway {
         let roots: Arc<[std::path::PathBuf]> = Arc::from(roots);
         let upstreams: Arc<Vec<Arc<Upstream>>> = Arc::new(
@@ -87,7 +91,8 @@ impl Gateway {
                 .into_iter()
                 .map(|(name, config)| {
                     let confine = confiner(&name);
-                    Arc::new(Upstream::new(name, config).confined(confine).offering(Arc::clone(&roots)))
+                    let upstream = Upstream::new(name, config).confined(confine).offering(Arc::clone(&roots));
+                    Arc::new(upstream.keeping_tokens(tokens))
                 })
                 .collect(),
         );

@@ -185,6 +185,7 @@ impl Assembly {
             .mcp_servers
             .iter()
             .filter_map(|(_, c)| c.transport.bearer_token_env().map(str::to_string))
+            .chain(settings.mcp_servers.iter().filter_map(|(_, c)| c.transport.oauth()?.client_secret_env.clone()))
             .chain(settings.agent.providers.iter().filter_map(|p| p.api_key_env.clone()))
             .chain(settings.web.search.key_vars())
             .collect();
@@ -354,7 +355,14 @@ impl Assembly {
         // The servers' tools a bare deny rule names join hidden, however late they come.
         registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
         let confiner = move |name: &str| projects.iter().any(|p| p == name).then(|| sandbox.clone()).flatten();
-        Some(Gateway::start_confined(servers, Arc::clone(registry), confiner, &self.roots).await)
+        let tokens = self.oauth_dir();
+        Some(Gateway::start_confined(servers, Arc::clone(registry), confiner, &self.roots, Some(&tokens)).await)
+    }
+
+    /// Where upstream servers' OAuth tokens are kept: `oauth/` in toolbelt's state directory
+    /// (the user's, outside every project and out of the sandbox's reach).
+    pub fn oauth_dir(&self) -> PathBuf {
+        self.loc.state_dir.join("oauth")
     }
 
     /// The upstream servers that calls of these tools (name and input) need, by name, judged

@@ -300,8 +300,35 @@ pub struct SkillsArgs {
 #[derive(Debug, Args)]
 pub struct McpServersArgs {
     /// Print JSON.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub json: bool,
+    /// Sign in to a server, or sign out; without one, show every server's state.
+    #[command(subcommand)]
+    pub action: Option<McpServersAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpServersAction {
+    /// Sign in to an HTTP server that asks for OAuth: prints the address to open, opens the
+    /// browser, and keeps the tokens (owner-only) for every later connection.
+    Login(McpLoginArgs),
+    /// Forget a server's OAuth tokens (its client registration is kept).
+    Logout {
+        /// The server's name in the settings.
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct McpLoginArgs {
+    /// The server's name in the settings.
+    pub name: String,
+    /// Only print the address to open; do not start a browser.
+    #[arg(long)]
+    pub no_browser: bool,
+    /// Seconds to wait for the browser to come back.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
 }
 
 #[derive(Debug, Args)]

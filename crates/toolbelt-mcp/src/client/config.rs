@@ -2,7 +2,7 @@
 //! project's `.mcp.json`.
 //!
 //! Both read into the same fields: `command` (with `args`, `env`, `cwd`) for a stdio server,
-//! `url` (with `headers`, `bearer_token_env`) for a Streamable HTTP one. A `type` field
+//! `url` (with `headers`, `bearer_token_env`, `oauth`) for a Streamable HTTP one. A `type` field
 //! (`stdio`, `http`, `streamable-http`) may say so too, but `command` or `url` decides. The
 //! settings are checked as they are read: [`UpstreamConfig`] holds one transport or the other,
 //! never both or neither, and a bad entry is refused with a [`UpstreamConfigError`] saying what
@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use url::Url;
+
+use super::oauth::OAuthSettings;
 
 /// Seconds one call may take when `timeout` is not set.
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -66,6 +68,8 @@ pub enum UpstreamTransport {
         headers: BTreeMap<String, String>,
         /// The environment variable holding its bearer token.
         bearer_token_env: Option<String>,
+        /// How to sign in when it asks for OAuth (`[…oauth]`).
+        oauth: OAuthSettings,
     },
 }
 
@@ -75,6 +79,20 @@ impl UpstreamTransport {
         match self {
             Self::Stdio { .. } => "stdio",
             Self::Http { .. } => "http",
+        }
+    }
+
+    /// The OAuth settings of an HTTP server that may sign in with OAuth: not one given a
+    /// bearer token (`bearer_token_env`, an `Authorization` header), nor one with
+    /// `oauth.enabled = false`.
+    pub fn oauth(&self) -> Option<&OAuthSettings> {
+        match self {
+            Self::Http { oauth, bearer_token_env: None, headers, .. }
+                if oauth.enabled && !headers.keys().any(|h| h.eq_ignore_ascii_case("authorization")) =>
+            {
+                Some(oauth)
+            }
+            _ => None,
         }
     }
 
@@ -150,6 +168,9 @@ pub enum UpstreamConfigError {
     /// A `timeout` or `startup_timeout` that is not a number of seconds in (0, 86400].
     #[error("timeout {0} is out of range (seconds, up to 86400)")]
     TimeoutOutOfRange(f64),
+    /// An `oauth` table that cannot work (the message says why).
+    #[error("{0}")]
+    OAuth(String),
 }
 
 /// The settings as written, before they are checked.
@@ -170,6 +191,8 @@ struct RawConfig {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     bearer_token_env: Option<String>,
+    #[serde(default)]
+    oauth: Option<OAuthSettings>,
     #[serde(default)]
     enabled_tools: Option<Vec<String>>,
     #[serde(default)]
@@ -196,7 +219,17 @@ impl TryFrom<RawConfig> for UpstreamConfig {
                 url: Url::parse(&url).map_err(|reason| UpstreamConfigError::BadUrl { url: url.clone(), reason })?,
                 headers: raw.headers,
                 bearer_token_env: raw.bearer_token_env,
+                oauth: {
+                    let oauth = raw.oauth.unwrap_or_default();
+                    oauth.check().map_err(UpstreamConfigError::OAuth)?;
+                    oauth
+                },
             },
+            (Some(_), None) if raw.oauth.is_some() => {
+                return Err(UpstreamConfigError::OAuth(
+                    "`oauth` applies to HTTP servers (`url`); a stdio server is given its credentials in `env`".into(),
+                ));
+            }
             (Some(command), None) if command.trim().is_empty() => return Err(UpstreamConfigError::EmptyCommand),
             (Some(command), None) => UpstreamTransport::Stdio { command, args: raw.args, env: raw.env, cwd: raw.cwd },
         };
@@ -277,6 +310,32 @@ mod tests {
         }
         assert!(error(json!({"command": "a", "startup_timeout": 0})).contains("out of range"));
         assert!(error(json!({"command": "a", "comand": "b"})).starts_with("unknown field `comand`, expected one of"));
+    }
+
+    #[test]
+    fn an_http_server_signs_in_with_oauth_unless_given_a_token() {
+        let oauth = |value: Value| read(value).map(|c| c.transport.oauth().cloned());
+        let settings = oauth(json!({"url": "https://x/mcp", "oauth": {"clientId": "abc", "client_secret_env": "S",
+                                     "scopes": ["a", "b"], "callbackPort": 8765}}))
+        .unwrap()
+        .unwrap();
+        assert_eq!(settings.client_id.as_deref(), Some("abc"));
+        assert_eq!((settings.scopes.unwrap(), settings.callback_port), (vec!["a".to_string(), "b".into()], 8765));
+        assert_eq!(oauth(json!({"url": "https://x/mcp"})).unwrap(), Some(OAuthSettings::default()));
+        assert_eq!(oauth(json!({"url": "https://x/mcp", "bearer_token_env": "T"})).unwrap(), None);
+        assert_eq!(oauth(json!({"url": "https://x/mcp", "headers": {"authorization": "Bearer x"}})).unwrap(), None);
+        assert_eq!(oauth(json!({"url": "https://x/mcp", "oauth": {"enabled": false}})).unwrap(), None);
+        assert_eq!(oauth(json!({"command": "srv"})).unwrap(), None);
+
+        let error = |value: Value| read(value).unwrap_err();
+        assert!(error(json!({"command": "srv", "oauth": {}})).starts_with("`oauth` applies to HTTP servers"));
+        assert!(
+            error(json!({"url": "https://x", "oauth": {"client_secret_env": "S"}})).contains("needs `oauth.client_id`")
+        );
+        let cimd = error(json!({"url": "https://x", "oauth": {"client_metadata_url": "http://x/c.json"}}));
+        assert!(cimd.contains("must be an https:// address with a path"), "{cimd}");
+        assert!(error(json!({"url": "https://x", "oauth": {"scopes": ["a b"]}})).contains("one scope per string"));
+        assert!(error(json!({"url": "https://x", "oauth": {"client": "a"}})).starts_with("unknown field `client`"));
     }
 
     #[test]

@@ -142,6 +142,7 @@ mod tests {
             url: url::Url::parse("http://127.0.0.1:9/mcp").unwrap(),
             headers: BTreeMap::new(),
             bearer_token_env: None,
+            oauth: Default::default(),
         });
         assert!(skip_reason(&http).is_none());
     }

@@ -1,6 +1,10 @@
 //! One upstream MCP server: its connection, and the supervisor that keeps it connected
 //! (restarting a crashed server with backoff).
 
+mod http;
+
+pub(crate) use http::{http_client, install_tls_provider};
+
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
@@ -9,8 +13,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, RequestId, ServerResult};
 use rmcp::service::{PeerRequestOptions, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::TokioChildProcess;
 use rmcp::{Peer, RoleClient, ServiceExt as _};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
@@ -18,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 use toolbelt_core::vars::{expand_env, unset_env_vars};
 use toolbelt_core::{ToolContext, ToolError, ToolOutput};
 use toolbelt_policy::confine::{Confined, Confiner};
-use url::Url;
 
 use super::config::{UpstreamConfig, UpstreamTransport};
 use super::convert;
@@ -39,6 +41,12 @@ pub enum UpstreamState {
     /// The last attempt failed (or the server exited); it is retried with backoff.
     Failed {
         /// What went wrong.
+        error: String,
+    },
+    /// The server asks to be signed in to (OAuth): `toolbelt mcp-servers login NAME`. It is
+    /// retried with backoff, so a sign-in made elsewhere is picked up.
+    NeedsLogin {
+        /// What it said, and what to run.
         error: String,
     },
     /// `enabled = false`.
@@ -71,6 +79,28 @@ pub struct Upstream {
     confine: Option<Arc<dyn Confiner>>,
     /// The running confined server's process id and what to do once it has ended.
     watch: Mutex<Option<(Option<u32>, Confined)>>,
+    /// Where an HTTP server's OAuth tokens are kept, when toolbelt keeps any.
+    tokens: Option<Arc<super::oauth::store::TokenFile>>,
+}
+
+/// Why connecting failed.
+#[derive(Debug)]
+pub(super) struct Unconnected {
+    error: String,
+    /// The server refused for want of a sign-in.
+    login: bool,
+}
+
+impl Unconnected {
+    fn refused(server: &str, refusal: super::oauth::Refusal) -> Self {
+        Self { error: refusal.explain(server), login: true }
+    }
+}
+
+impl From<String> for Unconnected {
+    fn from(error: String) -> Self {
+        Self { error, login: false }
+    }
 }
 
 /// One tool of an upstream server in the registry.
@@ -115,6 +145,7 @@ impl Upstream {
             registered: Mutex::new(Vec::new()),
             confine: None,
             watch: Mutex::new(None),
+            tokens: None,
             listed: Mutex::new(None),
         }
     }
@@ -214,7 +245,7 @@ impl Upstream {
             let attempt = async {
                 let running = self.connect().await?;
                 let listed = on_connect(Arc::clone(&self), running.peer().clone()).await;
-                Ok::<_, String>((running, listed))
+                Ok::<_, Unconnected>((running, listed))
             };
             let attempt = tokio::select! {
                 r = tokio::time::timeout(self.config.startup_timeout, attempt) => r,
@@ -258,9 +289,15 @@ impl Upstream {
                         backoff = Duration::from_secs(1);
                     }
                 }
-                Ok(Err(e)) => {
+                Ok(Err(Unconnected { error, login: true })) => {
                     self.server_ended();
-                    let error = format!("{e}{}", self.stderr_tail());
+                    tracing::warn!(server = %self.name, "{error}");
+                    self.set_state(UpstreamState::NeedsLogin { error });
+                    self.attempted.notify_waiters();
+                }
+                Ok(Err(Unconnected { error, login: false })) => {
+                    self.server_ended();
+                    let error = format!("{error}{}", self.stderr_tail());
                     tracing::warn!(server = %self.name, "cannot connect: {error}");
                     self.set_state(UpstreamState::Failed { error });
                     self.attempted.notify_waiters();
@@ -301,35 +338,15 @@ impl Upstream {
         }
     }
 
-    async fn connect(&self) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
+    async fn connect(&self) -> Result<RunningService<RoleClient, UpstreamHandler>, Unconnected> {
         match &self.config.transport {
-            UpstreamTransport::Http { url, headers, bearer_token_env } => {
+            UpstreamTransport::Http { url, headers, bearer_token_env, .. } => {
                 self.connect_http(url, headers, bearer_token_env.as_deref()).await
             }
             UpstreamTransport::Stdio { command, args, env, cwd } => {
-                self.connect_stdio(command, args, env, cwd.as_deref()).await
+                Ok(self.connect_stdio(command, args, env, cwd.as_deref()).await?)
             }
         }
-    }
-
-    async fn connect_http(
-        &self,
-        url: &Url,
-        headers: &BTreeMap<String, String>,
-        bearer_token_env: Option<&str>,
-    ) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-        if let Some(var) = bearer_token_env {
-            let token = std::env::var(var).map_err(|_| format!("the token variable {var} is not set"))?;
-            config = config.auth_header(token);
-        }
-        for (name, value) in headers {
-            let name = name.parse().map_err(|e| format!("header `{name}`: {e}"))?;
-            let value = expand_env(value).parse().map_err(|e| format!("header value: {e}"))?;
-            config.custom_headers.insert(name, value);
-        }
-        let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
-        self.handler.clone().serve(transport).await.map_err(|e| e.to_string())
     }
 
     async fn connect_stdio(
@@ -409,10 +426,12 @@ impl Upstream {
             }
         };
         let request = ClientRequest::CallToolRequest(Request::new(params));
-        let handle = peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| ToolError::failed(format!("MCP server `{}` could not be sent the call: {e}", self.name)))?;
+        let handle = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| {
+            let why = self.refusal_of(&e);
+            ToolError::failed(
+                why.unwrap_or_else(|| format!("MCP server `{}` could not be sent the call: {e}", self.name)),
+            )
+        })?;
         let _route = self.handler.route(handle.progress_token.clone(), cx.clone());
         // If this future is dropped (the runtime's timeout) or cancelled, the server is told.
         let mut guard = CancelOnDrop { peer: Some(handle.peer.clone()), id: handle.id.clone() };
@@ -421,8 +440,10 @@ impl Upstream {
             () = cx.cancellation().cancelled() => return Err(ToolError::Cancelled),
         };
         guard.peer = None;
-        let response =
-            outcome.map_err(|e| ToolError::failed(format!("MCP server `{}` failed the call: {e}", self.name)))?;
+        let response = outcome.map_err(|e| {
+            let why = self.refusal_of(&e);
+            ToolError::failed(why.unwrap_or_else(|| format!("MCP server `{}` failed the call: {e}", self.name)))
+        })?;
         Ok(match response {
             ServerResult::CallToolResult(result) => convert::output_from_result(&result),
             // A result rmcp could not read as a tool's (a content block of a kind newer than
@@ -435,6 +456,9 @@ impl Upstream {
     pub(super) fn unavailable(&self) -> ToolError {
         let why = match self.state() {
             UpstreamState::Failed { error } => error,
+            UpstreamState::NeedsLogin { error } => {
+                return ToolError::failed(format!("{error}, then try again"));
+            }
             UpstreamState::Disabled => "it is disabled in the settings".into(),
             UpstreamState::Skipped { reason } => format!("it is not started: {reason}"),
             _ => "it is still connecting".into(),
@@ -445,17 +469,6 @@ impl Upstream {
             self.name
         ))
     }
-}
-
-/// A client for HTTP servers. reqwest is built without a TLS provider of its own: ring becomes
-/// the process's provider unless the program installed one already, so a library user that
-/// did not still connects rather than panicking.
-fn http_client() -> Result<reqwest::Client, String> {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race with another installer is fine: a provider is installed either way.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-    reqwest::Client::builder().build().map_err(|e| format!("cannot make an HTTP client: {e}"))
 }
 
 /// Warns once about each `${VAR}` of the server's `env` and `headers` that is not set: it

@@ -11,7 +11,7 @@ use toolbelt::settings::Trust;
 use toolbelt::upstream_names::{self, NameProblem};
 use toolbelt_mcp::client::UpstreamState;
 
-use crate::cli::{Global, McpServersArgs};
+use crate::cli::{Global, McpServersAction, McpServersArgs};
 use crate::cmd::Setup;
 use crate::output::line;
 
@@ -19,6 +19,11 @@ use crate::output::line;
 const SHOWN_TOOLS: usize = 8;
 
 pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitCode> {
+    match &args.action {
+        Some(McpServersAction::Login(login)) => return super::mcp_login::login(global, login, args.json).await,
+        Some(McpServersAction::Logout { name }) => return super::mcp_login::logout(global, name, args.json),
+        None => {}
+    }
     let setup = Setup::load(global)?;
     setup.require_valid()?;
     let waiting = waiting_for_trust(&setup);
@@ -31,7 +36,8 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
         }
         None => (Vec::new(), Vec::new()),
     };
-    let failed = statuses.iter().any(|s| matches!(s.state, UpstreamState::Failed { .. }));
+    let failed =
+        statuses.iter().any(|s| matches!(s.state, UpstreamState::Failed { .. } | UpstreamState::NeedsLogin { .. }));
     let problems_of = |server: &str| -> Vec<&NameProblem> { problems.iter().filter(|p| p.server == server).collect() };
     if args.json {
         let mut all: Vec<Value> = Vec::new();
@@ -60,6 +66,7 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
                     format!("connected, {tools} tool{}", if *tools == 1 { "" } else { "s" })
                 }
                 UpstreamState::Failed { error } => format!("failed: {error}"),
+                UpstreamState::NeedsLogin { error } => format!("needs login: {error}"),
                 UpstreamState::Connecting => "still connecting".into(),
                 UpstreamState::Disabled => "disabled".into(),
                 UpstreamState::Skipped { reason } => format!("skipped: {reason}"),
@@ -86,7 +93,7 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
 }
 
 /// The project's servers that wait for the project to be trusted, by name.
-fn waiting_for_trust(setup: &Setup) -> Vec<String> {
+pub(super) fn waiting_for_trust(setup: &Setup) -> Vec<String> {
     let Trust::Untrusted { pending, .. } = &setup.loaded.trust else { return Vec::new() };
     let mut names: Vec<String> =
         pending.entries.iter().filter_map(|e| Key::MCP_SERVERS.name_in(&e.key)).map(str::to_string).collect();

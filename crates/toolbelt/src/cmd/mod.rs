@@ -9,6 +9,7 @@ pub mod call;
 pub mod config;
 pub mod config_check;
 pub mod mcp;
+pub mod mcp_login;
 pub mod mcp_servers;
 pub mod permissions;
 pub mod sandbox;

@@ -1,0 +1,291 @@
+//! Where an upstream server's OAuth tokens are kept: one file per server, owner-only.
+//!
+//! `<dir>/<name>-<digest of the url>.json` under toolbelt's state directory (outside every
+//! project, and out of the sandbox's reach). The digest binds the tokens to the address they
+//! were issued for: a project that names another address `github` gets a file of its own, and
+//! never the tokens.
+//!
+//! The file holds the tokens (rmcp's [`StoredCredentials`]), the clients registered with each
+//! authorization server (by issuer: a registration is never shown to another one), and the
+//! scopes the server asked for since the last sign-in. It is written whole, to a new file
+//! that replaces the old one (0600, in a 0700 directory); a file that another user owns, that
+//! others may read, or that is a link is refused. Refreshes of the same tokens, from several
+//! toolbelt processes, take turns by a lock on `<file>.lock`.
+
+use std::collections::BTreeMap;
+use std::fs::{DirBuilder, File, OpenOptions, Permissions};
+use std::io::{Read as _, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use nix::fcntl::{Flock, FlockArg};
+use rmcp::transport::auth::{AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+/// A client registered with one authorization server (its `Debug` leaves the secret out).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Registration {
+    /// Its client id.
+    pub client_id: String,
+    /// Its secret, when the server gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The address it was registered to be sent back to.
+    pub redirect_uri: String,
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "[REDACTED]"))
+            .field("redirect_uri", &self.redirect_uri)
+            .finish()
+    }
+}
+
+/// What the file holds (its `Debug` leaves the tokens out).
+#[derive(Default, Clone, Serialize, Deserialize)]
+pub(crate) struct Saved {
+    /// The server's address, for whoever reads the file.
+    #[serde(default)]
+    pub(crate) url: String,
+    /// The tokens, once signed in.
+    #[serde(default)]
+    pub(crate) credentials: Option<StoredCredentials>,
+    /// Registered clients, by the issuer of their authorization server.
+    #[serde(default)]
+    pub(crate) registrations: BTreeMap<String, Registration>,
+    /// Scopes the server asked for (a call refused with `insufficient_scope`) since.
+    #[serde(default)]
+    pub(crate) wanted_scopes: Vec<String>,
+}
+
+/// A file's size and modification time, to tell whether it changed since it was read.
+type Stamp = (u64, i64, i64);
+
+impl std::fmt::Debug for Saved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Saved")
+            .field("url", &self.url)
+            .field("credentials", &self.credentials)
+            .field("registrations", &self.registrations.keys())
+            .field("wanted_scopes", &self.wanted_scopes)
+            .finish()
+    }
+}
+
+/// One server's token file.
+pub struct TokenFile {
+    path: PathBuf,
+    url: String,
+    /// The file as last read, with the size and time it had then.
+    cache: Mutex<Option<(Stamp, Saved)>>,
+}
+
+impl TokenFile {
+    /// The file of the server `name` at `url`, in `dir`.
+    pub fn new(dir: &Path, name: &str, url: &Url) -> Self {
+        let digest = toolbelt_core::sha256_hex(url.as_str().as_bytes());
+        let name: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+        Self { path: dir.join(format!("{name}-{}.json", &digest[..16])), url: url.to_string(), cache: Mutex::new(None) }
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What it holds (nothing when there is no file yet).
+    pub(crate) fn read(&self) -> Result<Saved, String> {
+        let file = match OpenOptions::new().read(true).custom_flags(libc_o_nofollow()).open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Saved::default()),
+            Err(e) => return Err(format!("cannot open {}: {e}", self.path.display())),
+        };
+        let meta = file.metadata().map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+        if !meta.is_file() || meta.uid() != nix::unistd::geteuid().as_raw() || meta.mode() & 0o077 != 0 {
+            return Err(format!(
+                "{} is not a file only you can read, so its tokens are not used; remove it and sign in again",
+                self.path.display()
+            ));
+        }
+        let stamp = (meta.len(), meta.mtime(), meta.mtime_nsec());
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, saved)) = cache.as_ref()
+            && *seen == stamp
+        {
+            return Ok(saved.clone());
+        }
+        let mut text = String::new();
+        (&file).read_to_string(&mut text).map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+        let saved: Saved = serde_json::from_str(&text)
+            .map_err(|e| format!("{} is damaged ({e}); remove it and sign in again", self.path.display()))?;
+        *cache = Some((stamp, saved.clone()));
+        Ok(saved)
+    }
+
+    /// Changes what it holds: reads it, applies `change`, and writes it whole.
+    pub(crate) fn update(&self, change: impl FnOnce(&mut Saved)) -> Result<(), String> {
+        let mut saved = self.read()?;
+        saved.url.clone_from(&self.url);
+        change(&mut saved);
+        self.write(&saved)
+    }
+
+    fn write(&self, saved: &Saved) -> Result<(), String> {
+        let failed = |e: std::io::Error| format!("cannot save the tokens in {}: {e}", self.path.display());
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(failed)?;
+        std::fs::set_permissions(dir, Permissions::from_mode(0o700)).map_err(failed)?;
+        let text = serde_json::to_vec_pretty(saved).map_err(|e| format!("cannot write the tokens: {e}"))?;
+        let tmp = dir.join(format!(".{}.{}.tmp", file_name(&self.path), std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let written = (|| {
+            let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+            file.write_all(&text)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map_err(failed)?;
+        *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        Ok(())
+    }
+
+    /// Forgets the tokens (keeping the registrations); `false` when there were none.
+    pub fn forget_tokens(&self) -> Result<bool, String> {
+        let had = self.read()?.credentials.is_some_and(|c| c.token_response.is_some());
+        if had {
+            self.update(|saved| saved.credentials = None)?;
+        }
+        Ok(had)
+    }
+
+    /// Notes scopes the server asked for, for the next sign-in to ask for them too.
+    pub fn want_scopes(&self, scopes: &[String]) -> Result<(), String> {
+        self.update(|saved| {
+            for scope in scopes {
+                if !saved.wanted_scopes.contains(scope) {
+                    saved.wanted_scopes.push(scope.clone());
+                }
+            }
+        })
+    }
+
+    /// Whether it holds tokens.
+    pub fn has_tokens(&self) -> bool {
+        self.read().is_ok_and(|s| s.credentials.is_some_and(|c| c.token_response.is_some()))
+    }
+
+    fn lock(&self) -> Result<Flock<File>, String> {
+        let path = self.path.with_extension("json.lock");
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| e.to_string())?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc_o_nofollow())
+            .open(&path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| format!("cannot lock {}: {e}", path.display()))
+    }
+}
+
+impl std::fmt::Debug for TokenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenFile").field("path", &self.path).finish()
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+const fn libc_o_nofollow() -> i32 {
+    nix::fcntl::OFlag::O_NOFOLLOW.bits()
+}
+
+/// The tokens of a [`TokenFile`], as rmcp keeps them.
+#[derive(Debug, Clone)]
+pub(crate) struct FileStore(pub(crate) std::sync::Arc<TokenFile>);
+
+fn store_error(e: String) -> AuthError {
+    AuthError::CredentialStoreError(e)
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for FileStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.0.read().map(|s| s.credentials).map_err(store_error)
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.0.update(|saved| saved.credentials = Some(credentials)).map_err(store_error)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.0.update(|saved| saved.credentials = None).map_err(store_error)
+    }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let file = std::sync::Arc::clone(&self.0);
+        let lock = tokio::task::spawn_blocking(move || file.lock())
+            .await
+            .map_err(|e| store_error(e.to_string()))?
+            .map_err(store_error)?;
+        Ok(Some(CredentialRefreshGuard::new(lock)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(dir: &Path) -> TokenFile {
+        TokenFile::new(&dir.join("oauth"), "docs", &Url::parse("https://docs.example/mcp").unwrap())
+    }
+
+    #[test]
+    fn tokens_are_kept_owner_only_and_bound_to_the_address() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = file(dir.path());
+        assert!(!tokens.has_tokens());
+        tokens.want_scopes(&["mcp:write".into()]).unwrap();
+        tokens.want_scopes(&["mcp:write".into(), "b".into()]).unwrap();
+        assert_eq!(tokens.read().unwrap().wanted_scopes, ["mcp:write", "b"]);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(tokens.path()), mode(tokens.path().parent().unwrap())), (0o600, 0o700));
+        let name = file_name(tokens.path());
+        assert!(name.starts_with("docs-") && name.ends_with(".json"), "{name}");
+        let other = TokenFile::new(&dir.path().join("oauth"), "docs", &Url::parse("https://evil.example/mcp").unwrap());
+        assert_ne!(other.path(), tokens.path());
+        // Nothing is left beside it.
+        assert_eq!(std::fs::read_dir(tokens.path().parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_file_others_can_read_or_a_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = file(dir.path());
+        tokens.want_scopes(&["a".into()]).unwrap();
+        std::fs::set_permissions(tokens.path(), Permissions::from_mode(0o644)).unwrap();
+        assert!(tokens.read().unwrap_err().contains("not a file only you can read"));
+        std::fs::remove_file(tokens.path()).unwrap();
+        let elsewhere = dir.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, "{}").unwrap();
+        std::fs::set_permissions(&elsewhere, Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, tokens.path()).unwrap();
+        assert!(tokens.read().unwrap_err().starts_with("cannot open"));
+        std::fs::remove_file(tokens.path()).unwrap();
+        std::fs::write(tokens.path(), "not json").unwrap();
+        std::fs::set_permissions(tokens.path(), Permissions::from_mode(0o600)).unwrap();
+        assert!(tokens.read().unwrap_err().contains("is damaged"));
+    }
+}

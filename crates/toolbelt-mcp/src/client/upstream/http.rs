@@ -1,0 +1,90 @@
+//! Connecting a Streamable HTTP server: its headers and bearer token, or its OAuth tokens.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt as _};
+use toolbelt_core::vars::expand_env;
+use url::Url;
+
+use super::{Unconnected, Upstream};
+use crate::client::handler::UpstreamHandler;
+use crate::client::oauth::{self, Refusal};
+
+impl Upstream {
+    pub(super) async fn connect_http(
+        &self,
+        url: &Url,
+        headers: &BTreeMap<String, String>,
+        bearer_token_env: Option<&str>,
+    ) -> Result<RunningService<RoleClient, UpstreamHandler>, Unconnected> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+        if let Some(var) = bearer_token_env {
+            let token = std::env::var(var).map_err(|_| format!("the token variable {var} is not set"))?;
+            config = config.auth_header(token);
+        }
+        for (name, value) in headers {
+            let name = name.parse().map_err(|e| format!("header `{name}`: {e}"))?;
+            let value = expand_env(value).parse().map_err(|e| format!("header value: {e}"))?;
+            config.custom_headers.insert(name, value);
+        }
+        let refused = |e: rmcp::service::ClientInitializeError| match Refusal::of(&e) {
+            Some(refusal) => Unconnected::refused(&self.name, refusal),
+            None => Unconnected::from(e.to_string()),
+        };
+        let oauth = self.config.transport.oauth().zip(self.tokens.as_ref()).filter(|(_, file)| file.has_tokens());
+        if let Some((settings, file)) = oauth {
+            let client = oauth::authorized_client(url, settings, file, http_client()?).await?;
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            return self.handler.clone().serve(transport).await.map_err(refused);
+        }
+        let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
+        self.handler.clone().serve(transport).await.map_err(refused)
+    }
+
+    /// What a call is told when the server refused it for want of a sign-in or of scope; the
+    /// scopes it wants are noted for the next sign-in.
+    pub(super) fn refusal_of(&self, error: &(dyn std::error::Error + 'static)) -> Option<String> {
+        let refusal = Refusal::of(error)?;
+        if let (Refusal::Scope(scopes), Some(file)) = (&refusal, &self.tokens)
+            && let Err(e) = file.want_scopes(scopes)
+        {
+            tracing::warn!(server = %self.name, "cannot note the scopes it asked for: {e}");
+        }
+        Some(refusal.explain(&self.name))
+    }
+
+    /// Keeps OAuth tokens in `dir` (toolbelt's state directory), for servers that sign in.
+    pub(in crate::client) fn keeping_tokens(mut self, dir: Option<&std::path::Path>) -> Self {
+        if let (Some(dir), Some(url)) = (dir, self.url()) {
+            self.tokens = Some(Arc::new(oauth::store::TokenFile::new(dir, &self.name, url)));
+        }
+        self
+    }
+
+    fn url(&self) -> Option<&Url> {
+        match &self.config.transport {
+            crate::client::UpstreamTransport::Http { url, .. } => Some(url),
+            crate::client::UpstreamTransport::Stdio { .. } => None,
+        }
+    }
+}
+
+/// Makes ring the process's TLS provider unless the program installed one already (reqwest
+/// is built without one of its own), so a library user that did not still connects rather
+/// than panicking.
+pub(crate) fn install_tls_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race with another installer is fine: a provider is installed either way.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// A client for HTTP servers.
+pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+    install_tls_provider();
+    reqwest::Client::builder().build().map_err(|e| format!("cannot make an HTTP client: {e}"))
+}

@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use toolbelt_core::{Registry, erase};
 use toolbelt_policy::confine::Confiner;
 
-pub use config::{UpstreamConfig, UpstreamConfigError, UpstreamTransport};
+pub use config::{UpstreamConfig, UpstreamConfigError, UpstreamProtocol, UpstreamTransport};
 pub use join::UnknownToolName;
 pub use list_resources::ListMcpResources;
 pub use oauth::OAuthSettings;
@@ -52,6 +52,9 @@ pub struct UpstreamStatus {
     /// The registry names of the tools it contributes (those of its last connection).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_names: Vec<String>,
+    /// The revision of MCP spoken with it, while connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 /// The upstream servers, kept connected until dropped or [`Gateway::shutdown`].
@@ -128,6 +131,7 @@ impl Gateway {
                 transport: u.config.transport.kind(),
                 state: u.state(),
                 tool_names: u.tool_names(),
+                protocol: u.peer().and_then(|p| p.peer_info()).map(|i| i.protocol_version.to_string()),
             })
             .collect()
     }

@@ -41,9 +41,38 @@ pub struct UpstreamConfig {
     pub startup_timeout: Duration,
     /// Whether it is used (`enabled = false` keeps it configured but unused).
     pub enabled: bool,
+    /// Which revision of MCP to speak (`protocol`).
+    pub protocol: UpstreamProtocol,
     /// Where the settings define it (`/p/.toolbelt/config.toml:4`), for messages; set by
     /// whoever read the settings, `None` when unknown.
     pub origin: Option<String>,
+}
+
+/// Which revision of MCP toolbelt speaks to an upstream server (`protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpstreamProtocol {
+    /// `auto` (the default): asks with `server/discover` whether it speaks 2026-07-28, and
+    /// starts with `initialize` (2025-11-25) when it answers that it does not. A server that
+    /// does not answer the question at all is given 10 s before `initialize`.
+    #[default]
+    Auto,
+    /// `2026-07-28`: `server/discover` only; a server that does not speak it fails.
+    Modern,
+    /// `2025-11-25` or `2025-06-18`: `initialize` with that version, never asking.
+    Initialize(&'static str),
+}
+
+impl UpstreamProtocol {
+    /// The setting as written.
+    fn parse(text: &str) -> Result<Self, UpstreamConfigError> {
+        match text {
+            "auto" => Ok(Self::Auto),
+            "2026-07-28" => Ok(Self::Modern),
+            "2025-11-25" => Ok(Self::Initialize("2025-11-25")),
+            "2025-06-18" => Ok(Self::Initialize("2025-06-18")),
+            other => Err(UpstreamConfigError::UnsupportedProtocol(other.to_string())),
+        }
+    }
 }
 
 /// How an upstream server is reached.
@@ -116,6 +145,7 @@ impl UpstreamConfig {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             enabled: true,
+            protocol: UpstreamProtocol::Auto,
             origin: None,
         }
     }
@@ -168,6 +198,9 @@ pub enum UpstreamConfigError {
     /// A `timeout` or `startup_timeout` that is not a number of seconds in (0, 86400].
     #[error("timeout {0} is out of range (seconds, up to 86400)")]
     TimeoutOutOfRange(f64),
+    /// A `protocol` toolbelt does not speak.
+    #[error("protocol `{0}` is not one toolbelt speaks; use auto, 2026-07-28, 2025-11-25 or 2025-06-18")]
+    UnsupportedProtocol(String),
     /// An `oauth` table that cannot work (the message says why).
     #[error("{0}")]
     OAuth(String),
@@ -203,6 +236,8 @@ struct RawConfig {
     startup_timeout: Option<f64>,
     #[serde(default)]
     enabled: Option<bool>,
+    #[serde(default)]
+    protocol: Option<String>,
     /// `.mcp.json`'s transport field; implied by `command` or `url`.
     #[serde(default, rename = "type")]
     kind: Option<String>,
@@ -245,6 +280,7 @@ impl TryFrom<RawConfig> for UpstreamConfig {
             call_timeout: timeout(raw.timeout, DEFAULT_CALL_TIMEOUT)?,
             startup_timeout: timeout(raw.startup_timeout, DEFAULT_STARTUP_TIMEOUT)?,
             enabled: raw.enabled.unwrap_or(true),
+            protocol: raw.protocol.as_deref().map(UpstreamProtocol::parse).transpose()?.unwrap_or_default(),
             origin: None,
         })
     }

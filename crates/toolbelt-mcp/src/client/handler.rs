@@ -45,6 +45,8 @@ pub struct UpstreamHandler {
     pub(super) roots: Arc<[PathBuf]>,
     /// The server's name in settings, to say who asks.
     pub(super) server: Arc<str>,
+    /// The version `initialize` offers (2025-11-25 unless the settings pin 2025-06-18).
+    pub(super) initialize_version: Option<&'static str>,
 }
 
 impl UpstreamHandler {
@@ -103,7 +105,10 @@ impl ClientHandler for UpstreamHandler {
             capabilities.roots = Some(RootsCapabilities::default());
         }
         ClientConfig::new(capabilities, Implementation::new("toolbelt", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_protocol_version(match self.initialize_version {
+                Some("2025-06-18") => ProtocolVersion::V_2025_06_18,
+                _ => ProtocolVersion::V_2025_11_25,
+            })
     }
 
     /// A form the server wants filled in goes to the person behind the call waiting on the

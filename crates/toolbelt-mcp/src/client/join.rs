@@ -13,6 +13,8 @@
 
 use std::sync::{Arc, PoisonError};
 
+use super::upstream::Unconnected;
+
 use rmcp::{Peer, RoleClient};
 use toolbelt_core::Registry;
 
@@ -75,8 +77,11 @@ pub(super) async fn register_tools(
     up: &Arc<Upstream>,
     peer: &Peer<RoleClient>,
     registry: &Registry,
-) -> Result<usize, String> {
-    let tools = peer.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?;
+) -> Result<usize, Unconnected> {
+    let tools = peer.list_all_tools().await.map_err(|e| match up.refused(&e) {
+        Some(refused) => refused,
+        None => Unconnected::from(format!("listing its tools failed: {e}")),
+    })?;
     let before: Vec<Registered> = up.registered.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let mut now: Vec<Registered> = Vec::new();
     let mut listed: Vec<String> = Vec::new();

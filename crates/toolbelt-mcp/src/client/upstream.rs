@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, RequestId, ServerResult};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
 use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{Peer, RoleClient, ServiceExt as _};
+use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
@@ -22,7 +23,7 @@ use toolbelt_core::vars::{expand_env, unset_env_vars};
 use toolbelt_core::{ToolContext, ToolError, ToolOutput};
 use toolbelt_policy::confine::{Confined, Confiner};
 
-use super::config::{UpstreamConfig, UpstreamTransport};
+use super::config::{UpstreamConfig, UpstreamProtocol, UpstreamTransport};
 use super::convert;
 use super::handler::UpstreamHandler;
 use super::lineage;
@@ -86,7 +87,7 @@ pub struct Upstream {
 /// Why connecting failed.
 #[derive(Debug)]
 pub(super) struct Unconnected {
-    error: String,
+    pub(super) error: String,
     /// The server refused for want of a sign-in.
     login: bool,
 }
@@ -133,7 +134,10 @@ impl Upstream {
                 UpstreamState::Connecting
             }
         };
-        let handler = UpstreamHandler::new(&name);
+        let mut handler = UpstreamHandler::new(&name);
+        if let UpstreamProtocol::Initialize(version) = config.protocol {
+            handler.initialize_version = Some(version);
+        }
         Self {
             name,
             config,
@@ -231,7 +235,7 @@ impl Upstream {
     pub(super) async fn supervise<F, Fut>(self: Arc<Self>, shutdown: CancellationToken, on_connect: F)
     where
         F: Fn(Arc<Upstream>, Peer<RoleClient>) -> Fut,
-        Fut: std::future::Future<Output = Result<usize, String>>,
+        Fut: std::future::Future<Output = Result<usize, Unconnected>>,
     {
         if matches!(self.state(), UpstreamState::Disabled | UpstreamState::Skipped { .. }) {
             self.attempted.notify_waiters();
@@ -263,7 +267,8 @@ impl Upstream {
                             self.set_state(UpstreamState::Connected { tools });
                             tracing::info!(server = %self.name, tools, "MCP server connected");
                         }
-                        Err(e) => self.set_state(UpstreamState::Failed { error: e }),
+                        Err(Unconnected { error, login: true }) => self.set_state(UpstreamState::NeedsLogin { error }),
+                        Err(Unconnected { error, .. }) => self.set_state(UpstreamState::Failed { error }),
                     }
                     self.attempted.notify_waiters();
                     let waiting = running.waiting();
@@ -324,14 +329,14 @@ impl Upstream {
     async fn relist<F, Fut>(self: &Arc<Self>, on_connect: &F, peer: &Peer<RoleClient>)
     where
         F: Fn(Arc<Upstream>, Peer<RoleClient>) -> Fut,
-        Fut: std::future::Future<Output = Result<usize, String>>,
+        Fut: std::future::Future<Output = Result<usize, Unconnected>>,
     {
         match tokio::time::timeout(self.config.startup_timeout, on_connect(Arc::clone(self), peer.clone())).await {
             Ok(Ok(tools)) => {
                 tracing::info!(server = %self.name, tools, "MCP server's tools listed again");
                 self.set_state(UpstreamState::Connected { tools });
             }
-            Ok(Err(e)) => tracing::warn!(server = %self.name, "listing its changed tools failed: {e}"),
+            Ok(Err(e)) => tracing::warn!(server = %self.name, "listing its changed tools failed: {}", e.error),
             Err(_) => {
                 tracing::warn!(server = %self.name, "listing its changed tools took over {:?}", self.config.startup_timeout)
             }
@@ -390,7 +395,12 @@ impl Upstream {
                 }
             });
         }
-        self.handler.clone().serve(transport).await.map_err(|e| e.to_string())
+        self.handler.clone().serve_with_lifecycle(transport, self.lifecycle()).await.map_err(|e| e.to_string())
+    }
+
+    /// How a connection starts, by the server's `protocol` setting.
+    pub(super) fn lifecycle(&self) -> ClientLifecycleMode {
+        lifecycle(self.config.protocol)
     }
 
     /// A stdio server's connection ended (or toolbelt is shutting down): its process group is
@@ -468,6 +478,16 @@ impl Upstream {
              or check it with `toolbelt mcp-servers`",
             self.name
         ))
+    }
+}
+
+/// How a connection starts under `protocol`.
+pub(crate) fn lifecycle(protocol: UpstreamProtocol) -> ClientLifecycleMode {
+    let modern = vec![rmcp::model::ProtocolVersion::V_2026_07_28];
+    match protocol {
+        UpstreamProtocol::Auto => ClientLifecycleMode::Auto { preferred_versions: modern, legacy_version: None },
+        UpstreamProtocol::Modern => ClientLifecycleMode::Discover { preferred_versions: modern },
+        UpstreamProtocol::Initialize(_) => ClientLifecycleMode::Initialize,
     }
 }
 

@@ -9,7 +9,7 @@ use anyhow::bail;
 use serde_json::json;
 use toolbelt_mcp::client::oauth::login::{self, Browser, Login};
 use toolbelt_mcp::client::oauth::store::TokenFile;
-use toolbelt_mcp::client::{OAuthSettings, UpstreamState, UpstreamTransport};
+use toolbelt_mcp::client::{OAuthSettings, UpstreamProtocol, UpstreamState, UpstreamTransport};
 use url::Url;
 
 use crate::cli::{Global, McpLoginArgs};
@@ -20,30 +20,35 @@ use crate::output::line;
 pub async fn login(global: &Global, args: &McpLoginArgs, json: bool) -> anyhow::Result<ExitCode> {
     let setup = Setup::load(global)?;
     setup.require_valid()?;
-    let (url, settings) = signing_in(&setup, &args.name)?;
+    let (url, settings, protocol) = signing_in(&setup, &args.name)?;
     let file = Arc::new(TokenFile::new(&setup.oauth_dir(), &args.name, &url));
-    let request = Login {
-        name: &args.name,
-        url: &url,
-        settings: &settings,
-        file,
-        browser: if args.no_browser { Browser::Print } else { Browser::Open },
-        timeout: Duration::from_secs(args.timeout),
-    };
     let name = &args.name;
-    let signed = login::login(request, |address| {
-        eprintln!("To sign in to MCP server `{name}`, open this address in a browser:\n\n  {address}\n");
-    })
-    .await?;
-    // Connected as every later run will be: with the tokens just kept.
-    let registry = Arc::new(toolbelt_core::Registry::new());
-    let (state, tools) = match setup.gateway_of(&registry, std::slice::from_ref(name)).await {
-        Some(gateway) => {
-            let status = gateway.statuses().into_iter().next();
-            gateway.shutdown().await;
-            status.map(|s| (Some(s.state), s.tool_names)).unwrap_or_default()
+    let mut again = false;
+    let (signed, state, tools) = loop {
+        let request = Login {
+            name,
+            url: &url,
+            settings: &settings,
+            protocol,
+            file: Arc::clone(&file),
+            browser: if args.no_browser { Browser::Print } else { Browser::Open },
+            timeout: Duration::from_secs(args.timeout),
+        };
+        let signed = login::login(request, |address| {
+            eprintln!("To sign in to MCP server `{name}`, open this address in a browser:\n\n  {address}\n");
+        })
+        .await?;
+        let (state, tools) = connect(&setup, name).await;
+        // A server that refuses the new tokens at once may have moved to another
+        // authorization server (its metadata now names it): signing in there once more.
+        if matches!(state, Some(UpstreamState::NeedsLogin { .. })) && !again {
+            eprintln!(
+                "MCP server `{name}` refused the new sign-in; it may have moved where it signs in, so once more:"
+            );
+            again = true;
+            continue;
         }
-        None => (None, Vec::new()),
+        break (signed, state, tools);
     };
     let connected = matches!(state, Some(UpstreamState::Connected { .. }));
     if json {
@@ -65,11 +70,21 @@ pub async fn login(global: &Global, args: &McpLoginArgs, json: bool) -> anyhow::
     Ok(if connected { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// Connects the server as every later run will (with the tokens just kept): its state and
+/// its tools.
+async fn connect(setup: &Setup, name: &str) -> (Option<UpstreamState>, Vec<String>) {
+    let registry = Arc::new(toolbelt_core::Registry::new());
+    let Some(gateway) = setup.gateway_of(&registry, &[name.to_string()]).await else { return (None, Vec::new()) };
+    let status = gateway.statuses().into_iter().next();
+    gateway.shutdown().await;
+    status.map(|s| (Some(s.state), s.tool_names)).unwrap_or_default()
+}
+
 /// Forgets the server's tokens.
 pub fn logout(global: &Global, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     let setup = Setup::load(global)?;
     setup.require_valid()?;
-    let (url, _) = signing_in(&setup, name)?;
+    let (url, ..) = signing_in(&setup, name)?;
     let file = TokenFile::new(&setup.oauth_dir(), name, &url);
     let had = file.forget_tokens().map_err(anyhow::Error::msg)?;
     if json {
@@ -82,8 +97,8 @@ pub fn logout(global: &Global, name: &str, json: bool) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// The address and OAuth settings of the server `name`, or why it cannot sign in.
-fn signing_in(setup: &Setup, name: &str) -> anyhow::Result<(Url, OAuthSettings)> {
+/// The address, OAuth settings and protocol of the server `name`, or why it cannot sign in.
+fn signing_in(setup: &Setup, name: &str) -> anyhow::Result<(Url, OAuthSettings, UpstreamProtocol)> {
     let servers = &setup.settings.mcp_servers;
     let Some((_, config)) = servers.iter().find(|(n, _)| n == name) else {
         if super::mcp_servers::waiting_for_trust(setup).iter().any(|n| n == name) {
@@ -111,7 +126,7 @@ fn signing_in(setup: &Setup, name: &str) -> anyhow::Result<(Url, OAuthSettings)>
     if !config.enabled {
         bail!("MCP server `{name}`{} is disabled (`enabled = false`)", config.at());
     }
-    Ok((url.clone(), settings.clone()))
+    Ok((url.clone(), settings.clone(), config.protocol))
 }
 
 fn plural(n: usize) -> &'static str {

@@ -63,7 +63,8 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
         for s in &statuses {
             let state = match &s.state {
                 UpstreamState::Connected { tools } => {
-                    format!("connected, {tools} tool{}", if *tools == 1 { "" } else { "s" })
+                    let protocol = s.protocol.as_deref().map(|p| format!(" (MCP {p})")).unwrap_or_default();
+                    format!("connected, {tools} tool{}{protocol}", if *tools == 1 { "" } else { "s" })
                 }
                 UpstreamState::Failed { error } => format!("failed: {error}"),
                 UpstreamState::NeedsLogin { error } => format!("needs login: {error}"),

@@ -25,7 +25,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Html;
-use rmcp::ServiceExt as _;
+use rmcp::service::ClientServiceExt as _;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{
     AuthorizationManager, AuthorizationMetadataSource, AuthorizationRequest, AuthorizationSession,
@@ -36,6 +36,7 @@ use url::Url;
 
 use super::OAuthSettings;
 use super::store::{FileStore, Registration, TokenFile};
+use crate::client::UpstreamProtocol;
 
 /// The name toolbelt registers under.
 const CLIENT_NAME: &str = "toolbelt";
@@ -58,6 +59,8 @@ pub struct Login<'a> {
     pub url: &'a Url,
     /// Its `oauth` settings.
     pub settings: &'a OAuthSettings,
+    /// The revision of MCP to meet it with (its `protocol` setting).
+    pub protocol: UpstreamProtocol,
     /// Where its tokens go.
     pub file: Arc<TokenFile>,
     /// Whether to open the browser.
@@ -128,7 +131,7 @@ pub enum LoginError {
 pub async fn login(request: Login<'_>, announce: impl Fn(&str)) -> Result<SignedIn, LoginError> {
     let name = request.name.to_string();
     let saved = request.file.read().map_err(LoginError::Store)?;
-    let challenge = challenge(request.url, &name).await?;
+    let challenge = challenge(request.url, request.protocol, &name).await?;
     let mut manager = super::manager(request.url).await.map_err(|e| LoginError::Discovery(name.clone(), e))?;
     manager.set_credential_store(FileStore(Arc::clone(&request.file)));
     let resolution = manager
@@ -263,7 +266,7 @@ async fn scopes(manager: &AuthorizationManager, settings: &OAuthSettings, saved:
 /// The server's challenge to a client without a token, as a real session meets it: at
 /// `initialize`, or at the first listing of its tools (servers differ on which they guard).
 /// `None` when its refusal names nothing.
-async fn challenge(url: &Url, name: &str) -> Result<Option<String>, LoginError> {
+async fn challenge(url: &Url, protocol: UpstreamProtocol, name: &str) -> Result<Option<String>, LoginError> {
     let http = super::super::upstream::http_client().map_err(|e| LoginError::Unreachable(name.into(), e))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
     let transport = StreamableHttpClientTransport::with_client(http, config);
@@ -271,7 +274,12 @@ async fn challenge(url: &Url, name: &str) -> Result<Option<String>, LoginError> 
         Some(_) => Ok(super::challenge_of(e)),
         None => Err(LoginError::Unreachable(name.into(), e.to_string())),
     };
-    let running = match tokio::time::timeout(Duration::from_secs(30), ().serve(transport)).await {
+    let running = match tokio::time::timeout(
+        Duration::from_secs(30),
+        ().serve_with_lifecycle(transport, crate::client::upstream::lifecycle(protocol)),
+    )
+    .await
+    {
         Err(_) => return Err(LoginError::Unreachable(name.into(), "no answer within 30 s".into())),
         Ok(Err(e)) => return refused(&e),
         Ok(Ok(running)) => running,

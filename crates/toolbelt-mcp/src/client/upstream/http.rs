@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rmcp::RoleClient;
+use rmcp::service::ClientServiceExt as _;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt as _};
 use toolbelt_core::vars::expand_env;
 use url::Url;
 
@@ -31,18 +32,21 @@ impl Upstream {
             let value = expand_env(value).parse().map_err(|e| format!("header value: {e}"))?;
             config.custom_headers.insert(name, value);
         }
-        let refused = |e: rmcp::service::ClientInitializeError| match Refusal::of(&e) {
-            Some(refusal) => Unconnected::refused(&self.name, refusal),
-            None => Unconnected::from(e.to_string()),
-        };
+        let refused =
+            |e: rmcp::service::ClientInitializeError| self.refused(&e).unwrap_or_else(|| e.to_string().into());
         let oauth = self.config.transport.oauth().zip(self.tokens.as_ref()).filter(|(_, file)| file.has_tokens());
         if let Some((settings, file)) = oauth {
             let client = oauth::authorized_client(url, settings, file, http_client()?).await?;
             let transport = StreamableHttpClientTransport::with_client(client, config);
-            return self.handler.clone().serve(transport).await.map_err(refused);
+            return self.handler.clone().serve_with_lifecycle(transport, self.lifecycle()).await.map_err(refused);
         }
         let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
-        self.handler.clone().serve(transport).await.map_err(refused)
+        self.handler.clone().serve_with_lifecycle(transport, self.lifecycle()).await.map_err(refused)
+    }
+
+    /// The server's refusal behind `error`, when it refused for want of a sign-in or of scope.
+    pub(in crate::client) fn refused(&self, error: &(dyn std::error::Error + 'static)) -> Option<Unconnected> {
+        Refusal::of(error).map(|refusal| Unconnected::refused(&self.name, refusal))
     }
 
     /// What a call is told when the server refused it for want of a sign-in or of scope; the

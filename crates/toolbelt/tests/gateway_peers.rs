@@ -47,6 +47,53 @@ fn an_upstream_s_sampling_request_reaches_the_client_s_model() {
     assert!(text.contains("does not offer sampling"), "{seen}");
 }
 
+/// An upstream of the Python SDK that asks for input (roots, a form, the client's model) is
+/// answered whichever revision it speaks: in 2026-07-28 (`protocol = auto` finds it speaks
+/// it) through its `input_required` rounds, in 2025-11-25 through requests mid-call; and
+/// whichever revision our own client speaks.
+#[test]
+fn an_upstream_speaking_2026_07_28_is_answered_through_its_rounds() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    let (python, server) = (peers.python().display().to_string(), script("modern_upstream.py").display().to_string());
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[permissions]\nallow = [\"mcp__modern\", \"mcp__legacy\"]\n\n\
+             [mcp.servers.modern]\ncommand = {python:?}\nargs = [{server:?}]\n\n\
+             [mcp.servers.legacy]\ncommand = {python:?}\nargs = [{server:?}]\nprotocol = \"2025-11-25\"\n"
+        ),
+    )
+    .unwrap();
+    trust(&root);
+    let mut cmd = Command::new(toolbelt());
+    cmd.args(["mcp-servers", "--json"]).current_dir(&root);
+    let listed = hermetic::isolate(&mut cmd, &root.join("home")).output().unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let protocol =
+        |name: &str| listed.as_array().unwrap().iter().find(|s| s["name"] == name).unwrap()["protocol"].clone();
+    assert_eq!((protocol("modern"), protocol("legacy")), (json!("2026-07-28"), json!("2025-11-25")), "{listed}");
+    for mode in ["legacy", "auto"] {
+        let mut cmd = Command::new(peers.python());
+        cmd.arg(script("modern_upstream_client.py")).arg(mode).arg(toolbelt()).arg(&root);
+        let seen = run(cmd, &root, "");
+        for server in ["modern", "legacy"] {
+            let result = |tool: &str| seen[format!("{server}.{tool}")].clone();
+            assert_eq!(
+                result("roots"),
+                json!([false, format!("file://{}", root.display())]),
+                "{mode} {server}: {seen}"
+            );
+            assert_eq!(result("confirm"), json!([false, "accepted: proceed=True"]), "{mode} {server}: {seen}");
+            assert_eq!(result("summarize"), json!([false, "model said: short"]), "{mode} {server}: {seen}");
+        }
+        let asked: Vec<&str> = seen["asked"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert!(asked.iter().all(|m| m.contains("asks: Go ahead?")) && asked.len() >= 2, "{mode}: {seen}");
+        assert!(!seen["sampled"].as_array().unwrap().is_empty(), "{mode}: {seen}");
+    }
+}
+
 /// The reference server's elicitation tool through the gateway: toolbelt declares elicitation
 /// to it (else the tool is not even listed), its form reaches the Python SDK client's user
 /// introduced as the server's, and the answer goes back to the server.

@@ -1,6 +1,7 @@
 //! One upstream MCP server: its connection, and the supervisor that keeps it connected
 //! (restarting a crashed server with backoff).
 
+mod call;
 mod http;
 
 pub(crate) use http::{http_client, install_tls_provider};
@@ -11,20 +12,17 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, RequestId, ServerResult};
+use rmcp::service::RunningService;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
-use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{Peer, RoleClient};
-use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
+use toolbelt_core::ToolError;
 use toolbelt_core::vars::{expand_env, unset_env_vars};
-use toolbelt_core::{ToolContext, ToolError, ToolOutput};
 use toolbelt_policy::confine::{Confined, Confiner};
 
 use super::config::{UpstreamConfig, UpstreamProtocol, UpstreamTransport};
-use super::convert;
 use super::handler::UpstreamHandler;
 use super::lineage;
 
@@ -422,47 +420,6 @@ impl Upstream {
         }
     }
 
-    /// Calls one of its tools, with progress passed to `cx` and cancellation passed on.
-    pub async fn call_tool(&self, tool: &str, arguments: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let peer = self.peer().ok_or_else(|| self.unavailable())?;
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        params.arguments = match arguments {
-            Value::Object(arguments) => Some(arguments),
-            Value::Null => None,
-            other => {
-                return Err(ToolError::internal(format!(
-                    "cannot build the call: arguments must be an object, not {other}"
-                )));
-            }
-        };
-        let request = ClientRequest::CallToolRequest(Request::new(params));
-        let handle = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| {
-            let why = self.refusal_of(&e);
-            ToolError::failed(
-                why.unwrap_or_else(|| format!("MCP server `{}` could not be sent the call: {e}", self.name)),
-            )
-        })?;
-        let _route = self.handler.route(handle.progress_token.clone(), cx.clone());
-        // If this future is dropped (the runtime's timeout) or cancelled, the server is told.
-        let mut guard = CancelOnDrop { peer: Some(handle.peer.clone()), id: handle.id.clone() };
-        let outcome = tokio::select! {
-            r = handle.await_response() => r,
-            () = cx.cancellation().cancelled() => return Err(ToolError::Cancelled),
-        };
-        guard.peer = None;
-        let response = outcome.map_err(|e| {
-            let why = self.refusal_of(&e);
-            ToolError::failed(why.unwrap_or_else(|| format!("MCP server `{}` failed the call: {e}", self.name)))
-        })?;
-        Ok(match response {
-            ServerResult::CallToolResult(result) => convert::output_from_result(&result),
-            // A result rmcp could not read as a tool's (a content block of a kind newer than
-            // it knows): read as far as it goes.
-            ServerResult::CustomResult(custom) => convert::output_from_result(&convert::lenient_result(&custom.0)),
-            _ => convert::output_from_result(&Default::default()),
-        })
-    }
-
     pub(super) fn unavailable(&self) -> ToolError {
         let why = match self.state() {
             UpstreamState::Failed { error } => error,
@@ -504,24 +461,6 @@ fn warn_unset_vars(server: &str, config: &UpstreamConfig) {
                 "MCP server `{server}`: {table}.{key} uses ${{{var}}}, which is not set, so it is passed as empty; \
                  export {var} before starting toolbelt"
             );
-        }
-    }
-}
-
-/// Sends `notifications/cancelled` for a request abandoned before its answer.
-struct CancelOnDrop {
-    peer: Option<Peer<RoleClient>>,
-    id: RequestId,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(peer) = self.peer.take() else { return };
-        let param = CancelledNotificationParam::new(Some(self.id.clone()), Some("the call was cancelled".into()));
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                let _ = peer.notify_cancelled(param).await;
-            });
         }
     }
 }

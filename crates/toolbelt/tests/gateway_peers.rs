@@ -50,7 +50,8 @@ fn an_upstream_s_sampling_request_reaches_the_client_s_model() {
 /// An upstream of the Python SDK that asks for input (roots, a form, the client's model) is
 /// answered whichever revision it speaks: in 2026-07-28 (`protocol = auto` finds it speaks
 /// it) through its `input_required` rounds, in 2025-11-25 through requests mid-call; and
-/// whichever revision our own client speaks.
+/// whichever revision our own client speaks. A tool it adds joins (its change heard on the
+/// `subscriptions/listen` stream toolbelt opens).
 #[test]
 fn an_upstream_speaking_2026_07_28_is_answered_through_its_rounds() {
     let Some(peers) = Peers::find() else { return };
@@ -91,6 +92,7 @@ fn an_upstream_speaking_2026_07_28_is_answered_through_its_rounds() {
         let asked: Vec<&str> = seen["asked"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
         assert!(asked.iter().all(|m| m.contains("asks: Go ahead?")) && asked.len() >= 2, "{mode}: {seen}");
         assert!(!seen["sampled"].as_array().unwrap().is_empty(), "{mode}: {seen}");
+        assert_eq!(seen["fresh"], json!([false, "fresh here"]), "the tool it added joined: {mode}: {seen}");
     }
 }
 

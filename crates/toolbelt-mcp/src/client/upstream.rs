@@ -3,6 +3,7 @@
 
 mod call;
 mod http;
+mod listen;
 
 pub(crate) use http::{http_client, install_tls_provider};
 
@@ -269,6 +270,7 @@ impl Upstream {
                         Err(Unconnected { error, .. }) => self.set_state(UpstreamState::Failed { error }),
                     }
                     self.attempted.notify_waiters();
+                    let _listening = self.listen_for_changes(&peer);
                     let waiting = running.waiting();
                     tokio::pin!(waiting);
                     let ended = loop {

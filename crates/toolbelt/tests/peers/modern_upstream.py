@@ -1,5 +1,6 @@
 """An MCP server of the Python SDK (2.x) whose tools ask their client for input: `roots`
-(the client's roots), `confirm` (a form for the person), `summarize` (the client's model).
+(the client's roots), `confirm` (a form for the person), `summarize` (the client's model);
+and `grow`, which adds the tool `fresh` and says its tools changed.
 
 Spoken to in 2026-07-28, it asks with `input_required` results and reads the answers from
 the retried call; in 2025-11-25, with requests sent mid-call. Run over stdio.
@@ -8,7 +9,7 @@ the retried call; in 2025-11-25, with requests sent mid-call. Run over stdio.
 from typing import Annotated
 
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
 from mcp_types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
 from pydantic import BaseModel
@@ -51,6 +52,19 @@ def confirm(question: str, answer: Annotated[ElicitationResult[Choice], Resolve(
 def summarize(text: str, sampled: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:
     """Summarizes the text with the client's model."""
     return f"model said: {sampled.content.text}"
+
+
+def fresh() -> str:
+    """A tool added by `grow`."""
+    return "fresh here"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds the tool `fresh`, and tells the subscribers."""
+    server.add_tool(fresh)
+    await ctx.notify_tools_changed()
+    return "grown"
 
 
 if __name__ == "__main__":

@@ -39,6 +39,15 @@ async def main():
             for tool, args in (("roots", {}), ("confirm", {"question": "Go ahead?"}), ("summarize", {"text": "a b c"})):
                 r = await client.call_tool(f"mcp__{server}__{tool}", args)
                 seen[f"{server}.{tool}"] = [r.is_error, "\n".join(getattr(c, "text", "") for c in r.content)]
+        # `grow` adds a tool upstream; toolbelt hears of it and lists the server's tools again.
+        await client.call_tool("mcp__modern__grow", {})
+        for _ in range(100):
+            names = [t.name for t in (await client.list_tools()).tools]
+            if "mcp__modern__fresh" in names:
+                r = await client.call_tool("mcp__modern__fresh", {})
+                seen["fresh"] = [r.is_error, r.content[0].text]
+                break
+            await anyio.sleep(0.1)
 
 
 seen = {"asked": [], "sampled": []}

@@ -67,7 +67,7 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
                     format!("connected, {tools} tool{}{protocol}", if *tools == 1 { "" } else { "s" })
                 }
                 UpstreamState::Failed { error } => format!("failed: {error}"),
-                UpstreamState::NeedsLogin { error } => format!("needs login: {error}"),
+                UpstreamState::NeedsLogin { .. } => format!("needs login: run `toolbelt mcp-servers login {}`", s.name),
                 UpstreamState::Connecting => "still connecting".into(),
                 UpstreamState::Disabled => "disabled".into(),
                 UpstreamState::Skipped { reason } => format!("skipped: {reason}"),

@@ -312,7 +312,8 @@ pub enum McpServersAction {
     /// Sign in to an HTTP server that asks for OAuth: prints the address to open, opens the
     /// browser, and keeps the tokens (owner-only) for every later connection.
     Login(McpLoginArgs),
-    /// Forget a server's OAuth tokens (its client registration is kept).
+    /// Forget a server's OAuth tokens, and toolbelt's registration with its authorization
+    /// server (the next sign-in registers anew).
     Logout {
         /// The server's name in the settings.
         name: String,

@@ -113,8 +113,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// full filter (`toolbelt_runtime=debug`); `-v`/`-vv` raise the default level.
 fn init_logging(verbose: u8, no_color: bool) {
     use std::io::IsTerminal as _;
+    // At the default level, rmcp's client transport does not report its own end: the
+    // connection's owner reports it (a server that failed, or asks to sign in), once, saying
+    // what to do.
     let default = match verbose {
-        0 => "warn",
+        0 => "warn,rmcp::transport::worker=off",
         1 => "info",
         _ => "debug",
     };

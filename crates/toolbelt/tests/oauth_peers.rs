@@ -138,3 +138,118 @@ fn a_person_signs_in_uses_the_server_and_signs_out() {
     assert!(seen["logout"].as_str().unwrap().starts_with("Signed out of MCP server `s`"), "{seen}");
     assert_eq!(seen["signed_out"][1], "needs_login", "{seen}");
 }
+
+/// `peers/oauth_server.py` (the Python SDK's authorization server, tokens living `expiry`
+/// seconds) on a free loopback port; killed when dropped.
+struct AuthServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl AuthServer {
+    fn start(peers: &Peers, port: u16, args: &[&str]) -> AuthServer {
+        let child = Command::new(peers.python())
+            .arg(script("oauth_server.py"))
+            .arg(port.to_string())
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(20), "the OAuth peer did not start");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        AuthServer { child, port }
+    }
+}
+
+impl Drop for AuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A token about to expire is refreshed by the next process that uses it (sending the
+/// `resource` of the sign-in, keeping the rotated refresh token), once; a refresh the
+/// authorization server refuses leaves the server waiting for a sign-in, at once, and a
+/// registration it no longer knows is made anew by that sign-in.
+#[test]
+fn tokens_are_refreshed_and_a_refused_refresh_asks_for_a_sign_in() {
+    let Some(peers) = Peers::find() else { return };
+    let (_dir, root) = project();
+    let port = free_port();
+    let server = AuthServer::start(&peers, port, &["3600"]);
+    let config = root.join("home/.config/toolbelt");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[permissions]\nallow = [\"mcp__auth\"]\n\n[mcp.servers.auth]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+        ),
+    )
+    .unwrap();
+    let browser = format!("{} {} --browse", peers.python().display(), script("oauth_conformance_client.py").display());
+    let toolbelt_in = |args: &[&str]| {
+        let mut cmd = Command::new(toolbelt());
+        cmd.args(args).current_dir(&root);
+        let out = hermetic::isolate(&mut cmd, &root.join("home")).env("BROWSER", &browser).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = toolbelt_in(&["mcp-servers", "login", "auth"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("Connected: 1 tool."), "{out}");
+    assert_eq!(toolbelt_in(&["call", "mcp__auth__grants", "{}"]).1.trim(), "authorization_code");
+
+    // 3,590 of its 3,600 seconds gone: the next use refreshes it first.
+    let dir = root.join("home/.local/state/toolbelt/oauth");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .unwrap()
+        .path();
+    let age = |seconds: u64| {
+        let mut saved: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let received = saved["credentials"]["token_received_at"].as_u64().unwrap();
+        saved["credentials"]["token_received_at"] = json!(received - seconds);
+        std::fs::write(&file, serde_json::to_vec(&saved).unwrap()).unwrap();
+        saved["credentials"]["token_response"]["refresh_token"].clone()
+    };
+    let refresh_before = age(3590);
+    let resource = format!("refresh_token resource=http://127.0.0.1:{}/mcp", server.port);
+    let (_, out, err) = toolbelt_in(&["call", "mcp__auth__grants", "{}"]);
+    assert_eq!(out.trim(), format!("authorization_code\n{resource}"), "{err}");
+    let saved: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_ne!(saved["credentials"]["token_response"]["refresh_token"], refresh_before, "the rotated token was kept");
+    // A fresh token is not refreshed again.
+    assert_eq!(toolbelt_in(&["call", "mcp__auth__grants", "{}"]).1.trim(), format!("authorization_code\n{resource}"));
+
+    // The authorization server forgets every token and refuses refreshes.
+    drop(server);
+    let _server = AuthServer::start(&peers, port, &["3600", "--refuse-refresh"]);
+    age(3590);
+    let started = std::time::Instant::now();
+    let (code, out, err) = toolbelt_in(&["mcp-servers", "--json"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(9), "it waited for nothing");
+    let listed: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+    assert_eq!((code, listed[0]["state"].clone()), (Some(1), json!("needs_login")), "{listed}");
+    let (code, out, err) = toolbelt_in(&["call", "mcp__auth__grants", "{}"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("ask the user to run `toolbelt mcp-servers login auth`"), "{out}{err}");
+    // It no longer knows toolbelt's client either: the next sign-in registers anew.
+    let (code, out, err) = toolbelt_in(&["mcp-servers", "login", "auth", "--timeout", "20"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("client registered now"), "{out}");
+    assert_eq!(toolbelt_in(&["call", "mcp__auth__grants", "{}"]).1.trim(), "authorization_code");
+}

@@ -23,7 +23,7 @@ pub mod store;
 use std::error::Error;
 use std::sync::Arc;
 
-use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig, WWWAuthenticateParams};
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager, OAuthClientConfig, WWWAuthenticateParams};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use url::Url;
 
@@ -47,6 +47,7 @@ impl Refusal {
     pub fn of(error: &(dyn Error + 'static)) -> Option<Refusal> {
         match http_error(error)? {
             StreamableHttpError::AuthRequired(_) => Some(Refusal::Login),
+            StreamableHttpError::Auth(e) if sign_in_again(e) => Some(Refusal::Login),
             StreamableHttpError::InsufficientScope(e) => {
                 let base = Url::parse("http://localhost/").ok()?;
                 let scope = WWWAuthenticateParams::parse(&e.www_authenticate_header, &base).scope.unwrap_or_default();
@@ -74,6 +75,23 @@ impl Refusal {
             ),
         }
     }
+}
+
+/// Whether the authorization server's answer to a refresh means only a new sign-in helps: it
+/// rejected the refresh token (`invalid_grant`), or no longer knows the client
+/// (`invalid_client`). A refresh that failed otherwise (the network) is tried again later.
+fn sign_in_again(error: &AuthError) -> bool {
+    match error {
+        AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_) => true,
+        AuthError::TokenRefreshFailed(why) => why.contains("invalid_client") || why.contains("invalid_grant"),
+        _ => false,
+    }
+}
+
+/// Whether `error` says the authorization server no longer knows the client toolbelt
+/// registered (`invalid_client` to a refresh): its registration is of no more use.
+pub(crate) fn client_unknown(error: &(dyn Error + 'static)) -> bool {
+    matches!(http_error(error), Some(StreamableHttpError::Auth(AuthError::TokenRefreshFailed(why))) if why.contains("invalid_client"))
 }
 
 /// The HTTP transport's error behind `error` (an rmcp service or start-up error, or one of

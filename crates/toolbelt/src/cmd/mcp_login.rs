@@ -86,11 +86,11 @@ pub fn logout(global: &Global, name: &str, json: bool) -> anyhow::Result<ExitCod
     setup.require_valid()?;
     let (url, ..) = signing_in(&setup, name)?;
     let file = TokenFile::new(&setup.oauth_dir(), name, &url);
-    let had = file.forget_tokens().map_err(anyhow::Error::msg)?;
+    let had = file.forget().map_err(anyhow::Error::msg)?;
     if json {
         line(&json!({"name": name, "signed_out": had}).to_string())?;
     } else if had {
-        line(&format!("Signed out of MCP server `{name}`: its tokens are forgotten."))?;
+        line(&format!("Signed out of MCP server `{name}`: its tokens, and toolbelt's registration, are forgotten."))?;
     } else {
         line(&format!("MCP server `{name}` had no tokens to forget."))?;
     }

@@ -108,7 +108,7 @@ token = json.load(open(path))["credentials"]["token_response"]["access_token"]
 code, server = state_of("s")
 seen["after"] = [code, server["state"], server.get("protocol")]
 tool = server["tool_names"][0]
-code, out, err = run("call", tool, "{}", extra_env={"RUST_LOG": "debug"})
+code, out, err = run("call", tool, "{}", extra_env={"TOOLBELT_LOG": "debug"})
 seen["call"] = [code, token in out + err]
 
 # A project that names `s` at another address gets no token.

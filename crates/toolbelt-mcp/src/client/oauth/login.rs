@@ -116,7 +116,12 @@ pub enum LoginError {
     #[error("the authorization server refused: {0}")]
     Refused(String),
     /// The browser did not come back in time.
-    #[error("no sign-in came back within {} s; run the login again, and finish it in the browser", .0.as_secs())]
+    #[error(
+        "no sign-in came back within {} s; run the login again and finish it in the browser (if the authorization \
+         server showed an error about the client, sign out with `toolbelt mcp-servers logout NAME` first: that \
+         also forgets toolbelt's registration there)",
+        .0.as_secs()
+    )]
     TimedOut(Duration),
     /// Exchanging the code for tokens failed.
     #[error("the sign-in came back, but the tokens could not be obtained: {0}")]
@@ -394,5 +399,46 @@ fn open_browser(url: &str) {
             });
         }
         Err(e) => tracing::warn!("cannot open the browser with `{program}`: {e}; open the address printed above"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+
+    /// Sends `GET path` with `host` to the listener on `port`: the status code.
+    async fn get(port: u16, host: &str, path: &str) -> u16 {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        answer.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_listener_takes_only_its_own_sign_in() {
+        let listener = bind(0).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (sender, mut returned) = mpsc::channel(1);
+        let server = tokio::spawn(serve_callback(listener, port, "s3cret".into(), sender));
+        let host = format!("127.0.0.1:{port}");
+        // Another state, another name for the host, another path: turned away, still waiting.
+        assert_eq!(get(port, &host, "/callback?code=c&state=other").await, 400);
+        assert_eq!(get(port, &host, "/callback?code=c").await, 400);
+        assert_eq!(get(port, "evil.example", "/callback?code=c&state=s3cret").await, 400);
+        assert_eq!(get(port, &host, "/elsewhere?code=c&state=s3cret").await, 404);
+        assert!(returned.try_recv().is_err());
+        // The authorization server's refusal ends the wait with it.
+        let refused = "/callback?state=s3cret&error=access_denied&error_description=no%20thanks";
+        assert_eq!(get(port, &format!("localhost:{port}"), refused).await, 200);
+        assert_eq!(returned.recv().await.unwrap().err().unwrap(), "access_denied: no thanks");
+        // The sign-in.
+        assert_eq!(get(port, &host, "/callback?code=the-code&state=s3cret&iss=https%3A%2F%2Fas").await, 200);
+        let callback = returned.recv().await.unwrap().ok().unwrap();
+        assert_eq!((callback.code.as_str(), callback.iss.as_deref()), ("the-code", Some("https://as")));
+        server.abort();
     }
 }

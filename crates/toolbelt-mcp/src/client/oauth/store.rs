@@ -157,13 +157,30 @@ impl TokenFile {
         Ok(())
     }
 
-    /// Forgets the tokens (keeping the registrations); `false` when there were none.
-    pub fn forget_tokens(&self) -> Result<bool, String> {
-        let had = self.read()?.credentials.is_some_and(|c| c.token_response.is_some());
-        if had {
-            self.update(|saved| saved.credentials = None)?;
+    /// Forgets everything kept for the server: its tokens, and toolbelt's registrations with
+    /// its authorization servers; `false` when there were no tokens.
+    pub fn forget(&self) -> Result<bool, String> {
+        let had = self.read().ok().and_then(|s| s.credentials).is_some_and(|c| c.token_response.is_some());
+        for path in [self.path.clone(), self.path.with_extension("json.lock")] {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("cannot remove {}: {e}", path.display()));
+                }
+                _ => {}
+            }
         }
+        *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
         Ok(had)
+    }
+
+    /// Forgets the tokens and the registration of the client they were issued to (the
+    /// authorization server no longer knows it): the next sign-in registers anew.
+    pub fn forget_client(&self) -> Result<(), String> {
+        self.update(|saved| {
+            if let Some(credentials) = saved.credentials.take() {
+                saved.registrations.retain(|_, r| r.client_id != credentials.client_id);
+            }
+        })
     }
 
     /// Notes scopes the server asked for, for the next sign-in to ask for them too.
@@ -268,6 +285,9 @@ mod tests {
         assert_ne!(other.path(), tokens.path());
         // Nothing is left beside it.
         assert_eq!(std::fs::read_dir(tokens.path().parent().unwrap()).unwrap().count(), 1);
+        // Signing out forgets it all.
+        assert!(!tokens.forget().unwrap());
+        assert!(!tokens.path().exists() && tokens.read().unwrap().wanted_scopes.is_empty());
     }
 
     #[test]

@@ -46,13 +46,25 @@ impl Upstream {
 
     /// The server's refusal behind `error`, when it refused for want of a sign-in or of scope.
     pub(in crate::client) fn refused(&self, error: &(dyn std::error::Error + 'static)) -> Option<Unconnected> {
-        Refusal::of(error).map(|refusal| Unconnected::refused(&self.name, refusal))
+        let refusal = Refusal::of(error)?;
+        self.forget_unknown_client(error);
+        Some(Unconnected::refused(&self.name, refusal))
+    }
+
+    /// Forgets a registration the authorization server said it no longer knows.
+    fn forget_unknown_client(&self, error: &(dyn std::error::Error + 'static)) {
+        if let Some(file) = self.tokens.as_ref().filter(|_| oauth::client_unknown(error))
+            && let Err(e) = file.forget_client()
+        {
+            tracing::warn!(server = %self.name, "cannot forget its unknown client: {e}");
+        }
     }
 
     /// What a call is told when the server refused it for want of a sign-in or of scope; the
     /// scopes it wants are noted for the next sign-in.
     pub(super) fn refusal_of(&self, error: &(dyn std::error::Error + 'static)) -> Option<String> {
         let refusal = Refusal::of(error)?;
+        self.forget_unknown_client(error);
         if let (Refusal::Scope(scopes), Some(file)) = (&refusal, &self.tokens)
             && let Err(e) = file.want_scopes(scopes)
         {

@@ -108,8 +108,8 @@ fn walk_checks(dir: &Path) -> Vec<Value> {
 /// A person signing in (`peers/oauth_user.py`, against the suite's `auth/metadata-default`):
 /// the server waits for a sign-in and says what to run; `--no-browser` prints the address; a
 /// redirect with a forged state is turned away; the tokens are kept owner-only and never
-/// logged; a call goes through; a project naming the server at another address gets no
-/// token; sign-out forgets them.
+/// logged; a call goes through; a project naming the server at another address cannot sign
+/// in before it is trusted, and after gets no token; sign-out forgets them.
 #[test]
 fn a_person_signs_in_uses_the_server_and_signs_out() {
     let Some(peers) = Peers::find() else { return };
@@ -134,7 +134,10 @@ fn a_person_signs_in_uses_the_server_and_signs_out() {
     assert_eq!(seen["modes"], json!(["0o600", "0o700"]), "{seen}");
     assert_eq!(seen["after"][1], "connected", "{seen}");
     assert_eq!(seen["call"], json!([0, false]), "the call went through, and no output showed the token: {seen}");
-    assert_eq!(seen["project"], json!(["needs_login", [null]]), "the other address got no token: {seen}");
+    assert!(seen["untrusted"].as_str().unwrap().contains("not trusted yet"), "{seen}");
+    let heard = seen["project"][1].as_array().unwrap();
+    assert_eq!(seen["project"][0], "needs_login", "{seen}");
+    assert!(!heard.is_empty() && heard.iter().all(Value::is_null), "the other address got no token: {seen}");
     assert!(seen["logout"].as_str().unwrap().starts_with("Signed out of MCP server `s`"), "{seen}");
     assert_eq!(seen["signed_out"][1], "needs_login", "{seen}");
 }

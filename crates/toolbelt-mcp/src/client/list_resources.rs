@@ -145,6 +145,9 @@ async fn resources_of(server: &Upstream) -> Result<Vec<rmcp::model::Resource>, S
     let Some(peer) = server.peer() else {
         return Err(match server.state() {
             UpstreamState::Failed { error } => format!("is not connected ({error})"),
+            UpstreamState::NeedsLogin { .. } => {
+                format!("waits for a sign-in: ask the user to run `toolbelt mcp-servers login {}`", server.name)
+            }
             _ => "is not connected yet".to_string(),
         });
     };

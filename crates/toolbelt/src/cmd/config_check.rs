@@ -219,7 +219,13 @@ async fn upstream_warnings(setup: &Setup) -> Vec<Message> {
         .map(|found| Message::of(Severity::Warning, &found.problem))
         .collect();
     for status in gateway.statuses() {
-        let UpstreamState::Failed { error } = status.state else { continue };
+        let error = match status.state {
+            UpstreamState::Failed { error } => error,
+            UpstreamState::NeedsLogin { .. } => {
+                format!("it asks to sign in: run `toolbelt mcp-servers login {}`", status.name)
+            }
+            _ => continue,
+        };
         let key = Key::MCP_SERVERS.named(&status.name);
         let entry = setup.loaded.entries.iter().filter(|e| e.key == key).max_by_key(|e| e.origin.layer);
         out.push(Message {

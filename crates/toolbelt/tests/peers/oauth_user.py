@@ -131,6 +131,9 @@ threading.Thread(target=capture.serve_forever, daemon=True).start()
 os.makedirs(os.path.join(project, ".toolbelt"))
 with open(os.path.join(project, ".toolbelt", "config.toml"), "w") as f:
     f.write(f'[mcp.servers.s]\nurl = "http://127.0.0.1:{capture.server_port}/mcp"\n')
+    f.write(f'[mcp.servers.p]\nurl = "http://127.0.0.1:{capture.server_port}/p"\n')
+code, out, err = run("mcp-servers", "login", "p")
+seen["untrusted"] = err
 run("trust")
 code, server = state_of("s")
 seen["project"] = [server["state"], heard]

@@ -16,6 +16,7 @@
 //!
 //! [`UpstreamTransport::oauth`]: super::UpstreamTransport::oauth
 
+mod callback;
 pub mod login;
 mod settings;
 pub mod store;

@@ -18,8 +18,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import urllib.request
+
+import user_home
 
 CIMD = "https://conformance-test.local/client-metadata.json"
 
@@ -37,35 +38,24 @@ def main():
     if sys.argv[1] == "--browse":
         return browse(sys.argv[2])
     toolbelt, url = sys.argv[1], sys.argv[-1]
-    home = tempfile.mkdtemp(prefix="oauth-conformance-")
-    project = os.path.join(home, "project")
-    config_dir = os.path.join(home, "config", "toolbelt")
-    os.makedirs(project)
-    os.makedirs(config_dir)
-    env = dict(os.environ)
-    env.update(
-        HOME=home,
-        XDG_CONFIG_HOME=os.path.join(home, "config"),
-        XDG_STATE_HOME=os.path.join(home, "state"),
-        XDG_DATA_HOME=os.path.join(home, "data"),
-        XDG_CACHE_HOME=os.path.join(home, "cache"),
-        BROWSER=f"{sys.executable} {os.path.abspath(__file__)} --browse",
-    )
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    oauth = [f"client_metadata_url = {json.dumps(CIMD)}"]
+    oauth, secret = [f"client_metadata_url = {json.dumps(CIMD)}"], None
     if context.get("client_id"):
         oauth.append(f"client_id = {json.dumps(context['client_id'])}")
         if context.get("client_secret"):
-            env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+            secret = context["client_secret"]
             oauth.append('client_secret_env = "CONFORMANCE_CLIENT_SECRET"')
         if context.get("issuer"):
             oauth.append(f"issuer = {json.dumps(context['issuer'])}")
-    with open(os.path.join(config_dir, "config.toml"), "w") as f:
-        f.write(
-            '[permissions]\nallow = ["mcp__s"]\n\n'
-            f"[mcp.servers.s]\nurl = {json.dumps(url)}\n\n"
-            "[mcp.servers.s.oauth]\n" + "\n".join(oauth) + "\n"
-        )
+    settings = (
+        '[permissions]\nallow = ["mcp__s"]\n\n'
+        f"[mcp.servers.s]\nurl = {json.dumps(url)}\n\n"
+        "[mcp.servers.s.oauth]\n" + "\n".join(oauth) + "\n"
+    )
+    _, project, env = user_home.make("oauth-conformance-", settings)
+    env["BROWSER"] = f"{sys.executable} {os.path.abspath(__file__)} --browse"
+    if secret is not None:
+        env["CONFORMANCE_CLIENT_SECRET"] = secret
 
     def run(*args):
         done = subprocess.run([toolbelt, *args], cwd=project, env=env, capture_output=True, text=True, timeout=25)

@@ -15,34 +15,21 @@ import re
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
+
+import user_home
 
 toolbelt, url = sys.argv[1], sys.argv[-1]
 seen = {}
-home = tempfile.mkdtemp(prefix="oauth-user-")
-project = os.path.join(home, "project")
-os.makedirs(os.path.join(project, ".git"))
-os.makedirs(os.path.join(home, "config", "toolbelt"))
-env = dict(os.environ)
-env.update(
-    HOME=home,
-    XDG_CONFIG_HOME=os.path.join(home, "config"),
-    XDG_STATE_HOME=os.path.join(home, "state"),
-    XDG_DATA_HOME=os.path.join(home, "data"),
-    XDG_CACHE_HOME=os.path.join(home, "cache"),
+settings = (
+    '[permissions]\nallow = ["mcp__s"]\n\n'
+    f"[mcp.servers.s]\nurl = {json.dumps(url)}\n\n"
+    '[mcp.servers.local]\ncommand = "true"\n'
 )
-env.pop("BROWSER", None)
-env.pop("DISPLAY", None)
-env.pop("WAYLAND_DISPLAY", None)
-with open(os.path.join(home, "config", "toolbelt", "config.toml"), "w") as f:
-    f.write(
-        '[permissions]\nallow = ["mcp__s"]\n\n'
-        f"[mcp.servers.s]\nurl = {json.dumps(url)}\n\n"
-        '[mcp.servers.local]\ncommand = "true"\n'
-    )
+home, project, env = user_home.make("oauth-user-", settings)
 
 
 def run(*args, extra_env=None):

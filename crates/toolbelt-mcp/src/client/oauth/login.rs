@@ -18,13 +18,9 @@
 //! 6. The code is exchanged (the `iss` of the redirect checked against the issuer), and the
 //!    tokens are kept ([`super::store`]).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::Html;
 use rmcp::service::ClientServiceExt as _;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{
@@ -35,6 +31,7 @@ use tokio::sync::mpsc;
 use url::Url;
 
 use super::OAuthSettings;
+use super::callback;
 use super::store::{FileStore, Registration, TokenFile};
 use crate::client::UpstreamProtocol;
 
@@ -117,12 +114,12 @@ pub enum LoginError {
     Refused(String),
     /// The browser did not come back in time.
     #[error(
-        "no sign-in came back within {} s; run the login again and finish it in the browser (if the authorization \
-         server showed an error about the client, sign out with `toolbelt mcp-servers logout NAME` first: that \
-         also forgets toolbelt's registration there)",
-        .0.as_secs()
+        "no sign-in came back within {secs} s; run the login again and finish it in the browser (if the \
+         authorization server showed an error about the client, sign out with `toolbelt mcp-servers logout {0}` \
+         first: that also forgets toolbelt's registration there)",
+        secs = .1.as_secs()
     )]
-    TimedOut(Duration),
+    TimedOut(String, Duration),
     /// Exchanging the code for tokens failed.
     #[error("the sign-in came back, but the tokens could not be obtained: {0}")]
     Exchange(String),
@@ -176,64 +173,19 @@ pub async fn login(request: Login<'_>, announce: impl Fn(&str)) -> Result<Signed
     let kept = kept.filter(|r| r.redirect_uri == redirect_uri);
 
     let scopes = scopes(&manager, settings, &saved).await;
-    let mut auth = AuthorizationRequest::new(&redirect_uri).with_client_name(CLIENT_NAME);
-    auth = if scopes.is_empty() { auth.with_initial_scope_selection() } else { auth.with_scopes(scopes.clone()) };
-    let client = if let Some(client_id) = &settings.client_id {
-        if let (Some(expected), Some(found)) = (&settings.issuer, &issuer)
-            && expected.trim_end_matches('/') != found.trim_end_matches('/')
-        {
-            return Err(LoginError::OtherIssuer { name, expected: expected.clone(), found: found.clone() });
-        }
-        auth = auth.with_preregistered_client(client_id);
-        if let Some(secret) = settings.client_secret().map_err(|e| LoginError::Start(name.clone(), e))? {
-            auth = auth.with_client_secret(secret);
-        }
-        "pre-registered"
-    } else if let Some(url) = settings.client_metadata_url.as_ref().filter(|_| cimd) {
-        auth = auth.with_client_metadata_url(url);
-        "metadata document"
-    } else {
-        let (registration, how) = match kept {
-            Some(registration) => (registration.clone(), "registered before"),
-            None => {
-                let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-                let config = manager
-                    .register_client(CLIENT_NAME, &redirect_uri, &refs)
-                    .await
-                    .map_err(|e| LoginError::Start(name.clone(), format!("registering toolbelt failed: {e}")))?;
-                let registration = Registration {
-                    client_id: config.client_id,
-                    client_secret: config.client_secret,
-                    redirect_uri: redirect_uri.clone(),
-                };
-                let key = issuer_key.clone();
-                let kept = registration.clone();
-                request.file.update(|s| _ = s.registrations.insert(key, kept)).map_err(LoginError::Store)?;
-                (registration, "registered now")
-            }
-        };
-        auth = auth.with_preregistered_client(registration.client_id);
-        if let Some(secret) = registration.client_secret {
-            auth = auth.with_client_secret(secret);
-        }
-        how
-    };
+    let auth = AuthorizationRequest::new(&redirect_uri).with_client_name(CLIENT_NAME);
+    let auth = if scopes.is_empty() { auth.with_initial_scope_selection() } else { auth.with_scopes(scopes.clone()) };
+    let chosen = Chosen { name: &name, issuer: issuer.as_deref(), cimd, kept, redirect_uri: &redirect_uri };
+    let (auth, client) = choose_client(auth, &mut manager, settings, chosen, &scopes, &request.file).await?;
     let session = AuthorizationSession::new(manager, auth)
         .await
         .map_err(|(_, e)| LoginError::Start(name.clone(), e.to_string()))?;
     let auth_url = session.get_authorization_url().to_string();
-    let asked: Vec<String> = Url::parse(&auth_url)
-        .ok()
-        .and_then(|u| u.query_pairs().find(|(k, _)| k == "scope").map(|(_, v)| v.into_owned()))
-        .map(|s| s.split_whitespace().map(str::to_string).collect())
-        .unwrap_or_default();
-    let state = Url::parse(&auth_url)
-        .ok()
-        .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
-        .unwrap_or_default();
+    let asked = query(&auth_url, "scope").map(|s| s.split_whitespace().map(str::to_string).collect());
+    let state = query(&auth_url, "state").unwrap_or_default();
 
     let (sender, mut returned) = mpsc::channel(1);
-    let server = tokio::spawn(serve_callback(listener, port, state, sender));
+    let server = tokio::spawn(callback::serve(listener, port, state, sender));
     announce(&auth_url);
     if request.browser == Browser::Open {
         open_browser(&auth_url);
@@ -241,7 +193,7 @@ pub async fn login(request: Login<'_>, announce: impl Fn(&str)) -> Result<Signed
     let outcome = tokio::time::timeout(request.timeout, returned.recv()).await;
     server.abort();
     let callback = match outcome {
-        Err(_) | Ok(None) => return Err(LoginError::TimedOut(request.timeout)),
+        Err(_) | Ok(None) => return Err(LoginError::TimedOut(name, request.timeout)),
         Ok(Some(Err(refused))) => return Err(LoginError::Refused(refused)),
         Ok(Some(Ok(callback))) => callback,
     };
@@ -250,7 +202,75 @@ pub async fn login(request: Login<'_>, announce: impl Fn(&str)) -> Result<Signed
         .await
         .map_err(|e| LoginError::Exchange(e.to_string()))?;
     request.file.update(|s| s.wanted_scopes.clear()).map_err(LoginError::Store)?;
-    Ok(SignedIn { issuer, client, scopes: asked })
+    Ok(SignedIn { issuer, client, scopes: asked.unwrap_or_default() })
+}
+
+/// What the client is chosen from.
+struct Chosen<'a> {
+    name: &'a str,
+    issuer: Option<&'a str>,
+    /// Whether the authorization server accepts Client ID Metadata Documents.
+    cimd: bool,
+    /// toolbelt's registration there, kept from an earlier sign-in.
+    kept: Option<&'a Registration>,
+    redirect_uri: &'a str,
+}
+
+/// The client to sign in as, and how toolbelt is known there: the settings' pre-registered
+/// one, else the settings' metadata document where it is accepted, else toolbelt's
+/// registration there (kept, or made now and kept).
+async fn choose_client(
+    mut auth: AuthorizationRequest,
+    manager: &mut AuthorizationManager,
+    settings: &OAuthSettings,
+    chosen: Chosen<'_>,
+    scopes: &[String],
+    file: &TokenFile,
+) -> Result<(AuthorizationRequest, &'static str), LoginError> {
+    let name = chosen.name.to_string();
+    if let Some(client_id) = &settings.client_id {
+        if let (Some(expected), Some(found)) = (&settings.issuer, chosen.issuer)
+            && expected.trim_end_matches('/') != found.trim_end_matches('/')
+        {
+            return Err(LoginError::OtherIssuer { name, expected: expected.clone(), found: found.to_string() });
+        }
+        auth = auth.with_preregistered_client(client_id);
+        if let Some(secret) = settings.client_secret().map_err(|e| LoginError::Start(name, e))? {
+            auth = auth.with_client_secret(secret);
+        }
+        return Ok((auth, "pre-registered"));
+    }
+    if let Some(url) = settings.client_metadata_url.as_ref().filter(|_| chosen.cimd) {
+        return Ok((auth.with_client_metadata_url(url), "metadata document"));
+    }
+    let (registration, how) = match chosen.kept {
+        Some(registration) => (registration.clone(), "registered before"),
+        None => {
+            let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            let config = manager
+                .register_client(CLIENT_NAME, chosen.redirect_uri, &refs)
+                .await
+                .map_err(|e| LoginError::Start(name, format!("registering toolbelt failed: {e}")))?;
+            let registration = Registration {
+                client_id: config.client_id,
+                client_secret: config.client_secret,
+                redirect_uri: chosen.redirect_uri.to_string(),
+            };
+            let (key, kept) = (chosen.issuer.unwrap_or_default().to_string(), registration.clone());
+            file.update(|s| _ = s.registrations.insert(key, kept)).map_err(LoginError::Store)?;
+            (registration, "registered now")
+        }
+    };
+    auth = auth.with_preregistered_client(registration.client_id);
+    if let Some(secret) = registration.client_secret {
+        auth = auth.with_client_secret(secret);
+    }
+    Ok((auth, how))
+}
+
+/// The value of `key` in the query of `url`.
+fn query(url: &str, key: &str) -> Option<String> {
+    Url::parse(url).ok()?.query_pairs().find(|(k, _)| k == key).map(|(_, v)| v.into_owned())
 }
 
 /// The scopes to ask for: the settings', else the server's with those granted and wanted since.
@@ -298,72 +318,8 @@ async fn challenge(url: &Url, protocol: UpstreamProtocol, name: &str) -> Result<
     }
 }
 
-async fn bind(port: u16) -> Result<tokio::net::TcpListener, LoginError> {
+pub(super) async fn bind(port: u16) -> Result<tokio::net::TcpListener, LoginError> {
     tokio::net::TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| LoginError::Listen(port, e.to_string()))
-}
-
-/// What the browser brought back.
-struct Callback {
-    code: String,
-    state: String,
-    iss: Option<String>,
-}
-
-#[derive(Clone)]
-struct Waiting {
-    port: u16,
-    state: String,
-    sender: mpsc::Sender<Result<Callback, String>>,
-}
-
-/// Answers `GET /callback` on `listener` until a redirect with `state` comes.
-async fn serve_callback(
-    listener: tokio::net::TcpListener,
-    port: u16,
-    state: String,
-    sender: mpsc::Sender<Result<Callback, String>>,
-) {
-    let app = axum::Router::new().route("/callback", axum::routing::get(callback)).with_state(Waiting {
-        port,
-        state,
-        sender,
-    });
-    let _ = axum::serve(listener, app).await;
-}
-
-async fn callback(
-    State(waiting): State<Waiting>,
-    headers: axum::http::HeaderMap,
-    uri: axum::http::Uri,
-) -> (StatusCode, Html<String>) {
-    let query: BTreeMap<String, String> =
-        url::form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes()).into_owned().collect();
-    // Only the address it was sent to (a page elsewhere cannot aim a browser at it by
-    // another name, DNS rebinding).
-    let host = headers.get("host").and_then(|h| h.to_str().ok()).unwrap_or_default();
-    let port = waiting.port;
-    if host != format!("127.0.0.1:{port}") && host != format!("localhost:{port}") {
-        return page(StatusCode::BAD_REQUEST, "This address is not the one toolbelt is waiting on.");
-    }
-    let given = query.get("state").map(String::as_bytes).unwrap_or_default();
-    if !bool::from(subtle::ConstantTimeEq::ct_eq(given, waiting.state.as_bytes())) {
-        return page(StatusCode::BAD_REQUEST, "This sign-in is not the one toolbelt is waiting for; it was ignored.");
-    }
-    if let Some(error) = query.get("error") {
-        let detail = query.get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
-        let _ = waiting.sender.try_send(Err(format!("{error}{detail}")));
-        return page(StatusCode::OK, "The sign-in was refused; see the terminal.");
-    }
-    let Some(code) = query.get("code") else {
-        return page(StatusCode::BAD_REQUEST, "The sign-in came back without a code.");
-    };
-    let callback = Callback { code: code.clone(), state: waiting.state.clone(), iss: query.get("iss").cloned() };
-    let _ = waiting.sender.try_send(Ok(callback));
-    page(StatusCode::OK, "Signed in. You can close this tab and go back to the terminal.")
-}
-
-fn page(status: StatusCode, text: &str) -> (StatusCode, Html<String>) {
-    (status, Html(format!("<!doctype html><title>toolbelt</title><p>{text}</p>")))
 }
 
 /// Opens `url` in `$BROWSER` (a program and its arguments, `%s` standing for the URL, or the
@@ -399,46 +355,5 @@ fn open_browser(url: &str) {
             });
         }
         Err(e) => tracing::warn!("cannot open the browser with `{program}`: {e}; open the address printed above"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-
-    use super::*;
-
-    /// Sends `GET path` with `host` to the listener on `port`: the status code.
-    async fn get(port: u16, host: &str, path: &str) -> u16 {
-        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).await.unwrap();
-        answer.split_whitespace().nth(1).unwrap().parse().unwrap()
-    }
-
-    #[tokio::test]
-    async fn the_listener_takes_only_its_own_sign_in() {
-        let listener = bind(0).await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (sender, mut returned) = mpsc::channel(1);
-        let server = tokio::spawn(serve_callback(listener, port, "s3cret".into(), sender));
-        let host = format!("127.0.0.1:{port}");
-        // Another state, another name for the host, another path: turned away, still waiting.
-        assert_eq!(get(port, &host, "/callback?code=c&state=other").await, 400);
-        assert_eq!(get(port, &host, "/callback?code=c").await, 400);
-        assert_eq!(get(port, "evil.example", "/callback?code=c&state=s3cret").await, 400);
-        assert_eq!(get(port, &host, "/elsewhere?code=c&state=s3cret").await, 404);
-        assert!(returned.try_recv().is_err());
-        // The authorization server's refusal ends the wait with it.
-        let refused = "/callback?state=s3cret&error=access_denied&error_description=no%20thanks";
-        assert_eq!(get(port, &format!("localhost:{port}"), refused).await, 200);
-        assert_eq!(returned.recv().await.unwrap().err().unwrap(), "access_denied: no thanks");
-        // The sign-in.
-        assert_eq!(get(port, &host, "/callback?code=the-code&state=s3cret&iss=https%3A%2F%2Fas").await, 200);
-        let callback = returned.recv().await.unwrap().ok().unwrap();
-        assert_eq!((callback.code.as_str(), callback.iss.as_deref()), ("the-code", Some("https://as")));
-        server.abort();
     }
 }

@@ -85,6 +85,35 @@ fn tool_search_in_the_cli_finds_upstream_tools() {
     assert!(!out.to_lowercase().contains("not found"), "{out}");
 }
 
+/// Each server is spoken to in the revision it answers: a 2025 server answers `server/discover`
+/// with "method not found" and is started with `initialize` at once; one that ignores the
+/// question is started with `initialize` after a short wait, well within its startup timeout
+/// (rmcp alone would wait 10 s, the whole default timeout, and never connect it); pinned, no
+/// question is asked.
+#[test]
+fn a_2025_server_connects_whether_it_answers_the_discover_question_or_not() {
+    let (_dir, root) = project();
+    let tools = json!({"tools": [{"name": "echo"}]});
+    let silent = json!({"tools": [{"name": "echo"}], "ignores_unknown": true});
+    let pinned = "protocol = \"2025-06-18\"";
+    let toml =
+        [server("plain", tools.clone(), ""), server("silent", silent.clone(), ""), server("pinned", silent, pinned)];
+    settings(&root, &toml.concat());
+    let started = Instant::now();
+    let (code, out, err) = run(&root, &["mcp-servers", "--json"]);
+    let took = started.elapsed();
+    assert_eq!(code, 0, "{out}{err}");
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let state = |name: &str| {
+        let server = listed.as_array().unwrap().iter().find(|s| s["name"] == name).unwrap();
+        (server["state"].clone(), server["protocol"].clone())
+    };
+    assert_eq!(state("plain"), (json!("connected"), json!("2025-11-25")), "{listed}");
+    assert_eq!(state("silent"), (json!("connected"), json!("2025-11-25")), "{listed}");
+    assert_eq!(state("pinned"), (json!("connected"), json!("2025-06-18")), "{listed}");
+    assert!(took < Duration::from_secs(8), "the silent server was waited for {took:?}");
+}
+
 #[test]
 fn a_call_starts_only_the_server_it_names() {
     let (_dir, root) = project();

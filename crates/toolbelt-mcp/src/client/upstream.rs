@@ -4,6 +4,7 @@
 mod call;
 mod http;
 mod listen;
+mod probe;
 
 pub(crate) use http::{http_client, install_tls_provider};
 
@@ -395,6 +396,7 @@ impl Upstream {
                 }
             });
         }
+        let transport = probe::Probed::new(transport, self.config.protocol == UpstreamProtocol::Auto);
         self.handler.clone().serve_with_lifecycle(transport, self.lifecycle()).await.map_err(|e| e.to_string())
     }
 

@@ -8,7 +8,8 @@
 It answers `initialize`, `tools/list`, `tools/call` (the tool's name and arguments back, as
 JSON text), `ping`, and `resources/list` only when "resources" is given (only then does it
 declare the resources capability); any other request gets -32601, as a server without that
-method answers. With "started", it appends its name and pid to that file when it starts, so
+method answers (with "ignores_unknown", no answer at all, as some hand-written servers do).
+With "started", it appends its name and pid to that file when it starts, so
 a test can count which servers were started. A tool with "sleep" (seconds) takes that long
 to answer. A tool with "adds" (a tool) adds that tool when called, and says so with
 `notifications/tools/list_changed` before it answers (the server then declares
@@ -112,5 +113,7 @@ for line in next_lines():
         answer(msg, {"resources": resources})
     elif method == "ping":
         answer(msg, {})
+    elif config.get("ignores_unknown"):
+        continue
     else:
         answer(msg, error={"code": -32601, "message": f"Method not found: {method}"})

@@ -11,7 +11,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use toolbelt_core::vars::expand_env;
 use url::Url;
 
+use super::probe::Probed;
 use super::{Unconnected, Upstream};
+use crate::client::UpstreamProtocol;
 use crate::client::handler::UpstreamHandler;
 use crate::client::oauth::{self, Refusal};
 
@@ -38,9 +40,11 @@ impl Upstream {
         if let Some((settings, file)) = oauth {
             let client = oauth::authorized_client(url, settings, file, http_client()?).await?;
             let transport = StreamableHttpClientTransport::with_client(client, config);
+            let transport = Probed::new(transport, self.config.protocol == UpstreamProtocol::Auto);
             return self.handler.clone().serve_with_lifecycle(transport, self.lifecycle()).await.map_err(refused);
         }
         let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
+        let transport = Probed::new(transport, self.config.protocol == UpstreamProtocol::Auto);
         self.handler.clone().serve_with_lifecycle(transport, self.lifecycle()).await.map_err(refused)
     }
 

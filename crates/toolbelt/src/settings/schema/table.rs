@@ -202,7 +202,7 @@ keys! {
         MCP_SERVERS = "mcp.servers.*" => key(
             Kind::Table,
             "{}",
-            "an upstream MCP server: command, args, env, cwd (stdio) or url, headers, bearer_token_env, oauth (HTTP: enabled, client_id, client_secret_env, issuer, client_metadata_url, scopes, callback_port); enabled_tools, disabled_tools, timeout, startup_timeout, enabled",
+            "an upstream MCP server: command, args, env, cwd (stdio) or url, headers, bearer_token_env, oauth (HTTP: enabled, client_id, client_secret_env, issuer, client_metadata_url, scopes, callback_port); enabled_tools, disabled_tools, timeout, startup_timeout, enabled, protocol (auto, 2026-07-28, 2025-11-25, 2025-06-18)",
         ),
         LSP_ENABLED = "lsp.enabled" => key(
             Kind::Bool,

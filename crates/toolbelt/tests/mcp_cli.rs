@@ -222,7 +222,7 @@ fn mcp_servers_reports_a_silent_server_at_its_startup_timeout() {
     let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{text}{err}");
     assert!(text.contains("silent  stdio      failed: no answer within 1.5 s"), "{text}");
-    assert!(text.contains("tiny    stdio      connected, 2 tools\n"), "{text}");
+    assert!(text.contains("tiny    stdio      connected, 2 tools (MCP 2025-11-25)\n"), "{text}");
     // Reported at its startup timeout, not later.
     assert!(elapsed < std::time::Duration::from_secs(5), "took {elapsed:?}");
     // The unset variable is named, with the server.

@@ -63,6 +63,17 @@ pub enum UpstreamProtocol {
 }
 
 impl UpstreamProtocol {
+    /// How a connection starts under this setting.
+    pub(crate) fn lifecycle(self) -> rmcp::service::ClientLifecycleMode {
+        use rmcp::service::ClientLifecycleMode;
+        let modern = vec![rmcp::model::ProtocolVersion::V_2026_07_28];
+        match self {
+            Self::Auto => ClientLifecycleMode::Auto { preferred_versions: modern, legacy_version: None },
+            Self::Modern => ClientLifecycleMode::Discover { preferred_versions: modern },
+            Self::Initialize(_) => ClientLifecycleMode::Initialize,
+        }
+    }
+
     /// The setting as written.
     fn parse(text: &str) -> Result<Self, UpstreamConfigError> {
         match text {

@@ -155,6 +155,6 @@ pub(crate) async fn authorized_client(
 /// rmcp's manager for the server at `url`. Addresses the metadata names are filtered as rmcp
 /// does (no private or link-local address unless the server's own is one).
 async fn manager(url: &Url) -> Result<AuthorizationManager, String> {
-    super::upstream::install_tls_provider();
+    super::http_client::install_tls_provider();
     AuthorizationManager::new(url.as_str()).await.map_err(|e| format!("cannot prepare the sign-in: {e}"))
 }

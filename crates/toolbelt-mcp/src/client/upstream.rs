@@ -6,8 +6,6 @@ mod http;
 mod listen;
 mod probe;
 
-pub(crate) use http::{http_client, install_tls_provider};
-
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
@@ -402,7 +400,7 @@ impl Upstream {
 
     /// How a connection starts, by the server's `protocol` setting.
     pub(super) fn lifecycle(&self) -> ClientLifecycleMode {
-        lifecycle(self.config.protocol)
+        self.config.protocol.lifecycle()
     }
 
     /// A stdio server's connection ended (or toolbelt is shutting down): its process group is
@@ -439,16 +437,6 @@ impl Upstream {
              or check it with `toolbelt mcp-servers`",
             self.name
         ))
-    }
-}
-
-/// How a connection starts under `protocol`.
-pub(crate) fn lifecycle(protocol: UpstreamProtocol) -> ClientLifecycleMode {
-    let modern = vec![rmcp::model::ProtocolVersion::V_2026_07_28];
-    match protocol {
-        UpstreamProtocol::Auto => ClientLifecycleMode::Auto { preferred_versions: modern, legacy_version: None },
-        UpstreamProtocol::Modern => ClientLifecycleMode::Discover { preferred_versions: modern },
-        UpstreamProtocol::Initialize(_) => ClientLifecycleMode::Initialize,
     }
 }
 

@@ -101,7 +101,7 @@ pub fn logout(global: &Global, name: &str, json: bool) -> anyhow::Result<ExitCod
 fn signing_in(setup: &Setup, name: &str) -> anyhow::Result<(Url, OAuthSettings, UpstreamProtocol)> {
     let servers = &setup.settings.mcp_servers;
     let Some((_, config)) = servers.iter().find(|(n, _)| n == name) else {
-        if super::mcp_servers::waiting_for_trust(setup).iter().any(|n| n == name) {
+        if setup.waiting_for_trust().iter().any(|n| n == name) {
             bail!(
                 "MCP server `{name}` is this project's, which is not trusted yet: review the project's settings with \
                  `toolbelt trust --show`, and trust it with `toolbelt trust` first"

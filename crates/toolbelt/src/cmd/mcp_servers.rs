@@ -6,8 +6,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolbelt::settings::Key;
-use toolbelt::settings::Trust;
 use toolbelt::upstream_names::{self, NameProblem};
 use toolbelt_mcp::client::UpstreamState;
 
@@ -26,7 +24,7 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
     }
     let setup = Setup::load(global)?;
     setup.require_valid()?;
-    let waiting = waiting_for_trust(&setup);
+    let waiting = setup.waiting_for_trust();
     let registry = Arc::new(toolbelt_core::Registry::new());
     let (statuses, problems) = match setup.gateway(&registry).await {
         Some(gateway) => {
@@ -91,16 +89,6 @@ pub async fn run(global: &Global, args: &McpServersArgs) -> anyhow::Result<ExitC
         ))?;
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// The project's servers that wait for the project to be trusted, by name.
-pub(super) fn waiting_for_trust(setup: &Setup) -> Vec<String> {
-    let Trust::Untrusted { pending, .. } = &setup.loaded.trust else { return Vec::new() };
-    let mut names: Vec<String> =
-        pending.entries.iter().filter_map(|e| Key::MCP_SERVERS.name_in(&e.key)).map(str::to_string).collect();
-    names.sort();
-    names.dedup();
-    names
 }
 
 /// The first tool names, and how many more there are.

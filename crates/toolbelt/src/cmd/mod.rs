@@ -51,6 +51,16 @@ impl std::ops::Deref for Setup {
 }
 
 impl Setup {
+    /// The project's MCP servers that wait for the project to be trusted, by name.
+    pub fn waiting_for_trust(&self) -> Vec<String> {
+        let toolbelt::settings::Trust::Untrusted { pending, .. } = &self.loaded.trust else { return Vec::new() };
+        let mut names: Vec<String> =
+            pending.entries.iter().filter_map(|e| Key::MCP_SERVERS.name_in(&e.key)).map(str::to_string).collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Reads the flags and every settings layer. Problems are kept, not fatal: `config check`
     /// reports them; other commands call [`Setup::require_valid`].
     pub fn load(global: &Global) -> anyhow::Result<Setup> {

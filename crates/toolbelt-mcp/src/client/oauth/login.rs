@@ -292,23 +292,21 @@ async fn scopes(manager: &AuthorizationManager, settings: &OAuthSettings, saved:
 /// `initialize`, or at the first listing of its tools (servers differ on which they guard).
 /// `None` when its refusal names nothing.
 async fn challenge(url: &Url, protocol: UpstreamProtocol, name: &str) -> Result<Option<String>, LoginError> {
-    let http = super::super::upstream::http_client().map_err(|e| LoginError::Unreachable(name.into(), e))?;
+    let http = crate::client::http_client::http_client().map_err(|e| LoginError::Unreachable(name.into(), e))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
     let transport = StreamableHttpClientTransport::with_client(http, config);
     let refused = |e: &(dyn std::error::Error + 'static)| match super::Refusal::of(e) {
         Some(_) => Ok(super::challenge_of(e)),
         None => Err(LoginError::Unreachable(name.into(), e.to_string())),
     };
-    let running = match tokio::time::timeout(
-        Duration::from_secs(30),
-        ().serve_with_lifecycle(transport, crate::client::upstream::lifecycle(protocol)),
-    )
-    .await
-    {
-        Err(_) => return Err(LoginError::Unreachable(name.into(), "no answer within 30 s".into())),
-        Ok(Err(e)) => return refused(&e),
-        Ok(Ok(running)) => running,
-    };
+    let running =
+        match tokio::time::timeout(Duration::from_secs(30), ().serve_with_lifecycle(transport, protocol.lifecycle()))
+            .await
+        {
+            Err(_) => return Err(LoginError::Unreachable(name.into(), "no answer within 30 s".into())),
+            Ok(Err(e)) => return refused(&e),
+            Ok(Ok(running)) => running,
+        };
     let listed = tokio::time::timeout(Duration::from_secs(30), running.list_tools(None)).await;
     let _ = running.cancel().await;
     match listed {

@@ -180,7 +180,8 @@ fn free_port() -> u16 {
 }
 
 /// A token about to expire is refreshed by the next process that uses it (sending the
-/// `resource` of the sign-in, keeping the rotated refresh token), once; a refresh the
+/// `resource` of the sign-in, keeping the rotated refresh token), once; processes meeting it
+/// together take turns, none losing the sign-in; a refresh the
 /// authorization server refuses leaves the server waiting for a sign-in, at once, and a
 /// registration it no longer knows is made anew by that sign-in.
 #[test]
@@ -237,6 +238,29 @@ fn tokens_are_refreshed_and_a_refused_refresh_asks_for_a_sign_in() {
     assert_ne!(saved["credentials"]["token_response"]["refresh_token"], refresh_before, "the rotated token was kept");
     // A fresh token is not refreshed again.
     assert_eq!(toolbelt_in(&["call", "mcp__auth__grants", "{}"]).1.trim(), format!("authorization_code\n{resource}"));
+    // Processes meeting the same expiring token take turns refreshing it: each one that
+    // refreshes spends the refresh token the one before it kept (without the lock, two would
+    // spend the same one, and the authorization server refuses the second: a sign-in lost).
+    age(3590);
+    let all: Vec<_> = (0..4)
+        .map(|_| {
+            let mut cmd = Command::new(toolbelt());
+            cmd.args(["call", "mcp__auth__grants", "{}"]).current_dir(&root);
+            let cmd = hermetic::isolate(&mut cmd, &root.join("home"));
+            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    for child in all {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (code, out, err) = toolbelt_in(&["mcp-servers", "--json"]);
+    assert_eq!(code, Some(0), "still signed in: {out}{err}");
 
     // The authorization server forgets every token and refuses refreshes.
     drop(server);

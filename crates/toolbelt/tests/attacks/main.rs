@@ -46,6 +46,8 @@
 //!   verify` catching a truncated, an edited and a deleted record;
 //! * `mcp_server.rs` — the MCP server itself: sessions without bound or end, tokens and
 //!   origins, and stdio lines that went unanswered;
+//! * `oauth.rs` — an upstream server's sign-in sent the browser to whatever address the
+//!   server's metadata named (a `file:` path, an `smb:` share, a plain http:// page elsewhere);
 //! * `request_state.rs` — a 2026-07-28 client's `requestState`, which carries a person's
 //!   answers between rounds: forged, altered, moved to other arguments or another server
 //!   process, replayed, or skipped by sending answers alone;
@@ -72,6 +74,7 @@ mod language_servers;
 mod linters;
 mod made_places;
 mod mcp_server;
+mod oauth;
 mod patch_crash;
 mod read_only;
 mod read_rules;

@@ -109,6 +109,12 @@ pub enum LoginError {
     /// The loopback listener could not be opened.
     #[error("cannot listen for the browser's return on 127.0.0.1:{0}: {1}; set `oauth.callback_port` to a free port")]
     Listen(u16, String),
+    /// The authorization server's address is not one a browser may be sent to.
+    #[error(
+        "MCP server `{0}` named an authorization address toolbelt will not open ({1}): only https:// \
+         addresses, or http:// ones on this machine, are opened or printed"
+    )]
+    Unsafe(String, String),
     /// The authorization server sent the browser back with an error.
     #[error("the authorization server refused: {0}")]
     Refused(String),
@@ -181,6 +187,11 @@ pub async fn login(request: Login<'_>, announce: impl Fn(&str)) -> Result<Signed
         .await
         .map_err(|(_, e)| LoginError::Start(name.clone(), e.to_string()))?;
     let auth_url = session.get_authorization_url().to_string();
+    // The address comes from the server's metadata: anything but a web page (a `file:` path, a
+    // scheme some program on the desktop handles) is neither opened nor offered.
+    if let Some(refused) = unsafe_address(&auth_url) {
+        return Err(LoginError::Unsafe(name, refused));
+    }
     let asked = query(&auth_url, "scope").map(|s| s.split_whitespace().map(str::to_string).collect());
     let state = query(&auth_url, "state").unwrap_or_default();
 
@@ -268,6 +279,25 @@ async fn choose_client(
     Ok((auth, how))
 }
 
+/// What is wrong with sending a browser to `url`, when something is: it must be https://, or
+/// http:// on this machine (a development server, a loopback test).
+fn unsafe_address(url: &str) -> Option<String> {
+    let Ok(parsed) = Url::parse(url) else { return Some("not a URL".into()) };
+    let local = match parsed.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match parsed.scheme() {
+        "https" if parsed.host().is_some() => None,
+        "http" if local => None,
+        scheme => {
+            Some(format!("a {scheme}: address{}", parsed.host_str().map(|h| format!(" at {h}")).unwrap_or_default()))
+        }
+    }
+}
+
 /// The value of `key` in the query of `url`.
 fn query(url: &str, key: &str) -> Option<String> {
     Url::parse(url).ok()?.query_pairs().find(|(k, _)| k == key).map(|(_, v)| v.into_owned())
@@ -353,5 +383,25 @@ fn open_browser(url: &str) {
             });
         }
         Err(e) => tracing::warn!("cannot open the browser with `{program}`: {e}; open the address printed above"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unsafe_address;
+
+    #[test]
+    fn only_web_pages_are_opened() {
+        for fine in
+            ["https://auth.example.com/authorize?x=1", "http://127.0.0.1:9/a", "http://localhost:9/a", "http://[::1]/a"]
+        {
+            assert_eq!(unsafe_address(fine), None, "{fine}");
+        }
+        let refused = |url: &str| unsafe_address(url).unwrap();
+        assert_eq!(refused("http://auth.example.com/authorize"), "a http: address at auth.example.com");
+        assert_eq!(refused("file:///etc/passwd?code=1"), "a file: address");
+        assert_eq!(refused("smb://evil.example/share"), "a smb: address at evil.example");
+        assert_eq!(refused("javascript:alert(1)"), "a javascript: address");
+        assert_eq!(refused("http://localhost.evil.example/a"), "a http: address at localhost.evil.example");
     }
 }

@@ -123,14 +123,15 @@ pub(crate) fn challenge_of(error: &(dyn Error + 'static)) -> Option<String> {
     http_error(error)?.auth_challenge().map(str::to_string)
 }
 
-/// An HTTP client that sends the tokens of `file`, refreshing them as they expire.
+/// An HTTP client that sends the tokens of `file` (`saved`, as just read), refreshing them as
+/// they expire.
 pub(crate) async fn authorized_client(
     url: &Url,
     settings: &OAuthSettings,
     file: &Arc<TokenFile>,
+    saved: store::Saved,
     http: reqwest::Client,
 ) -> Result<AuthClient<reqwest::Client>, String> {
-    let saved = file.read()?;
     let mut manager = manager(url).await?;
     manager.set_credential_store(FileStore(Arc::clone(file)));
     // Discovers the authorization server again: a refresh needs its metadata, and one that

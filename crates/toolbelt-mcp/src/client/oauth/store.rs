@@ -17,6 +17,7 @@ use std::fs::{DirBuilder, File, OpenOptions, Permissions};
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use nix::fcntl::{Flock, FlockArg};
@@ -61,6 +62,13 @@ pub(crate) struct Saved {
     /// Scopes the server asked for (a call refused with `insufficient_scope`) since.
     #[serde(default)]
     pub(crate) wanted_scopes: Vec<String>,
+}
+
+impl Saved {
+    /// Whether it holds tokens.
+    pub(crate) fn has_tokens(&self) -> bool {
+        self.credentials.as_ref().is_some_and(|c| c.token_response.is_some())
+    }
 }
 
 /// A file's size and modification time, to tell whether it changed since it was read.
@@ -127,8 +135,16 @@ impl TokenFile {
         Ok(saved)
     }
 
-    /// Changes what it holds: reads it, applies `change`, and writes it whole.
+    /// Changes what it holds: reads it, applies `change`, and writes it whole, holding the
+    /// lock refreshes take, so a change never writes back tokens a refresh replaced meanwhile.
     pub(crate) fn update(&self, change: impl FnOnce(&mut Saved)) -> Result<(), String> {
+        let _lock = self.lock()?;
+        self.update_held(change)
+    }
+
+    /// [`TokenFile::update`] for a caller that holds the lock already (rmcp saves a refresh
+    /// under it, and a second lock of the same file would wait for ever).
+    fn update_held(&self, change: impl FnOnce(&mut Saved)) -> Result<(), String> {
         let mut saved = self.read()?;
         saved.url.clone_from(&self.url);
         change(&mut saved);
@@ -141,8 +157,10 @@ impl TokenFile {
         DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(failed)?;
         std::fs::set_permissions(dir, Permissions::from_mode(0o700)).map_err(failed)?;
         let text = serde_json::to_vec_pretty(saved).map_err(|e| format!("cannot write the tokens: {e}"))?;
-        let tmp = dir.join(format!(".{}.{}.tmp", file_name(&self.path), std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
+        // Unique to this write, so two writers never share (or remove) one temp file.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{}.{}.{n}.tmp", file_name(&self.path), std::process::id()));
         let written = (|| {
             let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
             file.write_all(&text)?;
@@ -160,14 +178,14 @@ impl TokenFile {
     /// Forgets everything kept for the server: its tokens, and toolbelt's registrations with
     /// its authorization servers; `false` when there were no tokens.
     pub fn forget(&self) -> Result<bool, String> {
-        let had = self.read().ok().and_then(|s| s.credentials).is_some_and(|c| c.token_response.is_some());
-        for path in [self.path.clone(), self.path.with_extension("json.lock")] {
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(format!("cannot remove {}: {e}", path.display()));
-                }
-                _ => {}
+        let had = self.read().is_ok_and(|s| s.has_tokens());
+        // The lock file stays: a process holding it keeps excluding the others.
+        let _lock = self.lock()?;
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("cannot remove {}: {e}", self.path.display()));
             }
+            _ => {}
         }
         *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
         Ok(had)
@@ -192,11 +210,6 @@ impl TokenFile {
                 }
             }
         })
-    }
-
-    /// Whether it holds tokens.
-    pub fn has_tokens(&self) -> bool {
-        self.read().is_ok_and(|s| s.credentials.is_some_and(|c| c.token_response.is_some()))
     }
 
     fn lock(&self) -> Result<Flock<File>, String> {
@@ -243,12 +256,14 @@ impl CredentialStore for FileStore {
         self.0.read().map(|s| s.credentials).map_err(store_error)
     }
 
+    // rmcp saves a refresh while it holds the refresh guard (the lock), and the first tokens
+    // of a sign-in, and clears them, without it: only the sign-in's own process writes then.
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        self.0.update(|saved| saved.credentials = Some(credentials)).map_err(store_error)
+        self.0.update_held(|saved| saved.credentials = Some(credentials)).map_err(store_error)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.0.update(|saved| saved.credentials = None).map_err(store_error)
+        self.0.update_held(|saved| saved.credentials = None).map_err(store_error)
     }
 
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
@@ -273,7 +288,7 @@ mod tests {
     fn tokens_are_kept_owner_only_and_bound_to_the_address() {
         let dir = tempfile::tempdir().unwrap();
         let tokens = file(dir.path());
-        assert!(!tokens.has_tokens());
+        assert!(tokens.read().unwrap().credentials.is_none());
         tokens.want_scopes(&["mcp:write".into()]).unwrap();
         tokens.want_scopes(&["mcp:write".into(), "b".into()]).unwrap();
         assert_eq!(tokens.read().unwrap().wanted_scopes, ["mcp:write", "b"]);
@@ -283,11 +298,32 @@ mod tests {
         assert!(name.starts_with("docs-") && name.ends_with(".json"), "{name}");
         let other = TokenFile::new(&dir.path().join("oauth"), "docs", &Url::parse("https://evil.example/mcp").unwrap());
         assert_ne!(other.path(), tokens.path());
-        // Nothing is left beside it.
-        assert_eq!(std::fs::read_dir(tokens.path().parent().unwrap()).unwrap().count(), 1);
+        // Nothing is left beside it but the lock refreshes take.
+        let mut left: Vec<String> = std::fs::read_dir(tokens.path().parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [name.clone(), format!("{name}.lock")]);
         // Signing out forgets it all.
         assert!(!tokens.forget().unwrap());
         assert!(!tokens.path().exists() && tokens.read().unwrap().wanted_scopes.is_empty());
+    }
+
+    #[test]
+    fn changes_made_together_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = std::sync::Arc::new(file(dir.path()));
+        let writers: Vec<_> = (0..8)
+            .map(|i| {
+                let tokens = std::sync::Arc::clone(&tokens);
+                std::thread::spawn(move || tokens.want_scopes(&[format!("s{i}")]).unwrap())
+            })
+            .collect();
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        let mut wanted = tokens.read().unwrap().wanted_scopes;
+        wanted.sort();
+        assert_eq!(wanted, (0..8).map(|i| format!("s{i}")).collect::<Vec<_>>());
     }
 
     #[test]

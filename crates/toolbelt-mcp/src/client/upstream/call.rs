@@ -39,13 +39,10 @@ impl Upstream {
         };
         for _ in 0..MAX_ROUNDS {
             let request = ClientRequest::CallToolRequest(Request::new(params.clone()));
-            let handle =
-                peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| {
-                    let why = self.refusal_of(&e);
-                    ToolError::failed(
-                        why.unwrap_or_else(|| format!("MCP server `{}` could not be sent the call: {e}", self.name)),
-                    )
-                })?;
+            let handle = peer
+                .send_cancellable_request(request, PeerRequestOptions::no_options())
+                .await
+                .map_err(|e| self.call_failed(&e, "could not be sent the call"))?;
             // Kept through the answering of a round: the questions go to this call's person.
             let _route = self.handler.route(handle.progress_token.clone(), cx.clone());
             // If this future is dropped (the runtime's timeout) or cancelled, the server is told.
@@ -55,28 +52,33 @@ impl Upstream {
                 () = cx.cancellation().cancelled() => return Err(ToolError::Cancelled),
             };
             guard.peer = None;
-            let response = outcome.map_err(|e| {
-                let why = self.refusal_of(&e);
-                ToolError::failed(why.unwrap_or_else(|| format!("MCP server `{}` failed the call: {e}", self.name)))
-            })?;
-            return Ok(match response {
-                ServerResult::CallToolResult(result) => convert::output_from_result(&result),
+            let response = outcome.map_err(|e| self.call_failed(&e, "failed the call"))?;
+            let result = match response {
                 ServerResult::InputRequiredResult(asked) => {
                     let (responses, state) = self.answer(asked, &peer).await?;
                     params.input_responses = responses;
                     params.request_state = state;
                     continue;
                 }
+                ServerResult::CallToolResult(result) => result,
                 // A result rmcp could not read as a tool's (a content block of a kind newer
                 // than it knows): read as far as it goes.
-                ServerResult::CustomResult(custom) => convert::output_from_result(&convert::lenient_result(&custom.0)),
-                _ => convert::output_from_result(&Default::default()),
-            });
+                ServerResult::CustomResult(custom) => convert::lenient_result(&custom.0),
+                _ => Default::default(),
+            };
+            return Ok(convert::output_from_result(&result));
         }
         Err(ToolError::failed(format!(
             "MCP server `{}` still asked for input after {MAX_ROUNDS} rounds; the call was given up",
             self.name
         )))
+    }
+
+    /// What a call is told of `error`: the server's refusal for want of a sign-in or scope
+    /// (what to run), else that it `failed` and why.
+    fn call_failed(&self, error: &rmcp::ServiceError, failed: &str) -> ToolError {
+        let why = self.refusal_of(error);
+        ToolError::failed(why.unwrap_or_else(|| format!("MCP server `{}` {failed}: {error}", self.name)))
     }
 
     /// The answers to one `input_required` round, and the state to send back with them.

@@ -37,9 +37,17 @@ impl Upstream {
         }
         let refused =
             |e: rmcp::service::ClientInitializeError| self.refused(&e).unwrap_or_else(|| e.to_string().into());
-        let oauth = self.config.transport.oauth().zip(self.tokens.as_ref()).filter(|(_, file)| file.has_tokens());
-        if let Some((settings, file)) = oauth {
-            let client = oauth::authorized_client(url, settings, file, http_client()?).await?;
+        // A token file that cannot be used (another user's, readable by others) is said, not
+        // passed over: the server would only answer that it needs a sign-in.
+        let signed_in = match self.config.transport.oauth().zip(self.tokens.as_ref()) {
+            Some((settings, file)) => {
+                let saved = file.read()?;
+                saved.has_tokens().then_some((settings, file, saved))
+            }
+            None => None,
+        };
+        if let Some((settings, file, saved)) = signed_in {
+            let client = oauth::authorized_client(url, settings, file, saved, http_client()?).await?;
             let transport = StreamableHttpClientTransport::with_client(client, config);
             let transport = Probed::new(transport, self.config.protocol == UpstreamProtocol::Auto);
             return self.handler.clone().serve_with_lifecycle(transport, self.lifecycle()).await.map_err(refused);

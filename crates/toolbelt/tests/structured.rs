@@ -168,8 +168,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     // The deferred tools are listed once loaded.
-    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete"}));
-    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(7), "{loaded}");
+    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process"}));
+    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(8), "{loaded}");
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -182,6 +182,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let task = background["structuredContent"]["task_id"].as_str().unwrap_or_default().to_string();
     assert!(!task.is_empty(), "a background Bash call names its task: {background}");
     let task_named = [task.as_str()];
+    let task_sleeping = ["sleep 30", task.as_str()];
     // Each call with what the model must find in its result — in the text and, for a client
     // that shows it the structured result instead, in `structuredContent` too: the payload
     // (a file's lines, a page's text, a command's output), notices, how to get the rest.
@@ -211,6 +212,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Bash", json!({"command": "echo hello; echo oops >&2; exit 3"}), &["hello", "oops", "Exit code 3"]),
         ("BackgroundTasks", json!({}), &["sleep 30"]),
         ("TaskOutput", json!({"task_id": task, "block": false}), &task_named),
+        ("Process", json!({"action": "list", "name": "sleep 30"}), &task_sleeping),
+        ("Process", json!({"action": "info", "name": "sleep 30"}), &task_sleeping),
         ("TaskStop", json!({"task_id": task}), &["sleep 30"]),
         (
             "TodoWrite",

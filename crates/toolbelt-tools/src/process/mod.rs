@@ -29,6 +29,7 @@ pub(crate) mod foreground;
 pub(crate) mod git_config;
 pub(crate) mod made;
 pub(crate) mod memory;
+pub(crate) mod procfs;
 pub(crate) mod sandbox;
 pub(crate) mod secret_values;
 pub(crate) mod spawn;

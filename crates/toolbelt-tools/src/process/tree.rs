@@ -34,6 +34,7 @@ use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
 use crate::process::cgroup::CommandCgroup;
+use crate::process::procfs::{self, Stat};
 
 /// The environment variable that tags every process of one command.
 pub const TAG_VAR: &str = "TOOLBELT_CALL_ID";
@@ -81,15 +82,6 @@ pub fn kill_all() -> usize {
     }
     crate::process::cgroup::release_idle();
     trees.len()
-}
-
-/// What `/proc/<pid>/stat` says about a process.
-#[derive(Debug, Clone, Copy)]
-struct Proc {
-    pid: i32,
-    ppid: i32,
-    pgrp: i32,
-    zombie: bool,
 }
 
 impl Tree {
@@ -168,12 +160,12 @@ impl Tree {
         let mut first = true;
         loop {
             let _ = signal::killpg(Pid::from_raw(self.leader), Signal::SIGKILL);
-            let procs: Vec<Proc> = list_pids().filter_map(read_stat).collect();
+            let procs: Vec<Stat> = procfs::list_pids().filter_map(procfs::stat).collect();
             let members = self.members(&procs, &known, &needle, me, first);
             first = false;
             let mut pending = false;
             for p in procs.iter().filter(|p| members.contains(&p.pid)) {
-                if p.zombie {
+                if p.zombie() {
                     // The leader's zombie belongs to whoever spawned it (it waits for it);
                     // others re-parented to us are ours to reap. A zombie whose parent is
                     // a member is re-parented to us once that parent dies.
@@ -208,13 +200,13 @@ impl Tree {
     /// before, processes carrying the tag (all of them on the first scan; later only those
     /// re-parented to us, the only way a new one can appear outside the ancestry), and every
     /// descendant of those.
-    fn members(&self, procs: &[Proc], known: &HashSet<i32>, needle: &[u8], me: i32, first: bool) -> HashSet<i32> {
+    fn members(&self, procs: &[Stat], known: &HashSet<i32>, needle: &[u8], me: i32, first: bool) -> HashSet<i32> {
         let mut members: HashSet<i32> = HashSet::new();
         for p in procs {
             let seed = p.pid == self.leader
                 || p.pgrp == self.leader
                 || known.contains(&p.pid)
-                || (!p.zombie && (first || p.ppid == me) && p.pid != me && has_tag(p.pid, needle));
+                || (!p.zombie() && (first || p.ppid == me) && p.pid != me && has_tag(p.pid, needle));
             if seed {
                 members.insert(p.pid);
             }
@@ -233,42 +225,23 @@ impl Tree {
         members
     }
 
-    #[cfg(test)]
-    /// Whether any process of the tree is alive (a full scan; for tests and diagnostics).
-    pub fn alive(&self) -> Vec<u32> {
+    /// The live processes of the tree among `procs` (one scan of the table, shared by every
+    /// tree asked): what `Process` marks as the session's own.
+    pub fn alive_among(&self, procs: &[Stat]) -> Vec<i32> {
         if !self.valid() {
             return Vec::new();
         }
         let me = i32::try_from(std::process::id()).unwrap_or(0);
         let needle = format!("{TAG_VAR}={}", self.tag).into_bytes();
-        let procs: Vec<Proc> = list_pids().filter_map(read_stat).collect();
-        let members = self.members(&procs, &HashSet::new(), &needle, me, true);
-        procs
-            .iter()
-            .filter(|p| members.contains(&p.pid) && !p.zombie)
-            .filter_map(|p| u32::try_from(p.pid).ok())
-            .collect()
+        let members = self.members(procs, &HashSet::new(), &needle, me, true);
+        procs.iter().filter(|p| members.contains(&p.pid) && !p.zombie()).map(|p| p.pid).collect()
     }
-}
 
-/// Every pid under `/proc`.
-fn list_pids() -> impl Iterator<Item = i32> {
-    std::fs::read_dir("/proc").into_iter().flatten().filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-}
-
-/// Parses `/proc/<pid>/stat`: `pid (comm) state ppid pgrp …`, where comm may hold anything.
-fn read_stat(pid: i32) -> Option<Proc> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(pid, &text)
-}
-
-fn parse_stat(pid: i32, text: &str) -> Option<Proc> {
-    let after = &text[text.rfind(')')? + 1..];
-    let mut fields = after.split_ascii_whitespace();
-    let state = fields.next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some(Proc { pid, ppid, pgrp, zombie: state == "Z" || state == "X" })
+    #[cfg(test)]
+    /// Whether any process of the tree is alive (a full scan; for tests and diagnostics).
+    pub fn alive(&self) -> Vec<u32> {
+        self.alive_among(&procfs::all()).into_iter().filter_map(|p| u32::try_from(p).ok()).collect()
+    }
 }
 
 /// Whether the process's environment holds exactly the entry `needle` (`VAR=value`).
@@ -306,15 +279,6 @@ impl Drop for TreeGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_stat_with_odd_command_names() {
-        let p = parse_stat(42, "42 (a) b (c)) S 7 42 42 0 -1").unwrap();
-        assert_eq!((p.pid, p.ppid, p.pgrp, p.zombie), (42, 7, 42, false));
-        let z = parse_stat(9, "9 (x) Z 1 9 9").unwrap();
-        assert!(z.zombie);
-        assert!(parse_stat(1, "garbage").is_none());
-    }
 
     #[test]
     fn an_unknown_leader_is_never_signalled() {

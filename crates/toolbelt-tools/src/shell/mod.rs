@@ -1,5 +1,5 @@
 //! Shell tools: `Bash` and the background tasks it starts (`TaskOutput`, `TaskStop`,
-//! `BackgroundTasks`), one file each, and what only they share, in [`support`]:
+//! `BackgroundTasks`), and `Process` over the machine's process table, one file each, and what only they share, in [`support`]:
 //!
 //! * [`support::deny`] refuses catastrophic commands and the user's deny patterns;
 //! * [`support::git_programs`] finds the programs a repository's git configuration would make
@@ -19,6 +19,7 @@ use toolbelt_core::{CallLimits, DynTool, erase};
 
 pub mod background_tasks;
 pub mod bash;
+pub mod process;
 pub(crate) mod support;
 pub mod task_output;
 pub mod task_stop;
@@ -41,5 +42,6 @@ pub fn tools(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
         erase(task_output::TaskOutput),
         erase(task_stop::TaskStop),
         erase(background_tasks::BackgroundTasks),
+        erase(process::Process),
     ]
 }

@@ -8,4 +8,5 @@ pub(crate) mod git_programs;
 pub(crate) mod input;
 pub(crate) mod links;
 pub(crate) mod operands;
+pub(crate) mod process_view;
 pub(crate) mod result;

@@ -79,6 +79,12 @@ impl Task {
         state.ended.unwrap_or_else(Instant::now).duration_since(self.started)
     }
 
+    /// The live processes of its tree among `procs` (none once it has ended: its tree was
+    /// killed then).
+    pub fn processes_among(&self, procs: &[crate::process::procfs::Stat]) -> Vec<i32> {
+        if self.status().0 == TaskStatus::Running { self.tree.alive_among(procs) } else { Vec::new() }
+    }
+
     /// Whether a cgroup holds its tree (so stopping it reaches everything it started).
     pub fn is_held(&self) -> bool {
         self.tree.is_held()

@@ -73,6 +73,12 @@ impl ToolEntry {
         self.enabled
     }
 
+    /// Why the tool is disabled, when it was registered so ([`Registry::register_disabled`]):
+    /// what this machine lacks, or the setting that leaves it out.
+    pub fn disabled_reason(&self) -> Option<&str> {
+        if self.enabled { None } else { self.disabled_because.as_deref() }
+    }
+
     /// Validates a raw input against the compiled schema and decodes it. A schema
     /// registered with [`Registry::register_lazy`] is compiled now if it was not yet; one
     /// that does not compile fails the call as an internal fault.

@@ -58,6 +58,15 @@ pub fn register_builtin(registry: &Registry) -> Result<(), RegistryError> {
 
 /// Registers every built-in tool, described with `limits`. Their schemas, derived from their
 /// types (and compiled by this crate's schema tests), are compiled at each tool's first call.
+///
+/// A tool this machine cannot run (PowerShell without `pwsh`) is registered disabled with
+/// the reason: never listed, and a call by its name is answered with what to install.
 pub fn register_builtin_with(registry: &Registry, limits: &CallLimits) -> Result<(), RegistryError> {
-    builtin_with(limits).into_iter().try_for_each(|tool| registry.register_lazy(tool))
+    let unavailable = shell::unavailable();
+    builtin_with(limits).into_iter().try_for_each(|tool| {
+        match unavailable.iter().find(|(name, _)| *name == tool.names().name) {
+            Some((_, why)) => registry.register_disabled(tool, why.clone()),
+            None => registry.register_lazy(tool),
+        }
+    })
 }

@@ -177,7 +177,7 @@ impl PlannedTool for Bash {
         let cgroup = CommandCgroup::for_command();
         let setup = Setup { env: env::changes(&config), confinement };
         if input.run_in_background == Some(true) {
-            return background::start(&cx, &input, &cwd, &config, unconfined, cgroup, setup);
+            return background::start(&cx, (&input).into(), &cwd, &config, unconfined, cgroup, setup);
         }
         if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
             cx.progress(description, None);

@@ -1,5 +1,6 @@
 //! Shell tools: `Bash` and the background tasks it starts (`TaskOutput`, `TaskStop`,
-//! `BackgroundTasks`), and `Process` over the machine's process table, one file each, and what only they share, in [`support`]:
+//! `BackgroundTasks`), `PowerShell` on the same machinery, and `Process` over the machine's
+//! process table, one file each, and what only they share, in [`support`]:
 //!
 //! * [`support::deny`] refuses catastrophic commands and the user's deny patterns;
 //! * [`support::git_programs`] finds the programs a repository's git configuration would make
@@ -19,6 +20,7 @@ use toolbelt_core::{CallLimits, DynTool, erase};
 
 pub mod background_tasks;
 pub mod bash;
+pub mod power_shell;
 pub mod process;
 pub(crate) mod support;
 pub mod task_output;
@@ -35,6 +37,11 @@ pub use crate::process::tree::kill_all;
 pub use bash::{Bash, BashInput};
 pub use support::result::BashOutput;
 
+/// Why a shell tool cannot be offered on this machine, by name: PowerShell without `pwsh`.
+pub fn unavailable() -> Vec<(&'static str, String)> {
+    support::pwsh::unavailable().map(|why| ("PowerShell", why)).into_iter().collect()
+}
+
 /// Every shell tool, erased; Bash described with the limits in force.
 pub fn tools(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     vec![
@@ -43,5 +50,6 @@ pub fn tools(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
         erase(task_stop::TaskStop),
         erase(background_tasks::BackgroundTasks),
         erase(process::Process),
+        erase(power_shell::PowerShell::new(*limits)),
     ]
 }

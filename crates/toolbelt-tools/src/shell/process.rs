@@ -334,7 +334,9 @@ fn resolve(input: &ProcessInput, cx: &ToolContext) -> Result<Target, ToolError> 
             }
         }
         _ => {
-            return Err(ToolError::failed("this action needs the process: give `pid` (or `name`, part of its command)"));
+            return Err(ToolError::failed(
+                "this action needs the process: give `pid` (or `name`, part of its command)",
+            ));
         }
     };
     let own = Own::of(cx, &procs);

@@ -9,4 +9,5 @@ pub(crate) mod input;
 pub(crate) mod links;
 pub(crate) mod operands;
 pub(crate) mod process_view;
+pub(crate) mod pwsh;
 pub(crate) mod result;

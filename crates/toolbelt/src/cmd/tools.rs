@@ -35,7 +35,19 @@ pub async fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> 
                 line(&s.name)?;
             }
         }
-        ToolsFormat::Table => table(&specs, &registry.deferred())?,
+        ToolsFormat::Table => {
+            table(&specs, &registry.deferred())?;
+            // What is registered but cannot be offered, with why: a tool missing from the
+            // table is otherwise a mystery.
+            let absent: Vec<(String, String)> = registry
+                .entries()
+                .iter()
+                .filter(|e| category.is_none_or(|c| e.spec().category == c))
+                .filter(|e| args.tag.iter().all(|t| e.spec().has_tag(t)))
+                .filter_map(|e| Some((e.spec().name.clone(), e.disabled_reason()?.to_string())))
+                .collect();
+            unavailable(&absent)?;
+        }
         ToolsFormat::Json => line(&serde_json::to_string_pretty(&specs)?)?,
         ToolsFormat::Openai | ToolsFormat::Anthropic | ToolsFormat::Mcp => {
             let format = match args.format {
@@ -72,6 +84,19 @@ fn table(specs: &[ToolSpec], deferred: &std::collections::BTreeSet<String>) -> s
     if specs.iter().any(|s| deferred.contains(&s.name)) {
         line("")?;
         line("[deferred]: listed to the model by name only until ToolSearch loads it; callable either way")?;
+    }
+    Ok(())
+}
+
+/// The tools that are registered but not offered, each with why.
+fn unavailable(absent: &[(String, String)]) -> std::io::Result<()> {
+    if absent.is_empty() {
+        return Ok(());
+    }
+    line("")?;
+    line("Not available here:")?;
+    for (name, why) in absent {
+        line(&format!("  {name}: {why}"))?;
     }
     Ok(())
 }

@@ -61,5 +61,14 @@ pub fn isolate<'c>(cmd: &'c mut Command, home: &Path) -> &'c mut Command {
     ] {
         cmd.env_remove(name);
     }
+    // Nor its PowerShell: the tool is offered only where `pwsh` is on PATH, and a test that
+    // wants it puts a stand-in first on PATH.
+    if let Some(path) = std::env::var_os("PATH") {
+        let kept: Vec<std::path::PathBuf> =
+            std::env::split_paths(&path).filter(|dir| !dir.join("pwsh").exists()).collect();
+        if let Ok(joined) = std::env::join_paths(kept) {
+            cmd.env("PATH", joined);
+        }
+    }
     cmd
 }

@@ -242,10 +242,30 @@ pub fn unknown_task(cx: &ToolContext, id: &str) -> ToolError {
     }
 }
 
-/// Starts `input.command` in the background and returns at once with its id.
+/// What a background task runs, and how it is shown.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskCommand<'a> {
+    /// What its id starts with (`bash` gives `bash_1`).
+    pub prefix: &'static str,
+    /// The `bash -c` line to run.
+    pub run: &'a str,
+    /// The command as the call gave it (what `BackgroundTasks` and `TaskStop` show).
+    pub shown: &'a str,
+    /// What it does, as the call described it.
+    pub description: Option<&'a str>,
+}
+
+impl<'a> From<&'a BashInput> for TaskCommand<'a> {
+    /// A Bash command runs as given.
+    fn from(input: &'a BashInput) -> Self {
+        Self { prefix: "bash", run: &input.command, shown: &input.command, description: input.description.as_deref() }
+    }
+}
+
+/// Starts `command` in the background and returns at once with its id.
 pub fn start(
     cx: &ToolContext,
-    input: &BashInput,
+    command: TaskCommand<'_>,
     cwd: &Path,
     config: &BashConfig,
     notice: Option<String>,
@@ -264,17 +284,17 @@ pub fn start(
         )));
     }
     tasks.next += 1;
-    let id = format!("bash_{}", tasks.next);
+    let id = format!("{}_{}", command.prefix, tasks.next);
     let (file, log) = SpillTarget::new(cx, "tasks", &id)
         .create()
         .map_err(|reason| ToolError::failed(format!("cannot create the task's log file: {reason}")))?;
-    let launch = Launch { command: &input.command, cwd, sink: Sink::File(file), report_cwd: false, cgroup, setup };
+    let launch = Launch { command: command.run, cwd, sink: Sink::File(file), report_cwd: false, cgroup, setup };
     let Spawned { mut child, tree, mut control, .. } = spawn(launch).map_err(spawn_error)?;
     let (done, _) = tokio::sync::watch::channel(false);
     let task = Arc::new(Task {
         id: id.clone(),
-        command: input.command.clone(),
-        description: input.description.clone(),
+        command: command.shown.to_string(),
+        description: command.description.map(str::to_string),
         log: log.clone(),
         started: Instant::now(),
         tree,
@@ -318,6 +338,6 @@ pub fn start(
         cwd: cwd.display().to_string(),
         task_id: Some(id),
         notes: notice.into_iter().collect(),
-        report: Report::Started { command: one_line(&input.command, 200), log: shown(cx, &log) },
+        report: Report::Started { command: one_line(command.shown, 200), log: shown(cx, &log) },
     })
 }

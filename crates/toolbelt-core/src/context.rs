@@ -305,6 +305,12 @@ impl ToolContext {
         self.events.is_listening()
     }
 
+    /// Where this session's background tasks report once the call that started them has
+    /// returned ([`crate::TaskEvents`]); a silent sink when the front end set none.
+    pub fn task_events(&self) -> EventSink {
+        self.with_slot::<crate::TaskEvents, _>(|t| t.sink())
+    }
+
     /// Reports progress, with a fraction from 0.0 to 1.0 when known.
     pub fn progress(&self, message: impl Into<String>, fraction: Option<f64>) {
         if self.events.is_listening() {

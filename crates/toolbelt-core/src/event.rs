@@ -56,6 +56,58 @@ pub enum ToolEvent {
         #[serde(serialize_with = "ser_ms", rename = "duration_ms")]
         duration: Duration,
     },
+    /// A background task (a monitor) did something after the call that started it returned:
+    /// lines it printed, a notice about it, its end. Delivered to the session's
+    /// [`TaskEvents`] sink, not a call's.
+    Task {
+        /// The task's id (`monitor_1`).
+        task_id: String,
+        /// What happened.
+        kind: TaskEventKind,
+        /// The lines (joined by newlines), the notice, or how it ended, in words.
+        text: String,
+        /// Its exit code, when it ended by exiting.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+    },
+}
+
+/// What a [`ToolEvent::Task`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskEventKind {
+    /// Lines the task printed (those that came within a short window, together).
+    Lines,
+    /// Something about the task the person should know (it was stopped for flooding).
+    Notice,
+    /// It ended: exited, timed out or was stopped.
+    Ended,
+}
+
+/// Where a session's background tasks report once the call that started them has returned
+/// ([`ToolEvent::Task`]): the front end sets it (`batch --events` writes event lines, the MCP
+/// server sends log notifications, `toolbelt agent` prints to stderr); unset, the events go
+/// nowhere and the task's output stays readable with `TaskOutput`. Saves as nothing.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct TaskEvents {
+    #[serde(skip)]
+    sink: EventSink,
+}
+
+impl crate::SessionSlot for TaskEvents {
+    const KEY: &'static str = "task_events";
+}
+
+impl TaskEvents {
+    /// Sends the session's task events to `sink`.
+    pub fn set(&mut self, sink: EventSink) {
+        self.sink = sink;
+    }
+
+    /// The sink (a silent one when unset).
+    pub fn sink(&self) -> EventSink {
+        self.sink.clone()
+    }
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -60,7 +60,7 @@ pub use context::{CallLimits, Extensions, HiddenPaths, Limits, ToolContext};
 pub use deferred::{DescribeContext, LoadedTools, MAX_NAMED as MAX_NAMED_DEFERRED, deferred_note};
 pub use erased::erase;
 pub use error::{FieldError, ToolError};
-pub use event::{EventSink, OutputStream, ToolEvent};
+pub use event::{EventSink, OutputStream, TaskEventKind, TaskEvents, ToolEvent};
 pub use export::ExportFormat;
 pub use follow_up::FollowUp;
 pub use format::{glob_pieces, human_duration, human_size, json_kind, sha256_hex, thousands};

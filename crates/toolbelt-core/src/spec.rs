@@ -160,6 +160,11 @@ pub struct ToolSpec {
     pub needs_confirmation: bool,
     /// Whether the tool streams output while it runs.
     pub streams: bool,
+    /// Whether the command lines it runs are bash that `Bash` could run as well (`Monitor`
+    /// runs one in the background): rules written for `Bash` then govern them too, so a
+    /// `Bash(curl *)` deny cannot be stepped around through it.
+    #[serde(skip)]
+    pub bash_rules: bool,
     /// Words that help find this tool when it is deferred (not sent to the model up front).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_hint: Option<String>,
@@ -205,6 +210,7 @@ impl ToolSpec {
             side_effects: SideEffects::Files,
             needs_confirmation: false,
             streams: false,
+            bash_rules: false,
             search_hint: None,
             defer: Defer::Load,
             default_timeout: None,
@@ -289,6 +295,13 @@ impl ToolSpec {
     /// Declares that the tool streams output while it runs.
     pub fn streams(mut self) -> Self {
         self.streams = true;
+        self
+    }
+
+    /// Declares that its command lines are bash, governed by the rules written for `Bash`
+    /// ([`ToolSpec::bash_rules`]).
+    pub fn bash_rules(mut self) -> Self {
+        self.bash_rules = true;
         self
     }
 

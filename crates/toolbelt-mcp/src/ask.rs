@@ -129,6 +129,18 @@ impl ClientAsker {
     pub fn set_level(&self, level: LoggingLevel) {
         *self.level.write().unwrap_or_else(PoisonError::into_inner) = level;
     }
+
+    /// Sends a log notification from `logger` carrying `data`, unless the client set a higher
+    /// level; false when it was not sent (below the level, the client gone, or this asker
+    /// being a call's round, which has no channel of its own for it).
+    pub async fn log(&self, level: LoggingLevel, logger: &str, data: Value) -> bool {
+        let Channel::Peer(peer) = &self.channel else { return false };
+        if rank(level) < rank(*self.level.read().unwrap_or_else(PoisonError::into_inner)) {
+            return false;
+        }
+        let note = LoggingMessageNotificationParam::new(level, data).with_logger(logger);
+        peer.notify_logging_message(note).await.is_ok()
+    }
 }
 
 impl Asker for ClientAsker {
@@ -154,16 +166,10 @@ impl Asker for ClientAsker {
                 Tone::Warning => LoggingLevel::Warning,
                 Tone::Error => LoggingLevel::Error,
             };
-            let peer = match &self.channel {
-                Channel::Peer(peer) => peer,
-                Channel::Round(round) => return round.log(level, message).await,
-            };
-            if rank(level) < rank(*self.level.read().unwrap_or_else(PoisonError::into_inner)) {
-                return false;
+            if let Channel::Round(round) = &self.channel {
+                return round.log(level, message).await;
             }
-            let note =
-                LoggingMessageNotificationParam::new(level, Value::String(message.to_string())).with_logger("toolbelt");
-            peer.notify_logging_message(note).await.is_ok()
+            self.log(level, "toolbelt", Value::String(message.to_string())).await
         })
     }
 

@@ -9,6 +9,7 @@ mod result;
 mod roots;
 mod sampling;
 mod stdio;
+mod task_events;
 mod tools;
 
 pub use inline::InlineSessions;
@@ -271,7 +272,8 @@ impl ServerHandler for McpServer {
         }
         let samples = request.capabilities.sampling.is_some();
         let asker = Arc::new(ClientAsker::new(context.peer.clone(), elicits, samples));
-        self.inner.options.askers.register(self.session().id(), asker);
+        self.inner.options.askers.register(self.session().id(), Arc::clone(&asker));
+        task_events::forward(self.session().state(), asker, self.inner.stop.clone());
         if request.capabilities.sampling.is_some() {
             self.adopt_sampling(&context.peer);
         }

@@ -168,10 +168,14 @@ impl Rule {
     }
 
     /// Whether the rule is about this tool's name (a bare rule, an MCP rule, or a
-    /// tool-specific specifier such as `Bash(…)`); path rules apply to any tool.
+    /// tool-specific specifier such as `Bash(…)`); path rules apply to any tool. A rule for
+    /// `Bash` is about every tool whose command lines are bash too ([`ToolSpec::bash_rules`]:
+    /// `Monitor`), so no such tool steps around it.
     pub fn names_tool(&self, tool: &ToolSpec) -> bool {
         match &self.tool {
-            ToolName::Exact(name) => tool.name == *name || tool.aliases.iter().any(|a| a == name),
+            ToolName::Exact(name) => {
+                tool.name == *name || tool.aliases.iter().any(|a| a == name) || (tool.bash_rules && name == "Bash")
+            }
             ToolName::McpServer(prefix) => tool.name.starts_with(prefix.as_str()),
         }
     }
@@ -299,10 +303,10 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
-/// Whether rules for this tool take a command pattern (`Bash(npm test *)`); a rule for any
-/// other tool that runs commands names the tool.
+/// Whether rules for this tool take a command pattern (`Bash(npm test *)`,
+/// `Monitor(tail -f *)`); a rule for any other tool that runs commands names the tool.
 pub fn takes_command_rules(tool: &str) -> bool {
-    tool == "Bash"
+    tool == "Bash" || tool == "Monitor"
 }
 
 fn parse_specifier(tool: &str, inner: &str, origin: &RuleOrigin, env: &RuleEnv) -> Result<Specifier, RuleProblem> {

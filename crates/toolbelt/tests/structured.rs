@@ -168,8 +168,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     // The deferred tools are listed once loaded.
-    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process"}));
-    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(8), "{loaded}");
+    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process,Monitor"}));
+    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(9), "{loaded}");
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -215,6 +215,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Process", json!({"action": "list", "name": "sleep 30"}), &task_sleeping),
         ("Process", json!({"action": "info", "name": "sleep 30"}), &task_sleeping),
         ("TaskStop", json!({"task_id": task}), &["sleep 30"]),
+        ("Monitor", json!({"command": "echo watched", "description": "echo"}), &["echo watched", "monitor_"]),
         (
             "TodoWrite",
             json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]}),

@@ -87,7 +87,7 @@ pub(super) fn forward(token: Option<ProgressToken>, peer: Peer<RoleServer>) -> (
             ToolEvent::Output { chunk, .. } => chunk.clone(),
             ToolEvent::Progress { message, fraction: Some(f), .. } => format!("{message} ({:.0}%)", f * 100.0),
             ToolEvent::Progress { message, .. } => message.clone(),
-            ToolEvent::Started { .. } | ToolEvent::Finished { .. } => return,
+            ToolEvent::Started { .. } | ToolEvent::Finished { .. } | ToolEvent::Task { .. } => return,
         };
         gathered.0.lock().unwrap_or_else(PoisonError::into_inner).push(&text);
         gathered.1.notify_one();

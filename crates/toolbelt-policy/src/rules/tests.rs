@@ -78,6 +78,11 @@ fn which_tools_a_rule_names() {
     let names = |rule: &str, tool: &ToolSpec| parse(rule).unwrap().names_tool(tool);
     assert!(names("Bash", &bash) && names("exec", &bash) && names("Bash(ls *)", &bash));
     assert!(!names("bash", &bash), "tool names are case-sensitive, as in Claude Code");
+    // A tool whose commands are bash is named by Bash's rules, and by its own.
+    let monitor = ToolSpec::new("Monitor", "d").bash_rules();
+    assert!(names("Bash", &monitor) && names("Bash(curl *)", &monitor) && names("Monitor(tail *)", &monitor));
+    assert!(!names("exec", &monitor) && !names("Monitor", &bash));
+    assert!(!names("Bash", &ToolSpec::new("PowerShell", "d")), "Bash's rules mean nothing to PowerShell");
     for rule in ["mcp__github", "mcp__github__*", "mcp__github__search"] {
         assert!(names(rule, &search), "{rule}");
         assert!(!names(rule, &other), "{rule} must not reach another server");

@@ -90,26 +90,6 @@ directory (never `.git/config`, `.git/hooks` or the agent's settings), and the n
 URL with a password).\n\
 - A few catastrophic commands (rm -rf /, mkfs, dd onto a disk, fork bombs) are refused.";
 
-/// A read-only command running git where the repository's own, untrusted configuration
-/// names programs git would start (`git_programs.rs`) needs approval, naming them.
-fn untrusted_git(access: Access, command: &str, cx: &ToolContext) -> Access {
-    if !command.contains("git") {
-        return access;
-    }
-    let config = BashConfig::in_effect(cx);
-    let named = git_programs::named(command, &operands::bases(command, cx), config.trusted_project.as_deref());
-    if named.is_empty() {
-        return access;
-    }
-    let shown: Vec<String> = named.iter().take(3).map(|p| background::one_line(p, 200)).collect();
-    let more = if named.len() > 3 { format!(" and {} more", named.len() - 3) } else { String::new() };
-    access.needs_approval(format!(
-        "this runs git in a repository whose own git configuration names programs git starts ({}{more}), and no \
-         one trusted this project yet; `toolbelt trust` trusts it and its git configuration",
-        shown.join("; ")
-    ))
-}
-
 /// What a `Bash` call was judged to run: the command under the shell settings its deny
 /// patterns were checked against (the environment it gets comes from the same), confined as
 /// the sandbox settings and this machine allowed then.
@@ -147,7 +127,7 @@ impl PlannedTool for Bash {
         let access = if read_only { Access::shared() } else { Access::exclusive() };
         let mut access = operands::declare(access.executes(input.command.clone()), &input.command, cx);
         if read_only {
-            access = untrusted_git(access, &input.command, cx);
+            access = git_programs::untrusted_git(access, &input.command, cx);
         }
         let (access, confining) = confine::declare(cx, access, read_only)?;
         Ok((access, BashPlan { config, confining }))

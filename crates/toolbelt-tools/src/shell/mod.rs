@@ -20,6 +20,7 @@ use toolbelt_core::{CallLimits, DynTool, erase};
 
 pub mod background_tasks;
 pub mod bash;
+pub mod monitor;
 pub mod power_shell;
 pub mod process;
 pub(crate) mod support;
@@ -49,6 +50,7 @@ pub fn tools(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
         erase(task_output::TaskOutput),
         erase(task_stop::TaskStop),
         erase(background_tasks::BackgroundTasks),
+        erase(monitor::Monitor),
         erase(process::Process),
         erase(power_shell::PowerShell::new(*limits)),
     ]

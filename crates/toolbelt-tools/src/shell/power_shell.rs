@@ -164,6 +164,7 @@ impl PlannedTool for PowerShell {
                 run: &line,
                 shown: &input.command,
                 description: input.description.as_deref(),
+                monitor: None,
             };
             return background::start(&cx, command, &cwd, &config, unconfined, cgroup, setup);
         }

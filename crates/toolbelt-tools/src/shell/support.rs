@@ -7,6 +7,7 @@ pub(crate) mod deny;
 pub(crate) mod git_programs;
 pub(crate) mod input;
 pub(crate) mod links;
+pub(crate) mod monitor;
 pub(crate) mod operands;
 pub(crate) mod process_view;
 pub(crate) mod pwsh;

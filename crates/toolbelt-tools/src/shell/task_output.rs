@@ -134,7 +134,8 @@ fn description() -> String {
     format!(
         "Reads a background task started by Bash with run_in_background: the output it wrote since the last read, \
          its status (running, completed, failed, killed) and its exit code. By default it waits for the task to \
-         finish, up to `timeout` ms ({}); set `block: false` to look without waiting. The whole output stays in the \
+         finish, up to `timeout` ms ({}) — for a monitor (`monitor_1`, from Monitor), for its next lines; set \
+         `block: false` to look without waiting. The whole output stays in the \
          task's log file. A background agent's id (`agent_1`, from Agent) gives its report: its answer, or what it \
          has done so far.",
         DEFAULT_WAIT.as_millis()
@@ -185,7 +186,12 @@ impl Tool for TaskOutput {
             cx.with_slot::<Tasks, _>(|t| t.get(&input.task_id)).ok_or_else(|| unknown_task(&cx, &input.task_id))?;
         if input.block.unwrap_or(true) && task.status().0 == TaskStatus::Running {
             let limit = wait_for(&input).min(cx.limits().timeout.saturating_sub(Duration::from_secs(1)));
-            task.wait(limit, &cx).await;
+            // A monitor's reader waits for its next lines, not for its end.
+            if task.monitor.is_some() {
+                task.wait_news(limit, &cx).await;
+            } else {
+                task.wait(limit, &cx).await;
+            }
         }
         let (status, exit_code) = task.status();
         let (rendered, from, to) = task.read_new(cx.limits().output_budget.saturating_sub(600))?;

@@ -46,6 +46,18 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
             eprintln!("  · {message}");
         }
     });
+    // What its monitors print after their call returned, for the person watching.
+    let monitors = EventSink::new(|event| {
+        if let ToolEvent::Task { task_id, text, .. } = event {
+            eprintln!("  ◦ {task_id}: {}", text.replace('\n', &format!("\n  ◦ {task_id}: ")));
+        }
+    });
+    open.session
+        .state()
+        .slot::<toolbelt_core::TaskEvents>()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .set(monitors);
     toolbelt_agent::apply_mode(&runtime, &open.session, def.permission_mode);
     tracing::info!(provider = spec.provider.name(), model = %spec.model, tools = spec.tools.len(), "agent starting");
     open.start(&runtime).await;

@@ -53,6 +53,13 @@ pub async fn run(global: &Global, args: &BatchArgs) -> anyhow::Result<ExitCode> 
     } else {
         EventSink::none()
     };
+    // What background tasks (monitors) report between and after calls: event lines too.
+    open.session
+        .state()
+        .slot::<toolbelt_core::TaskEvents>()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .set(events.clone());
     let mut any_error = false;
     let mut write_error = None;
     let mut write = |result: &ToolResult| {

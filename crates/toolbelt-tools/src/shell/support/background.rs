@@ -28,6 +28,7 @@ use crate::process::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::process::spill::SpillTarget;
 use crate::process::tree::Tree;
 use crate::shell::support::input::BashInput;
+use crate::shell::support::monitor::{self, MonitorLimits, Pump};
 use crate::shell::support::result::{BashOutput, Report};
 use crate::tasks::TaskStatus;
 
@@ -58,6 +59,11 @@ pub struct Task {
     tree: Tree,
     state: Mutex<State>,
     done: tokio::sync::watch::Sender<bool>,
+    /// Bumped each time a monitor's pump adds to the log (a command's output goes to the log
+    /// without us, so it never is).
+    news: tokio::sync::watch::Sender<u64>,
+    /// What its events are limited to, when it is a monitor.
+    pub monitor: Option<MonitorLimits>,
     /// The protected places missing when it started, to move aside those it made.
     watch: PlacesWatch,
 }
@@ -110,7 +116,7 @@ impl Task {
 
     /// Moves aside the protected places that appeared while it ran (nobody can be asked:
     /// `made.rs`), saying so on stderr and at the end of its output.
-    fn settle(&self) {
+    pub(crate) fn settle(&self) {
         let notices = self.watch.ended(&format!("the background command `{}`", self.id));
         if notices.is_empty() {
             return;
@@ -121,6 +127,56 @@ impl Task {
         });
         if let Err(e) = appended {
             tracing::warn!("cannot add to the log of `{}`: {e}", self.id);
+        }
+    }
+
+    /// Records how it ended, unless it was stopped first; returns whether this was news.
+    pub(crate) fn record_end(&self, status: TaskStatus, exit_code: Option<i32>) -> bool {
+        let mut state = lock(&self.state);
+        if state.status != TaskStatus::Running {
+            return false;
+        }
+        state.status = status;
+        state.exit_code = exit_code;
+        state.ended = Some(Instant::now());
+        true
+    }
+
+    /// Its tree.
+    pub(crate) fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// Says the log grew (a monitor's pump, after writing).
+    pub(crate) fn tell_news(&self) {
+        self.news.send_modify(|n| *n += 1);
+    }
+
+    /// Marks the task done, waking every waiter.
+    pub(crate) fn mark_done(&self) {
+        self.done.send_replace(true);
+        self.tell_news();
+    }
+
+    /// Waits until the log holds output not read yet, or the task ends, at most `limit`;
+    /// returns early if `cx` is cancelled. What a monitor's reader waits for: its next lines.
+    pub async fn wait_news(&self, limit: Duration, cx: &ToolContext) {
+        let mut news = self.news.subscribe();
+        let unread = || {
+            let read_to = lock(&self.state).read_to;
+            std::fs::metadata(&self.log).is_ok_and(|m| m.len() > read_to) || *self.done.borrow()
+        };
+        let waiting = async {
+            while !unread() {
+                if news.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        tokio::select! {
+            () = waiting => {}
+            () = tokio::time::sleep(limit) => {}
+            () = cx.cancellation().cancelled() => {}
         }
     }
 
@@ -253,12 +309,20 @@ pub struct TaskCommand<'a> {
     pub shown: &'a str,
     /// What it does, as the call described it.
     pub description: Option<&'a str>,
+    /// Set for a monitor: its stdout lines become events, within these limits.
+    pub monitor: Option<MonitorLimits>,
 }
 
 impl<'a> From<&'a BashInput> for TaskCommand<'a> {
     /// A Bash command runs as given.
     fn from(input: &'a BashInput) -> Self {
-        Self { prefix: "bash", run: &input.command, shown: &input.command, description: input.description.as_deref() }
+        Self {
+            prefix: "bash",
+            run: &input.command,
+            shown: &input.command,
+            description: input.description.as_deref(),
+            monitor: None,
+        }
     }
 }
 
@@ -288,9 +352,16 @@ pub fn start(
     let (file, log) = SpillTarget::new(cx, "tasks", &id)
         .create()
         .map_err(|reason| ToolError::failed(format!("cannot create the task's log file: {reason}")))?;
-    let launch = Launch { command: command.run, cwd, sink: Sink::File(file), report_cwd: false, cgroup, setup };
-    let Spawned { mut child, tree, mut control, .. } = spawn(launch).map_err(spawn_error)?;
+    // A monitor's output goes through its pump, which splits stdout into events; a command's
+    // goes straight to the log.
+    let (sink, pumped) = match command.monitor {
+        Some(_) => (Sink::Pipes, Some(file)),
+        None => (Sink::File(file), None),
+    };
+    let launch = Launch { command: command.run, cwd, sink, report_cwd: false, cgroup, setup };
+    let Spawned { mut child, tree, mut control, stdout, stderr } = spawn(launch).map_err(spawn_error)?;
     let (done, _) = tokio::sync::watch::channel(false);
+    let (news, _) = tokio::sync::watch::channel(0);
     let task = Arc::new(Task {
         id: id.clone(),
         command: command.shown.to_string(),
@@ -300,11 +371,19 @@ pub fn start(
         tree,
         state: Mutex::new(State { status: TaskStatus::Running, exit_code: None, ended: None, read_to: 0 }),
         done,
+        news,
+        monitor: command.monitor,
         watch,
     });
     tasks.tasks.push_back(Arc::clone(&task));
     tasks.forget_old();
     drop(tasks);
+
+    if let (Some(limits), Some(file)) = (command.monitor, pumped) {
+        let pump = Pump { task: Arc::clone(&task), stdout, stderr, log: file, limits, events: cx.task_events() };
+        tokio::spawn(monitor::run(pump, child, control));
+        return Ok(started(cx, command, cwd, &log, notice, &id));
+    }
 
     let watched = Arc::clone(&task);
     tokio::spawn(async move {
@@ -313,19 +392,23 @@ pub fn start(
         watched.tree.leftovers(control.held());
         watched.tree.retire();
         watched.settle();
-        {
-            let mut state = lock(&watched.state);
-            if state.status == TaskStatus::Running {
-                let code = status.and_then(|s| s.code());
-                state.exit_code = code;
-                state.status = if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed };
-                state.ended = Some(Instant::now());
-            }
-        }
-        watched.done.send_replace(true);
+        let code = status.and_then(|s| s.code());
+        watched.record_end(if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed }, code);
+        watched.mark_done();
     });
+    Ok(started(cx, command, cwd, &log, notice, &id))
+}
 
-    Ok(BashOutput {
+/// The result of a call that started a task.
+fn started(
+    cx: &ToolContext,
+    command: TaskCommand<'_>,
+    cwd: &Path,
+    log: &Path,
+    notice: Option<String>,
+    id: &str,
+) -> BashOutput {
+    BashOutput {
         stdout: String::new(),
         stderr: String::new(),
         exit_code: None,
@@ -336,8 +419,8 @@ pub fn start(
         truncated: false,
         output_file: Some(log.display().to_string()),
         cwd: cwd.display().to_string(),
-        task_id: Some(id),
+        task_id: Some(id.to_string()),
         notes: notice.into_iter().collect(),
-        report: Report::Started { command: one_line(command.shown, 200), log: shown(cx, &log) },
-    })
+        report: Report::Started { command: one_line(command.shown, 200), log: shown(cx, log) },
+    }
 }

@@ -23,8 +23,12 @@
 use std::path::{Path, PathBuf};
 
 use toolbelt_command::runs::{Run, runs};
+use toolbelt_core::{Access, ToolContext};
 
+use crate::process::config::BashConfig;
 use crate::process::git_config::{self, Entry};
+use crate::shell::support::background::one_line;
+use crate::shell::support::operands;
 
 /// How many configuration files (includes and submodules) one repository may bring in.
 const MAX_FILES: usize = 64;
@@ -251,6 +255,26 @@ fn resolve(path: &str, dir: &Path) -> PathBuf {
         return PathBuf::from(home).join(rest);
     }
     dir.join(path)
+}
+
+/// A read-only command running git where the repository's own, untrusted configuration
+/// names programs git would start (`git_programs.rs`) needs approval, naming them.
+pub fn untrusted_git(access: Access, command: &str, cx: &ToolContext) -> Access {
+    if !command.contains("git") {
+        return access;
+    }
+    let config = BashConfig::in_effect(cx);
+    let named = named(command, &operands::bases(command, cx), config.trusted_project.as_deref());
+    if named.is_empty() {
+        return access;
+    }
+    let shown: Vec<String> = named.iter().take(3).map(|p| one_line(p, 200)).collect();
+    let more = if named.len() > 3 { format!(" and {} more", named.len() - 3) } else { String::new() };
+    access.needs_approval(format!(
+        "this runs git in a repository whose own git configuration names programs git starts ({}{more}), and no \
+         one trusted this project yet; `toolbelt trust` trusts it and its git configuration",
+        shown.join("; ")
+    ))
 }
 
 #[cfg(test)]

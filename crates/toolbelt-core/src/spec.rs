@@ -165,6 +165,11 @@ pub struct ToolSpec {
     /// `Bash(curl *)` deny cannot be stepped around through it.
     #[serde(skip)]
     pub bash_rules: bool,
+    /// The input field a rule's value is matched against (`Message(ops)` names the channel
+    /// `ops`): without one, a value rule matches any top-level string of the input, the text
+    /// of a message included.
+    #[serde(skip)]
+    pub rule_field: Option<&'static str>,
     /// Words that help find this tool when it is deferred (not sent to the model up front).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_hint: Option<String>,
@@ -211,6 +216,7 @@ impl ToolSpec {
             needs_confirmation: false,
             streams: false,
             bash_rules: false,
+            rule_field: None,
             search_hint: None,
             defer: Defer::Load,
             default_timeout: None,
@@ -302,6 +308,12 @@ impl ToolSpec {
     /// ([`ToolSpec::bash_rules`]).
     pub fn bash_rules(mut self) -> Self {
         self.bash_rules = true;
+        self
+    }
+
+    /// Names the input field value rules are matched against ([`ToolSpec::rule_field`]).
+    pub fn rule_field(mut self, field: &'static str) -> Self {
+        self.rule_field = Some(field);
         self
     }
 

@@ -198,7 +198,7 @@ impl Rule {
                 self.names_tool(tool) && call.parts.iter().any(|p| matches!(p, Part::Url(u) if domain.matches_url(u)))
             }
             Some(Specifier::Value(glob)) => {
-                self.names_tool(tool) && top_level_strings(input).any(|s| glob_match(glob, s))
+                self.names_tool(tool) && rule_strings(tool, input).any(|s| glob_match(glob, s))
             }
         }
     }
@@ -253,7 +253,7 @@ impl Rule {
                 self.names_tool(tool) && matches!(part, Part::Url(u) if domain.matches_url(u))
             }
             Some(Specifier::Value(glob)) => {
-                self.names_tool(tool) && top_level_strings(input).any(|s| glob_match(glob, s))
+                self.names_tool(tool) && rule_strings(tool, input).any(|s| glob_match(glob, s))
             }
         }
     }
@@ -361,8 +361,14 @@ pub fn host_of(url: &str) -> Option<String> {
     }
 }
 
-fn top_level_strings(input: &Value) -> impl Iterator<Item = &str> {
-    input.as_object().into_iter().flat_map(|m| m.values()).filter_map(Value::as_str)
+/// The strings a value rule (`Agent(Explore)`, `Message(ops)`) is matched against: the
+/// tool's rule field when it names one ([`ToolSpec::rule_field`]: only `Message`'s `channel`,
+/// never the text sent), else every top-level string of the input.
+fn rule_strings<'a>(tool: &ToolSpec, input: &'a Value) -> Box<dyn Iterator<Item = &'a str> + 'a> {
+    match tool.rule_field {
+        Some(field) => Box::new(input.get(field).and_then(Value::as_str).into_iter()),
+        None => Box::new(input.as_object().into_iter().flat_map(|m| m.values()).filter_map(Value::as_str)),
+    }
 }
 
 /// `*` matches any run of characters; everything else is literal.

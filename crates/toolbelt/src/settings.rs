@@ -39,6 +39,7 @@ mod load;
 mod locations;
 pub mod loosening;
 mod lsp;
+mod message;
 pub mod model_access;
 mod resolve;
 pub mod schema;

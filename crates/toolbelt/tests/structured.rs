@@ -152,7 +152,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     std::fs::write(
         settings.join("config.toml"),
         format!(
-            "[web.search]\nprovider = \"brave\"\n[web.search.brave]\nbase_url = \"{}\"\napi_key_env = \"TB_TEST_SEARCH_KEY\"\n",
+            "[web.search]\nprovider = \"brave\"\n[web.search.brave]\nbase_url = \"{}\"\napi_key_env = \"TB_TEST_SEARCH_KEY\"\n\
+             [message.channels.notes]\nkind = \"file\"\npath = \"~/notes.md\"\n",
             site.url("/res/v1/web/search")
         ),
     )
@@ -168,8 +169,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     // The deferred tools are listed once loaded.
-    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process,Monitor"}));
-    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(9), "{loaded}");
+    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process,Monitor,Message"}));
+    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(10), "{loaded}");
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -216,6 +217,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Process", json!({"action": "info", "name": "sleep 30"}), &task_sleeping),
         ("TaskStop", json!({"task_id": task}), &["sleep 30"]),
         ("Monitor", json!({"command": "echo watched", "description": "echo"}), &["echo watched", "monitor_"]),
+        ("Message", json!({"channel": "notes", "content": "Done."}), &["notes", "notes.md"]),
         (
             "TodoWrite",
             json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]}),

@@ -1,6 +1,7 @@
 //! What the web tools share: none of it is a tool.
 
 pub(crate) mod cache;
+pub(crate) mod channels;
 pub(crate) mod client;
 pub(crate) mod config;
 pub(crate) mod content;
@@ -12,6 +13,7 @@ pub(crate) mod html;
 pub(crate) mod page;
 pub(crate) mod resolver;
 pub(crate) mod search;
+pub(crate) mod send;
 
 /// `text` from the web, unable to close the `<web-content …>` block the tools show it in:
 /// every `</web-content` (in any case) becomes `<\/web-content`, so a page cannot end the

@@ -173,6 +173,10 @@ fn build_client(config: &Arc<WebConfig>, vars: &Vars, ports: Ports) -> Result<re
             exempt.push(host);
         }
     }
+    // So are the channels `Message` sends to (only the user's settings define them).
+    for channel in config.channels.values() {
+        exempt.extend(channel_host(channel, vars));
+    }
     let resolver = GuardedResolver::new(Arc::clone(config), HostPatterns::new(exempt), ports);
     let mut builder = reqwest::Client::builder()
         .user_agent(USER_AGENT)
@@ -192,6 +196,21 @@ fn build_client(config: &Arc<WebConfig>, vars: &Vars, ports: Ports) -> Result<re
         }
     }
     builder.build().map_err(|e| e.to_string())
+}
+
+/// The host a channel's messages go to, when it is reached over HTTP.
+fn channel_host(channel: &super::channels::ChannelConfig, vars: &Vars) -> Option<String> {
+    use super::channels::{ChannelConfig, Secret};
+    let url = match channel {
+        ChannelConfig::Webhook { url, .. } | ChannelConfig::Slack { url } | ChannelConfig::Discord { url } => match url
+        {
+            Secret::Plain(url) => url.clone(),
+            Secret::Env(var) => vars(var)?,
+        },
+        ChannelConfig::Telegram { api_base, .. } => api_base.clone(),
+        ChannelConfig::File { .. } => return None,
+    };
+    Url::parse(url.trim()).ok()?.host_str().map(str::to_string)
 }
 
 /// Fetches `url` (already checked): same-site redirects followed (up to [`MAX_REDIRECTS`],

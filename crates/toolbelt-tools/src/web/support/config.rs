@@ -31,6 +31,8 @@ pub struct WebConfig {
     /// Fixed addresses for host names, used instead of DNS (as curl's `--resolve`): for
     /// split-horizon setups and tests. The addresses are checked like resolved ones.
     pub hosts: BTreeMap<String, IpAddr>,
+    /// The channels `Message` sends to, by name (only the user's settings define them).
+    pub channels: BTreeMap<String, super::channels::ChannelConfig>,
 }
 
 impl Default for WebConfig {
@@ -43,6 +45,7 @@ impl Default for WebConfig {
             search: SearchConfig::default(),
             timeout: DEFAULT_TIMEOUT,
             hosts: BTreeMap::new(),
+            channels: BTreeMap::new(),
         }
     }
 }

@@ -319,6 +319,11 @@ keys! {
         WEB_SEARCH_TAVILY = "web.search.tavily" => key(Kind::Table, "{}", SEARCH_DOC),
         WEB_SEARCH_EXA = "web.search.exa" => key(Kind::Table, "{}", SEARCH_DOC),
         WEB_SEARCH_SEARXNG = "web.search.searxng" => key(Kind::Table, "{}", SEARCH_DOC),
+        MESSAGE_CHANNELS = "message.channels.*" => key(
+            Kind::Table,
+            "{}",
+            "a channel Message sends to (your own settings only): kind (webhook, slack, discord, telegram, file), url or url_env, headers, token_env, chat_id, api_base, path",
+        ),
     ];
 }
 

@@ -1,0 +1,219 @@
+//! `Message` through the real binary, against a loopback server speaking each channel's API
+//! (a JSON webhook, Slack's and Discord's incoming webhooks, Telegram's Bot API) and a file:
+//! what each service receives, what the model reads back, refusals named with the channel and
+//! the service's answer, a channel's secret never in a result, an error or the audit log,
+//! and `Message(NAME)` rules matching the channel, never the text.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use toolbelt_tools::web::testing::{Reply, Server};
+
+#[path = "common/hermetic.rs"]
+mod hermetic;
+
+const TELEGRAM_TOKEN: &str = "123456:SECRET-bot-token";
+const SLACK_PATH: &str = "/services/T0/B0/SECRETslack";
+
+struct Services {
+    server: Server,
+    _runtime: tokio::runtime::Runtime,
+}
+
+/// One loopback server answering as each service does.
+fn services() -> Services {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(Server::start(|req| {
+            let body = req.json();
+            match req.path() {
+                SLACK_PATH if body["text"].is_string() => Reply::ok("text/plain", "ok"),
+                SLACK_PATH => Reply::status(400, "text/plain", "no_text"),
+                "/services/revoked" => Reply::status(404, "text/plain", "no_service"),
+                "/api/webhooks/1/SECRETdiscord" => Reply::status(204, "text/plain", ""),
+                path if path == format!("/bot{TELEGRAM_TOKEN}/sendMessage") => {
+                    if body["chat_id"] == "42" {
+                        Reply::ok("application/json", r#"{"ok":true,"result":{"message_id":7,"chat":{"id":42}}}"#)
+                    } else {
+                        Reply::status(
+                            400,
+                            "application/json",
+                            r#"{"ok":false,"error_code":400,"description":"Bad Request: chat not found"}"#,
+                        )
+                    }
+                }
+                "/hook" if req.header("authorization") == Some("Bearer hooktok") => {
+                    Reply::ok("application/json", r#"{"received":true}"#)
+                }
+                "/hook" => Reply::status(401, "text/plain", "missing token"),
+                _ => Reply::status(404, "text/plain", "no such hook"),
+            }
+        }))
+        .unwrap();
+    Services { server, _runtime: runtime }
+}
+
+/// A project whose user defines a channel of each kind on `services`.
+fn project(services: &Services) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("app");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let config = root.join(".test-home/.config/toolbelt");
+    std::fs::create_dir_all(&config).unwrap();
+    let base = services.server.url("");
+    let base = base.trim_end_matches('/');
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[message.channels.ops]\nkind = \"slack\"\nurl_env = \"TB_SLACK_URL\"\n\
+             [message.channels.old]\nkind = \"slack\"\nurl_env = \"TB_OLD_SLACK_URL\"\n\
+             [message.channels.alerts]\nkind = \"discord\"\nurl_env = \"TB_DISCORD_URL\"\n\
+             [message.channels.me]\nkind = \"telegram\"\ntoken_env = \"TB_TELEGRAM_TOKEN\"\nchat_id = \"42\"\napi_base = \"{base}\"\n\
+             [message.channels.ci]\nkind = \"webhook\"\nurl = \"{base}/hook\"\nheaders = {{ Authorization = \"Bearer ${{TB_HOOK_TOKEN}}\" }}\n\
+             [message.channels.notes]\nkind = \"file\"\npath = \"~/notes.md\"\n\
+             [message.channels.unset]\nkind = \"discord\"\nurl_env = \"TB_NOT_SET\"\n"
+        ),
+    )
+    .unwrap();
+    (dir, root)
+}
+
+fn env(services: &Services) -> Vec<(String, String)> {
+    vec![
+        ("TB_SLACK_URL".into(), services.server.url(SLACK_PATH)),
+        ("TB_OLD_SLACK_URL".into(), services.server.url("/services/revoked")),
+        ("TB_DISCORD_URL".into(), services.server.url("/api/webhooks/1/SECRETdiscord")),
+        ("TB_TELEGRAM_TOKEN".into(), TELEGRAM_TOKEN.into()),
+        ("TB_HOOK_TOKEN".into(), "hooktok".into()),
+    ]
+}
+
+/// `toolbelt [args…] call --json Message INPUT`: the result, the exit code and stderr.
+fn message(root: &Path, services: &Services, args: &[&str], input: Value) -> (Value, i32, String) {
+    let out = hermetic::toolbelt(root)
+        .envs(env(services))
+        .args(args)
+        .args(["call", "--json", "Message", &input.to_string()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let result = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (result, out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn each_channel_gets_the_message_in_its_service_s_own_shape() {
+    let services = services();
+    let (_dir, root) = project(&services);
+    let allow = ["--allow", "Message"];
+
+    let (slack, code, _) = message(&root, &services, &allow, json!({"channel": "ops", "content": "Build is green."}));
+    assert_eq!(code, 0, "{slack}");
+    assert_eq!(text(&slack), "Sent to channel `ops` (slack) (HTTP 200): ok");
+    let (discord, code, _) = message(&root, &services, &allow, json!({"channel": "alerts", "content": "Deploy done"}));
+    assert_eq!(code, 0, "{discord}");
+    assert_eq!(discord["structured"]["status"], 204);
+    let (telegram, code, _) = message(&root, &services, &allow, json!({"channel": "me", "content": "Hi"}));
+    assert_eq!(code, 0, "{telegram}");
+    assert_eq!(telegram["structured"]["message_id"], "7", "{telegram}");
+    let (hook, code, _) =
+        message(&root, &services, &allow, json!({"channel": "ci", "content": "Run 12 passed", "chat_id": "room-1"}));
+    assert_eq!(code, 0, "{hook}");
+    assert!(text(&hook).contains(r#"{"received":true}"#), "{hook}");
+
+    let bodies: Vec<(String, Value)> =
+        services.server.requests().iter().map(|r| (r.path().to_string(), r.json())).collect();
+    assert_eq!(bodies[0], (SLACK_PATH.to_string(), json!({"text": "Build is green."})));
+    assert_eq!(bodies[1].1, json!({"content": "Deploy done"}));
+    assert_eq!(bodies[2].1, json!({"chat_id": "42", "text": "Hi"}));
+    assert_eq!(
+        bodies[3],
+        ("/hook".to_string(), json!({"channel": "ci", "content": "Run 12 passed", "chat_id": "room-1"}))
+    );
+
+    // A file channel: appended to, one block per message.
+    for line in ["first", "second"] {
+        let (noted, code, _) = message(&root, &services, &allow, json!({"channel": "notes", "content": line}));
+        assert_eq!(code, 0, "{noted}");
+    }
+    let notes = std::fs::read_to_string(root.join(".test-home/notes.md")).unwrap();
+    let blocks: Vec<&str> = notes.split("--- ").filter(|b| !b.is_empty()).collect();
+    assert_eq!(blocks.len(), 2, "{notes}");
+    assert!(blocks[0].ends_with("---\nfirst\n\n") && blocks[1].ends_with("---\nsecond\n\n"), "{notes}");
+}
+
+#[test]
+fn refusals_name_the_channel_and_the_service_s_answer_and_nothing_leaks_its_secret() {
+    let services = services();
+    let (dir, root) = project(&services);
+    let audit = dir.path().join("audit.jsonl");
+    let audit_arg = audit.display().to_string();
+    let allow = ["--allow", "Message", "--audit", &audit_arg];
+    let cases = [
+        (
+            json!({"channel": "old", "content": "x"}),
+            "Slack refused the message for channel `old` (HTTP 404): `no_service`",
+        ),
+        (
+            json!({"channel": "me", "content": "x", "chat_id": "9"}),
+            "Telegram refused the message for channel `me` (HTTP 400): `Bad Request: chat not found`",
+        ),
+        (
+            json!({"channel": "unset", "content": "x"}),
+            "channel `unset` takes its secret from $TB_NOT_SET, which is not set",
+        ),
+        (json!({"channel": "alerts", "content": "x".repeat(2001)}), "Discord takes at most 2000 in one message"),
+        (
+            json!({"channel": "nope", "content": "x"}),
+            "no channel `nope`; the configured ones are `alerts` (discord), `ci` (webhook)",
+        ),
+    ];
+    let before = services.server.requests().len();
+    for (input, said) in cases {
+        let (result, code, stderr) = message(&root, &services, &allow, input.clone());
+        assert_eq!(code, 1, "{input}: {result}");
+        assert!(text(&result).contains(said), "{input}: {}", text(&result));
+        for secret in [TELEGRAM_TOKEN, "SECRETslack", "SECRETdiscord"] {
+            assert!(!result.to_string().contains(secret) && !stderr.contains(secret), "{secret} leaked: {result}");
+        }
+    }
+    // The over-long message and the unknown channel never reached a service.
+    assert_eq!(services.server.requests().len(), before + 2);
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(log.lines().count() >= 5, "{log}");
+    for secret in [TELEGRAM_TOKEN, "SECRETslack", "SECRETdiscord", "hooktok"] {
+        assert!(!log.contains(secret), "{secret} is in the audit log");
+    }
+}
+
+#[test]
+fn a_message_asks_unless_a_rule_names_its_channel() {
+    let services = services();
+    let (_dir, root) = project(&services);
+    let (asked, code, _) = message(&root, &services, &[], json!({"channel": "ops", "content": "hi"}));
+    assert_eq!(code, 1, "{asked}");
+    let origin = services.server.url("").trim_end_matches('/').to_string();
+    assert!(text(&asked).contains(&format!("contacts {origin}")), "{}", text(&asked));
+    assert!(!text(&asked).contains("SECRETslack"), "{}", text(&asked));
+
+    let (allowed, code, _) =
+        message(&root, &services, &["--allow", "Message(ops)"], json!({"channel": "ops", "content": "hi"}));
+    assert_eq!(code, 0, "{allowed}");
+    // The rule names a channel: a message to another channel whose text is `ops` is not allowed.
+    let (other, code, _) =
+        message(&root, &services, &["--allow", "Message(ops)"], json!({"channel": "alerts", "content": "ops"}));
+    assert_eq!(code, 1, "{other}");
+    let (denied, code, _) = message(
+        &root,
+        &services,
+        &["--allow", "Message", "--deny", "Message(alerts)"],
+        json!({"channel": "alerts", "content": "x"}),
+    );
+    assert_eq!(code, 1, "{denied}");
+    assert!(text(&denied).contains("Message(alerts)"), "{denied}");
+}

@@ -217,3 +217,106 @@ fn a_message_asks_unless_a_rule_names_its_channel() {
     assert_eq!(code, 1, "{denied}");
     assert!(text(&denied).contains("Message(alerts)"), "{denied}");
 }
+
+#[path = "common/peers.rs"]
+mod peers;
+
+/// The SMTP server of `peers/smtp_server.py`, stopped when dropped.
+struct Smtp {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Smtp {
+    fn start(python: &Path, dir: &Path) -> Self {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(python)
+            .arg(peers::script("smtp_server.py"))
+            .arg(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        // The reader stays open as long as the server runs: it may still write.
+        let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+        reader.read_line(&mut line).unwrap();
+        std::mem::forget(reader);
+        let port = serde_json::from_str::<Value>(&line).unwrap()["port"].as_u64().unwrap();
+        Self { child, port: u16::try_from(port).unwrap() }
+    }
+}
+
+impl Drop for Smtp {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_e_mail_goes_through_starttls_and_auth_and_plain_text_is_refused() {
+    let Some(peers) = peers::Peers::find() else { return };
+    let services = services();
+    let (dir, root) = project(&services);
+    let mail_dir = dir.path().join("smtp");
+    std::fs::create_dir_all(&mail_dir).unwrap();
+    let smtp = Smtp::start(&peers.python(), &mail_dir);
+    let config = root.join(".test-home/.config/toolbelt/config.toml");
+    let mut settings = std::fs::read_to_string(&config).unwrap();
+    settings.push_str(&format!(
+        "[message.channels.mail]\nkind = \"email\"\nhost = \"127.0.0.1\"\nport = {port}\nusername_env = \"TB_SMTP_USER\"\n\
+         password_env = \"TB_SMTP_PASSWORD\"\nfrom = \"Agent <agent@example.com>\"\nto = [\"me@example.com\", \"ops@example.com\"]\n\
+         ca_file = \"{ca}\"\n\
+         [message.channels.untrusted]\nkind = \"email\"\nhost = \"127.0.0.1\"\nport = {port}\nfrom = \"a@example.com\"\nto = [\"me@example.com\"]\n\
+         [message.channels.plain]\nkind = \"email\"\nhost = \"127.0.0.1\"\nport = {port}\nsecurity = \"none\"\nfrom = \"a@example.com\"\nto = [\"me@example.com\"]\n",
+        port = smtp.port,
+        ca = mail_dir.join("ca.pem").display()
+    ));
+    std::fs::write(&config, settings).unwrap();
+    let send = |channel: &str, password: &str, subject: Option<&str>| {
+        let mut input = json!({"channel": channel, "content": "The nightly build failed.\nSee run 12."});
+        if let Some(subject) = subject {
+            input["subject"] = json!(subject);
+        }
+        let out = hermetic::toolbelt(&root)
+            .env("TB_SMTP_USER", "bot")
+            .env("TB_SMTP_PASSWORD", password)
+            .args(["--allow", "Message", "call", "--json", "Message", &input.to_string()])
+            .output()
+            .unwrap();
+        let result: Value = serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap();
+        (result, out.status.code())
+    };
+
+    let (sent, code) = send("mail", "s3cret", Some("Nightly build"));
+    assert_eq!(code, Some(0), "{sent}");
+    assert_eq!(text(&sent), "Sent to channel `mail` (email): 250 OK: queued as 42");
+    let received = std::fs::read_to_string(mail_dir.join("received.jsonl")).unwrap();
+    let mail: Value = serde_json::from_str(received.lines().next().unwrap()).unwrap();
+    assert_eq!(mail["from"], "agent@example.com");
+    assert_eq!(mail["to"], json!(["me@example.com", "ops@example.com"]));
+    assert_eq!(mail["tls"], true, "{mail}");
+    let data = mail["data"].as_str().unwrap();
+    assert!(
+        data.contains("Subject: Nightly build") && data.contains("The nightly build failed.\r\nSee run 12."),
+        "{data}"
+    );
+
+    // A wrong password, a server whose certificate nothing trusts, and plain text: refused,
+    // each saying so, and nothing more is received.
+    let (refused, code) = send("mail", "wrong", None);
+    assert_eq!(code, Some(1));
+    assert!(
+        text(&refused).contains("the mail server 127.0.0.1") && text(&refused).contains("refused or failed"),
+        "{refused}"
+    );
+    assert!(!refused.to_string().contains("wrong\""), "the password is in the result: {refused}");
+    let (untrusted, code) = send("untrusted", "s3cret", None);
+    assert_eq!(code, Some(1));
+    assert!(text(&untrusted).to_lowercase().contains("certificate"), "{untrusted}");
+    let (plain, code) = send("plain", "s3cret", None);
+    assert_eq!(code, Some(1), "{plain}");
+    assert_eq!(std::fs::read_to_string(mail_dir.join("received.jsonl")).unwrap().lines().count(), 1);
+}

@@ -153,8 +153,10 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         settings.join("config.toml"),
         format!(
             "[web.search]\nprovider = \"brave\"\n[web.search.brave]\nbase_url = \"{}\"\napi_key_env = \"TB_TEST_SEARCH_KEY\"\n\
-             [message.channels.notes]\nkind = \"file\"\npath = \"~/notes.md\"\n",
-            site.url("/res/v1/web/search")
+             [message.channels.notes]\nkind = \"file\"\npath = \"~/notes.md\"\n\
+             [triggers.ping]\nmethod = \"GET\"\nurl = \"{}\"\n",
+            site.url("/res/v1/web/search"),
+            site.url("/page")
         ),
     )
     .unwrap();
@@ -169,8 +171,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     // The deferred tools are listed once loaded.
-    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process,Monitor,Message"}));
-    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(10), "{loaded}");
+    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process,Monitor,Message,RemoteTrigger"}));
+    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(11), "{loaded}");
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -179,7 +181,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         .map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone()))
         .collect();
 
-    let background = server.call("Bash", json!({"command": "sleep 30", "run_in_background": true}));
+    let background = server.call("Bash", json!({"command": "sleep 30.5", "run_in_background": true}));
     let task = background["structuredContent"]["task_id"].as_str().unwrap_or_default().to_string();
     assert!(!task.is_empty(), "a background Bash call names its task: {background}");
     let task_named = [task.as_str()];
@@ -213,11 +215,13 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Bash", json!({"command": "echo hello; echo oops >&2; exit 3"}), &["hello", "oops", "Exit code 3"]),
         ("BackgroundTasks", json!({}), &["sleep 30"]),
         ("TaskOutput", json!({"task_id": task, "block": false}), &task_named),
-        ("Process", json!({"action": "list", "name": "sleep 30"}), &task_sleeping),
-        ("Process", json!({"action": "info", "name": "sleep 30"}), &task_sleeping),
+        ("Process", json!({"action": "list", "name": "sleep 30.5"}), &task_sleeping),
+        ("Process", json!({"action": "info", "name": "sleep 30.5"}), &task_sleeping),
         ("TaskStop", json!({"task_id": task}), &["sleep 30"]),
         ("Monitor", json!({"command": "echo watched", "description": "echo"}), &["echo watched", "monitor_"]),
         ("Message", json!({"channel": "notes", "content": "Done."}), &["notes", "notes.md"]),
+        ("RemoteTrigger", json!({"trigger": "ping"}), &["ping", "hello web"]),
+        ("RemoteTrigger", json!({"action": "list"}), &["ping", "GET"]),
         (
             "TodoWrite",
             json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]}),

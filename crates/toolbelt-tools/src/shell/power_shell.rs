@@ -125,6 +125,8 @@ impl PlannedTool for PowerShell {
             .annotations(Annotations { read_only: false, destructive: true, idempotent: false, open_world: true })
             .streams()
             .default_timeout(self.limits.default_timeout)
+            // Rarely wanted outside Windows: named to the model, loaded by ToolSearch.
+            .deferred()
             .search_hint("powershell pwsh cmdlet script ps1 windows get-childitem")
     }
 

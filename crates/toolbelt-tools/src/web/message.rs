@@ -1,5 +1,5 @@
 //! `Message`: sends a message to one of the channels the user configured — a webhook, Slack,
-//! Discord, Telegram, or a file (NanoBot's `message` tool, on toolbelt's settings).
+//! Discord, Telegram, e-mail, or a file (NanoBot's `message` tool, on toolbelt's settings).
 //!
 //! The model names a channel, never an address: where a message goes and with which secret
 //! is the user's settings' business (`[message.channels.NAME]`, which a project cannot set).
@@ -32,6 +32,8 @@ pub struct MessageInput {
     /// For a Telegram channel: the chat, instead of the channel's own; for a webhook: passed
     /// on as `chat_id`.
     pub chat_id: Option<String>,
+    /// For an e-mail channel: the subject, instead of the channel's own.
+    pub subject: Option<String>,
 }
 
 /// The structured result of `Message`.
@@ -39,7 +41,7 @@ pub struct MessageInput {
 pub struct MessageOutput {
     /// The channel it went to.
     pub channel: String,
-    /// Its kind: webhook, slack, discord, telegram or file.
+    /// Its kind: webhook, slack, discord, telegram, email or file.
     pub kind: String,
     /// The HTTP status the service answered with.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,7 +69,7 @@ impl Render for MessageOutput {
 pub struct Message;
 
 const DESCRIPTION: &str = "Sends a message to one of the channels the user configured (a chat through Slack, \
-Discord or Telegram, a webhook, or a notes file): to report a result, ask for attention, or hand something over \
+Discord or Telegram, a webhook, e-mail, or a notes file): to report a result, ask for attention, or hand something over \
 when nobody is watching the session. Name the channel; the addresses and secrets are the user's settings. The \
 result says what the service answered; a refusal says why, and nothing was sent.";
 
@@ -102,13 +104,16 @@ impl Tool for Message {
                 Access::shared().contacts(origin(&address, &input.channel))
             }
             ChannelConfig::Telegram { api_base, .. } => Access::shared().contacts(origin(api_base, &input.channel)),
+            ChannelConfig::Email(mail) => Access::shared().contacts(format!("smtp://{}:{}", mail.host, mail.port)),
         })
     }
 
     async fn call(&self, input: MessageInput, cx: ToolContext) -> Result<MessageOutput, ToolError> {
         let web = Web::of(&cx);
         let channel = channel(&web, &input.channel)?.clone();
-        let sent = send(&web, &input.channel, &channel, &input.content, input.chat_id.as_deref()).await?;
+        let sent =
+            send(&web, &input.channel, &channel, &input.content, input.chat_id.as_deref(), input.subject.as_deref())
+                .await?;
         Ok(MessageOutput {
             channel: input.channel,
             kind: channel.kind().to_string(),

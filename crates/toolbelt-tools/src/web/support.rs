@@ -7,6 +7,7 @@ pub(crate) mod config;
 pub(crate) mod content;
 pub(crate) mod decode;
 pub(crate) mod dense;
+pub(crate) mod email;
 pub(crate) mod fetched;
 pub(crate) mod guard;
 pub(crate) mod html;
@@ -14,6 +15,7 @@ pub(crate) mod page;
 pub(crate) mod resolver;
 pub(crate) mod search;
 pub(crate) mod send;
+pub(crate) mod triggers;
 
 /// `text` from the web, unable to close the `<web-content …>` block the tools show it in:
 /// every `</web-content` (in any case) becomes `<\/web-content`, so a page cannot end the

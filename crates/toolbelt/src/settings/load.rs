@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{
     Entry, Layer, Loaded, Locations, Origin, Problem, Settings, Trust, TrustStore, agent, claude, env, loosening,
-    message, model_access, resolve, schema, store, toml_file, trust, web,
+    model_access, remote, resolve, schema, store, toml_file, trust, web,
 };
 use crate::settings::schema::Key;
 
@@ -108,7 +108,7 @@ fn load_as(
     trust::keep_user_floor(&mut loaded.entries, &mut review);
     agent::keep_user_providers(&mut loaded.entries, &mut review);
     web::keep_user_network(&mut loaded.entries, &mut review);
-    message::keep_user_channels(&mut loaded.entries, &mut review);
+    remote::keep_user_endpoints(&mut loaded.entries, &mut review);
     model_access::keep_user_opt_in(&mut loaded.entries, &mut review);
     keep_user_audit(&mut loaded.entries, &mut review);
 

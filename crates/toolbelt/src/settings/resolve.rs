@@ -202,7 +202,8 @@ impl Settings {
         let mcp_defer_threshold = defer_threshold(mode, r.usize(Key::MCP_TOOL_SEARCH_THRESHOLD));
         let agent = super::agent::resolve(loaded.entries.as_slice(), &mut r.problems);
         let mut web = super::web::resolve(loaded.entries.as_slice(), &mut r.problems);
-        web.channels = super::message::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home);
+        web.channels = super::remote::channels(loaded.entries.as_slice(), &mut r.problems, &loc.home);
+        web.triggers = super::remote::triggers(loaded.entries.as_slice(), &mut r.problems);
         let snippets = r.text(Key::SNIPPETS_SCOPE).as_deref().and_then(SnippetScope::parse).unwrap_or_default();
         let lsp = super::lsp::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home, compat_claude);
         let lint = super::lint::resolve(loaded.entries.as_slice(), &mut r.problems);

@@ -16,6 +16,15 @@
 //! token_env = "TELEGRAM_BOT_TOKEN"
 //! chat_id = "123456789"               # the default; a call may name another
 //!
+//! [message.channels.mail]
+//! kind = "email"                      # SMTP; STARTTLS required unless security says otherwise
+//! host = "smtp.example.com"
+//! port = 587                          # the default for starttls (465 for "tls")
+//! username_env = "SMTP_USER"
+//! password_env = "SMTP_PASSWORD"
+//! from = "Agent <agent@example.com>"
+//! to = ["me@example.com"]
+//!
 //! [message.channels.notes]
 //! kind = "file"
 //! path = "~/notes/from-the-agent.md"  # appended to
@@ -77,6 +86,8 @@ pub enum ChannelConfig {
         /// The file (a leading `~/` is the home directory).
         path: PathBuf,
     },
+    /// E-mail over SMTP.
+    Email(super::email::EmailConfig),
 }
 
 impl ChannelConfig {
@@ -88,11 +99,15 @@ impl ChannelConfig {
             Self::Discord { .. } => "discord",
             Self::Telegram { .. } => "telegram",
             Self::File { .. } => "file",
+            Self::Email(_) => "email",
         }
     }
 
     /// A channel's table, checked: what is wrong says what to write instead.
     pub fn from_table(value: &Value, home: &std::path::Path) -> Result<Self, String> {
+        if value.get("kind").and_then(serde_json::Value::as_str) == Some("email") {
+            return super::email::EmailConfig::from_table(value, home).map(Self::Email);
+        }
         let table: Table = serde_json::from_value(value.clone()).map_err(|e| {
             format!("{e}; a channel takes kind, url or url_env, headers, token_env, chat_id, api_base, path")
         })?;

@@ -177,6 +177,10 @@ fn build_client(config: &Arc<WebConfig>, vars: &Vars, ports: Ports) -> Result<re
     for channel in config.channels.values() {
         exempt.extend(channel_host(channel, vars));
     }
+    // And the triggers' hosts, which their settings write out.
+    for trigger in config.triggers.values() {
+        exempt.extend(Url::parse(&trigger.url).ok().and_then(|u| u.host_str().map(str::to_string)));
+    }
     let resolver = GuardedResolver::new(Arc::clone(config), HostPatterns::new(exempt), ports);
     let mut builder = reqwest::Client::builder()
         .user_agent(USER_AGENT)
@@ -208,7 +212,7 @@ fn channel_host(channel: &super::channels::ChannelConfig, vars: &Vars) -> Option
             Secret::Env(var) => vars(var)?,
         },
         ChannelConfig::Telegram { api_base, .. } => api_base.clone(),
-        ChannelConfig::File { .. } => return None,
+        ChannelConfig::File { .. } | ChannelConfig::Email(_) => return None,
     };
     Url::parse(url.trim()).ok()?.host_str().map(str::to_string)
 }

@@ -33,6 +33,8 @@ pub struct WebConfig {
     pub hosts: BTreeMap<String, IpAddr>,
     /// The channels `Message` sends to, by name (only the user's settings define them).
     pub channels: BTreeMap<String, super::channels::ChannelConfig>,
+    /// The triggers `RemoteTrigger` calls, by name (only the user's settings define them).
+    pub triggers: BTreeMap<String, super::triggers::TriggerConfig>,
 }
 
 impl Default for WebConfig {
@@ -46,6 +48,7 @@ impl Default for WebConfig {
             timeout: DEFAULT_TIMEOUT,
             hosts: BTreeMap::new(),
             channels: BTreeMap::new(),
+            triggers: BTreeMap::new(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Sending one message to one channel, over each service's own API: a generic JSON webhook,
-//! Slack's and Discord's incoming webhooks, Telegram's Bot API, or a file appended to.
+//! Slack's and Discord's incoming webhooks, Telegram's Bot API, e-mail over SMTP
+//! ([`super::email`]), or a file appended to.
 //!
 //! A channel's address may carry its secret (a Slack webhook's path, a Telegram token), so
 //! no error here names the address: they name the channel, the service and its answer.
@@ -44,6 +45,7 @@ pub(crate) async fn send(
     channel: &ChannelConfig,
     content: &str,
     chat_id: Option<&str>,
+    subject: Option<&str>,
 ) -> Result<Sent, ToolError> {
     if let Some((max, service)) = limit(channel) {
         let chars = content.chars().count();
@@ -62,6 +64,11 @@ pub(crate) async fn send(
     };
     match channel {
         ChannelConfig::File { path } => append(name, path, content),
+        ChannelConfig::Email(config) => {
+            let answer =
+                super::email::send(name, config, content, subject, &|v| web.var(v), web.config().timeout).await?;
+            Ok(Sent { status: None, answer, message_id: None })
+        }
         ChannelConfig::Webhook { url, headers } => {
             let mut body = json!({"channel": name, "content": content});
             if let Some(chat) = chat_id {

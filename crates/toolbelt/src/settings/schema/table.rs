@@ -324,6 +324,11 @@ keys! {
             "{}",
             "a channel Message sends to (your own settings only): kind (webhook, slack, discord, telegram, file), url or url_env, headers, token_env, chat_id, api_base, path",
         ),
+        TRIGGERS = "triggers.*" => key(
+            Kind::Table,
+            "{}",
+            "an HTTP trigger RemoteTrigger calls (your own settings only): url (scheme and host written out; {field} from the payload and ${VAR} after them), method, headers, body, description",
+        ),
     ];
 }
 

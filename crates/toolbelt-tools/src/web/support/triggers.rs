@@ -1,0 +1,244 @@
+//! The triggers `RemoteTrigger` calls, as the user's settings define them
+//! (`[triggers.NAME]`), their templates, and the call itself.
+//!
+//! ```toml
+//! [triggers.deploy]
+//! description = "Deploy a ref to an environment"
+//! method = "POST"                                   # the default
+//! url = "https://api.github.com/repos/acme/app/actions/workflows/deploy.yml/dispatches"
+//! headers = { Authorization = "Bearer ${GITHUB_TOKEN}", Accept = "application/vnd.github+json" }
+//! body = '{"ref": "{ref}", "inputs": {"environment": "{environment}"}}'
+//! ```
+//!
+//! `${VAR}` is read from the environment (secrets stay out of the settings file); `{name}` is
+//! the call's `payload.name`. A template is read once, left to right, and nothing put into it
+//! is read again: a payload value holding `${GITHUB_TOKEN}` stays that text. In the URL, a
+//! payload value is percent-encoded and may appear only after the host (a placeholder in the
+//! scheme or the host is refused when the settings are read), so the model never chooses
+//! where the request goes; in a JSON body it is escaped as a JSON string's content.
+//! Without a `body`, the payload itself is sent as JSON (for POST, PUT and PATCH).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// One trigger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TriggerConfig {
+    /// What it does, for the model.
+    pub description: Option<String>,
+    /// The HTTP method.
+    pub method: String,
+    /// The URL template.
+    pub url: String,
+    /// Header templates.
+    pub headers: BTreeMap<String, String>,
+    /// The body template; `None` sends the payload as JSON.
+    pub body: Option<String>,
+}
+
+/// A trigger's table as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    description: Option<String>,
+    method: Option<String>,
+    url: String,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    body: Option<String>,
+}
+
+const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+impl TriggerConfig {
+    /// A trigger's table, checked.
+    pub fn from_table(value: &Value) -> Result<Self, String> {
+        let table: Table = serde_json::from_value(value.clone())
+            .map_err(|e| format!("{e}; a trigger takes url, method, headers, body, description"))?;
+        let method = table.method.as_deref().unwrap_or("POST").trim().to_ascii_uppercase();
+        if !METHODS.contains(&method.as_str()) {
+            return Err(format!("method `{method}` is not one of {}", METHODS.join(", ")));
+        }
+        check_url_template(&table.url)?;
+        Ok(Self { description: table.description, method, url: table.url, headers: table.headers, body: table.body })
+    }
+
+    /// The payload fields its templates name, in order, each once.
+    pub fn placeholders(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        let templates = std::iter::once(&self.url).chain(self.headers.values()).chain(self.body.iter());
+        for template in templates {
+            for piece in pieces(template) {
+                if let Piece::Field(name) = piece
+                    && !names.iter().any(|n| n == name)
+                {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        names
+    }
+}
+
+/// Refuses a URL template whose scheme or host is not written out: the origin is the user's.
+fn check_url_template(url: &str) -> Result<(), String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!("url `{url}` is not an http(s) URL"));
+    };
+    if !matches!(scheme, "http" | "https") {
+        return Err(format!("url `{url}` is not an http(s) URL"));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('{') || authority.contains('$') || authority.is_empty() {
+        return Err(format!(
+            "url `{url}`: the scheme and host must be written out (no {{placeholder}} or ${{VAR}} there), so a call \
+             cannot choose where the request goes; placeholders may follow the host"
+        ));
+    }
+    url::Url::parse(&format!("{scheme}://{authority}/"))
+        .map(|_| ())
+        .map_err(|e| format!("url `{url}`: the host is not valid ({e})"))
+}
+
+/// A template's parts.
+#[derive(Debug, PartialEq, Eq)]
+enum Piece<'a> {
+    Text(&'a str),
+    Var(&'a str),
+    Field(&'a str),
+}
+
+fn is_name(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Splits a template into text, `${VAR}` and `{field}`; a brace that opens neither is text
+/// (a JSON body's own braces).
+fn pieces(template: &str) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut text_start = 0;
+    let mut at = 0;
+    while at < template.len() {
+        let here = &template[at..];
+        let (name, var, len) = if let Some(after) = here.strip_prefix("${") {
+            match after.find('}') {
+                Some(end) if is_name(&after[..end]) => (&after[..end], true, end + 3),
+                _ => ("", false, 0),
+            }
+        } else if let Some(after) = here.strip_prefix('{') {
+            match after.find('}') {
+                Some(end) if is_name(&after[..end]) => (&after[..end], false, end + 2),
+                _ => ("", false, 0),
+            }
+        } else {
+            ("", false, 0)
+        };
+        if len > 0 {
+            if text_start < at {
+                out.push(Piece::Text(&template[text_start..at]));
+            }
+            out.push(if var { Piece::Var(name) } else { Piece::Field(name) });
+            at += len;
+            text_start = at;
+        } else {
+            at += here.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    if text_start < template.len() {
+        out.push(Piece::Text(&template[text_start..]));
+    }
+    out
+}
+
+/// How a payload value is written into a template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    /// Percent-encoded (a URL).
+    Url,
+    /// As a JSON string's content (a JSON body).
+    Json,
+    /// As it is (a header, a body that is not JSON).
+    None,
+}
+
+/// Fills `template`: `${VAR}` from `var`, `{field}` from `payload`, escaped as `escape` says.
+pub fn fill(
+    template: &str,
+    payload: &Map<String, Value>,
+    var: &dyn Fn(&str) -> Option<String>,
+    escape: Escape,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(template.len());
+    for piece in pieces(template) {
+        match piece {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Var(name) => out.push_str(&var(name).ok_or_else(|| format!("${name} is not set"))?),
+            Piece::Field(name) => {
+                let value = match payload.get(name) {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string(),
+                    Some(_) => return Err(format!("payload.{name} must be a string, a number or a boolean")),
+                    None => return Err(format!("payload.{name} is missing")),
+                };
+                match escape {
+                    Escape::Url => out.extend(url::form_urlencoded::byte_serialize(value.as_bytes())),
+                    Escape::Json => {
+                        let quoted = serde_json::to_string(&value).map_err(|e| e.to_string())?;
+                        out.push_str(&quoted[1..quoted.len() - 1]);
+                    }
+                    Escape::None => {
+                        if value.contains(['\r', '\n']) {
+                            return Err(format!("payload.{name} may not hold a line break (it goes into a header)"));
+                        }
+                        out.push_str(&value);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn payload(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn templates_fill_once_and_escape_for_where_they_go() {
+        let var = |n: &str| (n == "TOKEN").then(|| "s3cret".to_string());
+        let p = payload(json!({"ref": "main", "note": "say \"hi\" ${TOKEN}", "n": 3, "path": "a b/c"}));
+        assert_eq!(
+            fill(r#"{"ref": "{ref}", "note": "{note}", "n": {n}}"#, &p, &var, Escape::Json).unwrap(),
+            r#"{"ref": "main", "note": "say \"hi\" ${TOKEN}", "n": 3}"#
+        );
+        assert_eq!(
+            fill("https://x.example/{path}?t=${TOKEN}", &p, &var, Escape::Url).unwrap(),
+            "https://x.example/a+b%2Fc?t=s3cret"
+        );
+        assert_eq!(fill("{missing}", &p, &var, Escape::None).unwrap_err(), "payload.missing is missing");
+        assert_eq!(fill("${NOPE}", &p, &var, Escape::None).unwrap_err(), "$NOPE is not set");
+        assert!(fill("{x}", &payload(json!({"x": "a\nb"})), &var, Escape::None).is_err());
+    }
+
+    #[test]
+    fn the_origin_is_written_out() {
+        let ok = TriggerConfig::from_table(
+            &json!({"url": "https://api.example.com/r/{repo}/go", "body": "{\"a\": \"{b}\"}"}),
+        )
+        .unwrap();
+        assert_eq!(ok.method, "POST");
+        assert_eq!(ok.placeholders(), ["repo", "b"]);
+        for url in ["https://{host}/x", "https://${HOST}/x", "ftp://a/x", "https:///x", "{base}/x"] {
+            assert!(TriggerConfig::from_table(&json!({"url": url})).is_err(), "{url}");
+        }
+        assert!(TriggerConfig::from_table(&json!({"url": "https://a/x", "method": "TRACE"})).is_err());
+    }
+}

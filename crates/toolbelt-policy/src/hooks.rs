@@ -147,8 +147,14 @@ impl HookSet {
         .await
     }
 
+    /// The names a matcher is tried against: the tool's own, and `Bash`'s for a tool whose
+    /// command lines are bash (a hook vetting Bash's commands vets `Monitor`'s too).
     fn tool_names<'a>(call: &'a CallInfo<'a>) -> Vec<&'a str> {
-        std::iter::once(call.tool.name.as_str()).chain(call.tool.aliases.iter().map(String::as_str)).collect()
+        let bash = if call.tool.bash_rules { &crate::rules::BASH_NAMES[..] } else { &[] };
+        std::iter::once(call.tool.name.as_str())
+            .chain(call.tool.aliases.iter().map(String::as_str))
+            .chain(bash.iter().copied())
+            .collect()
     }
 }
 

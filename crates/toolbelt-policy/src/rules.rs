@@ -174,7 +174,9 @@ impl Rule {
     pub fn names_tool(&self, tool: &ToolSpec) -> bool {
         match &self.tool {
             ToolName::Exact(name) => {
-                tool.name == *name || tool.aliases.iter().any(|a| a == name) || (tool.bash_rules && name == "Bash")
+                tool.name == *name
+                    || tool.aliases.iter().any(|a| a == name)
+                    || (tool.bash_rules && BASH_NAMES.contains(&name.as_str()))
             }
             ToolName::McpServer(prefix) => tool.name.starts_with(prefix.as_str()),
         }
@@ -302,6 +304,11 @@ fn parse_tool_name(name: &str) -> Result<ToolName, RuleProblem> {
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
+
+/// The names `Bash` answers to (its name and aliases): a rule or a hook matcher written for
+/// any of them is about every tool whose command lines are bash too ([`ToolSpec::bash_rules`]).
+/// The tools crate tests that these are Bash's names.
+pub const BASH_NAMES: [&str; 4] = ["Bash", "exec", "shell_exec", "bash"];
 
 /// Whether rules for this tool take a command pattern (`Bash(npm test *)`,
 /// `Monitor(tail -f *)`); a rule for any other tool that runs commands names the tool.

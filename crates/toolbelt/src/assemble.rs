@@ -188,6 +188,8 @@ impl Assembly {
             .chain(settings.mcp_servers.iter().filter_map(|(_, c)| c.transport.oauth()?.client_secret_env.clone()))
             .chain(settings.agent.providers.iter().filter_map(|p| p.api_key_env.clone()))
             .chain(settings.web.search.key_vars())
+            // The secrets of Message's channels and RemoteTrigger's triggers.
+            .chain(settings.web.endpoint_vars())
             .collect();
         let home = home.map(Path::to_path_buf);
         let reread = Reread { flags, env, claude, home };

@@ -69,7 +69,7 @@ fn project(services: &Services) -> (tempfile::TempDir, PathBuf) {
             "[message.channels.ops]\nkind = \"slack\"\nurl_env = \"TB_SLACK_URL\"\n\
              [message.channels.old]\nkind = \"slack\"\nurl_env = \"TB_OLD_SLACK_URL\"\n\
              [message.channels.alerts]\nkind = \"discord\"\nurl_env = \"TB_DISCORD_URL\"\n\
-             [message.channels.me]\nkind = \"telegram\"\ntoken_env = \"TB_TELEGRAM_TOKEN\"\nchat_id = \"42\"\napi_base = \"{base}\"\n\
+             [message.channels.me]\nkind = \"telegram\"\ntoken_env = \"TB_TELEGRAM_TOKEN\"\nchat_id = \"42\"\nchats = [\"9\"]\napi_base = \"{base}\"\n\
              [message.channels.ci]\nkind = \"webhook\"\nurl = \"{base}/hook\"\nheaders = {{ Authorization = \"Bearer ${{TB_HOOK_TOKEN}}\" }}\n\
              [message.channels.notes]\nkind = \"file\"\npath = \"~/notes.md\"\n\
              [message.channels.unset]\nkind = \"discord\"\nurl_env = \"TB_NOT_SET\"\n"
@@ -182,7 +182,7 @@ fn refusals_name_the_channel_and_the_service_s_answer_and_nothing_leaks_its_secr
             assert!(!result.to_string().contains(secret) && !stderr.contains(secret), "{secret} leaked: {result}");
         }
     }
-    // The over-long message and the unknown channel never reached a service.
+    // The unlisted chat, the over-long message and the unknown channel never reached a service.
     assert_eq!(services.server.requests().len(), before + 2);
     let log = std::fs::read_to_string(&audit).unwrap();
     assert!(log.lines().count() >= 5, "{log}");
@@ -319,4 +319,27 @@ fn an_e_mail_goes_through_starttls_and_auth_and_plain_text_is_refused() {
     let (plain, code) = send("plain", "s3cret", None);
     assert_eq!(code, Some(1), "{plain}");
     assert_eq!(std::fs::read_to_string(mail_dir.join("received.jsonl")).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn commands_never_see_the_channels_and_triggers_secrets() {
+    let services = services();
+    let (_dir, root) = project(&services);
+    let config = root.join(".test-home/.config/toolbelt/config.toml");
+    let mut settings = std::fs::read_to_string(&config).unwrap();
+    settings.push_str("[triggers.go]\nurl = \"https://ci.example/run?token=${TB_TRIGGER_TOKEN}\"\n");
+    std::fs::write(&config, settings).unwrap();
+    let input =
+        json!({"command": "printenv TB_SLACK_URL TB_TELEGRAM_TOKEN TB_HOOK_TOKEN TB_TRIGGER_TOKEN; echo checked"});
+    let out = hermetic::toolbelt(&root)
+        .envs(env(&services))
+        .env("TB_TRIGGER_TOKEN", "trigger-SECRET")
+        .args(["--allow", "Bash", "call", "--json", "Bash", &input.to_string()])
+        .output()
+        .unwrap();
+    let result = String::from_utf8_lossy(&out.stdout);
+    assert!(result.contains("checked"), "{result}");
+    for secret in ["SECRETslack", TELEGRAM_TOKEN, "hooktok", "trigger-SECRET"] {
+        assert!(!result.contains(secret), "a command read {secret}: {result}");
+    }
 }

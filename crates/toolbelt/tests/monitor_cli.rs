@@ -176,6 +176,20 @@ fn bash_rules_govern_its_commands() {
     // The deny list of catastrophic commands holds too.
     let (refused, _) = run(&["--allow", "Monitor"], "rm -rf /");
     assert!(text(&refused).starts_with("Refused"), "{refused}");
+    // A bare deny of Bash by one of its other names reaches Monitor too.
+    let (hidden, code) = run(&["--allow", "Monitor", "--deny", "exec"], "tail -f x");
+    assert_eq!(code, Some(1), "{hidden}");
+    // So does a hook that vets Bash's commands.
+    let settings = root.join(".test-home/.config/toolbelt");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("config.toml"),
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{ type = \"command\", command = \"echo no monitors here >&2; exit 2\" }]\n",
+    )
+    .unwrap();
+    let (hooked, code) = run(&["--allow", "Monitor"], "tail -f x");
+    assert_eq!(code, Some(1), "{hooked}");
+    assert!(text(&hooked).contains("no monitors here"), "{hooked}");
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! question, records its arguments and runs the decoded script as bash) shows what toolbelt
 //! does around it: the tool absent, with why, where no `pwsh` is on PATH; the exact command
 //! line; approval asked unless a `PowerShell` rule allows it (Bash's rules do not); the
-//! timeout killing the tree; background tasks; the sandbox; a version below 7 refused.
+//! timeout killing the tree; background tasks; the sandbox; a version below 7 refused by the
+//! script's own prologue, in the sandbox; a `PowerShell(…)` rule matched against the script,
+//! never the description.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write as _;
@@ -100,7 +102,8 @@ fn a_script_runs_through_pwsh_encoded_once_a_rule_allows_it() {
     assert!(args[5].bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "{argv}");
     // As the stand-in decoded it (base64 of UTF-16LE).
     let decoded = std::fs::read_to_string(root.join("pwsh-script.txt")).unwrap();
-    assert!(decoded.starts_with("$ProgressPreference = 'SilentlyContinue'\n"), "{decoded}");
+    assert!(decoded.starts_with("if ($PSVersionTable.PSVersion.Major -lt 7)"), "{decoded}");
+    assert!(decoded.contains("\n$ProgressPreference = 'SilentlyContinue'\n"), "{decoded}");
     assert!(decoded.ends_with(script), "{decoded}");
 
     // A rule's pattern is matched against the script.
@@ -179,5 +182,6 @@ fn the_sandbox_holds_and_an_old_powershell_is_refused() {
         cmd.args(["call", "--allow", "PowerShell", "PowerShell", r#"{"command":"Write-Output hi"}"#]).output().unwrap();
     assert!(!out.status.success());
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(said.contains("is PowerShell 5; this tool needs PowerShell 7 or later"), "{said}");
+    assert!(said.contains("this is PowerShell 5.1; the PowerShell tool needs PowerShell 7 or later"), "{said}");
+    assert!(said.contains("install PowerShell 7"), "{said}");
 }

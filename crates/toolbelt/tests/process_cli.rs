@@ -226,6 +226,10 @@ fn unknown_and_ambiguous_targets_say_what_to_do() {
     assert_eq!(code, 1, "{unsure}");
     assert!(text(&unsure).contains("give `pid`"), "{}", text(&unsure));
 
+    let (both, code) = process(&root, &[], json!({"action": "signal", "pid": 1, "name": "twin-8812"}));
+    assert_eq!(code, 1, "{both}");
+    assert!(text(&both).contains("give `pid` or `name`, not both"), "{}", text(&both));
+
     let (misplaced, code) = process(&root, &[], json!({"action": "list", "signal": "KILL"}));
     assert_eq!(code, 1, "{misplaced}");
     assert!(text(&misplaced).contains("goes with action \"signal\""), "{}", text(&misplaced));

@@ -22,10 +22,8 @@ use crate::process::foreground;
 use crate::process::made::PlacesWatch;
 use crate::process::spawn::Setup;
 use crate::shell::support::background;
-use crate::shell::support::cwd::{carry_over, start_dir};
-use crate::shell::support::deny;
-use crate::shell::support::git_programs;
-use crate::shell::support::operands;
+use crate::shell::support::cwd::carry_over;
+use crate::shell::support::judge;
 use crate::shell::support::result::{BashOutput, finish};
 
 pub use crate::shell::support::input::BashInput;
@@ -45,10 +43,7 @@ impl Bash {
 
     /// The time limit the input asks for, within the bounds.
     fn requested(&self, input: &BashInput) -> Duration {
-        input
-            .timeout
-            .map_or(self.limits.default_timeout, Duration::from_millis)
-            .clamp(Duration::from_millis(1), self.limits.max_timeout)
+        judge::requested(&self.limits, input.timeout)
     }
 
     /// The description, with the limits in force.
@@ -120,16 +115,7 @@ impl PlannedTool for Bash {
     }
 
     fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<(Access, BashPlan), ToolError> {
-        let config = BashConfig::in_effect(cx);
-        deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
-        // A command proven read-only runs beside other reads; any other runs alone.
-        let read_only = toolbelt_command::is_read_only(&input.command);
-        let access = if read_only { Access::shared() } else { Access::exclusive() };
-        let mut access = operands::declare(access.executes(input.command.clone()), &input.command, cx);
-        if read_only {
-            access = git_programs::untrusted_git(access, &input.command, cx);
-        }
-        let (access, confining) = confine::declare(cx, access, read_only)?;
+        let (access, config, confining) = judge::bash_command(&input.command, cx)?;
         Ok((access, BashPlan { config, confining }))
     }
 
@@ -139,18 +125,7 @@ impl PlannedTool for Bash {
 
     async fn call(&self, input: BashInput, plan: BashPlan, cx: ToolContext) -> Result<BashOutput, ToolError> {
         let BashPlan { config, confining } = plan;
-        let (cwd, moved) = start_dir(&cx)?;
-        // Judged in a working directory a command has since deleted, it runs in a root
-        // instead: judged again there (its relative paths name other files now).
-        let cx = match moved {
-            Some(_) => {
-                let there = cx.with_cwd(cwd.clone());
-                let (access, _) = self.access(&input, &there)?;
-                there.authorize(access).await?;
-                there
-            }
-            None => cx,
-        };
+        let (cx, cwd, moved) = judge::run_dir(cx, &input.command).await?;
         let (confinement, unconfined) = confining.confinement(&cx)?;
         let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
         let watch = PlacesWatch::of(confinement.as_ref());
@@ -181,6 +156,15 @@ mod tests {
 
     fn input(command: &str, timeout: Option<u64>) -> BashInput {
         BashInput { command: command.into(), timeout, description: None, run_in_background: None }
+    }
+
+    #[test]
+    fn the_policy_knows_bash_s_names() {
+        // Rules and hook matchers naming Bash reach Monitor by these names.
+        let spec = PlannedTool::spec(&Bash::default());
+        let names: Vec<&str> =
+            std::iter::once(spec.name.as_str()).chain(spec.aliases.iter().map(String::as_str)).collect();
+        assert_eq!(names, toolbelt_policy::rules::BASH_NAMES);
     }
 
     #[test]

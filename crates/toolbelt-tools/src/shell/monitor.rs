@@ -24,9 +24,8 @@ use crate::process::confine;
 use crate::process::env;
 use crate::process::spawn::Setup;
 use crate::shell::support::background::{self, TaskCommand, one_line};
-use crate::shell::support::cwd::start_dir;
+use crate::shell::support::judge;
 use crate::shell::support::monitor::{BATCH_WINDOW, MAX_LINES_PER_SECOND, MonitorLimits};
-use crate::shell::support::{deny, git_programs, operands};
 
 /// How long a monitor runs when the call does not say.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -139,31 +138,13 @@ impl PlannedTool for Monitor {
     }
 
     fn access(&self, input: &MonitorInput, cx: &ToolContext) -> Result<(Access, MonitorPlan), ToolError> {
-        let config = BashConfig::in_effect(cx);
-        deny::check(&input.command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
-        let read_only = toolbelt_command::is_read_only(&input.command);
-        let access = if read_only { Access::shared() } else { Access::exclusive() };
-        let mut access = operands::declare(access.executes(input.command.clone()), &input.command, cx);
-        if read_only {
-            access = git_programs::untrusted_git(access, &input.command, cx);
-        }
-        let (access, confining) = confine::declare(cx, access, read_only)?;
+        let (access, config, confining) = judge::bash_command(&input.command, cx)?;
         Ok((access, MonitorPlan { config, confining }))
     }
 
     async fn call(&self, input: MonitorInput, plan: MonitorPlan, cx: ToolContext) -> Result<MonitorOutput, ToolError> {
         let MonitorPlan { config, confining } = plan;
-        let (cwd, moved) = start_dir(&cx)?;
-        // Judged in a working directory that is gone, it runs in a root: judged again there.
-        let cx = match moved {
-            Some(_) => {
-                let there = cx.with_cwd(cwd.clone());
-                let (access, _) = self.access(&input, &there)?;
-                there.authorize(access).await?;
-                there
-            }
-            None => cx,
-        };
+        let (cx, cwd, moved) = judge::run_dir(cx, &input.command).await?;
         let (confinement, unconfined) = confining.confinement(&cx)?;
         let cgroup = CommandCgroup::for_command();
         let mut env = env::changes(&config);

@@ -4,7 +4,7 @@
 //!
 //! Registered only where `pwsh` is on `PATH` ([`crate::register_builtin_with`] registers it
 //! disabled with the reason otherwise, which `toolbelt tools` shows); the version is checked
-//! at the first call. No script counts as read-only and Bash's command rules do not reach it:
+//! by the script's prologue, in the sandbox. No script counts as read-only and Bash's command rules do not reach it:
 //! the policy's command analysis reads bash, and PowerShell is another language. A call is
 //! judged as what it is, a program the session runs: it asks unless a `PowerShell` rule
 //! allows it (a rule's pattern is matched against the script), or the mode does.
@@ -26,8 +26,9 @@ use crate::process::env;
 use crate::process::foreground;
 use crate::process::made::PlacesWatch;
 use crate::process::spawn::Setup;
-use crate::shell::support::background::{self, TaskCommand, one_line};
+use crate::shell::support::background::{self, TaskCommand};
 use crate::shell::support::cwd::start_dir;
+use crate::shell::support::judge;
 use crate::shell::support::pwsh;
 use crate::shell::support::result::{BashOutput, finish};
 
@@ -64,10 +65,7 @@ impl PowerShell {
     }
 
     fn requested(&self, input: &PowerShellInput) -> Duration {
-        input
-            .timeout
-            .map_or(self.limits.default_timeout, Duration::from_millis)
-            .clamp(Duration::from_millis(1), self.limits.max_timeout)
+        judge::requested(&self.limits, input.timeout)
     }
 
     fn description(&self) -> String {
@@ -98,6 +96,18 @@ impl Default for PowerShell {
     }
 }
 
+/// The script as a person approving it sees it: whole up to 2,000 characters, else its start
+/// and its length (no rule can vouch for what is not shown, so a long script is read in full
+/// by the model's own tools first).
+fn shown_script(script: &str) -> String {
+    let chars = script.chars().count();
+    if chars <= 2_000 {
+        return script.to_string();
+    }
+    let start: String = script.chars().take(2_000).collect();
+    format!("{start}` … (the script is {chars} characters; only the first 2,000 are shown here) `")
+}
+
 /// What a `PowerShell` call was judged to run: which `pwsh`, under which shell settings,
 /// confined how.
 #[derive(Debug)]
@@ -116,6 +126,8 @@ impl PlannedTool for PowerShell {
         ToolSpec::new("PowerShell", self.description())
             .title("Run a PowerShell script")
             .aliases(["powershell", "pwsh"])
+            // A `PowerShell(…)` rule matches the script, never the description.
+            .rule_field("command")
             .param_alias("cmd", "command")
             .param_alias("script", "command")
             .category(Category::Shell)
@@ -136,7 +148,7 @@ impl PlannedTool for PowerShell {
         // No touch: the call is judged whole, as a program the session runs (a declared
         // command would be read as bash by the policy).
         let access =
-            Access::exclusive().reaching(format!("runs the PowerShell script `{}`", one_line(&input.command, 200)));
+            Access::exclusive().reaching(format!("runs the PowerShell script `{}`", shown_script(&input.command)));
         let (access, confining) = confine::declare(cx, access, false)?;
         Ok((access, PowerShellPlan { pwsh, config, confining }))
     }
@@ -152,7 +164,6 @@ impl PlannedTool for PowerShell {
         cx: ToolContext,
     ) -> Result<BashOutput, ToolError> {
         let PowerShellPlan { pwsh, config, confining } = plan;
-        pwsh::check_version(&pwsh).await?;
         let (cwd, moved) = start_dir(&cx)?;
         let (confinement, unconfined) = confining.confinement(&cx)?;
         let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
@@ -160,6 +171,7 @@ impl PlannedTool for PowerShell {
         let cgroup = CommandCgroup::for_command();
         let setup = Setup { env: env::changes(&config), confinement };
         let line = pwsh::command_line(&pwsh, &input.command);
+        pwsh::check_length(&line, &input.command)?;
         if input.run_in_background == Some(true) {
             let command = TaskCommand {
                 prefix: "pwsh",
@@ -177,6 +189,17 @@ impl PlannedTool for PowerShell {
         let outcome = foreground::run(&cx, &line, &cwd, limit, cgroup, setup).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
         notices.extend(watch.settle(&cx).await);
-        Ok(finish(&cx, outcome, limit, self.limits.max_timeout, notices, &sealed).await)
+        let out = finish(&cx, outcome, limit, self.limits.max_timeout, notices, &sealed).await;
+        // The prologue's refusal of an older PowerShell is a failed call, not a script's exit.
+        if out.exit_code == Some(pwsh::TOO_OLD)
+            && let Some(said) =
+                [&out.stderr, &out.stdout].iter().find_map(|t| t.lines().find(|l| l.contains(pwsh::TOO_OLD_SAYS)))
+        {
+            return Err(ToolError::failed(format!(
+                "{}; install PowerShell 7 and make it the `pwsh` on PATH",
+                said.trim()
+            )));
+        }
+        Ok(out)
     }
 }

@@ -162,6 +162,8 @@ impl PlannedTool for Process {
         ToolSpec::new("Process", DESCRIPTION)
             .title("List, inspect and signal processes")
             .aliases(["ps"])
+            // A `Process(…)` rule matches `name`, which must then pick the one process.
+            .rule_field("name")
             .category(Category::Shell)
             .tags(["shell", "process", "signal", "kill"])
             .permission(PermissionClass::External)
@@ -298,6 +300,11 @@ fn matches_name(stat: &Stat, needle: &str) -> bool {
 
 /// The one process `pid` or `name` names.
 fn resolve(input: &ProcessInput, cx: &ToolContext) -> Result<Target, ToolError> {
+    if input.pid.is_some() && input.name.is_some() {
+        return Err(ToolError::failed(
+            "give `pid` or `name`, not both: the process must be named one way (a `Process(…)` rule judges the name)",
+        ));
+    }
     let procs = procfs::all();
     let stat = match (input.pid, input.name.as_deref()) {
         (Some(pid), _) => procs.iter().find(|p| p.pid == pid).cloned().ok_or_else(|| {

@@ -6,6 +6,7 @@ pub(crate) mod cwd;
 pub(crate) mod deny;
 pub(crate) mod git_programs;
 pub(crate) mod input;
+pub(crate) mod judge;
 pub(crate) mod links;
 pub(crate) mod monitor;
 pub(crate) mod operands;

@@ -29,8 +29,8 @@ pub struct MessageInput {
     /// The message.
     #[schemars(length(min = 1))]
     pub content: String,
-    /// For a Telegram channel: the chat, instead of the channel's own; for a webhook: passed
-    /// on as `chat_id`.
+    /// For a Telegram channel: another of the chats its settings list, instead of its own;
+    /// for a webhook: passed on as `chat_id`.
     pub chat_id: Option<String>,
     /// For an e-mail channel: the subject, instead of the channel's own.
     pub subject: Option<String>,

@@ -241,7 +241,7 @@ async fn call(
     let url = url::Url::parse(&url).map_err(|e| wrong("its URL", e.to_string()))?;
     let mut headers = Vec::new();
     for (key, value) in &trigger.headers {
-        headers.push((key.clone(), fill(value, payload, &var, Escape::None).map_err(|e| wrong(key, e))?));
+        headers.push((key.clone(), fill(value, payload, &var, Escape::Header).map_err(|e| wrong(key, e))?));
     }
     let typed = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.clone());
     let json = typed.as_deref().is_none_or(|t| t.contains("json"));
@@ -256,7 +256,7 @@ async fn call(
         None => None,
     };
     let method = reqwest::Method::from_bytes(trigger.method.as_bytes()).unwrap_or(reqwest::Method::POST);
-    let client = web.client_for(&url)?;
+    let client = web.endpoint_client()?;
     let mut request = client.request(method, url);
     for (key, value) in &headers {
         request = request.header(key, value);

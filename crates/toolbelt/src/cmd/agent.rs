@@ -49,7 +49,9 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
     // What its monitors print after their call returned, for the person watching.
     let monitors = EventSink::new(|event| {
         if let ToolEvent::Task { task_id, text, .. } = event {
-            eprintln!("  ◦ {task_id}: {}", text.replace('\n', &format!("\n  ◦ {task_id}: ")));
+            // A command's escape sequences stay off the person's terminal.
+            let shown: String = text.chars().filter(|c| *c == '\n' || *c == '\t' || !c.is_control()).collect();
+            eprintln!("  ◦ {task_id}: {}", shown.replace('\n', &format!("\n  ◦ {task_id}: ")));
         }
     });
     open.session

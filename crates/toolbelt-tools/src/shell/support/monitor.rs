@@ -29,6 +29,9 @@ pub const MAX_LINES_PER_SECOND: f64 = 100.0;
 pub const MAX_BYTES_PER_SECOND: f64 = 256.0 * 1024.0;
 /// How many seconds of the most a burst may be before the rates bind.
 const BURST_SECONDS: f64 = 10.0;
+/// How long output may stay open after the command ended before its holders are killed again
+/// (and, after as long again, abandoned).
+const GRACE: Duration = Duration::from_millis(500);
 /// The longest line an event carries whole (the log keeps it all).
 const MAX_LINE: usize = 16 * 1024;
 
@@ -139,18 +142,37 @@ pub async fn run(pump: Pump, mut child: Leader, mut control: Control) {
     let (mut lines_left, mut bytes_left) = (Bucket::new(MAX_LINES_PER_SECOND), Bucket::new(MAX_BYTES_PER_SECOND));
     let (mut out_buf, mut err_buf) = (Vec::with_capacity(64 * 1024), Vec::with_capacity(16 * 1024));
     let mut status = None;
+    let mut waited = false;
     let (mut stopped, mut timed_out, mut flooded) = (false, false, false);
-    while stdout.is_some() || stderr.is_some() || status.is_none() {
+    // Once the command has exited or been stopped, what still holds its output open gets
+    // GRACE, then one more kill, then GRACE again; then the pump gives up on it.
+    let grace = tokio::time::sleep(std::time::Duration::ZERO);
+    tokio::pin!(grace);
+    let (mut grace_armed, mut killed_again) = (false, false);
+    while stdout.is_some() || stderr.is_some() || !waited {
         let flush_at = batch.since.map(|s| tokio::time::Instant::from_std(s + BATCH_WINDOW));
+        if (waited || stopped) && !grace_armed {
+            grace.as_mut().reset(tokio::time::Instant::now() + GRACE);
+            grace_armed = true;
+        }
         tokio::select! {
             biased;
-            () = &mut timer, if !stopped => {
+            () = &mut timer, if !stopped && !waited => {
                 timed_out = true;
                 stopped = true;
                 task.tree().kill();
             },
+            () = &mut grace, if grace_armed => {
+                if killed_again {
+                    break;
+                }
+                killed_again = true;
+                task.tree().kill();
+                grace.as_mut().reset(tokio::time::Instant::now() + GRACE);
+            },
             () = sleep_until(flush_at) => send(&task, &mut batch, &mut log, &events),
-            s = child.wait(), if status.is_none() => {
+            s = child.wait(), if !waited => {
+                waited = true;
                 status = s.ok();
                 if !stopped {
                     // Nothing it started outlives it, as for any command.

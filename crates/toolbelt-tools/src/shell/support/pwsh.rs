@@ -2,16 +2,13 @@
 //! and the `bash -c` line that hands it a script.
 //!
 //! Finding it costs a look along `PATH` (no process), so building a registry stays cheap;
-//! its version costs a start of `pwsh` (hundreds of milliseconds), paid once per binary at
-//! the first call. The script is passed as `-EncodedCommand` (base64 of UTF-16LE), so no
+//! its version is checked by the script's own prologue, inside the sandbox (`pwsh` is never
+//! started outside it). The script is passed as `-EncodedCommand` (base64 of UTF-16LE), so no
 //! quoting of ours or of the shell's can cut it; the leading `bash` `exec`s `pwsh`, so the
 //! sandbox, the cgroup, the tree kill, timeouts, spill files and background tasks are
 //! Bash's own.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
 
 use base64::Engine as _;
 use toolbelt_core::ToolError;
@@ -20,12 +17,20 @@ use toolbelt_core::ToolError;
 pub const MISSING: &str =
     "PowerShell 7 or later (`pwsh`) is not on PATH; install PowerShell 7 and start toolbelt again to use it";
 
-/// The oldest major version taken.
-const OLDEST: u32 = 7;
+/// The exit code of the prologue's refusal of an older PowerShell.
+pub const TOO_OLD: i32 = 97;
+/// What that refusal says.
+pub const TOO_OLD_SAYS: &str = "the PowerShell tool needs PowerShell 7 or later";
 
-/// What runs before the model's script: no progress bars, no colour codes in the output.
-const PROLOGUE: &str =
-    "$ProgressPreference = 'SilentlyContinue'\nif ($PSStyle) { $PSStyle.OutputRendering = 'PlainText' }\n";
+/// What runs before the model's script: PowerShell 7 or nothing (an older one says so and
+/// exits 97), no progress bars, no colour codes in the output. The version is checked here,
+/// inside the sandbox, rather than by starting `pwsh` outside it.
+const PROLOGUE: &str = concat!(
+    "if ($PSVersionTable.PSVersion.Major -lt 7) { [Console]::Error.WriteLine(\"toolbelt: this is PowerShell ",
+    "$($PSVersionTable.PSVersion); the PowerShell tool needs PowerShell 7 or later (pwsh)\"); exit 97 }\n",
+    "$ProgressPreference = 'SilentlyContinue'\n",
+    "if ($PSStyle) { $PSStyle.OutputRendering = 'PlainText' }\n",
+);
 
 /// `pwsh` on `PATH`, as an absolute path.
 pub fn find() -> Option<PathBuf> {
@@ -62,51 +67,19 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// Versions already read, by binary.
-static VERSIONS: Mutex<Option<HashMap<PathBuf, u32>>> = Mutex::new(None);
+/// The longest `bash -c` argument Linux takes (`MAX_ARG_STRLEN`), less room for the rest.
+const MAX_LINE: usize = 128 * 1024 - 1024;
 
-/// Fails unless `pwsh` is PowerShell 7 or later (asked once per binary).
-pub async fn check_version(pwsh: &Path) -> Result<(), ToolError> {
-    let known = VERSIONS.lock().unwrap_or_else(PoisonError::into_inner).as_ref().and_then(|v| v.get(pwsh).copied());
-    let major = match known {
-        Some(major) => major,
-        None => {
-            let major = ask_version(pwsh).await?;
-            VERSIONS.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_default().insert(pwsh.into(), major);
-            major
-        }
-    };
-    if major < OLDEST {
-        return Err(ToolError::failed(format!(
-            "{} is PowerShell {major}; this tool needs PowerShell 7 or later: install it, or run `powershell` \
-             commands with Bash",
-            pwsh.display()
-        )));
+/// Fails when the encoded script would not fit in one argument, saying what to do instead.
+pub fn check_length(line: &str, script: &str) -> Result<(), ToolError> {
+    if line.len() <= MAX_LINE {
+        return Ok(());
     }
-    Ok(())
-}
-
-async fn ask_version(pwsh: &Path) -> Result<u32, ToolError> {
-    let run = tokio::process::Command::new(pwsh)
-        .args(["-NoProfile", "-NonInteractive", "-Command", "$PSVersionTable.PSVersion.Major"])
-        .env("POWERSHELL_TELEMETRY_OPTOUT", "1")
-        .env("POWERSHELL_UPDATECHECK", "Off")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(20), run)
-        .await
-        .map_err(|_| ToolError::failed(format!("{} did not say its version within 20 s", pwsh.display())))?
-        .map_err(|e| ToolError::failed(format!("cannot start {}: {e}", pwsh.display())))?;
-    let said = String::from_utf8_lossy(&out.stdout);
-    said.trim().parse::<u32>().map_err(|_| {
-        ToolError::failed(format!(
-            "{} did not say its version (asked for $PSVersionTable.PSVersion.Major, it printed `{}`{})",
-            pwsh.display(),
-            said.trim(),
-            String::from_utf8_lossy(&out.stderr).lines().next().map(|l| format!("; stderr: {l}")).unwrap_or_default()
-        ))
-    })
+    Err(ToolError::failed(format!(
+        "the script is {} characters, more than one command line can carry once encoded (about 48,000); write it \
+         to a .ps1 file (Write) and run that file (`& ./script.ps1`)",
+        script.chars().count()
+    )))
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@
 //! [message.channels.me]
 //! kind = "telegram"
 //! token_env = "TELEGRAM_BOT_TOKEN"
-//! chat_id = "123456789"               # the default; a call may name another
+//! chat_id = "123456789"               # the default
+//! chats = ["-100222333"]              # others a call may name (no other chat is reachable)
 //!
 //! [message.channels.mail]
 //! kind = "email"                      # SMTP; STARTTLS required unless security says otherwise
@@ -78,6 +79,9 @@ pub enum ChannelConfig {
         token_env: String,
         /// The chat messages go to unless a call names one.
         chat_id: Option<String>,
+        /// The other chats a call may name (the model never picks a recipient the user did
+        /// not list).
+        chats: Vec<String>,
         /// The API's address.
         api_base: String,
     },
@@ -109,7 +113,7 @@ impl ChannelConfig {
             return super::email::EmailConfig::from_table(value, home).map(Self::Email);
         }
         let table: Table = serde_json::from_value(value.clone()).map_err(|e| {
-            format!("{e}; a channel takes kind, url or url_env, headers, token_env, chat_id, api_base, path")
+            format!("{e}; a channel takes kind, url or url_env, headers, token_env, chat_id, chats, api_base, path")
         })?;
         let url = |table: &Table| -> Result<Secret, String> {
             match (&table.url, &table.url_env) {
@@ -131,6 +135,7 @@ impl ChannelConfig {
                 ("chat_id", table.chat_id.is_some()),
                 ("api_base", table.api_base.is_some()),
                 ("path", table.path.is_some()),
+                ("chats", !table.chats.is_empty()),
             ];
             match given.iter().find(|(name, set)| *set && !allowed.contains(name)) {
                 Some((name, _)) => {
@@ -156,14 +161,14 @@ impl ChannelConfig {
                 Ok(if table.kind == "slack" { Self::Slack { url } } else { Self::Discord { url } })
             }
             "telegram" => {
-                only(&["token_env", "chat_id", "api_base"], &table)?;
+                only(&["token_env", "chat_id", "chats", "api_base"], &table)?;
                 let token_env = variable(
                     table.token_env.as_deref().ok_or("give token_env: the variable holding the bot's token")?,
                     "token_env",
                 )?;
                 let api_base = table.api_base.clone().unwrap_or_else(|| TELEGRAM_API.to_string());
                 check_url(&api_base)?;
-                Ok(Self::Telegram { token_env, chat_id: table.chat_id.clone(), api_base })
+                Ok(Self::Telegram { token_env, chat_id: table.chat_id.clone(), chats: table.chats.clone(), api_base })
             }
             "file" => {
                 only(&["path"], &table)?;
@@ -197,6 +202,8 @@ struct Table {
     headers: BTreeMap<String, String>,
     token_env: Option<String>,
     chat_id: Option<String>,
+    #[serde(default)]
+    chats: Vec<String>,
     api_base: Option<String>,
     path: Option<String>,
 }

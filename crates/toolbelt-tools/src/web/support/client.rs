@@ -36,6 +36,9 @@ pub struct Web {
     /// The client for URLs a private host is open to on their port only
     /// ([`opened_for_port_only`]), made on first use.
     port_client: OnceLock<Result<reqwest::Client, String>>,
+    /// The client for the user's own endpoints (Message's channels, RemoteTrigger's
+    /// triggers), whose hosts may be private; made on first use.
+    endpoint_client: OnceLock<Result<reqwest::Client, String>>,
     cache: Cache,
 }
 
@@ -57,6 +60,7 @@ impl Web {
             vars: Arc::new(|name: &str| std::env::var(name).ok()),
             client: OnceLock::new(),
             port_client: OnceLock::new(),
+            endpoint_client: OnceLock::new(),
             cache: Cache::default(),
         }
     }
@@ -98,7 +102,17 @@ impl Web {
     /// The HTTP client, made on first use.
     pub(crate) fn client(&self) -> Result<&reqwest::Client, ToolError> {
         self.client
-            .get_or_init(|| build_client(&self.config, &*self.vars, Ports::Every))
+            .get_or_init(|| build_client(&self.config, &*self.vars, Ports::Every, false))
+            .as_ref()
+            .map_err(|e| ToolError::failed(format!("cannot make an HTTP client: {e}")))
+    }
+
+    /// The HTTP client for the user's own endpoints: the channels' and triggers' hosts are
+    /// open to it, private or not (the user chose them); every other host as for the web
+    /// tools. WebFetch never uses it, so a channel's host opens nothing to fetches.
+    pub(crate) fn endpoint_client(&self) -> Result<&reqwest::Client, ToolError> {
+        self.endpoint_client
+            .get_or_init(|| build_client(&self.config, &*self.vars, Ports::Every, true))
             .as_ref()
             .map_err(|e| ToolError::failed(format!("cannot make an HTTP client: {e}")))
     }
@@ -111,7 +125,7 @@ impl Web {
             return self.client();
         }
         self.port_client
-            .get_or_init(|| build_client(&self.config, &*self.vars, Ports::Listed))
+            .get_or_init(|| build_client(&self.config, &*self.vars, Ports::Listed, false))
             .as_ref()
             .map_err(|e| ToolError::failed(format!("cannot make an HTTP client: {e}")))
     }
@@ -157,7 +171,12 @@ impl Proxies {
     }
 }
 
-fn build_client(config: &Arc<WebConfig>, vars: &Vars, ports: Ports) -> Result<reqwest::Client, String> {
+fn build_client(
+    config: &Arc<WebConfig>,
+    vars: &Vars,
+    ports: Ports,
+    endpoints: bool,
+) -> Result<reqwest::Client, String> {
     // rustls needs a process-wide crypto provider; the binary installs one, an embedder may
     // not have.
     if rustls::crypto::CryptoProvider::get_default().is_none() {
@@ -173,13 +192,15 @@ fn build_client(config: &Arc<WebConfig>, vars: &Vars, ports: Ports) -> Result<re
             exempt.push(host);
         }
     }
-    // So are the channels `Message` sends to (only the user's settings define them).
-    for channel in config.channels.values() {
-        exempt.extend(channel_host(channel, vars));
-    }
-    // And the triggers' hosts, which their settings write out.
-    for trigger in config.triggers.values() {
-        exempt.extend(Url::parse(&trigger.url).ok().and_then(|u| u.host_str().map(str::to_string)));
+    // For the user's endpoints, so are the channels `Message` sends to and the triggers'
+    // hosts (only the user's settings define them).
+    if endpoints {
+        for channel in config.channels.values() {
+            exempt.extend(channel_host(channel, vars));
+        }
+        for trigger in config.triggers.values() {
+            exempt.extend(Url::parse(&trigger.url).ok().and_then(|u| u.host_str().map(str::to_string)));
+        }
     }
     let resolver = GuardedResolver::new(Arc::clone(config), HostPatterns::new(exempt), ports);
     let mut builder = reqwest::Client::builder()

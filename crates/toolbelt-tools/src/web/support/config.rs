@@ -37,6 +37,43 @@ pub struct WebConfig {
     pub triggers: BTreeMap<String, super::triggers::TriggerConfig>,
 }
 
+impl WebConfig {
+    /// Every variable the channels and triggers read a secret from (`url_env`, `token_env`,
+    /// the e-mail credentials, each `${VAR}` of a header or a template): kept out of the
+    /// environment of the commands toolbelt runs, as the search keys are.
+    pub fn endpoint_vars(&self) -> Vec<String> {
+        use super::channels::{ChannelConfig, Secret};
+        let mut vars = Vec::new();
+        for channel in self.channels.values() {
+            match channel {
+                ChannelConfig::Webhook { url, headers } => {
+                    if let Secret::Env(var) = url {
+                        vars.push(var.clone());
+                    }
+                    vars.extend(headers.values().flat_map(|h| super::triggers::vars_in(h)));
+                }
+                ChannelConfig::Slack { url } | ChannelConfig::Discord { url } => {
+                    if let Secret::Env(var) = url {
+                        vars.push(var.clone());
+                    }
+                }
+                ChannelConfig::Telegram { token_env, .. } => vars.push(token_env.clone()),
+                ChannelConfig::Email(mail) => {
+                    vars.extend(mail.username_env.iter().chain(mail.password_env.iter()).cloned());
+                }
+                ChannelConfig::File { .. } => {}
+            }
+        }
+        for trigger in self.triggers.values() {
+            let templates = std::iter::once(&trigger.url).chain(trigger.headers.values()).chain(trigger.body.iter());
+            vars.extend(templates.flat_map(|t| super::triggers::vars_in(t)));
+        }
+        vars.sort();
+        vars.dedup();
+        vars
+    }
+}
+
 impl Default for WebConfig {
     fn default() -> Self {
         Self {

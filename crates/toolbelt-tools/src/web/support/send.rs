@@ -104,13 +104,27 @@ pub(crate) async fn send(
             }
             Ok(Sent { status: Some(status), answer, message_id: None })
         }
-        ChannelConfig::Telegram { token_env, chat_id: default_chat, api_base } => {
-            let chat = chat_id.map(str::to_string).or_else(|| default_chat.clone()).ok_or_else(|| {
-                ToolError::failed(format!(
-                    "channel `{name}` has no chat_id in the settings; give chat_id in the call (the chat's number, or \
-                     @channelname)"
-                ))
-            })?;
+        ChannelConfig::Telegram { token_env, chat_id: default_chat, chats, api_base } => {
+            let chat = match chat_id {
+                // The recipients are the user's choice: the channel's chat, or one it lists.
+                Some(asked) if default_chat.as_deref() == Some(asked) || chats.iter().any(|c| c == asked) => {
+                    asked.to_string()
+                }
+                Some(asked) => {
+                    let listed: Vec<&str> = default_chat.iter().chain(chats.iter()).map(String::as_str).collect();
+                    return Err(ToolError::failed(format!(
+                        "channel `{name}` does not send to chat `{asked}`; its chats are {} (the user lists others \
+                         under `chats` in the channel's settings)",
+                        if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
+                    )));
+                }
+                None => default_chat.clone().or_else(|| chats.first().cloned()).ok_or_else(|| {
+                    ToolError::failed(format!(
+                        "channel `{name}` has no chat_id in the settings; the user sets chat_id (the chat's number, \
+                         or @channelname) in the channel's settings"
+                    ))
+                })?,
+            };
             let token = web.var(token_env).ok_or_else(|| unset(name, token_env))?;
             let url = format!("{}/bot{}/sendMessage", api_base.trim_end_matches('/'), token.trim());
             let (status, answer) =
@@ -156,7 +170,7 @@ async fn post(
             "channel `{name}`: its address is not a URL; check the variable or url that gives it"
         ))
     })?;
-    let client = web.client_for(&parsed)?;
+    let client = web.endpoint_client()?;
     let mut request = client.post(parsed).json(body);
     for (key, value) in headers {
         request = request.header(key, value);

@@ -152,6 +152,17 @@ fn pieces(template: &str) -> Vec<Piece<'_>> {
     out
 }
 
+/// The variables (`${VAR}`) a template reads.
+pub fn vars_in(template: &str) -> Vec<String> {
+    pieces(template)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Var(name) => Some(name.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// How a payload value is written into a template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Escape {
@@ -159,8 +170,24 @@ pub enum Escape {
     Url,
     /// As a JSON string's content (a JSON body).
     Json,
-    /// As it is (a header, a body that is not JSON).
+    /// As it is, on one line (a header).
+    Header,
+    /// As it is (a body that is not JSON).
     None,
+}
+
+/// Every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`) percent-encoded: a value stays
+/// one path segment or one query value, whatever it holds (`/`, `?`, `#`, `&`, a space).
+fn percent_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 /// Fills `template`: `${VAR}` from `var`, `{field}` from `payload`, escaped as `escape` says.
@@ -183,17 +210,24 @@ pub fn fill(
                     None => return Err(format!("payload.{name} is missing")),
                 };
                 match escape {
-                    Escape::Url => out.extend(url::form_urlencoded::byte_serialize(value.as_bytes())),
+                    Escape::Url => {
+                        // `.` and `..` would climb the trigger's path once the URL is parsed.
+                        if matches!(value.as_str(), "" | "." | "..") {
+                            return Err(format!("payload.{name} may not be empty, `.` or `..` (it goes into the URL)"));
+                        }
+                        out.push_str(&percent_encode(&value));
+                    }
                     Escape::Json => {
                         let quoted = serde_json::to_string(&value).map_err(|e| e.to_string())?;
                         out.push_str(&quoted[1..quoted.len() - 1]);
                     }
-                    Escape::None => {
+                    Escape::Header => {
                         if value.contains(['\r', '\n']) {
                             return Err(format!("payload.{name} may not hold a line break (it goes into a header)"));
                         }
                         out.push_str(&value);
                     }
+                    Escape::None => out.push_str(&value),
                 }
             }
         }

@@ -255,11 +255,16 @@ mod tests {
         );
         assert_eq!(
             fill("https://x.example/{path}?t=${TOKEN}", &p, &var, Escape::Url).unwrap(),
-            "https://x.example/a+b%2Fc?t=s3cret"
+            "https://x.example/a%20b%2Fc?t=s3cret"
         );
         assert_eq!(fill("{missing}", &p, &var, Escape::None).unwrap_err(), "payload.missing is missing");
         assert_eq!(fill("${NOPE}", &p, &var, Escape::None).unwrap_err(), "$NOPE is not set");
-        assert!(fill("{x}", &payload(json!({"x": "a\nb"})), &var, Escape::None).is_err());
+        assert!(fill("{x}", &payload(json!({"x": "a\nb"})), &var, Escape::Header).is_err());
+        assert_eq!(fill("{x}", &payload(json!({"x": "a\nb"})), &var, Escape::None).unwrap(), "a\nb");
+        for climb in ["..", ".", ""] {
+            let err = fill("https://x.example/w/{x}/go", &payload(json!({"x": climb})), &var, Escape::Url).unwrap_err();
+            assert!(err.contains("may not be empty, `.` or `..`"), "{err}");
+        }
     }
 
     #[test]

@@ -23,9 +23,9 @@ use crate::process::config::BashConfig;
 use crate::process::confine;
 use crate::process::env;
 use crate::process::spawn::Setup;
-use crate::shell::support::background::{self, TaskCommand, one_line};
+use crate::shell::support::background::{self, MonitorLimits, Pumping, TaskCommand, one_line};
 use crate::shell::support::judge;
-use crate::shell::support::monitor::{BATCH_WINDOW, MAX_LINES_PER_SECOND, MonitorLimits};
+use crate::shell::support::monitor::{self as pump, BATCH_WINDOW, MAX_LINES_PER_SECOND};
 
 /// How long a monitor runs when the call does not say.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -159,7 +159,7 @@ impl PlannedTool for Monitor {
             run: &input.command,
             shown: &input.command,
             description: Some(&input.description),
-            monitor: Some(MonitorLimits { timeout }),
+            monitor: Some(Pumping { limits: MonitorLimits { timeout }, start: pump::start }),
         };
         let started = background::start(&cx, command, &cwd, &config, unconfined, cgroup, setup)?;
         Ok(MonitorOutput {

@@ -28,7 +28,6 @@ use crate::process::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::process::spill::SpillTarget;
 use crate::process::tree::Tree;
 use crate::shell::support::input::BashInput;
-use crate::shell::support::monitor::{self, MonitorLimits, Pump};
 use crate::shell::support::result::{BashOutput, Report};
 use crate::tasks::TaskStatus;
 
@@ -298,6 +297,45 @@ pub fn unknown_task(cx: &ToolContext, id: &str) -> ToolError {
     }
 }
 
+/// What a monitor may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MonitorLimits {
+    /// How long it may run; `None` for a persistent one (until `TaskStop` or the session's
+    /// end).
+    pub timeout: Option<Duration>,
+}
+
+/// How a monitor's output is read: its limits, and what starts the task that reads it (the
+/// pump, [`crate::shell::support::monitor::start`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Pumping {
+    /// Its limits.
+    pub limits: MonitorLimits,
+    /// Starts the pump.
+    pub start: fn(Pump),
+}
+
+/// Everything a monitor's pump works on: the task, the command's streams and leader, the
+/// log both streams go to, its limits and where its events go.
+pub struct Pump {
+    /// The task.
+    pub task: Arc<Task>,
+    /// The command's stdout.
+    pub stdout: Option<tokio::process::ChildStdout>,
+    /// The command's stderr.
+    pub stderr: Option<tokio::process::ChildStderr>,
+    /// The task's log.
+    pub log: std::fs::File,
+    /// The command's `bash`.
+    pub child: crate::process::spawn::Leader,
+    /// The control pipe every process of the tree inherits.
+    pub control: crate::process::spawn::Control,
+    /// Its limits.
+    pub limits: MonitorLimits,
+    /// The session's task-event sink.
+    pub events: toolbelt_core::EventSink,
+}
+
 /// What a background task runs, and how it is shown.
 #[derive(Debug, Clone, Copy)]
 pub struct TaskCommand<'a> {
@@ -309,8 +347,8 @@ pub struct TaskCommand<'a> {
     pub shown: &'a str,
     /// What it does, as the call described it.
     pub description: Option<&'a str>,
-    /// Set for a monitor: its stdout lines become events, within these limits.
-    pub monitor: Option<MonitorLimits>,
+    /// Set for a monitor: its stdout lines become events, read by the pump it starts.
+    pub monitor: Option<Pumping>,
 }
 
 impl<'a> From<&'a BashInput> for TaskCommand<'a> {
@@ -372,16 +410,16 @@ pub fn start(
         state: Mutex::new(State { status: TaskStatus::Running, exit_code: None, ended: None, read_to: 0 }),
         done,
         news,
-        monitor: command.monitor,
+        monitor: command.monitor.map(|p| p.limits),
         watch,
     });
     tasks.tasks.push_back(Arc::clone(&task));
     tasks.forget_old();
     drop(tasks);
 
-    if let (Some(limits), Some(file)) = (command.monitor, pumped) {
-        let pump = Pump { task: Arc::clone(&task), stdout, stderr, log: file, limits, events: cx.task_events() };
-        tokio::spawn(monitor::run(pump, child, control));
+    if let (Some(pumping), Some(file)) = (command.monitor, pumped) {
+        let (limits, events) = (pumping.limits, cx.task_events());
+        (pumping.start)(Pump { task: Arc::clone(&task), stdout, stderr, log: file, child, control, limits, events });
         return Ok(started(cx, command, cwd, &log, notice, &id));
     }
 

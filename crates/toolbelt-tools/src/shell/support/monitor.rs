@@ -10,15 +10,12 @@
 //! timeout, flood or `TaskStop` — is an `ended` event with the exit code when there is one.
 
 use std::io::Write as _;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt as _;
-use tokio::process::{ChildStderr, ChildStdout};
 use toolbelt_core::{EventSink, TaskEventKind, ToolEvent, human_duration};
 
-use crate::process::spawn::{Control, Leader};
-use crate::shell::support::background::Task;
+use crate::shell::support::background::{Pump, Task};
 use crate::tasks::TaskStatus;
 
 /// Lines that come within this long of the first of a batch are sent with it.
@@ -34,30 +31,6 @@ const BURST_SECONDS: f64 = 10.0;
 const GRACE: Duration = Duration::from_millis(500);
 /// The longest line an event carries whole (the log keeps it all).
 const MAX_LINE: usize = 16 * 1024;
-
-/// What a monitor may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MonitorLimits {
-    /// How long it may run; `None` for a persistent one (until `TaskStop` or the session's
-    /// end).
-    pub timeout: Option<Duration>,
-}
-
-/// Everything the pump works on.
-pub struct Pump {
-    /// The task.
-    pub task: Arc<Task>,
-    /// The command's stdout.
-    pub stdout: Option<ChildStdout>,
-    /// The command's stderr.
-    pub stderr: Option<ChildStderr>,
-    /// The task's log, for both streams.
-    pub log: std::fs::File,
-    /// Its limits.
-    pub limits: MonitorLimits,
-    /// The session's task-event sink.
-    pub events: EventSink,
-}
 
 /// A rate allowed in bursts: `capacity` at once, refilled at `rate` per second.
 struct Bucket {
@@ -126,9 +99,14 @@ impl Batch {
     }
 }
 
+/// Starts the pump of a monitor's task ([`Pumping::start`]).
+pub fn start(pump: Pump) {
+    tokio::spawn(run(pump));
+}
+
 /// Runs the pump until the command and its output are over; then records how it ended.
-pub async fn run(pump: Pump, mut child: Leader, mut control: Control) {
-    let Pump { task, mut stdout, mut stderr, mut log, limits, events } = pump;
+async fn run(pump: Pump) {
+    let Pump { task, mut stdout, mut stderr, mut log, mut child, mut control, limits, events } = pump;
     let started = Instant::now();
     let deadline = limits.timeout.map(|t| tokio::time::Instant::from_std(started + t));
     let timer = async {

@@ -395,3 +395,27 @@ fn subagent_hooks_in_the_settings_are_accepted_and_run() {
     assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "start\nstop\n");
 }
+
+#[test]
+fn a_sub_agent_s_monitor_reports_to_the_person_under_the_agent_s_name() {
+    let (_dir, root) = workspace();
+    let task = "Start the watcher.";
+    let server = ScriptedServer::openai([
+        Turn::tool_call(
+            "a1",
+            "Agent",
+            json!({"description": "watch", "prompt": task, "subagent_type": "general-purpose"}),
+        )
+        .in_conversation("Watch it."),
+        Turn::text("Done.").in_conversation("Watch it."),
+        Turn::tool_call("m1", "Monitor", json!({"command": "echo seen-by-the-parent", "description": "echo"}))
+            .in_conversation(task),
+        Turn::tool_call("w1", "TaskOutput", json!({"task_id": "monitor_1", "timeout": 5000})).in_conversation(task),
+        Turn::text("Watched.").in_conversation(task),
+    ])
+    .unwrap();
+    let out = run(&root, Some(&server), &["agent", "Watch it."]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("/monitor_1: seen-by-the-parent"), "{stderr}");
+}

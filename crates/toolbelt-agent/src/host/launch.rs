@@ -100,6 +100,23 @@ pub(crate) fn prepare(
     if let Some(own) = cx.session().with_slot::<SessionProvider, _>(|p| p.provider.clone()) {
         session.state().with_slot::<SessionProvider, _>(|p| p.provider = Some(own));
     }
+    // What the agent's monitors report reaches whoever follows its parent, each task named
+    // under the agent (`agent_1/monitor_1`).
+    let parent_events = cx.task_events();
+    if parent_events.is_listening() {
+        let prefix = id.clone();
+        let relay = toolbelt_core::EventSink::new(move |event| {
+            if let toolbelt_core::ToolEvent::Task { task_id, kind, text, exit_code } = event {
+                parent_events.emit(&toolbelt_core::ToolEvent::Task {
+                    task_id: format!("{prefix}/{task_id}"),
+                    kind: *kind,
+                    text: text.clone(),
+                    exit_code: *exit_code,
+                });
+            }
+        });
+        session.state().with_slot::<toolbelt_core::TaskEvents, _>(|t| t.set(relay));
+    }
     let parent_mode = runtime.permission_mode(cx.session());
     let mode = match (parent_mode, def.permission_mode) {
         (Some(parent), Some(wanted)) => Some(parent.stricter(wanted)),

@@ -174,7 +174,7 @@ fn grow_when_busy(stream: Option<&impl AsFd>, buf: &mut Vec<u8>, total: u64) {
 /// Reads the next chunk of a stream into `buf` (emptied first, filled up to its capacity);
 /// `None` at its end. A stream already ended never completes, so the select above stops
 /// polling it.
-async fn read_some<R: AsyncRead + Unpin>(stream: &mut Option<R>, buf: &mut Vec<u8>) -> Option<usize> {
+pub(crate) async fn read_some<R: AsyncRead + Unpin>(stream: &mut Option<R>, buf: &mut Vec<u8>) -> Option<usize> {
     match stream {
         Some(r) => {
             // An empty vector reads into its whole capacity.

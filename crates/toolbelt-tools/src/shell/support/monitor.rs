@@ -12,9 +12,9 @@
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt as _;
 use toolbelt_core::{EventSink, TaskEventKind, ToolEvent, human_duration};
 
+use crate::process::foreground::read_some;
 use crate::shell::support::background::{Pump, Task};
 use crate::tasks::TaskStatus;
 
@@ -247,20 +247,6 @@ fn send(task: &Task, batch: &mut Batch, log: &mut std::fs::File, events: &EventS
 async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Reads the next chunk of a stream; `None` at its end (an ended stream never completes).
-async fn read_some<R: tokio::io::AsyncRead + Unpin>(stream: &mut Option<R>, buf: &mut Vec<u8>) -> Option<usize> {
-    match stream {
-        Some(r) => {
-            buf.clear();
-            match r.read_buf(buf).await {
-                Ok(0) | Err(_) => None,
-                Ok(n) => Some(n),
-            }
-        }
         None => std::future::pending().await,
     }
 }

@@ -22,7 +22,9 @@ use toolbelt_core::{
 use crate::blocking::run_blocking;
 use crate::process::procfs::{self, Stat};
 use crate::shell::support::background::one_line;
-use crate::shell::support::process_view::{MAX_ROWS, Own, ProcessDetails, ProcessResult, ProcessRow, SignalReport};
+use crate::shell::support::process_view::{
+    MAX_ROWS, Own, ProcessDetails, ProcessResult, ProcessRow, SignalReport, descendants, is_toolbelt, matches_name,
+};
 
 /// What `Process` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -264,7 +266,7 @@ fn list(input: &ProcessInput, cx: &ToolContext) -> ProcessResult {
     let mut kept: Vec<&Stat> = procs
         .iter()
         .filter(|p| under.as_ref().is_none_or(|set| set.contains(&p.pid)))
-        .filter(|p| needle.as_deref().is_none_or(|n| p.pid != me && matches_name(p, n)))
+        .filter(|p| needle.as_deref().is_none_or(|n| !is_toolbelt(p, me) && matches_name(p, n)))
         .collect();
     kept.sort_by_key(|p| (own.task(p.pid).is_none(), p.pid));
     let more = kept.len().saturating_sub(MAX_ROWS);
@@ -276,26 +278,6 @@ fn list(input: &ProcessInput, cx: &ToolContext) -> ProcessResult {
         (None, None) => None,
     };
     ProcessResult { action: "list".into(), processes, more, process: None, signalled: None, filter }
-}
-
-/// `pid` and every process below it.
-fn descendants(pid: i32, procs: &[Stat]) -> std::collections::HashSet<i32> {
-    let mut set = std::collections::HashSet::from([pid]);
-    loop {
-        let before = set.len();
-        for p in procs {
-            if set.contains(&p.ppid) {
-                set.insert(p.pid);
-            }
-        }
-        if set.len() == before {
-            return set;
-        }
-    }
-}
-
-fn matches_name(stat: &Stat, needle: &str) -> bool {
-    stat.comm.to_lowercase().contains(needle) || procfs::command(stat).to_lowercase().contains(needle)
 }
 
 /// The one process `pid` or `name` names.
@@ -316,7 +298,7 @@ fn resolve(input: &ProcessInput, cx: &ToolContext) -> Result<Target, ToolError> 
             let needle = name.to_lowercase();
             let me = i32::try_from(std::process::id()).unwrap_or(0);
             let found: Vec<&Stat> =
-                procs.iter().filter(|p| p.pid != me && !p.zombie() && matches_name(p, &needle)).collect();
+                procs.iter().filter(|p| !is_toolbelt(p, me) && !p.zombie() && matches_name(p, &needle)).collect();
             match found.as_slice() {
                 [one] => (*one).clone(),
                 [] => {

@@ -41,6 +41,38 @@ impl Own {
     }
 }
 
+/// `pid` and every process below it.
+pub fn descendants(pid: i32, procs: &[Stat]) -> std::collections::HashSet<i32> {
+    let mut set = std::collections::HashSet::from([pid]);
+    loop {
+        let before = set.len();
+        for p in procs {
+            if set.contains(&p.ppid) {
+                set.insert(p.pid);
+            }
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}
+
+/// Whether `stat` is toolbelt, or a copy of it not yet running another program (a forked
+/// probe): their command line is toolbelt's own, which may hold the very name looked for.
+pub fn is_toolbelt(stat: &Stat, me: i32) -> bool {
+    static MINE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    if stat.pid == me {
+        return true;
+    }
+    let mine = MINE.get_or_init(|| procfs::cmdline(me));
+    stat.ppid == me && mine.is_some() && procfs::cmdline(stat.pid) == *mine
+}
+
+/// Whether the process's name or command line holds `needle` (lowercase).
+pub fn matches_name(stat: &Stat, needle: &str) -> bool {
+    stat.comm.to_lowercase().contains(needle) || procfs::command(stat).to_lowercase().contains(needle)
+}
+
 /// The state letter of `/proc/<pid>/stat` in words.
 pub fn state_word(state: char) -> &'static str {
     match state {

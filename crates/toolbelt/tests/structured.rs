@@ -218,7 +218,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Process", json!({"action": "list", "name": "sleep 30.5"}), &task_sleeping),
         ("Process", json!({"action": "info", "name": "sleep 30.5"}), &task_sleeping),
         ("TaskStop", json!({"task_id": task}), &["sleep 30"]),
-        ("Monitor", json!({"command": "echo watched", "description": "echo"}), &["echo watched", "monitor_"]),
+        ("Monitor", json!({"command": "echo watched", "description": "echo"}), &["echo watched", "monitor_1"]),
         ("Message", json!({"channel": "notes", "content": "Done."}), &["notes", "notes.md"]),
         ("RemoteTrigger", json!({"trigger": "ping"}), &["ping", "hello web"]),
         ("RemoteTrigger", json!({"action": "list"}), &["ping", "GET"]),

@@ -233,8 +233,9 @@ fn read_range(log: &Path, from: u64, budget: usize) -> std::io::Result<(Rendered
 pub struct Tasks {
     #[serde(skip)]
     tasks: VecDeque<Arc<Task>>,
+    /// The last number given, by kind (`bash`, `pwsh`, `monitor`): each kind counts from 1.
     #[serde(skip)]
-    next: u64,
+    next: std::collections::HashMap<&'static str, u64>,
 }
 
 impl SessionSlot for Tasks {
@@ -385,8 +386,9 @@ pub fn start(
             config.max_background_tasks
         )));
     }
-    tasks.next += 1;
-    let id = format!("{}_{}", command.prefix, tasks.next);
+    let number = tasks.next.entry(command.prefix).or_default();
+    *number += 1;
+    let id = format!("{}_{number}", command.prefix);
     let (file, log) = SpillTarget::new(cx, "tasks", &id)
         .create()
         .map_err(|reason| ToolError::failed(format!("cannot create the task's log file: {reason}")))?;

@@ -67,6 +67,7 @@ mod beyond_tmp;
 mod audit;
 mod audit_mcp;
 mod deny_rules;
+mod endpoints;
 mod git;
 mod grants;
 mod judged;

@@ -10,6 +10,7 @@
 mod gate;
 pub mod replay;
 pub mod sessions;
+pub mod triggers;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -41,6 +42,8 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// How many sessions, for how long idle, with how many requests in flight.
     pub limits: SessionLimits,
+    /// The incoming triggers served at `POST /triggers/NAME`, if any.
+    pub triggers: Option<Arc<dyn triggers::IncomingTriggers>>,
 }
 
 /// Serves MCP at `http://<bind>/mcp` until `shutdown` fires. `new_server` makes the handler
@@ -104,6 +107,11 @@ pub async fn serve_on(
             }
         },
     ));
+    // Triggers carry their own tokens: their route is outside the MCP gate.
+    let router = match options.triggers.clone() {
+        Some(triggers) => router.merge(triggers::router(triggers)),
+        None => router,
+    };
     announce(local, &options);
     axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
@@ -150,6 +158,13 @@ fn announce(local: SocketAddr, options: &HttpOptions) {
         limits.max_sessions,
         sessions::words(limits.idle_timeout)
     );
+    if let Some(triggers) = &options.triggers {
+        for name in triggers.names() {
+            eprintln!(
+                "toolbelt: incoming trigger `{name}` at POST http://{local}/triggers/{name} (its own bearer token)"
+            );
+        }
+    }
     if options.token.is_none() {
         eprintln!(
             "toolbelt: no token is required: any local process, of any user of this machine, can use every tool \

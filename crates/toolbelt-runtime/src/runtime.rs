@@ -236,8 +236,12 @@ impl Runtime {
         context
     }
 
-    /// Runs the SessionEnd hooks for a session that ends.
+    /// Runs the SessionEnd hooks for a session that ends, and forgets its scheduled jobs.
     pub async fn end_session(&self, session: &Session, reason: EndReason) {
+        // Its session jobs end with it.
+        if let Some(jobs) = self.pipeline.services.get::<toolbelt_core::Jobs>() {
+            jobs.0.end_session(session.id());
+        }
         let hooks = &self.pipeline.hooks;
         if hooks.is_empty() {
             return;

@@ -11,6 +11,7 @@ use toolbelt_core::{CallLimits, DynTool, Registry, RegistryError};
 pub mod agents;
 mod blocking;
 pub mod code;
+pub mod cron;
 mod dirs;
 pub mod files;
 mod formats;
@@ -48,6 +49,7 @@ pub fn builtin_with(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
     tools.extend(planning::worktree_tools());
     tools.extend(planning::task_tools());
     tools.extend(snippets::tools());
+    tools.extend(cron::tools());
     tools
 }
 

@@ -55,6 +55,9 @@ pub enum AssembleError {
     /// The hooks settings cannot be applied.
     #[error("the hooks settings are invalid: {0}")]
     Hooks(String),
+    /// The job scheduler cannot be set up.
+    #[error("the job scheduler cannot start: {0}")]
+    Jobs(String),
     /// The task list named by `--task-list` or `TOOLBELT_TASK_LIST` cannot be one.
     #[error("--task-list / {TASK_LIST_VAR}: {0}")]
     TaskList(#[from] TaskListError),
@@ -305,6 +308,19 @@ impl Assembly {
         )))
     }
 
+    /// The job scheduler of this project: session jobs in memory, durable ones in the
+    /// project's state directory; nothing fires until a front end starts it.
+    pub fn job_host(&self) -> Result<Arc<crate::jobs::JobHost>, AssembleError> {
+        let state_dir = self.loc.project_state_dir();
+        let place = crate::jobs::JobPlace {
+            cwd: self.cwd.clone(),
+            roots: self.roots.clone(),
+            data_dir: state_dir.join("sessions"),
+            state_dir,
+        };
+        crate::jobs::JobHost::new(place, self.settings.cron).map_err(|e| AssembleError::Jobs(e.to_string()))
+    }
+
     /// Where EnterWorktree makes worktrees: in this project's state directory, outside the
     /// repository (see `docs/design.md`, "Worktrees: in the state directory").
     pub fn worktree_dir(&self) -> PathBuf {
@@ -437,6 +453,9 @@ impl Assembly {
         services.insert(CodeIndexDir(self.loc.cache_dir.join("code-index")));
         services.insert(LanguageServers::new(self.settings.lsp.clone()));
         services.insert(self.settings.lint.clone());
+        let jobs = self.job_host()?;
+        services.insert(jobs.handle());
+        services.insert_arc(Arc::clone(&jobs));
         let engine = self.engine();
         let agents = self.agents();
         let registry = self.registry_for(&engine, &agents, sampling);
@@ -459,6 +478,7 @@ impl Assembly {
             builder = builder.audit(AuditLog::new(self.settings.audit.clone()));
         }
         let runtime = Arc::new(builder.build());
+        jobs.attach(&runtime);
         if let Some(host) = host {
             host.attach(&runtime);
         }

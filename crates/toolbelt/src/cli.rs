@@ -162,6 +162,43 @@ pub enum Command {
     /// Print the task list (the project's, or the one --task-list names): each task's id,
     /// status, owner, subject and open blockers.
     Tasks(TasksArgs),
+    /// The project's durable scheduled jobs: run them without a host (`serve`), list, run
+    /// one now, remove one.
+    Cron(CronArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CronArgs {
+    #[command(subcommand)]
+    pub action: CronAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CronAction {
+    /// Run the project's durable jobs as they come due, until stopped (a firing missed while
+    /// nothing ran runs once, at start); one line per run start and end on stdout.
+    Serve {
+        /// Run the jobs due now, wait for them to end, and exit (for a timer unit or a cron
+        /// entry of the system's).
+        #[arg(long)]
+        once: bool,
+    },
+    /// List the project's durable jobs: id, name, schedule, next firing, latest run.
+    List {
+        /// Print JSON: every job as CronList returns it.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a durable job now, outside its schedule, and print its output; exit 1 if it failed.
+    RunNow {
+        /// The job's id or name.
+        id: String,
+    },
+    /// Delete a durable job.
+    Remove {
+        /// The job's id or name.
+        id: String,
+    },
 }
 
 #[derive(Debug, Args)]

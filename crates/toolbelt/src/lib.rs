@@ -43,6 +43,7 @@ pub use toolbelt_tools as tools;
 pub mod agents;
 pub mod assemble;
 mod embed;
+pub mod jobs;
 pub mod project_sandbox;
 pub mod sessions;
 pub mod settings;

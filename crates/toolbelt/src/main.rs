@@ -89,6 +89,7 @@ fn main() -> ExitCode {
             Command::Trust(args) => cmd::trust::run(&cli.global, args),
             Command::Audit(args) => cmd::audit::run(&cli.global, args),
             Command::Tasks(args) => cmd::tasks::run(&cli.global, args),
+            Command::Cron(args) => cmd::cron::run(&cli.global, args).await,
         }
     });
     // Don't wait for blocking tasks of cancelled calls: what they own was already killed.

@@ -100,6 +100,11 @@ pub(crate) fn prepare(
     if let Some(own) = cx.session().with_slot::<SessionProvider, _>(|p| p.provider.clone()) {
         session.state().with_slot::<SessionProvider, _>(|p| p.provider = Some(own));
     }
+    // An agent a job's run started is part of that run: it creates no jobs either.
+    let job_run = cx.with_slot::<toolbelt_core::JobRun, _>(|r| r.run.clone());
+    if job_run.is_some() {
+        session.state().with_slot::<toolbelt_core::JobRun, _>(|r| r.run = job_run);
+    }
     // What the agent's monitors report reaches whoever follows its parent, each task named
     // under the agent (`agent_1/monitor_1`).
     let parent_events = cx.task_events();

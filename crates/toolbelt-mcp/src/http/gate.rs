@@ -121,7 +121,7 @@ fn is_inline(headers: &HeaderMap) -> bool {
 }
 
 /// The token of an `Authorization: Bearer …` header (the scheme in any case).
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())

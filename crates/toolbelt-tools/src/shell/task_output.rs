@@ -6,8 +6,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{
-    Access, AgentReport, Annotations, Category, Content, PermissionClass, Render, SideEffects, TimeLimit, Tool,
-    ToolContext, ToolError, ToolSpec, human_duration, is_agent_id,
+    Access, AgentReport, Annotations, Category, Content, PermissionClass, Render, RunReport, RunStatus, SideEffects,
+    TimeLimit, Tool, ToolContext, ToolError, ToolSpec, human_duration, is_agent_id, is_job_id,
 };
 
 use crate::fs::shown::shown;
@@ -73,6 +73,10 @@ pub struct TaskOutputResult {
     /// answer is `output` (the report's own `text` is left empty, so the answer comes once).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentReport>,
+    /// When the id is a scheduled job's (`job_1a2b3c4d`, its latest run) or a run's
+    /// (`job_1a2b3c4d.3`): the run. Its output is `output`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_run: Option<RunReport>,
 }
 
 impl TaskOutputResult {
@@ -92,6 +96,31 @@ impl TaskOutputResult {
             log_range: (0, 0),
             note: None,
             agent: Some(report),
+            job_run: None,
+        }
+    }
+
+    /// The result for a scheduled job's run.
+    fn of_run(mut run: RunReport, run_time_ms: u64) -> Self {
+        let status = match run.status {
+            RunStatus::Running => TaskStatus::Running,
+            RunStatus::Completed => TaskStatus::Completed,
+            RunStatus::Failed => TaskStatus::Failed,
+            RunStatus::Interrupted => TaskStatus::Killed,
+        };
+        let output = std::mem::take(&mut run.output);
+        Self {
+            task_id: run.run_id.clone(),
+            status,
+            exit_code: None,
+            truncated: run.truncated,
+            output,
+            log_file: String::new(),
+            run_time_ms,
+            log_range: (0, 0),
+            note: None,
+            agent: None,
+            job_run: Some(run),
         }
     }
 }
@@ -100,6 +129,10 @@ impl Render for TaskOutputResult {
     /// The status line (exit code, run time), then the new output or a note that there is
     /// none, and where the rest is when it was cut.
     fn render(&self) -> Vec<Content> {
+        if let Some(run) = &self.job_run {
+            let whole = RunReport { output: self.output.clone(), ..run.clone() };
+            return vec![Content::text(crate::cron::run_text(&whole))];
+        }
         if let Some(report) = &self.agent {
             let whole = AgentReport { text: self.output.clone(), ..report.clone() };
             return vec![Content::text(render_report(&whole))];
@@ -137,7 +170,7 @@ fn description() -> String {
          finish, up to `timeout` ms ({}) — for a monitor (`monitor_1`, from Monitor), for its next lines; set \
          `block: false` to look without waiting. The whole output stays in the \
          task's log file. A background agent's id (`agent_1`, from Agent) gives its report: its answer, or what it \
-         has done so far.",
+         has done so far; a scheduled job's id (`job_1a2b3c4d`, from CronCreate) or a run's (`job_1a2b3c4d.3`), that run's output.",
         DEFAULT_WAIT.as_millis()
     )
 }
@@ -182,6 +215,11 @@ impl Tool for TaskOutput {
                 agents.wait(&cx, &input.task_id, wait).await.ok_or_else(|| unknown_task(&cx, &input.task_id))?;
             return Ok(TaskOutputResult::of_agent(report));
         }
+        if is_job_id(&input.task_id)
+            && let Some(jobs) = cx.jobs()
+        {
+            return job_run(&input, &cx, jobs.as_ref()).await;
+        }
         let task =
             cx.with_slot::<Tasks, _>(|t| t.get(&input.task_id)).ok_or_else(|| unknown_task(&cx, &input.task_id))?;
         if input.block.unwrap_or(true) && task.status().0 == TaskStatus::Running {
@@ -212,8 +250,48 @@ impl Tool for TaskOutput {
                 )
             }),
             agent: None,
+            job_run: None,
         })
     }
+}
+
+/// A scheduled job's run (its latest, for a job's id), after waiting for it to end when
+/// blocking.
+async fn job_run(
+    input: &TaskOutputInput,
+    cx: &ToolContext,
+    jobs: &dyn toolbelt_core::JobService,
+) -> Result<TaskOutputResult, ToolError> {
+    let started = std::time::Instant::now();
+    let limit = if input.block.unwrap_or(true) {
+        wait_for(input).min(cx.limits().timeout.saturating_sub(Duration::from_secs(1)))
+    } else {
+        Duration::ZERO
+    };
+    loop {
+        let Some(run) = jobs.run_report(cx, &input.task_id)? else {
+            return Err(ToolError::failed(format!(
+                "there is no scheduled job or run `{}` here; CronList lists the jobs with their latest runs",
+                input.task_id
+            )));
+        };
+        if run.status != RunStatus::Running || started.elapsed() >= limit || cx.is_cancelled() {
+            let ran = run_time(&run);
+            return Ok(TaskOutputResult::of_run(run, ran));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// How long a run ran (or has been running), in milliseconds, from its RFC 3339 times.
+fn run_time(run: &RunReport) -> u64 {
+    let ms = |t: &str| t.parse::<jiff::Timestamp>().ok().map(|t| t.as_millisecond());
+    let end = run.ended_at.as_deref().and_then(ms).unwrap_or_else(|| jiff::Timestamp::now().as_millisecond());
+    run.started_at
+        .as_str()
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map_or(0, |s| u64::try_from(end - s.as_millisecond()).unwrap_or(0))
 }
 
 fn wait_for(input: &TaskOutputInput) -> Duration {

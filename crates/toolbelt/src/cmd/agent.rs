@@ -47,7 +47,7 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
         }
     });
     // What its monitors print after their call returned, for the person watching.
-    let monitors = EventSink::new(|event| {
+    let monitors_sink = EventSink::new(|event| {
         if let ToolEvent::Task { task_id, text, .. } = event {
             // A command's escape sequences stay off the person's terminal.
             let shown: String = text.chars().filter(|c| *c == '\n' || *c == '\t' || !c.is_control()).collect();
@@ -59,10 +59,16 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
         .slot::<toolbelt_core::TaskEvents>()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .set(monitors);
+        .set(monitors_sink.clone());
     toolbelt_agent::apply_mode(&runtime, &open.session, def.permission_mode);
     tracing::info!(provider = spec.provider.name(), model = %spec.model, tools = spec.tools.len(), "agent starting");
     open.start(&runtime).await;
+    // The session's scheduled jobs fire while the agent runs (durable ones are served by
+    // `toolbelt mcp` and `toolbelt cron serve`).
+    let jobs = runtime.services().get::<toolbelt::jobs::JobHost>();
+    if let Some(jobs) = &jobs {
+        jobs.start(false);
+    }
     let cancel = super::cancel_on_stop();
     let mut convo = Conversation::default();
     convo.push_user(prompt);
@@ -70,6 +76,9 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
     let events = |event: RunEvent<'_>| printer.show(&event);
     let outcome = run(&runtime, &open.session, &spec, &mut convo, &NoInbox, &cancel, &events).await;
     printer.finish();
+    if let Some(jobs) = jobs {
+        jobs.shutdown();
+    }
     open.close(&runtime).await?;
     if let Some(gateway) = gateway {
         gateway.shutdown().await;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use toolbelt::jobs::{JobHost, TriggerDoor};
 use toolbelt_mcp::approve::SessionApprovers;
 use toolbelt_mcp::http::{self, HttpOptions};
 use toolbelt_mcp::{McpServer, ServerOptions, serve_stdio};
@@ -20,6 +21,9 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     }
     // The server's own token never reaches a shell command's environment.
     setup.asm.secret_vars.extend(args.token_env.iter().cloned());
+    // Nor do the incoming triggers' tokens.
+    let trigger_vars: Vec<String> = setup.settings.incoming_triggers.values().map(|t| t.token_env.clone()).collect();
+    setup.asm.secret_vars.extend(trigger_vars);
     let approvers = Arc::new(SessionApprovers::default());
     let askers = Arc::new(toolbelt_mcp::ask::SessionAskers::default());
     let runtime = setup.runtime_serving(None, approvers.clone(), askers.clone())?;
@@ -65,7 +69,16 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         std::process::exit(if signal == "terminated" { 143 } else { 130 });
     });
     let servers = runtime.services().get::<toolbelt_tools::language_servers::LanguageServers>();
-    let served = serve(args, &setup, runtime, options).await;
+    // Scheduled jobs fire while the server runs: its sessions' own, and the project's
+    // durable ones (shared with any other process serving them: each firing runs once).
+    let jobs = runtime.services().get::<JobHost>();
+    if let Some(jobs) = &jobs {
+        jobs.start(true);
+    }
+    let served = serve(args, &setup, runtime, options, jobs.clone()).await;
+    if let Some(jobs) = jobs {
+        jobs.shutdown();
+    }
     if let Some(servers) = servers {
         servers.shutdown_all().await;
     }
@@ -81,6 +94,7 @@ async fn serve(
     setup: &Setup,
     runtime: Arc<toolbelt_runtime::Runtime>,
     options: Arc<ServerOptions>,
+    jobs: Option<Arc<JobHost>>,
 ) -> anyhow::Result<()> {
     match args.http {
         None => {
@@ -96,7 +110,13 @@ async fn serve(
             };
             let shutdown = super::cancel_on_stop();
             let new_server = move || McpServer::new(Arc::clone(&runtime), Arc::clone(&options));
-            let options = http_options(args, setup, token);
+            let mut options = http_options(args, setup, token);
+            if let Some(jobs) = jobs
+                && !setup.settings.incoming_triggers.is_empty()
+            {
+                let door = TriggerDoor::new(jobs, &setup.settings.incoming_triggers, |v| std::env::var(v).ok());
+                options.triggers = Some(Arc::new(door));
+            }
             http::serve(bind, new_server, options, shutdown).await.map_err(|e| match e.kind() {
                 std::io::ErrorKind::InvalidInput => Usage(format!("--allow-origin / mcp.allowed_origins: {e}")).into(),
                 _ => anyhow::Error::new(e).context("MCP over HTTP"),
@@ -121,7 +141,7 @@ fn http_options(args: &McpArgs, setup: &Setup, token: Option<String>) -> HttpOpt
     }
     let mut allowed_origins = settings.allowed_origins.clone();
     allowed_origins.extend(args.allow_origin.iter().cloned());
-    HttpOptions { token, allowed_origins, limits }
+    HttpOptions { token, allowed_origins, limits, triggers: None }
 }
 
 const INSTRUCTIONS: &str = "toolbelt's tools work on the files of the workspace roots. Paths may be \

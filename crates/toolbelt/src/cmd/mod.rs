@@ -8,6 +8,7 @@ pub mod batch;
 pub mod call;
 pub mod config;
 pub mod config_check;
+pub mod cron;
 pub mod mcp;
 pub mod mcp_login;
 pub mod mcp_servers;

@@ -1,6 +1,8 @@
 //! The settings of the tools that reach the user's own endpoints: `[message.channels.NAME]`,
 //! where `Message` may send ([`toolbelt_tools::web::ChannelConfig`]'s format), and
-//! `[triggers.NAME]`, what `RemoteTrigger` may call ([`toolbelt_tools::web::TriggerConfig`]'s).
+//! `[triggers.NAME]`, what `RemoteTrigger` may call ([`toolbelt_tools::web::TriggerConfig`]'s),
+//! and `[cron.triggers.NAME]`, the incoming triggers that start jobs
+//! ([`crate::jobs::IncomingTrigger`]'s).
 //!
 //! # Whose settings these are
 //!
@@ -29,6 +31,14 @@ pub(super) fn triggers(entries: &[Entry], problems: &mut Vec<Problem>) -> BTreeM
     named(entries, problems, Key::TRIGGERS, TriggerConfig::from_table)
 }
 
+/// The incoming triggers the entries define, by name; each mistake a problem at its place.
+pub(super) fn incoming_triggers(
+    entries: &[Entry],
+    problems: &mut Vec<Problem>,
+) -> BTreeMap<String, crate::jobs::IncomingTrigger> {
+    named(entries, problems, Key::CRON_TRIGGERS, crate::jobs::IncomingTrigger::from_table)
+}
+
 /// Each table of the family `key`, read by `read`.
 fn named<T>(
     entries: &[Entry],
@@ -55,7 +65,9 @@ fn named<T>(
 /// Drops the channels and triggers a project's files define, saying so.
 pub(super) fn keep_user_endpoints(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
     entries.retain(|e| {
-        let ours = Key::MESSAGE_CHANNELS.matches(&e.key) || Key::TRIGGERS.matches(&e.key);
+        let ours = Key::MESSAGE_CHANNELS.matches(&e.key)
+            || Key::TRIGGERS.matches(&e.key)
+            || Key::CRON_TRIGGERS.matches(&e.key);
         let dropped = ours && is_project_layer(e.origin.layer);
         if dropped {
             notices.push(format!(

@@ -78,6 +78,10 @@ pub struct Settings {
     pub lsp: toolbelt_tools::language_servers::LspSettings,
     /// The linters the Lint tool runs (`[lint]`).
     pub lint: toolbelt_tools::code::linters::LintSettings,
+    /// How scheduled jobs behave (`[cron]`).
+    pub cron: crate::jobs::JobSettings,
+    /// The incoming triggers `toolbelt mcp --http` serves (`[cron.triggers.NAME]`).
+    pub incoming_triggers: std::collections::BTreeMap<String, crate::jobs::IncomingTrigger>,
 }
 
 /// The settings of `toolbelt mcp --http`.
@@ -207,7 +211,18 @@ impl Settings {
         let snippets = r.text(Key::SNIPPETS_SCOPE).as_deref().and_then(SnippetScope::parse).unwrap_or_default();
         let lsp = super::lsp::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home, compat_claude);
         let lint = super::lint::resolve(loaded.entries.as_slice(), &mut r.problems);
+        let cron = crate::jobs::JobSettings {
+            max_age: match r.int(Key::CRON_MAX_AGE_DAYS) {
+                Some(0) => None,
+                Some(days) => Some(std::time::Duration::from_secs(u64::try_from(days).unwrap_or(7) * 86_400)),
+                None => crate::jobs::JobSettings::default().max_age,
+            },
+            jitter: r.bool(Key::CRON_JITTER).unwrap_or(true),
+        };
+        let incoming_triggers = super::remote::incoming_triggers(loaded.entries.as_slice(), &mut r.problems);
         let settings = Settings {
+            cron,
+            incoming_triggers,
             lsp,
             lint,
             agent,

@@ -329,6 +329,21 @@ keys! {
             "{}",
             "an HTTP trigger RemoteTrigger calls (your own settings only): url (scheme and host written out; {field} from the payload and ${VAR} after them), method, headers, body, description",
         ),
+        CRON_MAX_AGE_DAYS = "cron.max_age_days" => key(
+            Kind::Int { min: 0, max: 3650 },
+            "7",
+            "days a recurring scheduled job lives before it deletes itself (0: until deleted)",
+        ),
+        CRON_JITTER = "cron.jitter" => key(
+            Kind::Bool,
+            "true",
+            "recurring jobs fire up to a tenth of their period late (at most 15 minutes), each by its own share, so jobs do not all fire at once",
+        ),
+        CRON_TRIGGERS = "cron.triggers.*" => key(
+            Kind::Table,
+            "{}",
+            "an incoming trigger `toolbelt mcp --http` serves at POST /triggers/NAME (your own settings only): token_env (the variable holding its bearer token), and prompt, or tool and input: the job it runs",
+        ),
     ];
 }
 

@@ -1,0 +1,541 @@
+//! Where jobs and their runs are kept: one SQLite database, either a file in the project's
+//! state directory (durable jobs, shared by every toolbelt process of the project) or in
+//! memory (a process's session jobs). The same schema and queries serve both.
+//!
+//! Several processes may serve one project's durable jobs (`toolbelt mcp` for each host,
+//! `toolbelt cron serve`). A firing is *claimed* before it runs: one `UPDATE … WHERE
+//! next_ms = <the slot>` (or, for a one-shot, a `DELETE`) that only one of them can win, so a
+//! slot runs once whoever is up. The file is the owner's only, in WAL mode, and every
+//! connection waits up to [`BUSY_TIMEOUT`] for another process's write.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension as _, params};
+use toolbelt_core::{JobAction, RunStatus, Schedule, ToolError};
+
+use crate::sqlite::{self, FileError, MigrateError, SqlKind};
+
+/// How long an operation waits for another process's transaction on the jobs to end.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The durable jobs' file name, in the project's state directory.
+pub const FILE_NAME: &str = "jobs.db";
+
+/// The runs kept per job: older ones are dropped.
+pub const KEPT_RUNS: i64 = 20;
+
+/// The most output a run keeps, in bytes.
+pub const OUTPUT_CAP: usize = 16 * 1024;
+
+/// How long the runs of a deleted job stay readable (a one-shot deletes itself as it runs).
+const ORPHAN_RUNS_KEPT_MS: i64 = 7 * 24 * 3600 * 1000;
+
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE jobs (
+    id         TEXT PRIMARY KEY,
+    name       TEXT NOT NULL,
+    owner      TEXT NOT NULL,
+    schedule   TEXT NOT NULL,
+    action     TEXT NOT NULL,
+    recurring  INTEGER NOT NULL,
+    enabled    INTEGER NOT NULL,
+    created_ms INTEGER NOT NULL,
+    expires_ms INTEGER,
+    next_ms    INTEGER,
+    runs       INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX jobs_by_next ON jobs (next_ms) WHERE enabled = 1;
+CREATE TABLE runs (
+    job_id     TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    job_name   TEXT NOT NULL,
+    started_ms INTEGER NOT NULL,
+    ended_ms   INTEGER,
+    status     TEXT NOT NULL,
+    output     TEXT NOT NULL DEFAULT '',
+    truncated  INTEGER NOT NULL DEFAULT 0,
+    reason     TEXT NOT NULL,
+    pid        INTEGER NOT NULL,
+    PRIMARY KEY (job_id, seq)
+) WITHOUT ROWID;
+";
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRow {
+    /// `job_` and 8 hex digits.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The session that created it.
+    pub owner: String,
+    /// When it fires.
+    pub schedule: Schedule,
+    /// What it does.
+    pub action: JobAction,
+    /// Fires on every match, or once.
+    pub recurring: bool,
+    /// Paused jobs do not fire.
+    pub enabled: bool,
+    /// Milliseconds since the epoch.
+    pub created_ms: i64,
+    /// When a recurring job is deleted; `None`: never.
+    pub expires_ms: Option<i64>,
+    /// When it fires next (jitter included); `None`: it will not.
+    pub next_ms: Option<i64>,
+    /// How many runs it has started.
+    pub runs: i64,
+}
+
+/// One run as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRow {
+    /// The job's id.
+    pub job_id: String,
+    /// The run's number, from 1.
+    pub seq: i64,
+    /// The job's name when it ran.
+    pub job_name: String,
+    /// Milliseconds since the epoch.
+    pub started_ms: i64,
+    /// Once it ended.
+    pub ended_ms: Option<i64>,
+    /// How it went.
+    pub status: RunStatus,
+    /// What it returned, capped at [`OUTPUT_CAP`].
+    pub output: String,
+    /// The output was cut.
+    pub truncated: bool,
+    /// Why it started.
+    pub reason: String,
+}
+
+impl RunRow {
+    /// The run's id: `job_….N`.
+    pub fn run_id(&self) -> String {
+        format!("{}.{}", self.job_id, self.seq)
+    }
+}
+
+/// Why the job store failed. Every message names the store and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file or its directory could not be created, opened or secured.
+    #[error("cannot open the job store {}: {source}", .path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file is not a job store, is damaged, or was written by a newer toolbelt.
+    #[error("the job store {} cannot be used ({detail}); move it aside, and a new, empty one starts in its place", .path.display())]
+    Unusable {
+        /// The file.
+        path: PathBuf,
+        /// What was found wrong.
+        detail: String,
+    },
+    /// Another process held it locked for too long.
+    #[error("the job store {} is busy: another process is changing it; try again", .path.display())]
+    Busy {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Any other database failure.
+    #[error("the job store {} failed: {source}", .path.display())]
+    Sql {
+        /// The file (`:memory:` for session jobs).
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+}
+
+impl From<StoreError> for ToolError {
+    fn from(e: StoreError) -> Self {
+        ToolError::failed(e.to_string())
+    }
+}
+
+/// One job database.
+#[derive(Debug)]
+pub struct JobStore {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl JobStore {
+    /// The durable store at `path`, created (owner-only) when missing.
+    pub fn open(path: &Path) -> Result<JobStore, StoreError> {
+        let io = |source| StoreError::Io { path: path.to_path_buf(), source };
+        match sqlite::prepare_file(path, true) {
+            Ok(_) => {}
+            Err(FileError::Io { source, .. }) => return Err(io(source)),
+            Err(FileError::NotAFile) => {
+                return Err(StoreError::Unusable { path: path.into(), detail: "it is not a regular file".into() });
+            }
+        }
+        let mut conn = Connection::open(path).map_err(|e| sql_error(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| sql_error(path, e))?;
+        sqlite::use_wal(&conn, BUSY_TIMEOUT).map_err(|e| sql_error(path, e))?;
+        Self::migrate(path, &mut conn)?;
+        let store = JobStore { path: path.to_path_buf(), conn: Mutex::new(conn) };
+        store.prune_orphans(sqlite::now_ms())?;
+        Ok(store)
+    }
+
+    /// A store in memory, for session jobs.
+    pub fn in_memory() -> Result<JobStore, StoreError> {
+        let path = PathBuf::from(":memory:");
+        let mut conn = Connection::open_in_memory().map_err(|e| sql_error(&path, e))?;
+        Self::migrate(&path, &mut conn)?;
+        Ok(JobStore { path, conn: Mutex::new(conn) })
+    }
+
+    fn migrate(path: &Path, conn: &mut Connection) -> Result<(), StoreError> {
+        sqlite::migrate(conn, SCHEMA, SCHEMA_VERSION).map_err(|e| match e {
+            MigrateError::Sql(e) => sql_error(path, e),
+            MigrateError::Newer(v) => StoreError::Unusable {
+                path: path.into(),
+                detail: format!("schema version {v}, newer than this toolbelt knows; use a newer toolbelt"),
+            },
+            MigrateError::Foreign(detail) => StoreError::Unusable { path: path.into(), detail },
+        })
+    }
+
+    /// The file (`:memory:` for session jobs).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        |e| sql_error(&self.path, e)
+    }
+
+    /// Adds a job; `false` when its id is taken.
+    pub fn insert(&self, job: &JobRow) -> Result<bool, StoreError> {
+        let schedule = serde_json::to_string(&job.schedule).unwrap_or_default();
+        let action = serde_json::to_string(&job.action).unwrap_or_default();
+        let n = self
+            .conn()
+            .execute(
+                "INSERT OR IGNORE INTO jobs (id, name, owner, schedule, action, recurring, enabled, created_ms, \
+                 expires_ms, next_ms, runs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    job.id,
+                    job.name,
+                    job.owner,
+                    schedule,
+                    action,
+                    job.recurring,
+                    job.enabled,
+                    job.created_ms,
+                    job.expires_ms,
+                    job.next_ms,
+                    job.runs
+                ],
+            )
+            .map_err(self.err())?;
+        Ok(n == 1)
+    }
+
+    /// Every job, soonest first (those that will not fire last).
+    pub fn list(&self) -> Result<Vec<JobRow>, StoreError> {
+        self.select("ORDER BY next_ms IS NULL, next_ms, created_ms", [])
+    }
+
+    /// The job with id `id`, else the one named `id`.
+    pub fn find(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
+        let mut found = self.select("WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC, created_ms", [id])?;
+        Ok((!found.is_empty()).then(|| found.remove(0)))
+    }
+
+    /// The enabled jobs due at `now_ms`.
+    pub fn due(&self, now_ms: i64) -> Result<Vec<JobRow>, StoreError> {
+        self.select("WHERE enabled = 1 AND next_ms IS NOT NULL AND next_ms <= ?1 ORDER BY next_ms", [now_ms])
+    }
+
+    /// When the next enabled job is due.
+    pub fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        self.conn().query_row("SELECT min(next_ms) FROM jobs WHERE enabled = 1", [], |r| r.get(0)).map_err(self.err())
+    }
+
+    fn select<P: rusqlite::Params>(&self, tail: &str, params: P) -> Result<Vec<JobRow>, StoreError> {
+        let conn = self.conn();
+        let sql = format!(
+            "SELECT id, name, owner, schedule, action, recurring, enabled, created_ms, expires_ms, next_ms, runs \
+             FROM jobs {tail}"
+        );
+        let mut stmt = conn.prepare(&sql).map_err(self.err())?;
+        let rows = stmt
+            .query_map(params, |r| {
+                Ok((
+                    JobRow {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        owner: r.get(2)?,
+                        schedule: Schedule::Every { seconds: 0 },
+                        action: JobAction::Prompt { prompt: String::new() },
+                        recurring: r.get(5)?,
+                        enabled: r.get(6)?,
+                        created_ms: r.get(7)?,
+                        expires_ms: r.get(8)?,
+                        next_ms: r.get(9)?,
+                        runs: r.get(10)?,
+                    },
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })
+            .map_err(self.err())?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (mut job, schedule, action) = row.map_err(self.err())?;
+            let unusable = |what: &str| StoreError::Unusable {
+                path: self.path.clone(),
+                detail: format!("job {}'s {what} cannot be read", job.id),
+            };
+            job.schedule = serde_json::from_str(&schedule).map_err(|_| unusable("schedule"))?;
+            job.action = serde_json::from_str(&action).map_err(|_| unusable("action"))?;
+            out.push(job);
+        }
+        Ok(out)
+    }
+
+    /// Deletes the job `id`; `false` when there was none.
+    pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(self.conn().execute("DELETE FROM jobs WHERE id = ?1", [id]).map_err(self.err())? == 1)
+    }
+
+    /// Pauses or resumes the job `id`, with its next firing.
+    pub fn set_enabled(&self, id: &str, enabled: bool, next_ms: Option<i64>) -> Result<bool, StoreError> {
+        let n = self
+            .conn()
+            .execute("UPDATE jobs SET enabled = ?2, next_ms = ?3 WHERE id = ?1", params![id, enabled, next_ms])
+            .map_err(self.err())?;
+        Ok(n == 1)
+    }
+
+    /// Claims the firing of job `id` at slot `slot_ms` for this process: moves its next
+    /// firing to `next_ms`, or, when `None`, deletes it (a one-shot, an expired job). `false`
+    /// when another process (or an earlier tick) claimed it first.
+    pub fn claim(&self, id: &str, slot_ms: i64, next_ms: Option<i64>) -> Result<bool, StoreError> {
+        let conn = self.conn();
+        let n = match next_ms {
+            Some(next) => conn
+                .execute("UPDATE jobs SET next_ms = ?3 WHERE id = ?1 AND next_ms = ?2", params![id, slot_ms, next])
+                .map_err(self.err())?,
+            None => conn
+                .execute("DELETE FROM jobs WHERE id = ?1 AND next_ms = ?2", params![id, slot_ms])
+                .map_err(self.err())?,
+        };
+        Ok(n == 1)
+    }
+
+    /// Records that a run of `job` starts now (`now_ms`) for `reason`; its number.
+    pub fn start_run(&self, job: &JobRow, reason: &str, now_ms: i64) -> Result<i64, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(self.err())?;
+        let seq: i64 = tx
+            .query_row("SELECT coalesce(max(seq), 0) + 1 FROM runs WHERE job_id = ?1", [&job.id], |r| r.get(0))
+            .map_err(self.err())?;
+        // A one-shot already gone from `jobs` keeps numbering from what it had run.
+        let seq = seq.max(job.runs + 1);
+        tx.execute(
+            "INSERT INTO runs (job_id, seq, job_name, started_ms, status, reason, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![job.id, seq, job.name, now_ms, RunStatus::Running.as_str(), reason, std::process::id()],
+        )
+        .map_err(self.err())?;
+        tx.execute("UPDATE jobs SET runs = runs + 1 WHERE id = ?1", [&job.id]).map_err(self.err())?;
+        tx.execute("DELETE FROM runs WHERE job_id = ?1 AND seq <= ?2 - ?3", params![job.id, seq, KEPT_RUNS])
+            .map_err(self.err())?;
+        tx.commit().map_err(self.err())?;
+        Ok(seq)
+    }
+
+    /// Records how run `seq` of job `job_id` ended; the output is cut to [`OUTPUT_CAP`].
+    pub fn end_run(
+        &self,
+        job_id: &str,
+        seq: i64,
+        status: RunStatus,
+        output: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let (kept, truncated) = cap(output);
+        self.conn()
+            .execute(
+                "UPDATE runs SET ended_ms = ?3, status = ?4, output = ?5, truncated = ?6 WHERE job_id = ?1 AND seq = ?2",
+                params![job_id, seq, now_ms, status.as_str(), kept, truncated],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Run `seq` of job `job_id`, or its latest when `seq` is `None`.
+    pub fn run(&self, job_id: &str, seq: Option<i64>) -> Result<Option<RunRow>, StoreError> {
+        let conn = self.conn();
+        let sql = "SELECT job_id, seq, job_name, started_ms, ended_ms, status, output, truncated, reason FROM runs \
+                   WHERE job_id = ?1 AND (?2 IS NULL OR seq = ?2) ORDER BY seq DESC LIMIT 1";
+        conn.query_row(sql, params![job_id, seq], |r| {
+            let status: String = r.get(5)?;
+            Ok(RunRow {
+                job_id: r.get(0)?,
+                seq: r.get(1)?,
+                job_name: r.get(2)?,
+                started_ms: r.get(3)?,
+                ended_ms: r.get(4)?,
+                status: parse_status(&status),
+                output: r.get(6)?,
+                truncated: r.get(7)?,
+                reason: r.get(8)?,
+            })
+        })
+        .optional()
+        .map_err(self.err())
+    }
+
+    /// Marks as interrupted the runs left `running` by processes that are gone.
+    pub fn mark_interrupted(&self, now_ms: i64) -> Result<usize, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT job_id, seq, pid FROM runs WHERE status = 'running'").map_err(self.err())?;
+        let running: Vec<(String, i64, i64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(self.err())?
+            .filter_map(Result::ok)
+            .collect();
+        let mut n = 0;
+        for (job, seq, pid) in running {
+            if Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            n += conn
+                .execute(
+                    "UPDATE runs SET status = 'interrupted', ended_ms = ?3, output = output || ?4 WHERE job_id = ?1 AND \
+                     seq = ?2",
+                    params![job, seq, now_ms, "[the process running it stopped before it finished]"],
+                )
+                .map_err(self.err())?;
+        }
+        Ok(n)
+    }
+
+    fn prune_orphans(&self, now_ms: i64) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "DELETE FROM runs WHERE job_id NOT IN (SELECT id FROM jobs) AND started_ms < ?1",
+                [now_ms - ORPHAN_RUNS_KEPT_MS],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+}
+
+/// `output` cut to [`OUTPUT_CAP`] bytes at a character boundary, and whether it was.
+fn cap(output: &str) -> (&str, bool) {
+    if output.len() <= OUTPUT_CAP {
+        return (output, false);
+    }
+    let mut end = OUTPUT_CAP;
+    while !output.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&output[..end], true)
+}
+
+fn parse_status(s: &str) -> RunStatus {
+    match s {
+        "running" => RunStatus::Running,
+        "completed" => RunStatus::Completed,
+        "failed" => RunStatus::Failed,
+        _ => RunStatus::Interrupted,
+    }
+}
+
+fn sql_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    match sqlite::kind_of(&e) {
+        SqlKind::Busy => StoreError::Busy { path: path.to_path_buf() },
+        SqlKind::Corrupt => StoreError::Unusable { path: path.to_path_buf(), detail: e.to_string() },
+        SqlKind::Other => StoreError::Sql { path: path.to_path_buf(), source: e },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: &str, next: Option<i64>) -> JobRow {
+        JobRow {
+            id: id.into(),
+            name: format!("{id} name"),
+            owner: "s".into(),
+            schedule: Schedule::Every { seconds: 60 },
+            action: JobAction::Tool { tool: "Glob".into(), input: serde_json::json!({"pattern": "*"}) },
+            recurring: true,
+            enabled: true,
+            created_ms: 0,
+            expires_ms: None,
+            next_ms: next,
+            runs: 0,
+        }
+    }
+
+    #[test]
+    fn a_slot_is_claimed_once_across_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state").join(FILE_NAME);
+        let a = JobStore::open(&path).unwrap();
+        let b = JobStore::open(&path).unwrap();
+        assert!(a.insert(&job("job_1", Some(1000))).unwrap());
+        assert!(!b.insert(&job("job_1", Some(1000))).unwrap(), "ids are unique");
+        assert_eq!(b.due(999).unwrap().len(), 0);
+        assert_eq!(b.due(1000).unwrap().len(), 1);
+        assert!(a.claim("job_1", 1000, Some(61_000)).unwrap());
+        assert!(!b.claim("job_1", 1000, Some(61_000)).unwrap(), "the slot is taken");
+        assert_eq!(b.next_due().unwrap(), Some(61_000));
+        // A one-shot's claim deletes it.
+        assert!(b.insert(&job("job_2", Some(5))).unwrap());
+        assert!(b.claim("job_2", 5, None).unwrap());
+        assert!(!a.claim("job_2", 5, None).unwrap());
+        assert_eq!(a.find("job_2").unwrap(), None);
+        let mode = std::fs::metadata(&path).unwrap();
+        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777, 0o600);
+    }
+
+    #[test]
+    fn runs_are_numbered_capped_and_kept_to_the_last_twenty() {
+        let store = JobStore::in_memory().unwrap();
+        let row = job("job_3", Some(1));
+        store.insert(&row).unwrap();
+        for i in 0..25 {
+            let seq = store.start_run(&row, "schedule", i).unwrap();
+            assert_eq!(seq, i + 1);
+            store.end_run("job_3", seq, RunStatus::Completed, &"é".repeat(OUTPUT_CAP), i + 1).unwrap();
+        }
+        let last = store.run("job_3", None).unwrap().unwrap();
+        assert_eq!((last.seq, last.run_id()), (25, "job_3.25".to_string()));
+        assert!(last.truncated && last.output.len() <= OUTPUT_CAP);
+        assert_eq!(store.run("job_3", Some(5)).unwrap(), None, "older runs are dropped");
+        assert!(store.run("job_3", Some(6)).unwrap().is_some());
+        assert_eq!(store.find("job_3 name").unwrap().unwrap().runs, 25, "found by name too");
+    }
+
+    #[test]
+    fn a_file_of_another_program_is_refused_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, "not a database at all, just text that is long enough to be a header").unwrap();
+        let e = JobStore::open(&path).unwrap_err().to_string();
+        assert!(e.contains(FILE_NAME) && e.contains("move it aside"), "{e}");
+    }
+}

@@ -1,0 +1,129 @@
+//! The clock that fires jobs: wakes when the next job is due (or a job was added, or every
+//! [`POLL`] to see durable jobs other processes added), claims each due firing and starts
+//! its run.
+//!
+//! A firing missed while no process was up is simply due: it runs once, and the job's next
+//! firing is the first slot after now, so a job down for a day does not run 24 times.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use toolbelt_tools::cron::schedule::Plan;
+use toolbelt_tools::cron::store::{JobRow, JobStore};
+
+use super::JobHost;
+
+/// The longest the clock sleeps: durable jobs another process adds are seen within this.
+pub const POLL: Duration = Duration::from_secs(15);
+
+/// Runs the clock until the host shuts down.
+pub(super) async fn run(host: Arc<JobHost>) {
+    if host.serves_durable()
+        && let Ok(Some(store)) = host.durable(false)
+        && let Ok(n) = store.mark_interrupted(Timestamp::now().as_millisecond())
+        && n > 0
+    {
+        tracing::info!("{n} job run(s) left running by a process that stopped were marked interrupted");
+    }
+    loop {
+        let now = Timestamp::now();
+        host.fire_due(now);
+        let wait = host
+            .next_due()
+            .map_or(POLL, |ms| Duration::from_millis(u64::try_from(ms - now.as_millisecond()).unwrap_or(0)))
+            .min(POLL);
+        tokio::select! {
+            () = tokio::time::sleep(wait.max(Duration::from_millis(20))) => {}
+            () = host.wake.notified() => {}
+            () = host.stop.cancelled() => return,
+        }
+    }
+}
+
+impl JobHost {
+    /// Whether this host's clock fires the project's durable jobs.
+    pub(super) fn serves_durable(&self) -> bool {
+        self.serving.get().copied().unwrap_or(false)
+    }
+
+    /// The stores the clock fires from.
+    fn stores(&self) -> Vec<Arc<JobStore>> {
+        let mut stores = vec![Arc::clone(&self.session)];
+        if self.serves_durable() {
+            match self.durable(false) {
+                Ok(Some(store)) => stores.push(store),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("durable jobs cannot be read: {e}"),
+            }
+        }
+        stores
+    }
+
+    /// Runs the durable and session jobs due now, once, and waits for their runs to end
+    /// (`toolbelt cron serve --once`); the runs, in order.
+    pub async fn serve_once(self: &Arc<Self>) -> Vec<toolbelt_core::RunReport> {
+        let _ = self.serving.set(true);
+        if let Ok(Some(store)) = self.durable(false) {
+            let _ = store.mark_interrupted(Timestamp::now().as_millisecond());
+        }
+        let mut runs = Vec::new();
+        for handle in self.fire_due(Timestamp::now()) {
+            if let Ok(Some(run)) = handle.await {
+                runs.push(run);
+            }
+        }
+        runs
+    }
+
+    /// Claims every firing due at `now` and starts its run in the background; the runs'
+    /// handles, in order.
+    pub fn fire_due(
+        self: &Arc<Self>,
+        now: Timestamp,
+    ) -> Vec<tokio::task::JoinHandle<Option<toolbelt_core::RunReport>>> {
+        let mut fired = Vec::new();
+        for store in self.stores() {
+            let due = match store.due(now.as_millisecond()) {
+                Ok(due) => due,
+                Err(e) => {
+                    tracing::warn!("scheduled jobs cannot be read: {e}");
+                    continue;
+                }
+            };
+            for job in due {
+                match self.claim(&store, &job, now) {
+                    Ok(true) => {
+                        let (host, store) = (Arc::clone(self), Arc::clone(&store));
+                        fired.push(tokio::spawn(async move { host.run_job(store, job, "schedule".into()).await }));
+                    }
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(job = %job.id, "a job's firing cannot be claimed: {e}"),
+                }
+            }
+        }
+        fired
+    }
+
+    /// Claims `job`'s due firing: moves its next firing past `now` (jitter included), or
+    /// deletes it when it fires no more (a one-shot, a job past its expiry). `false` when
+    /// another process claimed it first.
+    fn claim(&self, store: &JobStore, job: &JobRow, now: Timestamp) -> Result<bool, toolbelt_core::ToolError> {
+        let Some(slot) = job.next_ms else { return Ok(false) };
+        let next = match Plan::new(&job.schedule) {
+            Ok(plan) if job.recurring => {
+                let created = Timestamp::from_millisecond(job.created_ms).unwrap_or(now);
+                plan.next_after(now, created).map(|first| self.jittered(&job.id, &plan, first, job.created_ms))
+            }
+            // A schedule this version cannot read fires this once and is gone.
+            _ => None,
+        };
+        let next_ms = next.map(|t| t.as_millisecond()).filter(|n| job.expires_ms.is_none_or(|end| *n <= end));
+        Ok(store.claim(&job.id, slot, next_ms)?)
+    }
+
+    /// When the next job is due, in milliseconds since the epoch.
+    fn next_due(&self) -> Option<i64> {
+        self.stores().iter().filter_map(|s| s.next_due().ok().flatten()).min()
+    }
+}

@@ -25,6 +25,8 @@ mod incoming;
 mod manage;
 mod run;
 mod service;
+#[cfg(test)]
+mod tests;
 
 pub use incoming::{IncomingTrigger, TriggerDoor};
 

@@ -171,8 +171,8 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
     let mut server =
         Server::start_with(&root, &["--mode", "bypassPermissions", "--sandbox", "danger-full-access"], open);
     // The deferred tools are listed once loaded.
-    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process,Monitor,Message,RemoteTrigger"}));
-    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(11), "{loaded}");
+    let loaded = server.call("ToolSearch", json!({"query": "select:Config,EnterWorktree,ExitWorktree,snippet_save,snippet_load,snippet_list,snippet_delete,Process,Monitor,Message,RemoteTrigger,CronCreate,CronList,CronDelete,cron"}));
+    assert_eq!(loaded["structuredContent"]["tools"].as_array().map(Vec::len), Some(15), "{loaded}");
     let listed = server.request("tools/list", json!({}));
     let schemas: std::collections::BTreeMap<String, Value> = listed["tools"]
         .as_array()
@@ -222,6 +222,21 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Message", json!({"channel": "notes", "content": "Done."}), &["notes", "notes.md"]),
         ("RemoteTrigger", json!({"trigger": "ping"}), &["ping", "hello web"]),
         ("RemoteTrigger", json!({"action": "list"}), &["ping", "GET"]),
+        (
+            "CronCreate",
+            json!({"cron": "0 0 1 1 *", "tool": "Glob", "input": {"pattern": "*"}, "name": "yearly"}),
+            &["yearly", "cron `0 0 1 1 *` (local time)"],
+        ),
+        ("CronList", json!({}), &["yearly"]),
+        ("CronDelete", json!({"id": "yearly"}), &["yearly"]),
+        (
+            "cron",
+            json!({"action": "add", "name": "later", "at": "2099-01-01T00:00:00Z", "message": "wake up", "durable": false}),
+            &["later", "once at 2099-01-01T00:00:00Z"],
+        ),
+        ("cron", json!({"action": "disable", "job_id": "later"}), &["later"]),
+        ("cron", json!({"action": "list"}), &["later"]),
+        ("cron", json!({"action": "remove", "job_id": "later"}), &["later"]),
         (
             "TodoWrite",
             json!({"todos": [{"content": "check", "status": "pending", "activeForm": "Checking"}]}),

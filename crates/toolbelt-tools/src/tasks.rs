@@ -109,3 +109,25 @@ pub fn render_report(report: &AgentReport) -> String {
         }
     }
 }
+
+/// A scheduled job's run as `TaskOutput` shows it: how it went, then its output.
+pub(crate) fn render_run(run: &toolbelt_core::RunReport) -> String {
+    let ended = run.ended_at.as_deref().map(|e| format!(", ended {e}")).unwrap_or_default();
+    let mut text = format!(
+        "Run {} of job {} is {} (started {}{ended}; {}).",
+        run.run_id,
+        run.job_id,
+        run.status.as_str(),
+        run.started_at,
+        run.reason
+    );
+    if run.output.trim().is_empty() {
+        text.push_str("\nNo output.");
+    } else {
+        text.push_str(&format!("\nOutput:\n{}", run.output.trim_end()));
+    }
+    if run.truncated {
+        text.push_str("\n[the output was cut to the first 16 KiB]");
+    }
+    text
+}

@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u8)] = &[
     // The tool families.
     ("agents", 4),
     ("code", 4),
+    ("cron", 4),
     ("files", 4),
     ("interaction", 4),
     ("knowledge", 4),

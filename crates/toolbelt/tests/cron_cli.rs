@@ -31,7 +31,10 @@ fn project() -> (tempfile::TempDir, PathBuf) {
 fn call(root: &Path, args: &[&str], tool: &str, input: &Value) -> (Value, Option<i32>) {
     let out = hermetic::toolbelt(root).args(args).args(["call", "--json", tool, &input.to_string()]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    (serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text} {}", String::from_utf8_lossy(&out.stderr))), out.status.code())
+    (
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text} {}", String::from_utf8_lossy(&out.stderr))),
+        out.status.code(),
+    )
 }
 
 fn text(result: &Value) -> String {
@@ -322,7 +325,8 @@ fn an_incoming_trigger_starts_its_job_and_refuses_a_missing_token() {
     let (status, _) = server.post("/triggers/deploy", &[("Authorization", "Bearer s3cret-token")], "");
     assert_eq!(status, 404);
     // The MCP endpoint's gate does not guard the trigger, and the trigger's token opens no MCP.
-    let (status, body) = server.post("/triggers/build", &[("Authorization", "Bearer s3cret-token")], "{\"ref\":\"main\"}");
+    let (status, body) =
+        server.post("/triggers/build", &[("Authorization", "Bearer s3cret-token")], "{\"ref\":\"main\"}");
     assert_eq!(status, 202, "{body}");
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["trigger"], "build");

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use toolbelt_core::{DynTool, JobReport, JobService, RunReport, ToolContext, ToolError, erase};
+use toolbelt_core::{DynTool, JobReport, JobService, ToolContext, ToolError, erase};
 
 mod cron_create;
 mod cron_delete;
@@ -78,28 +78,6 @@ pub(crate) fn job_line(job: &JobReport) -> String {
         line.push_str(&format!("; last run {} {} at {}", run.run_id, run.status.as_str(), run.started_at));
     }
     line
-}
-
-/// A run, with its output.
-pub(crate) fn run_text(run: &RunReport) -> String {
-    let ended = run.ended_at.as_deref().map(|e| format!(", ended {e}")).unwrap_or_default();
-    let mut text = format!(
-        "Run {} of job {} is {} (started {}{ended}; {}).",
-        run.run_id,
-        run.job_id,
-        run.status.as_str(),
-        run.started_at,
-        run.reason
-    );
-    if run.output.trim().is_empty() {
-        text.push_str("\nNo output.");
-    } else {
-        text.push_str(&format!("\nOutput:\n{}", run.output.trim_end()));
-    }
-    if run.truncated {
-        text.push_str("\n[the output was cut to the first 16 KiB]");
-    }
-    text
 }
 
 fn short(text: &str, chars: usize) -> String {

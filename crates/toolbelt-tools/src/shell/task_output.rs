@@ -131,7 +131,7 @@ impl Render for TaskOutputResult {
     fn render(&self) -> Vec<Content> {
         if let Some(run) = &self.job_run {
             let whole = RunReport { output: self.output.clone(), ..run.clone() };
-            return vec![Content::text(crate::cron::run_text(&whole))];
+            return vec![Content::text(crate::tasks::render_run(&whole))];
         }
         if let Some(report) = &self.agent {
             let whole = AgentReport { text: self.output.clone(), ..report.clone() };

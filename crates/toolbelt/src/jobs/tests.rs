@@ -122,7 +122,9 @@ async fn a_paused_job_does_not_fire() {
     let dir = tempfile::tempdir().unwrap();
     let h = host(dir.path(), JobSettings::default());
     let created = at("2026-11-29T10:00:00Z");
-    h.session.insert(&row("job_p", Schedule::Every { seconds: 60 }, true, created, at("2026-11-29T10:01:00Z"))).unwrap();
+    h.session
+        .insert(&row("job_p", Schedule::Every { seconds: 60 }, true, created, at("2026-11-29T10:01:00Z")))
+        .unwrap();
     h.session.set_enabled("job_p", false, Some(at("2026-11-29T10:01:00Z").as_millisecond())).unwrap();
     assert!(h.fire_due(at("2026-11-29T10:30:00Z")).is_empty());
 }

@@ -200,6 +200,18 @@ impl SessionSlot for JobRun {
     const KEY: &'static str = "job_run";
 }
 
+/// The session a sub-agent's jobs belong to: the top session of its tree of agents, so the
+/// jobs its agents schedule are listed, deleted and ended with it. Unset in a top session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct JobOwner {
+    /// The top session's id.
+    pub session: Option<String>,
+}
+
+impl SessionSlot for JobOwner {
+    const KEY: &'static str = "job_owner";
+}
+
 impl ToolContext {
     /// The job service, when this runtime schedules jobs.
     pub fn jobs(&self) -> Option<Arc<dyn JobService>> {
@@ -209,5 +221,10 @@ impl ToolContext {
     /// Whether this call runs inside a job's run (or a sub-agent it started).
     pub fn in_job(&self) -> bool {
         self.with_slot::<JobRun, _>(|r| r.run.is_some())
+    }
+
+    /// The session this call's jobs belong to: the top session of its tree of agents.
+    pub fn job_owner(&self) -> String {
+        self.with_slot::<JobOwner, _>(|o| o.session.clone()).unwrap_or_else(|| self.session().id().to_string())
     }
 }

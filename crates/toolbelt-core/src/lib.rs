@@ -65,7 +65,9 @@ pub use event::{EventSink, OutputStream, TaskEventKind, TaskEvents, ToolEvent};
 pub use export::ExportFormat;
 pub use follow_up::FollowUp;
 pub use format::{glob_pieces, human_duration, human_size, json_kind, sha256_hex, thousands};
-pub use jobs::{JobAction, JobReport, JobRequest, JobRun, JobService, Jobs, RunReport, RunStatus, Schedule, is_job_id};
+pub use jobs::{
+    JobAction, JobOwner, JobReport, JobRequest, JobRun, JobService, Jobs, RunReport, RunStatus, Schedule, is_job_id,
+};
 pub use modes::{ModeSwitch, Modes, PermissionMode};
 pub use output::{Content, Render, TextOutput, ToolOutput};
 pub use planned::PlannedTool;

@@ -242,8 +242,18 @@ impl Toolbelt {
         specs.iter().map(|spec| format.render(spec)).collect()
     }
 
-    /// Stops the upstream MCP servers.
+    /// The job scheduler behind the cron tools. Nothing fires until it is started
+    /// ([`crate::jobs::JobHost::start`]: with `true`, the project's durable jobs too); until
+    /// then `CronCreate` accepts durable jobs only.
+    pub fn jobs(&self) -> Option<Arc<crate::jobs::JobHost>> {
+        self.runtime.services().get::<crate::jobs::JobHost>()
+    }
+
+    /// Stops the job scheduler and the upstream MCP servers.
     pub async fn shutdown(self) {
+        if let Some(jobs) = self.jobs() {
+            jobs.shutdown();
+        }
         if let Some(gateway) = self.gateway {
             gateway.shutdown().await;
         }

@@ -162,14 +162,16 @@ fn a_missed_firing_runs_once_not_once_per_slot() {
 fn a_tool_job_runs_under_the_policy_with_nobody_to_approve() {
     let (_dir, root) = project();
     // The session that scheduled it may write; the job runs later, where nobody is asked.
-    let (made, code) = call(
-        &root,
-        &["--allow", "CronCreate", "--allow", "Bash(touch *)"],
-        "CronCreate",
-        &json!({"cron": "0 0 1 1 *", "tool": "Bash", "input": {"command": "touch made"}, "durable": true, "name": "toucher"}),
-    );
+    let out = hermetic::toolbelt(&root)
+        .env("TZ", "Asia/Tokyo")
+        .args(["--allow", "CronCreate", "--allow", "Bash(touch *)", "call", "--json", "CronCreate"])
+        .arg(json!({"cron": "0 0 1 1 *", "tool": "Bash", "input": {"command": "touch made"}, "durable": true, "name": "toucher"}).to_string())
+        .output()
+        .unwrap();
+    let (made, code): (Value, _) = (serde_json::from_slice(&out.stdout).unwrap(), out.status.code());
     assert_eq!(code, Some(0), "{made}");
-    assert_eq!(made["structured"]["job"]["when"], "cron `0 0 1 1 *` (local time)");
+    // "Local time" is the creator's zone, written down (TZ here).
+    assert_eq!(made["structured"]["job"]["when"], "cron `0 0 1 1 *` (Asia/Tokyo)");
     let run_now = |root: &Path| hermetic::toolbelt(root).args(["cron", "run-now", "toucher"]).output().unwrap();
     let out = run_now(&root);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -225,6 +227,7 @@ fn a_prompt_job_runs_as_an_agent_that_cannot_schedule_jobs() {
     let (_dir, root) = project();
     let server = ScriptedServer::openai([
         Turn::tool_call("c1", "CronCreate", json!({"cron": "* * * * *", "prompt": "again", "durable": true})),
+        Turn::tool_call("d1", "CronDelete", json!({"id": "summary"})),
         Turn::tool_call("r1", "Read", json!({"file_path": "notes.md"})),
         Turn::text("The notes say draft."),
     ])
@@ -248,10 +251,16 @@ fn a_prompt_job_runs_as_an_agent_that_cannot_schedule_jobs() {
     assert!(stdout.contains("The notes say draft."), "{stdout}");
     let requests = server.requests();
     assert_eq!(requests[0].messages().iter().find(|m| m["role"] == "user").unwrap()["content"], "Summarize notes.md");
-    // The agent's CronCreate was refused, whatever the rules: no job creates jobs.
-    let answer = requests[1].messages().iter().find(|m| m["role"] == "tool").unwrap().clone();
-    assert!(answer["content"].as_str().unwrap().contains("cannot schedule jobs"), "{answer}");
+    // The agent's CronCreate and CronDelete were refused, whatever the rules: no job creates
+    // or changes jobs.
+    for (i, id) in [(1, "c1"), (2, "d1")] {
+        let answer = requests[i].messages().iter().rev().find(|m| m["role"] == "tool").unwrap().clone();
+        assert_eq!(answer["tool_call_id"], id);
+        assert!(answer["content"].as_str().unwrap().contains("run cannot schedule, change or list jobs"), "{answer}");
+    }
     assert_eq!(jobs(&root).len(), 1);
+    // "Local time" was written down as the creator's zone.
+    assert_eq!(jobs(&root)[0]["when"], "cron `30 8 * * 1-5` (Europe/Paris)");
 }
 
 /// `toolbelt mcp --http` on a free loopback port, with `env`.
@@ -360,4 +369,32 @@ fn the_python_sdk_client_is_told_of_each_run_of_its_session_job() {
     assert_eq!(seen["removed"]["job"]["id"], id, "{seen}");
     // Session jobs never reach the project's store.
     assert!(jobs(&root).is_empty());
+}
+
+#[test]
+fn a_session_job_a_sub_agent_schedules_belongs_to_the_top_session() {
+    let (_dir, root) = project();
+    let server = ScriptedServer::openai([
+        Turn::tool_call("a1", "Agent", json!({"description": "schedule", "prompt": "Schedule the hourly scan."})),
+        Turn::tool_call(
+            "s1",
+            "cron",
+            json!({"action": "add", "name": "hourly", "every_seconds": 3600, "tool": "Glob", "input": {"pattern": "*"}, "durable": false}),
+        ),
+        Turn::text("Scheduled."),
+        Turn::tool_call("l1", "CronList", json!({})),
+        Turn::tool_call("d1", "CronDelete", json!({"id": "hourly"})),
+        Turn::text("Listed and deleted."),
+    ])
+    .unwrap();
+    let out =
+        hermetic::toolbelt(&root).envs(server.env()).args(["agent", "Schedule it, then check."]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = server.requests();
+    let answer =
+        |i: usize| requests[i].messages().iter().rev().find(|m| m["role"] == "tool").unwrap()["content"].clone();
+    assert!(answer(2).as_str().unwrap().contains("Added job_"), "{}", answer(2));
+    // The top session lists the job its sub-agent made, and can delete it.
+    assert!(answer(4).as_str().unwrap().contains("`hourly`"), "{}", answer(4));
+    assert!(answer(5).as_str().unwrap().starts_with("Deleted job_"), "{}", answer(5));
 }

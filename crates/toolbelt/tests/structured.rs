@@ -225,7 +225,7 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         (
             "CronCreate",
             json!({"cron": "0 0 1 1 *", "tool": "Glob", "input": {"pattern": "*"}, "name": "yearly"}),
-            &["yearly", "cron `0 0 1 1 *` (local time)"],
+            &["yearly", "cron `0 0 1 1 *`"],
         ),
         ("CronList", json!({}), &["yearly"]),
         ("CronDelete", json!({"id": "yearly"}), &["yearly"]),

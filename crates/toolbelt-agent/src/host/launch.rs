@@ -105,6 +105,9 @@ pub(crate) fn prepare(
     if job_run.is_some() {
         session.state().with_slot::<toolbelt_core::JobRun, _>(|r| r.run = job_run);
     }
+    // The jobs it schedules belong to the top session, which lists them and ends them.
+    let owner = cx.job_owner();
+    session.state().with_slot::<toolbelt_core::JobOwner, _>(|o| o.session = Some(owner));
     // What the agent's monitors report reaches whoever follows its parent, each task named
     // under the agent (`agent_1/monitor_1`).
     let parent_events = cx.task_events();

@@ -29,8 +29,15 @@ pub fn tools() -> Vec<Arc<dyn DynTool>> {
     vec![erase(CronCreate), erase(CronDelete), erase(CronList), erase(Cron)]
 }
 
-/// The job service, or an error saying this front end schedules nothing.
+/// The job service, or an error saying this front end schedules nothing, or that a job's
+/// run (and every agent it starts) may not touch jobs.
 pub(crate) fn service(cx: &ToolContext) -> Result<Arc<dyn JobService>, ToolError> {
+    if cx.in_job() {
+        return Err(ToolError::failed(
+            "a scheduled job's run cannot schedule, change or list jobs; do the work now, or say in your answer \
+             what should be scheduled",
+        ));
+    }
     cx.jobs().ok_or_else(|| {
         ToolError::failed(
             "this runtime has no job scheduler, so jobs cannot be scheduled here; `toolbelt mcp` and `toolbelt \

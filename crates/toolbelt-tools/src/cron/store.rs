@@ -250,18 +250,35 @@ impl JobStore {
 
     /// Every job, soonest first (those that will not fire last).
     pub fn list(&self) -> Result<Vec<JobRow>, StoreError> {
-        self.select("ORDER BY next_ms IS NULL, next_ms, created_ms", [])
+        self.select("ORDER BY next_ms IS NULL, next_ms, created_ms", params![])
     }
 
     /// The job with id `id`, else the one named `id`.
     pub fn find(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
-        let mut found = self.select("WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC, created_ms", [id])?;
+        let mut found = self.select("WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC, created_ms", params![id])?;
         Ok((!found.is_empty()).then(|| found.remove(0)))
+    }
+
+    /// [`JobStore::find`] among the jobs of `owner` only.
+    pub fn find_owned(&self, id: &str, owner: &str) -> Result<Option<JobRow>, StoreError> {
+        let mut found = self.select(
+            "WHERE (id = ?1 OR name = ?1) AND owner = ?2 ORDER BY id = ?1 DESC, created_ms",
+            params![id, owner],
+        )?;
+        Ok((!found.is_empty()).then(|| found.remove(0)))
+    }
+
+    /// Deletes the jobs past their expiry at `now_ms` (paused ones: a running one is deleted
+    /// when it fires its last time); how many.
+    pub fn purge_expired(&self, now_ms: i64) -> Result<usize, StoreError> {
+        self.conn()
+            .execute("DELETE FROM jobs WHERE expires_ms IS NOT NULL AND expires_ms < ?1", [now_ms])
+            .map_err(self.err())
     }
 
     /// The enabled jobs due at `now_ms`.
     pub fn due(&self, now_ms: i64) -> Result<Vec<JobRow>, StoreError> {
-        self.select("WHERE enabled = 1 AND next_ms IS NOT NULL AND next_ms <= ?1 ORDER BY next_ms", [now_ms])
+        self.select("WHERE enabled = 1 AND next_ms IS NOT NULL AND next_ms <= ?1 ORDER BY next_ms", params![now_ms])
     }
 
     /// When the next enabled job is due.
@@ -300,13 +317,18 @@ impl JobStore {
         let mut out = Vec::new();
         for row in rows {
             let (mut job, schedule, action) = row.map_err(self.err())?;
-            let unusable = |what: &str| StoreError::Unusable {
-                path: self.path.clone(),
-                detail: format!("job {}'s {what} cannot be read", job.id),
-            };
-            job.schedule = serde_json::from_str(&schedule).map_err(|_| unusable("schedule"))?;
-            job.action = serde_json::from_str(&action).map_err(|_| unusable("action"))?;
-            out.push(job);
+            // A row this version cannot read (a newer toolbelt's) is left alone, not fatal to
+            // the others: it neither fires nor lists here.
+            match (serde_json::from_str(&schedule), serde_json::from_str(&action)) {
+                (Ok(schedule), Ok(action)) => {
+                    job.schedule = schedule;
+                    job.action = action;
+                    out.push(job);
+                }
+                _ => {
+                    tracing::warn!(job = %job.id, store = %self.path.display(), "a job this version cannot read is skipped")
+                }
+            }
         }
         Ok(out)
     }
@@ -325,39 +347,52 @@ impl JobStore {
         Ok(n == 1)
     }
 
-    /// Claims the firing of job `id` at slot `slot_ms` for this process: moves its next
-    /// firing to `next_ms`, or, when `None`, deletes it (a one-shot, an expired job). `false`
-    /// when another process (or an earlier tick) claimed it first.
-    pub fn claim(&self, id: &str, slot_ms: i64, next_ms: Option<i64>) -> Result<bool, StoreError> {
-        let conn = self.conn();
-        let n = match next_ms {
-            Some(next) => conn
-                .execute("UPDATE jobs SET next_ms = ?3 WHERE id = ?1 AND next_ms = ?2", params![id, slot_ms, next])
-                .map_err(self.err())?,
-            None => conn
-                .execute("DELETE FROM jobs WHERE id = ?1 AND next_ms = ?2", params![id, slot_ms])
-                .map_err(self.err())?,
+    /// Claims the firing of `job` at its slot (`job.next_ms`) for this process: moves its next
+    /// firing to `next_ms`, or, when `None`, deletes it (a one-shot, an expired job). When
+    /// `start` and no earlier run of the job is still running, records in the same
+    /// transaction that a run starts now for `reason`. `None` when another process (or an
+    /// earlier tick) claimed the slot first, or the job was paused meanwhile; else the
+    /// started run's number, if one started.
+    pub fn claim(
+        &self,
+        job: &JobRow,
+        next_ms: Option<i64>,
+        start: Option<(&str, i64)>,
+    ) -> Result<Option<Option<i64>>, StoreError> {
+        let Some(slot) = job.next_ms else { return Ok(None) };
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(self.err())?;
+        let claimed = match next_ms {
+            Some(next) => tx.execute(
+                "UPDATE jobs SET next_ms = ?3 WHERE id = ?1 AND next_ms = ?2 AND enabled = 1",
+                params![job.id, slot, next],
+            ),
+            None => {
+                tx.execute("DELETE FROM jobs WHERE id = ?1 AND next_ms = ?2 AND enabled = 1", params![job.id, slot])
+            }
+        }
+        .map_err(self.err())?;
+        if claimed != 1 {
+            return Ok(None);
+        }
+        let busy: bool = tx
+            .query_row("SELECT count(*) > 0 FROM runs WHERE job_id = ?1 AND status = 'running'", [&job.id], |r| {
+                r.get(0)
+            })
+            .map_err(self.err())?;
+        let seq = match start {
+            Some((reason, now_ms)) if !busy => Some(insert_run(&tx, job, reason, now_ms).map_err(self.err())?),
+            _ => None,
         };
-        Ok(n == 1)
+        tx.commit().map_err(self.err())?;
+        Ok(Some(seq))
     }
 
     /// Records that a run of `job` starts now (`now_ms`) for `reason`; its number.
     pub fn start_run(&self, job: &JobRow, reason: &str, now_ms: i64) -> Result<i64, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(self.err())?;
-        let seq: i64 = tx
-            .query_row("SELECT coalesce(max(seq), 0) + 1 FROM runs WHERE job_id = ?1", [&job.id], |r| r.get(0))
-            .map_err(self.err())?;
-        // A one-shot already gone from `jobs` keeps numbering from what it had run.
-        let seq = seq.max(job.runs + 1);
-        tx.execute(
-            "INSERT INTO runs (job_id, seq, job_name, started_ms, status, reason, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![job.id, seq, job.name, now_ms, RunStatus::Running.as_str(), reason, std::process::id()],
-        )
-        .map_err(self.err())?;
-        tx.execute("UPDATE jobs SET runs = runs + 1 WHERE id = ?1", [&job.id]).map_err(self.err())?;
-        tx.execute("DELETE FROM runs WHERE job_id = ?1 AND seq <= ?2 - ?3", params![job.id, seq, KEPT_RUNS])
-            .map_err(self.err())?;
+        let seq = insert_run(&tx, job, reason, now_ms).map_err(self.err())?;
         tx.commit().map_err(self.err())?;
         Ok(seq)
     }
@@ -441,6 +476,22 @@ impl JobStore {
     }
 }
 
+/// Records in `tx` that a run of `job` starts at `now_ms` for `reason`, dropping runs beyond
+/// the last [`KEPT_RUNS`]; its number.
+fn insert_run(tx: &rusqlite::Transaction<'_>, job: &JobRow, reason: &str, now_ms: i64) -> Result<i64, rusqlite::Error> {
+    let seq: i64 =
+        tx.query_row("SELECT coalesce(max(seq), 0) + 1 FROM runs WHERE job_id = ?1", [&job.id], |r| r.get(0))?;
+    // A one-shot already gone from `jobs` keeps numbering from what it had run.
+    let seq = seq.max(job.runs + 1);
+    tx.execute(
+        "INSERT INTO runs (job_id, seq, job_name, started_ms, status, reason, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![job.id, seq, job.name, now_ms, RunStatus::Running.as_str(), reason, std::process::id()],
+    )?;
+    tx.execute("UPDATE jobs SET runs = runs + 1 WHERE id = ?1", [&job.id])?;
+    tx.execute("DELETE FROM runs WHERE job_id = ?1 AND seq <= ?2 - ?3", params![job.id, seq, KEPT_RUNS])?;
+    Ok(seq)
+}
+
 /// `output` cut to [`OUTPUT_CAP`] bytes at a character boundary, and whether it was.
 fn cap(output: &str) -> (&str, bool) {
     if output.len() <= OUTPUT_CAP {
@@ -500,14 +551,23 @@ mod tests {
         assert!(!b.insert(&job("job_1", Some(1000))).unwrap(), "ids are unique");
         assert_eq!(b.due(999).unwrap().len(), 0);
         assert_eq!(b.due(1000).unwrap().len(), 1);
-        assert!(a.claim("job_1", 1000, Some(61_000)).unwrap());
-        assert!(!b.claim("job_1", 1000, Some(61_000)).unwrap(), "the slot is taken");
+        let row = job("job_1", Some(1000));
+        assert_eq!(a.claim(&row, Some(61_000), Some(("schedule", 1000))).unwrap(), Some(Some(1)));
+        assert_eq!(b.claim(&row, Some(61_000), Some(("schedule", 1000))).unwrap(), None, "the slot is taken");
         assert_eq!(b.next_due().unwrap(), Some(61_000));
         // A one-shot's claim deletes it.
         assert!(b.insert(&job("job_2", Some(5))).unwrap());
-        assert!(b.claim("job_2", 5, None).unwrap());
-        assert!(!a.claim("job_2", 5, None).unwrap());
+        assert_eq!(b.claim(&job("job_2", Some(5)), None, None).unwrap(), Some(None));
+        assert_eq!(a.claim(&job("job_2", Some(5)), None, None).unwrap(), None);
         assert_eq!(a.find("job_2").unwrap(), None);
+        // A run still going is not joined by the next firing's.
+        let later = JobRow { next_ms: Some(61_000), ..row };
+        assert_eq!(a.claim(&later, Some(121_000), Some(("schedule", 61_000))).unwrap(), Some(None));
+        assert_eq!(a.find("job_1").unwrap().unwrap().next_ms, Some(121_000));
+        // A paused job's slot cannot be claimed.
+        a.set_enabled("job_1", false, Some(121_000)).unwrap();
+        let paused = JobRow { next_ms: Some(121_000), ..later };
+        assert_eq!(a.claim(&paused, Some(181_000), None).unwrap(), None);
         let mode = std::fs::metadata(&path).unwrap();
         assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777, 0o600);
     }

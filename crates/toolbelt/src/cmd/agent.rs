@@ -67,7 +67,7 @@ pub async fn run_agent(global: &Global, args: &AgentArgs) -> anyhow::Result<Exit
     // `toolbelt mcp` and `toolbelt cron serve`).
     let jobs = runtime.services().get::<toolbelt::jobs::JobHost>();
     if let Some(jobs) = &jobs {
-        jobs.start(false);
+        let _ = jobs.start(false);
     }
     let cancel = super::cancel_on_stop();
     let mut convo = Conversation::default();

@@ -69,7 +69,7 @@ async fn serve(setup: &Setup, once: bool) -> anyhow::Result<ExitCode> {
         setup.loc.project.display(),
         host.durable_path().display()
     );
-    host.start(true);
+    host.start(true).map_err(|e| Usage(e.to_string()))?;
     let signal = super::stop_signal().await;
     host.shutdown();
     toolbelt_tools::shell::kill_all();

@@ -73,7 +73,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     // durable ones (shared with any other process serving them: each firing runs once).
     let jobs = runtime.services().get::<JobHost>();
     if let Some(jobs) = &jobs {
-        jobs.start(true);
+        let _ = jobs.start(true);
     }
     let served = serve(args, &setup, runtime, options, jobs.clone()).await;
     if let Some(jobs) = jobs {

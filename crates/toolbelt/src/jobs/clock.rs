@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use toolbelt_core::RunReport;
 use toolbelt_tools::cron::schedule::Plan;
 use toolbelt_tools::cron::store::{JobRow, JobStore};
 
@@ -28,13 +29,16 @@ pub(super) async fn run(host: Arc<JobHost>) {
     }
     loop {
         let now = Timestamp::now();
-        host.fire_due(now);
+        let fired = host.fire_due(now).len();
         let wait = host
             .next_due()
             .map_or(POLL, |ms| Duration::from_millis(u64::try_from(ms - now.as_millisecond()).unwrap_or(0)))
             .min(POLL);
+        // Something due that could not fire (a store that fails, a row this version cannot
+        // read) is tried again a second later, not in a loop.
+        let least = if fired == 0 && wait.is_zero() { Duration::from_secs(1) } else { Duration::from_millis(20) };
         tokio::select! {
-            () = tokio::time::sleep(wait.max(Duration::from_millis(20))) => {}
+            () = tokio::time::sleep(wait.max(least)) => {}
             () = host.wake.notified() => {}
             () = host.stop.cancelled() => return,
         }
@@ -62,7 +66,7 @@ impl JobHost {
 
     /// Runs the durable and session jobs due now, once, and waits for their runs to end
     /// (`toolbelt cron serve --once`); the runs, in order.
-    pub async fn serve_once(self: &Arc<Self>) -> Vec<toolbelt_core::RunReport> {
+    pub async fn serve_once(self: &Arc<Self>) -> Vec<RunReport> {
         let _ = self.serving.set(true);
         if let Ok(Some(store)) = self.durable(false) {
             let _ = store.mark_interrupted(Timestamp::now().as_millisecond());
@@ -77,13 +81,14 @@ impl JobHost {
     }
 
     /// Claims every firing due at `now` and starts its run in the background; the runs'
-    /// handles, in order.
-    pub fn fire_due(
-        self: &Arc<Self>,
-        now: Timestamp,
-    ) -> Vec<tokio::task::JoinHandle<Option<toolbelt_core::RunReport>>> {
+    /// handles, in order. A job whose previous run is still going skips this firing (its
+    /// next one is set all the same), so slow runs never pile up.
+    pub fn fire_due(self: &Arc<Self>, now: Timestamp) -> Vec<tokio::task::JoinHandle<Option<RunReport>>> {
         let mut fired = Vec::new();
         for store in self.stores() {
+            if let Err(e) = store.purge_expired(now.as_millisecond()) {
+                tracing::warn!("expired jobs cannot be deleted: {e}");
+            }
             let due = match store.due(now.as_millisecond()) {
                 Ok(due) => due,
                 Err(e) => {
@@ -92,12 +97,17 @@ impl JobHost {
                 }
             };
             for job in due {
-                match self.claim(&store, &job, now) {
-                    Ok(true) => {
+                let next_ms = self.next_firing(&job, now);
+                match store.claim(&job, next_ms, Some(("schedule", now.as_millisecond()))) {
+                    Ok(Some(Some(seq))) => {
+                        self.announce_start(&job, seq, "schedule");
                         let (host, store) = (Arc::clone(self), Arc::clone(&store));
-                        fired.push(tokio::spawn(async move { host.run_job(store, job, "schedule".into()).await }));
+                        fired.push(tokio::spawn(host.finish_run(store, job, seq)));
                     }
-                    Ok(false) => {}
+                    Ok(Some(None)) => {
+                        tracing::info!(job = %job.id, "a firing is skipped: the job's previous run is still going");
+                    }
+                    Ok(None) => {}
                     Err(e) => tracing::warn!(job = %job.id, "a job's firing cannot be claimed: {e}"),
                 }
             }
@@ -105,21 +115,18 @@ impl JobHost {
         fired
     }
 
-    /// Claims `job`'s due firing: moves its next firing past `now` (jitter included), or
-    /// deletes it when it fires no more (a one-shot, a job past its expiry). `false` when
-    /// another process claimed it first.
-    fn claim(&self, store: &JobStore, job: &JobRow, now: Timestamp) -> Result<bool, toolbelt_core::ToolError> {
-        let Some(slot) = job.next_ms else { return Ok(false) };
+    /// Where `job`'s next firing goes once the one due at `now` is claimed: the first slot
+    /// after now (jitter included), or none when it fires no more (a one-shot, a job past its
+    /// expiry).
+    fn next_firing(&self, job: &JobRow, now: Timestamp) -> Option<i64> {
         let next = match Plan::new(&job.schedule) {
             Ok(plan) if job.recurring => {
                 let created = Timestamp::from_millisecond(job.created_ms).unwrap_or(now);
                 plan.next_after(now, created).map(|first| self.jittered(&job.id, &plan, first, job.created_ms))
             }
-            // A schedule this version cannot read fires this once and is gone.
             _ => None,
         };
-        let next_ms = next.map(|t| t.as_millisecond()).filter(|n| job.expires_ms.is_none_or(|end| *n <= end));
-        Ok(store.claim(&job.id, slot, next_ms)?)
+        next.map(|t| t.as_millisecond()).filter(|n| job.expires_ms.is_none_or(|end| *n <= end))
     }
 
     /// When the next job is due, in milliseconds since the epoch.

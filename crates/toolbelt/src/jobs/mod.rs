@@ -122,11 +122,16 @@ impl JobHost {
 
     /// Starts the clock on the current tokio runtime: session jobs fire from now on, and with
     /// `durable` the project's durable jobs too (a missed firing runs once, now).
-    pub fn start(self: &Arc<Self>, durable: bool) {
+    ///
+    /// Outside a tokio runtime nothing starts (and session jobs stay refused); the error says so.
+    pub fn start(self: &Arc<Self>, durable: bool) -> Result<(), ToolError> {
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| ToolError::failed("the job scheduler needs a tokio runtime to run in; start it from one"))?;
         if self.serving.set(durable).is_ok() {
             let host = Arc::clone(self);
-            tokio::spawn(async move { clock::run(host).await });
+            handle.spawn(async move { clock::run(host).await });
         }
+        Ok(())
     }
 
     /// Stops the clock and cancels the runs in progress (they are recorded as interrupted).
@@ -174,6 +179,20 @@ impl JobHost {
             ),
             JobAction::Tool { .. } => e,
         })?;
+        if let JobAction::Prompt { .. } = action
+            && let Some(agents) = runtime.services().get::<toolbelt_core::Agents>()
+        {
+            // A server that lends agents its clients' models (sampling) has none for a job,
+            // which runs with no client.
+            let alone = toolbelt_core::SessionState::new("job", self.place.cwd.clone(), self.place.roots.clone());
+            if !agents.0.available(&alone) {
+                return Err(ToolError::failed(
+                    "a prompt job needs a model provider of its own (it runs with no client to lend one), and none \
+                     is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add [agent.providers.NAME] to the \
+                     settings; or schedule a tool call",
+                ));
+            }
+        }
         let canonical = entry.spec().name.clone();
         if CRON_TOOLS.contains(&canonical.as_str()) {
             return Err(ToolError::failed("a job cannot call the cron tools: no job creates or changes jobs"));
@@ -186,7 +205,7 @@ impl JobHost {
 
     /// The store and row of the job `id` (or name) this session sees.
     fn find(&self, cx: &ToolContext, id: &str) -> Result<(Arc<JobStore>, JobRow, bool), ToolError> {
-        if let Some(row) = self.session.find(id)?.filter(|r| r.owner == cx.session().id()) {
+        if let Some(row) = self.session.find_owned(id, &cx.job_owner())? {
             return Ok((Arc::clone(&self.session), row, false));
         }
         if let Some(store) = self.durable(false)?

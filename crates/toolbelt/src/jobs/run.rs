@@ -31,9 +31,14 @@ impl JobHost {
         let seq = store.start_run(job, reason, Timestamp::now().as_millisecond()).inspect_err(|e| {
             tracing::warn!(job = %job.id, "a job's run cannot be recorded, so it does not run: {e}");
         })?;
+        self.announce_start(job, seq, reason);
+        Ok(seq)
+    }
+
+    /// Says run `seq` of `job` started, for `reason`.
+    pub(super) fn announce_start(&self, job: &JobRow, seq: i64, reason: &str) {
         let run_id = format!("{}.{seq}", job.id);
         self.announce(job, &run_id, TaskEventKind::Lines, format!("job `{}` started ({reason})", job.name), None);
-        Ok(seq)
     }
 
     /// Runs run `seq` of `job`, begun with [`JobHost::begin_run`], and records how it ended.
@@ -84,6 +89,10 @@ impl JobHost {
             format!("job `{}` {}: {summary}\n(TaskOutput {run_id} reads the whole output)", job.name, status.as_str()),
             Some(code),
         );
+        if !job.recurring {
+            // A one-shot has fired its only time: nobody is left to tell.
+            self.listeners.lock().unwrap_or_else(PoisonError::into_inner).remove(&job.id);
+        }
         run
     }
 

@@ -24,6 +24,12 @@ impl JobService for JobHost {
                  the job in the project's job store (`toolbelt cron serve` or `toolbelt mcp` runs it)",
             ));
         }
+        let mut request = request;
+        // "Local time" is the creator's: written down, so a process with another TZ (a
+        // service manager's) fires the job at the same moments.
+        if let toolbelt_core::Schedule::Cron { tz: tz @ None, .. } = &mut request.schedule {
+            *tz = jiff::tz::TimeZone::try_system().ok().and_then(|z| z.iana_name().map(str::to_string));
+        }
         let plan = Plan::new(&request.schedule).map_err(ToolError::failed)?;
         self.check_action(&request.action)?;
         let store = if request.durable {
@@ -31,7 +37,8 @@ impl JobService for JobHost {
         } else {
             Arc::clone(&self.session)
         };
-        let count = store.list()?.iter().filter(|r| request.durable || r.owner == cx.session().id()).count();
+        let owner = cx.job_owner();
+        let count = store.list()?.iter().filter(|r| request.durable || r.owner == owner).count();
         if count >= MAX_JOBS {
             return Err(ToolError::failed(format!(
                 "there are already {count} scheduled jobs here, the most allowed; delete some with CronDelete first"
@@ -58,7 +65,7 @@ impl JobService for JobHost {
             let row = JobRow {
                 id: id.clone(),
                 name: name.clone(),
-                owner: cx.session().id().to_string(),
+                owner: owner.clone(),
                 schedule: request.schedule.clone(),
                 action: request.action.clone(),
                 recurring,
@@ -93,6 +100,14 @@ impl JobService for JobHost {
 
     fn set_enabled(&self, cx: &ToolContext, id: &str, enabled: bool) -> Result<JobReport, ToolError> {
         let (store, row, durable) = self.find(cx, id)?;
+        let now_ms = Timestamp::now().as_millisecond();
+        if enabled && row.expires_ms.is_some_and(|end| end < now_ms) {
+            store.delete(&row.id)?;
+            return Err(ToolError::failed(format!(
+                "job `{}` expired while paused, and is deleted; schedule it again with CronCreate",
+                row.name
+            )));
+        }
         let next = if enabled {
             let plan = Plan::new(&row.schedule).map_err(ToolError::failed)?;
             let now = Timestamp::now();
@@ -102,6 +117,12 @@ impl JobService for JobHost {
             None
         };
         let next_ms = if enabled { next.map(|t| t.as_millisecond()) } else { row.next_ms };
+        if enabled && next_ms.is_none() {
+            return Err(ToolError::failed(format!(
+                "job `{}` would never fire again (its moment is past); delete it, or schedule a new one",
+                row.name
+            )));
+        }
         store.set_enabled(&row.id, enabled, next_ms)?;
         self.wake.notify_one();
         let last = store.run(&row.id, None)?;
@@ -110,7 +131,8 @@ impl JobService for JobHost {
 
     fn list(&self, cx: &ToolContext) -> Result<Vec<JobReport>, ToolError> {
         let mut out = Vec::new();
-        for row in self.session.list()?.into_iter().filter(|r| r.owner == cx.session().id()) {
+        let owner = cx.job_owner();
+        for row in self.session.list()?.into_iter().filter(|r| r.owner == owner) {
             let last = self.session.run(&row.id, None)?;
             out.push((row.next_ms, report(&row, false, last)));
         }

@@ -128,3 +128,18 @@ async fn a_paused_job_does_not_fire() {
     h.session.set_enabled("job_p", false, Some(at("2026-11-29T10:01:00Z").as_millisecond())).unwrap();
     assert!(h.fire_due(at("2026-11-29T10:30:00Z")).is_empty());
 }
+
+#[tokio::test]
+async fn a_job_paused_past_its_expiry_is_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = host(dir.path(), JobSettings::default());
+    let created = at("2026-11-29T10:00:00Z");
+    let mut job = row("job_x", Schedule::Every { seconds: 60 }, true, created, at("2026-11-29T10:01:00Z"));
+    job.expires_ms = Some(at("2026-12-06T10:00:00Z").as_millisecond());
+    h.session.insert(&job).unwrap();
+    h.session.set_enabled("job_x", false, job.next_ms).unwrap();
+    assert!(h.fire_due(at("2026-12-01T00:00:00Z")).is_empty());
+    assert!(h.session.find("job_x").unwrap().is_some(), "paused, not yet expired");
+    assert!(h.fire_due(at("2026-12-06T10:00:01Z")).is_empty());
+    assert_eq!(h.session.find("job_x").unwrap(), None);
+}

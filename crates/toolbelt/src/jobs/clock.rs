@@ -53,7 +53,7 @@ impl JobHost {
 
     /// The stores the clock fires from.
     fn stores(&self) -> Vec<Arc<JobStore>> {
-        let mut stores = vec![Arc::clone(&self.session)];
+        let mut stores: Vec<Arc<JobStore>> = self.session.get().into_iter().cloned().collect();
         if self.serves_durable() {
             match self.durable(false) {
                 Ok(Some(store)) => stores.push(store),

@@ -69,7 +69,8 @@ pub struct JobPlace {
 pub struct JobHost {
     place: JobPlace,
     settings: JobSettings,
-    session: Arc<JobStore>,
+    /// Session jobs, in memory: opened at the first one (a one-shot call never pays for it).
+    session: OnceLock<Arc<JobStore>>,
     durable: Mutex<Option<Arc<JobStore>>>,
     runtime: OnceLock<Weak<Runtime>>,
     /// Who hears about a job's runs: the session that created it, while this process has it.
@@ -91,10 +92,11 @@ impl std::fmt::Debug for JobHost {
 impl JobHost {
     /// A host for the project at `place`. Nothing fires until [`JobHost::start`].
     pub fn new(place: JobPlace, settings: JobSettings) -> Result<Arc<JobHost>, ToolError> {
+        // Nothing is opened here: stores open at first use.
         Ok(Arc::new(JobHost {
             place,
             settings,
-            session: Arc::new(JobStore::in_memory()?),
+            session: OnceLock::new(),
             durable: Mutex::new(None),
             runtime: OnceLock::new(),
             listeners: Mutex::new(HashMap::new()),
@@ -155,6 +157,15 @@ impl JobHost {
         Ok(Some(store))
     }
 
+    /// The session jobs' store, opened now if it was not.
+    fn session_store(&self) -> Result<Arc<JobStore>, ToolError> {
+        if let Some(store) = self.session.get() {
+            return Ok(Arc::clone(store));
+        }
+        let store = Arc::new(JobStore::in_memory()?);
+        Ok(Arc::clone(self.session.get_or_init(|| store)))
+    }
+
     /// Where the project's durable jobs are kept.
     pub fn durable_path(&self) -> PathBuf {
         self.place.state_dir.join(FILE_NAME)
@@ -205,8 +216,10 @@ impl JobHost {
 
     /// The store and row of the job `id` (or name) this session sees.
     fn find(&self, cx: &ToolContext, id: &str) -> Result<(Arc<JobStore>, JobRow, bool), ToolError> {
-        if let Some(row) = self.session.find_owned(id, &cx.job_owner())? {
-            return Ok((Arc::clone(&self.session), row, false));
+        if let Some(session) = self.session.get()
+            && let Some(row) = session.find_owned(id, &cx.job_owner())?
+        {
+            return Ok((Arc::clone(session), row, false));
         }
         if let Some(store) = self.durable(false)?
             && let Some(row) = store.find(id)?

@@ -1,7 +1,7 @@
 //! The cron tools' side of [`JobHost`]: creating, deleting, pausing and listing jobs, and
 //! reading runs, for the calling session.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::PoisonError;
 
 use jiff::Timestamp;
 use toolbelt_core::{JobAction, JobReport, JobRequest, JobService, RunReport, ToolContext, ToolError};
@@ -35,7 +35,7 @@ impl JobService for JobHost {
         let store = if request.durable {
             self.durable(true)?.ok_or_else(|| ToolError::failed("the job store could not be created"))?
         } else {
-            Arc::clone(&self.session)
+            self.session_store()?
         };
         let owner = cx.job_owner();
         let count = store.list()?.iter().filter(|r| request.durable || r.owner == owner).count();
@@ -132,9 +132,11 @@ impl JobService for JobHost {
     fn list(&self, cx: &ToolContext) -> Result<Vec<JobReport>, ToolError> {
         let mut out = Vec::new();
         let owner = cx.job_owner();
-        for row in self.session.list()?.into_iter().filter(|r| r.owner == owner) {
-            let last = self.session.run(&row.id, None)?;
-            out.push((row.next_ms, report(&row, false, last)));
+        if let Some(store) = self.session.get() {
+            for row in store.list()?.into_iter().filter(|r| r.owner == owner) {
+                let last = store.run(&row.id, None)?;
+                out.push((row.next_ms, report(&row, false, last)));
+            }
         }
         if let Some(store) = self.durable(false)? {
             for row in store.list()? {
@@ -154,7 +156,9 @@ impl JobService for JobHost {
             },
             None => (id, None),
         };
-        if let Some(run) = self.session.run(job, seq)? {
+        if let Some(session) = self.session.get()
+            && let Some(run) = session.run(job, seq)?
+        {
             return Ok(Some(run_report(&run)));
         }
         match self.durable(false)? {
@@ -164,10 +168,11 @@ impl JobService for JobHost {
     }
 
     fn end_session(&self, session: &str) {
-        let Ok(rows) = self.session.list() else { return };
+        let Some(store) = self.session.get() else { return };
+        let Ok(rows) = store.list() else { return };
         let mut listeners = self.listeners.lock().unwrap_or_else(PoisonError::into_inner);
         for row in rows.into_iter().filter(|r| r.owner == session) {
-            let _ = self.session.delete(&row.id);
+            let _ = store.delete(&row.id);
             listeners.remove(&row.id);
         }
     }

@@ -98,11 +98,11 @@ async fn a_one_shot_deletes_itself_and_its_run_stays_readable() {
     let h = host(dir.path(), JobSettings::default());
     let created = at("2026-11-29T10:00:00Z");
     let once = Schedule::At { at: "2026-11-29T12:00:00Z".into() };
-    h.session.insert(&row("job_o", once, false, created, at("2026-11-29T12:00:00Z"))).unwrap();
+    h.session_store().unwrap().insert(&row("job_o", once, false, created, at("2026-11-29T12:00:00Z"))).unwrap();
     assert!(h.fire_due(at("2026-11-29T11:59:59Z")).is_empty());
     settle(h.fire_due(at("2026-11-29T12:00:01Z"))).await;
-    assert_eq!(h.session.find("job_o").unwrap(), None);
-    assert_eq!(h.session.run("job_o", Some(1)).unwrap().unwrap().run_id(), "job_o.1");
+    assert_eq!(h.session_store().unwrap().find("job_o").unwrap(), None);
+    assert_eq!(h.session_store().unwrap().run("job_o", Some(1)).unwrap().unwrap().run_id(), "job_o.1");
 }
 
 #[tokio::test]
@@ -112,9 +112,9 @@ async fn a_recurring_job_fires_a_last_time_at_its_expiry_and_is_gone() {
     let created = at("2026-11-29T10:00:00Z");
     let mut job = row("job_e", Schedule::Every { seconds: 3600 }, true, created, at("2026-11-29T11:00:00Z"));
     job.expires_ms = Some(at("2026-11-29T11:30:00Z").as_millisecond());
-    h.session.insert(&job).unwrap();
+    h.session_store().unwrap().insert(&job).unwrap();
     assert_eq!(settle(h.fire_due(at("2026-11-29T11:00:00Z"))).await.len(), 1);
-    assert_eq!(h.session.find("job_e").unwrap(), None, "the next slot is past its expiry");
+    assert_eq!(h.session_store().unwrap().find("job_e").unwrap(), None, "the next slot is past its expiry");
 }
 
 #[tokio::test]
@@ -122,10 +122,11 @@ async fn a_paused_job_does_not_fire() {
     let dir = tempfile::tempdir().unwrap();
     let h = host(dir.path(), JobSettings::default());
     let created = at("2026-11-29T10:00:00Z");
-    h.session
+    h.session_store()
+        .unwrap()
         .insert(&row("job_p", Schedule::Every { seconds: 60 }, true, created, at("2026-11-29T10:01:00Z")))
         .unwrap();
-    h.session.set_enabled("job_p", false, Some(at("2026-11-29T10:01:00Z").as_millisecond())).unwrap();
+    h.session_store().unwrap().set_enabled("job_p", false, Some(at("2026-11-29T10:01:00Z").as_millisecond())).unwrap();
     assert!(h.fire_due(at("2026-11-29T10:30:00Z")).is_empty());
 }
 
@@ -136,10 +137,10 @@ async fn a_job_paused_past_its_expiry_is_deleted() {
     let created = at("2026-11-29T10:00:00Z");
     let mut job = row("job_x", Schedule::Every { seconds: 60 }, true, created, at("2026-11-29T10:01:00Z"));
     job.expires_ms = Some(at("2026-12-06T10:00:00Z").as_millisecond());
-    h.session.insert(&job).unwrap();
-    h.session.set_enabled("job_x", false, job.next_ms).unwrap();
+    h.session_store().unwrap().insert(&job).unwrap();
+    h.session_store().unwrap().set_enabled("job_x", false, job.next_ms).unwrap();
     assert!(h.fire_due(at("2026-12-01T00:00:00Z")).is_empty());
-    assert!(h.session.find("job_x").unwrap().is_some(), "paused, not yet expired");
+    assert!(h.session_store().unwrap().find("job_x").unwrap().is_some(), "paused, not yet expired");
     assert!(h.fire_due(at("2026-12-06T10:00:01Z")).is_empty());
-    assert_eq!(h.session.find("job_x").unwrap(), None);
+    assert_eq!(h.session_store().unwrap().find("job_x").unwrap(), None);
 }

@@ -165,7 +165,7 @@ fn a_tool_job_runs_under_the_policy_with_nobody_to_approve() {
     let out = hermetic::toolbelt(&root)
         .env("TZ", "Asia/Tokyo")
         .args(["--allow", "CronCreate", "--allow", "Bash(touch *)", "call", "--json", "CronCreate"])
-        .arg(json!({"cron": "0 0 1 1 *", "tool": "Bash", "input": {"command": "touch made"}, "durable": true, "name": "toucher"}).to_string())
+        .arg(json!({"cron": "0 0 1 1 *", "recurring": false, "tool": "Bash", "input": {"command": "touch made"}, "durable": true, "name": "toucher"}).to_string())
         .output()
         .unwrap();
     let (made, code): (Value, _) = (serde_json::from_slice(&out.stdout).unwrap(), out.status.code());
@@ -207,6 +207,8 @@ fn what_cannot_run_is_refused_when_scheduled() {
         (json!({"cron": "0 9 * * *", "tool": "cron", "input": {"action": "list"}, "durable": true}), "no job creates"),
         (json!({"cron": "0 9 * * *", "prompt": "hi", "durable": true}), "model provider"),
         (json!({"cron": "0 9 * * *", "durable": true}), "say what the job does"),
+        // A yearly job would expire (7 days) before it first fired.
+        (json!({"cron": "0 0 1 1 *", "tool": "Glob", "input": {"pattern": "*"}, "durable": true}), "cron.max_age_days"),
     ];
     for (input, says) in cases {
         let (refused, code) = create(&allow, input.clone());

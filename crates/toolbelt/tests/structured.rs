@@ -224,14 +224,14 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("RemoteTrigger", json!({"action": "list"}), &["ping", "GET"]),
         (
             "CronCreate",
-            json!({"cron": "0 0 1 1 *", "tool": "Glob", "input": {"pattern": "*"}, "name": "yearly"}),
+            json!({"cron": "0 0 1 1 *", "recurring": false, "tool": "Glob", "input": {"pattern": "*"}, "name": "yearly"}),
             &["yearly", "cron `0 0 1 1 *`"],
         ),
         ("CronList", json!({}), &["yearly"]),
         ("CronDelete", json!({"id": "yearly"}), &["yearly"]),
         (
             "cron",
-            json!({"action": "add", "name": "later", "at": "2099-01-01T00:00:00Z", "message": "wake up", "durable": false}),
+            json!({"action": "add", "name": "later", "at": "2099-01-01T00:00:00Z", "tool": "Glob", "input": {"pattern": "*"}, "durable": false}),
             &["later", "once at 2099-01-01T00:00:00Z"],
         ),
         ("cron", json!({"action": "disable", "job_id": "later"}), &["later"]),

@@ -78,6 +78,18 @@ impl JobService for JobHost {
                 next_ms: Some(next.as_millisecond()),
                 runs: 0,
             };
+            if let Some(end) = row.expires_ms
+                && next.as_millisecond() > end
+            {
+                let days = self.settings.max_age.map_or(0, |a| a.as_secs() / 86_400);
+                return Err(ToolError::failed(format!(
+                    "{} first fires {}, after the {days} days a recurring job lives (cron.max_age_days), so it would \
+                     never run; make it a one-shot (`recurring: false`), or ask the user to raise cron.max_age_days \
+                     (0 keeps jobs until deleted)",
+                    plan.describe(),
+                    rfc3339(next)
+                )));
+            }
             if store.insert(&row)? {
                 let events = cx.task_events();
                 if events.is_listening() {

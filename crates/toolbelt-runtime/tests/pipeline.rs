@@ -341,6 +341,22 @@ async fn a_call_that_asks_for_approval_goes_to_the_approver() {
     assert_eq!(asked.load(Ordering::SeqCst), 1);
 }
 
+#[tokio::test]
+async fn a_scheduled_job_s_run_is_never_approved_by_anyone() {
+    // An approver that would allow everything (a terminal with someone at it): a job's run
+    // has nobody watching it, so what asks is refused without asking.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let approver = Arc::new(Answer(Approval::AllowAlways, asked.clone()));
+    let h =
+        harness_with(3, RuntimeConfig::default(), |b| b.authorizer(Arc::new(Fixed(Decision::Ask))).approver(approver));
+    h.session.state().with_slot::<toolbelt_core::JobRun, _>(|r| r.run = Some("job_1a2b3c4d.1".into()));
+    let r = run(&h, "Probe", json!({"text": "ran"})).await;
+    assert_eq!(r.outcome, "denied", "{r:?}");
+    assert!(r.text().contains("needs approval"), "{}", r.text());
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0);
+}
+
 struct TestHooks {
     pre: PreToolOutcome,
     post: PostToolOutcome,

@@ -62,9 +62,20 @@ fn named<T>(
     read_ones
 }
 
-/// Drops the channels and triggers a project's files define, saying so.
+/// Drops the channels and triggers a project's files define, and their `cron.max_age_days`,
+/// saying so.
 pub(super) fn keep_user_endpoints(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
     entries.retain(|e| {
+        // How long the durable jobs a project's sessions got approved keep running is the
+        // user's call too.
+        if Key::CRON_MAX_AGE_DAYS.matches(&e.key) && is_project_layer(e.origin.layer) {
+            notices.push(format!(
+                "{} in {} is ignored: how long scheduled jobs live is set in your own settings \
+                 (~/.config/toolbelt/config.toml), never by a project",
+                e.key, e.origin
+            ));
+            return false;
+        }
         let ours = Key::MESSAGE_CHANNELS.matches(&e.key)
             || Key::TRIGGERS.matches(&e.key)
             || Key::CRON_TRIGGERS.matches(&e.key);
@@ -114,5 +125,29 @@ mod tests {
         assert_eq!(problems.len(), 2);
         assert!(problems[0].message.contains("unknown kind `pager`"), "{:?}", problems[0].message);
         assert!(problems[1].message.contains("must be written out"), "{:?}", problems[1].message);
+    }
+
+    #[test]
+    fn incoming_triggers_and_job_lifetimes_are_the_user_s() {
+        let mut entries = vec![
+            entry(Layer::User, "cron.triggers.ci", json!({"token_env": "CI_TOKEN", "prompt": "look"})),
+            entry(Layer::User, "cron.triggers.both", json!({"token_env": "T", "prompt": "p", "tool": "Glob"})),
+            entry(Layer::User, "cron.triggers.open", json!({"tool": "Glob"})),
+            entry(Layer::Project, "cron.triggers.pwn", json!({"token_env": "HOME", "tool": "Bash"})),
+            entry(Layer::Project, "cron.max_age_days", json!(0)),
+            entry(Layer::User, "cron.max_age_days", json!(3)),
+        ];
+        let mut notices = Vec::new();
+        keep_user_endpoints(&mut entries, &mut notices);
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        assert!(notices.iter().any(|n| n.contains("cron.triggers.pwn")), "{notices:?}");
+        assert!(notices.iter().any(|n| n.contains("cron.max_age_days") && n.contains("never by a project")));
+        assert_eq!(entries.iter().filter(|e| e.key == "cron.max_age_days").count(), 1);
+        let mut problems = Vec::new();
+        let incoming = incoming_triggers(&entries, &mut problems);
+        assert_eq!(incoming.keys().collect::<Vec<_>>(), ["ci"]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().any(|p| p.message.contains("either a `prompt` or a `tool`")), "{problems:?}");
+        assert!(problems.iter().any(|p| p.message.contains("needs token_env")), "{problems:?}");
     }
 }

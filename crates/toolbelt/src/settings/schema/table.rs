@@ -332,7 +332,7 @@ keys! {
         CRON_MAX_AGE_DAYS = "cron.max_age_days" => key(
             Kind::Int { min: 0, max: 3650 },
             "7",
-            "days a recurring scheduled job lives before it deletes itself (0: until deleted)",
+            "days a recurring scheduled job lives before it deletes itself (0: until deleted; your own settings only)",
         ),
         CRON_JITTER = "cron.jitter" => key(
             Kind::Bool,

@@ -13,9 +13,14 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension as _, params};
-use toolbelt_core::{JobAction, RunStatus, Schedule, ToolError};
+use toolbelt_core::{JobAction, RunStatus, Schedule};
 
-use crate::sqlite::{self, FileError, MigrateError, SqlKind};
+use crate::sqlite::{self, FileError, MigrateError};
+
+mod error;
+
+pub use error::StoreError;
+use error::sql_error;
 
 /// How long an operation waits for another process's transaction on the jobs to end.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -118,47 +123,6 @@ impl RunRow {
     /// The run's id: `job_….N`.
     pub fn run_id(&self) -> String {
         format!("{}.{}", self.job_id, self.seq)
-    }
-}
-
-/// Why the job store failed. Every message names the store and what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The file or its directory could not be created, opened or secured.
-    #[error("cannot open the job store {}: {source}", .path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-    /// The file is not a job store, is damaged, or was written by a newer toolbelt.
-    #[error("the job store {} cannot be used ({detail}); move it aside, and a new, empty one starts in its place", .path.display())]
-    Unusable {
-        /// The file.
-        path: PathBuf,
-        /// What was found wrong.
-        detail: String,
-    },
-    /// Another process held it locked for too long.
-    #[error("the job store {} is busy: another process is changing it; try again", .path.display())]
-    Busy {
-        /// The file.
-        path: PathBuf,
-    },
-    /// Any other database failure.
-    #[error("the job store {} failed: {source}", .path.display())]
-    Sql {
-        /// The file (`:memory:` for session jobs).
-        path: PathBuf,
-        /// SQLite's error.
-        source: rusqlite::Error,
-    },
-}
-
-impl From<StoreError> for ToolError {
-    fn from(e: StoreError) -> Self {
-        ToolError::failed(e.to_string())
     }
 }
 
@@ -510,14 +474,6 @@ fn parse_status(s: &str) -> RunStatus {
         "completed" => RunStatus::Completed,
         "failed" => RunStatus::Failed,
         _ => RunStatus::Interrupted,
-    }
-}
-
-fn sql_error(path: &Path, e: rusqlite::Error) -> StoreError {
-    match sqlite::kind_of(&e) {
-        SqlKind::Busy => StoreError::Busy { path: path.to_path_buf() },
-        SqlKind::Corrupt => StoreError::Unusable { path: path.to_path_buf(), detail: e.to_string() },
-        SqlKind::Other => StoreError::Sql { path: path.to_path_buf(), source: e },
     }
 }
 

@@ -95,7 +95,7 @@ impl ToolEntry {
 }
 
 /// Says whether a tool joining the registry is hidden (registered disabled).
-type Hide = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;
+type Hide = Arc<dyn Fn(&ToolSpec) -> Option<String> + Send + Sync>;
 
 #[derive(Default)]
 struct Inner {
@@ -232,7 +232,12 @@ impl Registry {
         for name in names {
             inner.names.insert(name.to_string(), own.name.to_string());
         }
-        let enabled = disabled_because.is_none() && !inner.hide.as_ref().is_some_and(|hide| hide(tool.spec()));
+        let hidden = match &disabled_because {
+            Some(_) => None,
+            None => inner.hide.as_ref().and_then(|hide| hide(tool.spec())),
+        };
+        let enabled = disabled_because.is_none() && hidden.is_none();
+        let disabled_because = disabled_because.or_else(|| hidden.filter(|h| !h.is_empty()).map(Arc::from));
         let entry = ToolEntry { validator, enabled, disabled_because, size: Arc::default(), tool: Arc::clone(&tool) };
         inner.tools.insert(own.name.to_string(), entry);
         drop(inner);
@@ -242,10 +247,12 @@ impl Registry {
         Ok(())
     }
 
-    /// Every tool registered from now on for which `hide` is true joins disabled, so it is
-    /// never listed, not even for a moment (MCP upstream tools a deny rule names, joining
-    /// when their server connects). Tools already registered are left as they are.
-    pub fn hide_joining(&self, hide: impl Fn(&ToolSpec) -> bool + Send + Sync + 'static) {
+    /// Every tool registered from now on for which `hide` gives a reason joins disabled, so
+    /// it is never listed, not even for a moment (MCP upstream tools a deny rule or a
+    /// `tools.disabled` setting names, joining when their server connects); the reason is
+    /// what [`ToolEntry::disabled_reason`] says (none when empty). Tools already registered
+    /// are left as they are.
+    pub fn hide_joining(&self, hide: impl Fn(&ToolSpec) -> Option<String> + Send + Sync + 'static) {
         self.write().hide = Some(Arc::new(hide));
     }
 
@@ -258,6 +265,23 @@ impl Registry {
         let was_listed = entry.enabled;
         drop(inner);
         if was_listed {
+            self.changed();
+        }
+        true
+    }
+
+    /// Disables a tool by name or alias for `reason` (a setting that leaves it out, and
+    /// where): no longer listed nor callable, a call by its name answered with the reason.
+    /// Returns false when no tool answers.
+    pub fn disable(&self, name: &str, reason: impl Into<String>) -> bool {
+        let mut inner = self.write();
+        let Some(canonical) = inner.names.get(name).cloned() else { return false };
+        let Some(entry) = inner.tools.get_mut(&canonical) else { return false };
+        let changed = entry.enabled;
+        entry.enabled = false;
+        entry.disabled_because = Some(Arc::from(reason.into()));
+        drop(inner);
+        if changed {
             self.changed();
         }
         true

@@ -205,7 +205,7 @@ fn changes_to_the_listed_tools_are_announced() {
 fn tools_a_policy_hides_join_hidden() {
     let r = Registry::new();
     let mut changes = r.subscribe();
-    r.hide_joining(|spec| spec.name == "MultiEdit");
+    r.hide_joining(|spec| (spec.name == "MultiEdit").then(|| "left out by a test".to_string()));
     r.register(erase(ReadDouble)).unwrap();
     assert!(changes.has_changed().unwrap() && r.lookup("Read").is_ok());
     changes.mark_unchanged();
@@ -213,6 +213,7 @@ fn tools_a_policy_hides_join_hidden() {
     r.register(erase(EditDouble("MultiEdit", &["multi_edit"]))).unwrap();
     assert!(!changes.has_changed().unwrap());
     assert!(!r.entry("MultiEdit").unwrap().is_enabled());
+    assert_eq!(r.entry("MultiEdit").unwrap().disabled_reason(), Some("left out by a test"));
     assert!(!r.specs().iter().any(|s| s.name == "MultiEdit"));
     assert!(matches!(r.lookup("multi_edit"), Err(ToolError::Disabled { .. })));
 }

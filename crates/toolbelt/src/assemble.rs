@@ -345,6 +345,7 @@ impl Assembly {
                 }
             }
         }
+        self.settings.tool_filter.apply(&registry);
         engine.hide_denied(&registry);
         registry
     }
@@ -370,8 +371,14 @@ impl Assembly {
         // A project's servers start in the sandbox; it is built only when one is among them.
         let projects = self.settings.project_servers.clone();
         let sandbox = servers.iter().any(|(name, _)| projects.contains(name)).then(|| self.project_sandbox(&engine));
-        // The servers' tools a bare deny rule names join hidden, however late they come.
-        registry.hide_joining(move |spec| engine.hiding_rule(spec).is_some());
+        // The servers' tools a bare deny rule names join hidden, however late they come;
+        // so do those `tools.disabled` (or `enabled`) leaves out.
+        let filter = self.settings.tool_filter.clone();
+        let tool_words = filter.tool_words(registry);
+        registry.hide_joining(move |spec| match engine.hiding_rule(spec) {
+            Some(_) => Some(String::new()),
+            None => filter.reason(spec, &|w| tool_words.contains(&w.to_ascii_lowercase())),
+        });
         let confiner = move |name: &str| projects.iter().any(|p| p == name).then(|| sandbox.clone()).flatten();
         let tokens = self.oauth_dir();
         Some(Gateway::start_confined(servers, Arc::clone(registry), confiner, &self.roots, Some(&tokens)).await)

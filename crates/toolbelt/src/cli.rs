@@ -78,6 +78,15 @@ pub struct Global {
     #[arg(long, global = true, help_heading = "Shell sandbox", value_enum, value_name = "WHAT")]
     pub if_unsandboxed: Option<UnsandboxedArg>,
 
+    /// Offer only these tools (by name, alias, category or tag; comma-separated), as
+    /// `tools.enabled` in the settings.
+    #[arg(long, global = true, help_heading = "Tools", value_name = "NAMES", value_delimiter = ',')]
+    pub tools: Vec<String>,
+
+    /// Leave a tool out everywhere (by name, alias, category or tag), as `tools.disabled`.
+    #[arg(long = "disable-tool", global = true, help_heading = "Tools", value_name = "NAME")]
+    pub disable_tool: Vec<String>,
+
     /// Refuse shell commands matching this regular expression (repeatable), on top of the
     /// built-in list of catastrophic commands.
     #[arg(long = "deny-command", global = true, help_heading = "Shell sandbox", value_name = "REGEX")]
@@ -461,6 +470,11 @@ pub struct ToolsArgs {
     /// Only tools carrying this tag (repeatable: all must match).
     #[arg(long, value_name = "TAG")]
     pub tag: Vec<String>,
+
+    /// In the table, also list every tool `tools.enabled` / `tools.disabled` (or `--tools`,
+    /// `--disable-tool`) left out, each with the setting that did.
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]

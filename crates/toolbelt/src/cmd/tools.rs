@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use toolbelt_core::{Category, ExportFormat, ToolSpec};
 
+use toolbelt::settings::ToolFilter;
+
 use crate::Usage;
 use crate::cli::{Global, ToolsArgs, ToolsFormat};
 use crate::cmd::Setup;
@@ -46,7 +48,18 @@ pub async fn run(global: &Global, args: &ToolsArgs) -> anyhow::Result<ExitCode> 
                 .filter(|e| args.tag.iter().all(|t| e.spec().has_tag(t)))
                 .filter_map(|e| Some((e.spec().name.clone(), e.disabled_reason()?.to_string())))
                 .collect();
-            unavailable(&absent)?;
+            // Those the settings leave out on purpose are counted unless asked for.
+            let (chosen, other): (Vec<_>, Vec<_>) =
+                absent.into_iter().partition(|(_, why)| ToolFilter::is_its_reason(why));
+            let shown = if args.all { [other, chosen.clone()].concat() } else { other };
+            unavailable(&shown)?;
+            if !args.all && !chosen.is_empty() {
+                line("")?;
+                line(&format!(
+                    "{} more left out by tools.enabled / tools.disabled (`toolbelt tools --all` lists them with why)",
+                    chosen.len()
+                ))?;
+            }
         }
         ToolsFormat::Json => line(&serde_json::to_string_pretty(&specs)?)?,
         ToolsFormat::Openai | ToolsFormat::Anthropic | ToolsFormat::Mcp => {

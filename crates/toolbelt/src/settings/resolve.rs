@@ -78,6 +78,8 @@ pub struct Settings {
     pub lsp: toolbelt_tools::language_servers::LspSettings,
     /// The linters the Lint tool runs (`[lint]`).
     pub lint: toolbelt_tools::code::linters::LintSettings,
+    /// The tools left out (`[tools] enabled`, `disabled`; `--tools`, `--disable-tool`).
+    pub tool_filter: super::ToolFilter,
     /// How scheduled jobs behave (`[cron]`).
     pub cron: crate::jobs::JobSettings,
     /// The incoming triggers `toolbelt mcp --http` serves (`[cron.triggers.NAME]`).
@@ -220,7 +222,9 @@ impl Settings {
             jitter: r.bool(Key::CRON_JITTER).unwrap_or(true),
         };
         let incoming_triggers = super::remote::incoming_triggers(loaded.entries.as_slice(), &mut r.problems);
+        let tool_filter = super::ToolFilter::from_entries(&r.items(Key::TOOLS_ENABLED), &r.items(Key::TOOLS_DISABLED));
         let settings = Settings {
+            tool_filter,
             cron,
             incoming_triggers,
             lsp,

@@ -191,7 +191,13 @@ pub fn is_project_layer(layer: Layer) -> bool {
 /// Whether an entry can only make the policy stricter (so it applies without trust).
 pub fn only_restricts(entry: &Entry) -> bool {
     match Key::parse(&entry.key) {
-        Some(Key::PERMISSIONS_DENY | Key::PERMISSIONS_ASK | Key::SHELL_DENY_COMMANDS) => true,
+        Some(
+            Key::PERMISSIONS_DENY
+            | Key::PERMISSIONS_ASK
+            | Key::SHELL_DENY_COMMANDS
+            | Key::TOOLS_ENABLED
+            | Key::TOOLS_DISABLED,
+        ) => true,
         Some(Key::PERMISSIONS_DISABLE_BYPASS) => entry.value.as_bool() == Some(true),
         _ => false,
     }

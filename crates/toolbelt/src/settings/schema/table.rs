@@ -329,6 +329,16 @@ keys! {
             "{}",
             "an HTTP trigger RemoteTrigger calls (your own settings only): url (scheme and host written out; {field} from the payload and ${VAR} after them), method, headers, body, description",
         ),
+        TOOLS_ENABLED = "tools.enabled" => key(
+            Kind::List,
+            "[]",
+            "the only tools offered, by name, alias, category or tag (the most specific layer's list; empty: every tool)",
+        ),
+        TOOLS_DISABLED = "tools.disabled" => key(
+            Kind::List,
+            "[]",
+            "tools left out everywhere, by name, alias, category or tag (every layer's add up)",
+        ),
         CRON_MAX_AGE_DAYS = "cron.max_age_days" => key(
             Kind::Int { min: 0, max: 3650 },
             "7",

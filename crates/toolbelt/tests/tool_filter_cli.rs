@@ -136,3 +136,17 @@ fn an_mcp_client_never_sees_a_tool_left_out() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn config_check_names_a_word_that_names_nothing_with_file_and_line() {
+    let (_dir, root) = project();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(root.join(".toolbelt/config.toml"), "[tools]\ndisabled = [\"web\", \"Bassh\"]\n").unwrap();
+    let (out, err, code) = stdout(&root, &["config", "check"]);
+    assert_eq!(code, Some(0), "a warning, not an error: {out}{err}");
+    let warning = out.lines().find(|l| l.contains("Bassh")).unwrap_or_else(|| panic!("{out}"));
+    assert!(warning.starts_with("warning: "), "{warning}");
+    assert!(warning.contains(".toolbelt/config.toml:2"), "{warning}");
+    assert!(warning.contains("names no tool, alias, category or tag here; did you mean `Bash`?"), "{warning}");
+    assert!(!out.contains("`web` names no tool"), "{out}");
+}

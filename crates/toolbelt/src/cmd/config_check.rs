@@ -106,6 +106,7 @@ pub async fn run(setup: &Setup, json: bool, connect: bool) -> anyhow::Result<Exi
         }));
     }
     messages.extend(unknown_tool_warnings(setup, &as_trusted.entries));
+    messages.extend(unknown_filter_words(&as_trusted.entries));
     if connect {
         messages.extend(upstream_warnings(setup).await);
     }
@@ -204,6 +205,40 @@ fn unknown_tool_warnings(setup: &Setup, entries: &[toolbelt::settings::Entry]) -
             origin: Some(entry.origin.clone()),
             key: entry.key.clone(),
             message: format!("rule `{text}` names no tool here{hint}"),
+        });
+    }
+    out
+}
+
+/// `tools.enabled` / `tools.disabled` words that name no tool, alias, category or tag here (a
+/// typo leaves a tool in, or, in `enabled`, every tool out). An upstream server's tool
+/// (`server__tool`) is not known until it connects, so such names are left alone.
+fn unknown_filter_words(entries: &[toolbelt::settings::Entry]) -> Vec<Message> {
+    let registry = toolbelt::builtin_registry();
+    let specs = registry.specs();
+    let mut out = Vec::new();
+    for entry in entries.iter().filter(|e| e.key == Key::TOOLS_ENABLED || e.key == Key::TOOLS_DISABLED) {
+        let Some(word) = entry.value.as_str().map(str::trim) else { continue };
+        let known = match registry.lookup(word) {
+            Err(toolbelt_core::ToolError::UnknownTool { .. }) => {
+                toolbelt_core::Category::parse(word).is_some() || specs.iter().any(|s| s.has_tag(word))
+            }
+            _ => true,
+        };
+        if known || word.contains("__") {
+            continue;
+        }
+        let hint = match registry.lookup(word) {
+            Err(toolbelt_core::ToolError::UnknownTool { suggestions, .. }) if !suggestions.is_empty() => {
+                format!("; did you mean `{}`?", suggestions[0])
+            }
+            _ => String::new(),
+        };
+        out.push(Message {
+            severity: Severity::Warning,
+            origin: Some(entry.origin.clone()),
+            key: entry.key.clone(),
+            message: format!("`{word}` names no tool, alias, category or tag here{hint}"),
         });
     }
     out

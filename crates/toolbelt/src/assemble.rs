@@ -8,23 +8,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolbelt_core::{Asker, Extensions, People, Prompts, Registry, SettingsService};
+use toolbelt_core::{Registry, SettingsService};
 use toolbelt_mcp::client::{Gateway, UpstreamConfig};
-use toolbelt_policy::hooks::HookSet;
+use toolbelt_policy::PermissionEngine;
 use toolbelt_policy::rules::RuleEnv;
-use toolbelt_policy::{Approver, PermissionEngine};
-use toolbelt_runtime::{AuditLog, Runtime, RuntimeConfig};
-use toolbelt_tools::code::index::CodeIndexDir;
-use toolbelt_tools::files::JournalDir;
-use toolbelt_tools::knowledge::skills::{SkillDirs, SkillPrompts};
-use toolbelt_tools::language_servers::LanguageServers;
-use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore, WorktreeDir};
-use toolbelt_tools::shell::BashConfig;
+use toolbelt_tools::knowledge::skills::SkillDirs;
+use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore};
 use toolbelt_tools::snippets::{SnippetScope, SnippetStore};
-use toolbelt_tools::web::Web;
 
 use toolbelt_agent::SearchDirs;
 
+mod runtime;
 mod sandbox;
 mod servers;
 
@@ -55,9 +49,6 @@ pub enum AssembleError {
     /// The hooks settings cannot be applied.
     #[error("the hooks settings are invalid: {0}")]
     Hooks(String),
-    /// The job scheduler cannot be set up.
-    #[error("the job scheduler cannot start: {0}")]
-    Jobs(String),
     /// The task list named by `--task-list` or `TOOLBELT_TASK_LIST` cannot be one.
     #[error("--task-list / {TASK_LIST_VAR}: {0}")]
     TaskList(#[from] TaskListError),
@@ -310,7 +301,7 @@ impl Assembly {
 
     /// The job scheduler of this project: session jobs in memory, durable ones in the
     /// project's state directory; nothing fires until a front end starts it.
-    pub fn job_host(&self) -> Result<Arc<crate::jobs::JobHost>, AssembleError> {
+    pub fn job_host(&self) -> Arc<crate::jobs::JobHost> {
         let state_dir = self.loc.project_state_dir();
         let place = crate::jobs::JobPlace {
             cwd: self.cwd.clone(),
@@ -318,7 +309,7 @@ impl Assembly {
             data_dir: state_dir.join("sessions"),
             state_dir,
         };
-        crate::jobs::JobHost::new(place, self.settings.cron).map_err(|e| AssembleError::Jobs(e.to_string()))
+        crate::jobs::JobHost::new(place, self.settings.cron)
     }
 
     /// Where EnterWorktree makes worktrees: in this project's state directory, outside the
@@ -404,92 +395,6 @@ impl Assembly {
         let catalog = toolbelt_agent::discover(&agent_search_dirs(&self.loc));
         let env = |name: &str| std::env::var(name).ok();
         AgentSetup::new(&settings::agent::agent_settings(&self.settings.agent, &env), catalog, &env)
-    }
-
-    /// The runtime: the tools behind the permission engine, the hooks and the audit log of
-    /// the settings, `approver` answering what the policy asks, `asker` what tools ask the
-    /// user (`AskUserQuestion`, plans) and where they tell it things; with the agent tools and the host that
-    /// runs sub-agents when a model provider is configured. `concurrency` overrides the
-    /// settings'.
-    pub fn runtime_with(
-        &self,
-        concurrency: Option<usize>,
-        approver: Arc<dyn Approver>,
-        asker: Arc<dyn Asker>,
-    ) -> Result<Arc<Runtime>, AssembleError> {
-        self.runtime_serving(concurrency, approver, asker, false)
-    }
-
-    /// [`Assembly::runtime_with`] for a server whose clients may offer their own model
-    /// (MCP sampling): with `sampling`, the agent host and tools are there even without a
-    /// configured provider, and the server shows the tools only to sessions that can run
-    /// agents.
-    pub fn runtime_serving(
-        &self,
-        concurrency: Option<usize>,
-        approver: Arc<dyn Approver>,
-        asker: Arc<dyn Asker>,
-        sampling: bool,
-    ) -> Result<Arc<Runtime>, AssembleError> {
-        self.require_valid()?;
-        let mut config: RuntimeConfig = self.settings.runtime.clone();
-        if let Some(n) = concurrency {
-            config.concurrency = n;
-        }
-        let mut bash = BashConfig { deny_patterns: self.settings.shell.deny_commands.clone(), ..BashConfig::default() };
-        bash.env_remove.extend(self.settings.shell.env_remove.iter().cloned());
-        bash.env_keep.clone_from(&self.settings.shell.env_keep);
-        bash.secret_vars.clone_from(&self.secret_vars);
-        bash.trusted_project = self.person_trusted().then(|| self.loc.project.clone());
-        bash.validate().map_err(|e| AssembleError::Shell(e.to_string()))?;
-        let mut services = Extensions::default();
-        services.insert(self.sandbox());
-        services.insert(bash);
-        // Multi-file commits journal here: outside the project, where no project file and no
-        // sandboxed command can plant a journal for toolbelt to act on.
-        services.insert(JournalDir(self.loc.project_state_dir().join("patch-journal")));
-        services.insert(WorktreeDir(self.worktree_dir()));
-        services.insert(Web::new(self.settings.web.clone()));
-        services.insert(People(asker));
-        services.insert(self.model_settings());
-        services.insert(self.task_store()?);
-        let skills = skill_dirs(&self.loc);
-        services.insert(Prompts(Arc::new(SkillPrompts(skills.clone()))));
-        services.insert(skills);
-        services.insert(self.snippet_store());
-        services.insert(CodeIndexDir(self.loc.cache_dir.join("code-index")));
-        services.insert(LanguageServers::new(self.settings.lsp.clone()));
-        services.insert(self.settings.lint.clone());
-        let jobs = self.job_host()?;
-        services.insert(jobs.handle());
-        services.insert_arc(Arc::clone(&jobs));
-        let engine = self.engine();
-        let agents = self.agents();
-        let registry = self.registry_for(&engine, &agents, sampling);
-        let host = (agents.available() || sampling).then(|| agents.host());
-        if let Some(host) = &host {
-            services.insert(host.handle());
-        }
-        let hooks = HookSet::from_json(&self.settings.hooks)
-            .and_then(|hooks| hooks.with_confined_json(&self.settings.project_hooks, self.project_sandbox(&engine)))
-            .map_err(|e| AssembleError::Hooks(e.to_string()))?
-            .with_permission_mode(engine.mode().as_str())
-            .with_project_dir(&self.loc.project);
-        let mut builder = Runtime::builder(Arc::new(registry))
-            .config(config)
-            .services(services)
-            .authorizer(Arc::new(engine))
-            .approver(approver)
-            .hooks(Arc::new(hooks));
-        if self.settings.audit_enabled {
-            builder = builder.audit(AuditLog::new(self.settings.audit.clone()));
-        }
-        let runtime = Arc::new(builder.build());
-        jobs.attach(&runtime);
-        if let Some(host) = host {
-            host.attach(&runtime);
-        }
-        Ok(runtime)
     }
 }
 

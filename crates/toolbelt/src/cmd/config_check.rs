@@ -194,12 +194,7 @@ fn unknown_tool_warnings(setup: &Setup, entries: &[toolbelt::settings::Entry]) -
         {
             continue;
         }
-        let hint = match registry.lookup(name) {
-            Err(toolbelt_core::ToolError::UnknownTool { suggestions, .. }) if !suggestions.is_empty() => {
-                format!("; did you mean `{}`?", suggestions[0])
-            }
-            _ => String::new(),
-        };
+        let hint = closest(&registry, name);
         out.push(Message {
             severity: Severity::Warning,
             origin: Some(entry.origin.clone()),
@@ -228,12 +223,7 @@ fn unknown_filter_words(entries: &[toolbelt::settings::Entry]) -> Vec<Message> {
         if known || word.contains("__") {
             continue;
         }
-        let hint = match registry.lookup(word) {
-            Err(toolbelt_core::ToolError::UnknownTool { suggestions, .. }) if !suggestions.is_empty() => {
-                format!("; did you mean `{}`?", suggestions[0])
-            }
-            _ => String::new(),
-        };
+        let hint = closest(&registry, word);
         out.push(Message {
             severity: Severity::Warning,
             origin: Some(entry.origin.clone()),
@@ -242,6 +232,16 @@ fn unknown_filter_words(entries: &[toolbelt::settings::Entry]) -> Vec<Message> {
         });
     }
     out
+}
+
+/// `; did you mean `Bash`?` for a name no tool has but one is close to; else nothing.
+fn closest(registry: &toolbelt_core::Registry, name: &str) -> String {
+    match registry.lookup(name) {
+        Err(toolbelt_core::ToolError::UnknownTool { suggestions, .. }) if !suggestions.is_empty() => {
+            format!("; did you mean `{}`?", suggestions[0])
+        }
+        _ => String::new(),
+    }
 }
 
 /// What only connecting the MCP servers tells: a server that does not connect, and names in

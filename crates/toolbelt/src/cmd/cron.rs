@@ -22,7 +22,7 @@ pub async fn run(global: &Global, args: &CronArgs) -> anyhow::Result<ExitCode> {
     match &args.action {
         CronAction::List { json } => list(&setup, *json),
         CronAction::Remove { id } => {
-            let host = setup.job_host().map_err(|e| Usage(e.to_string()))?;
+            let host = setup.job_host();
             let job = host.remove_durable(id).map_err(|e| Usage(e.to_string()))?;
             line(&format!("Deleted {} `{}` ({})", job.id, job.name, job.when))?;
             Ok(ExitCode::SUCCESS)
@@ -100,7 +100,7 @@ fn jobs_of(runtime: &toolbelt_runtime::Runtime) -> anyhow::Result<Arc<JobHost>> 
 }
 
 fn list(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
-    let host = setup.job_host().map_err(|e| Usage(e.to_string()))?;
+    let host = setup.job_host();
     let jobs = host.durable_jobs().map_err(|e| Usage(e.to_string()))?;
     if json {
         line(&serde_json::to_string(&jobs)?)?;

@@ -36,6 +36,11 @@ pub const MAX_JOBS: usize = 50;
 /// The tools a job may not call: no job creates jobs.
 const CRON_TOOLS: [&str; 4] = ["CronCreate", "CronDelete", "CronList", "cron"];
 
+/// Why a prompt job cannot be scheduled here.
+const NO_PROVIDER: &str = "a prompt job needs a model provider of its own (it runs with no client to lend one), and \
+                           none is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add [agent.providers.NAME] \
+                           to the settings; or schedule a tool call";
+
 /// The `[cron]` settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JobSettings {
@@ -91,9 +96,9 @@ impl std::fmt::Debug for JobHost {
 
 impl JobHost {
     /// A host for the project at `place`. Nothing fires until [`JobHost::start`].
-    pub fn new(place: JobPlace, settings: JobSettings) -> Result<Arc<JobHost>, ToolError> {
+    pub fn new(place: JobPlace, settings: JobSettings) -> Arc<JobHost> {
         // Nothing is opened here: stores open at first use.
-        Ok(Arc::new(JobHost {
+        Arc::new(JobHost {
             place,
             settings,
             session: OnceLock::new(),
@@ -104,7 +109,7 @@ impl JobHost {
             serving: OnceLock::new(),
             wake: tokio::sync::Notify::new(),
             stop: CancellationToken::new(),
-        }))
+        })
     }
 
     /// The handle the runtime's services hold.
@@ -184,10 +189,7 @@ impl JobHost {
             JobAction::Tool { tool, input } => (tool.as_str(), Some(input)),
         };
         let entry = runtime.registry().lookup(name).map_err(|e| match action {
-            JobAction::Prompt { .. } => ToolError::failed(
-                "a prompt job needs a model provider to run its agent, and none is configured: set OPENAI_API_KEY \
-                 or ANTHROPIC_API_KEY, or add [agent.providers.NAME] to the settings; or schedule a tool call",
-            ),
+            JobAction::Prompt { .. } => ToolError::failed(NO_PROVIDER),
             JobAction::Tool { .. } => e,
         })?;
         if let JobAction::Prompt { .. } = action
@@ -197,11 +199,7 @@ impl JobHost {
             // which runs with no client.
             let alone = toolbelt_core::SessionState::new("job", self.place.cwd.clone(), self.place.roots.clone());
             if !agents.0.available(&alone) {
-                return Err(ToolError::failed(
-                    "a prompt job needs a model provider of its own (it runs with no client to lend one), and none \
-                     is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add [agent.providers.NAME] to the \
-                     settings; or schedule a tool call",
-                ));
+                return Err(ToolError::failed(NO_PROVIDER));
             }
         }
         let canonical = entry.spec().name.clone();

@@ -53,14 +53,14 @@ impl JobService for JobHost {
             },
             str::to_string,
         );
+        let Some(first) = plan.next_after(now, now) else {
+            return Err(ToolError::failed(format!(
+                "{} never fires from now on (the moment is past); give a later one",
+                plan.describe()
+            )));
+        };
         for _ in 0..8 {
             let id = new_id();
-            let Some(first) = plan.next_after(now, now) else {
-                return Err(ToolError::failed(format!(
-                    "{} never fires from now on (the moment is past); give a later one",
-                    plan.describe()
-                )));
-            };
             let next = if recurring { self.jittered(&id, &plan, first, now.as_millisecond()) } else { first };
             let row = JobRow {
                 id: id.clone(),

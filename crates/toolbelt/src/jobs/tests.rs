@@ -17,7 +17,7 @@ fn host(dir: &std::path::Path, settings: JobSettings) -> Arc<JobHost> {
         data_dir: dir.join("sessions"),
         state_dir: dir.join("state"),
     };
-    let host = JobHost::new(place, settings).unwrap();
+    let host = JobHost::new(place, settings);
     // The clock is driven by hand: no task runs it.
     let _ = host.serving.set(true);
     host

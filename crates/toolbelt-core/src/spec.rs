@@ -165,6 +165,12 @@ pub struct ToolSpec {
     /// `Bash(curl *)` deny cannot be stepped around through it.
     #[serde(skip)]
     pub bash_rules: bool,
+    /// Whether the addresses it contacts are judged as `WebFetch`'s are: a
+    /// `WebFetch(domain:…)` rule then allows, asks about or denies its calls by their host,
+    /// so a deny written for fetches cannot be stepped around through it (an HTTP tool from
+    /// the settings).
+    #[serde(skip)]
+    pub fetch_rules: bool,
     /// The input field a rule's value is matched against (`Message(ops)` names the channel
     /// `ops`): without one, a value rule matches any top-level string of the input, the text
     /// of a message included.
@@ -216,6 +222,7 @@ impl ToolSpec {
             needs_confirmation: false,
             streams: false,
             bash_rules: false,
+            fetch_rules: false,
             rule_field: None,
             search_hint: None,
             defer: Defer::Load,
@@ -308,6 +315,13 @@ impl ToolSpec {
     /// ([`ToolSpec::bash_rules`]).
     pub fn bash_rules(mut self) -> Self {
         self.bash_rules = true;
+        self
+    }
+
+    /// Declares that `WebFetch(domain:…)` rules judge the hosts it contacts
+    /// ([`ToolSpec::fetch_rules`]).
+    pub fn fetch_rules(mut self) -> Self {
+        self.fetch_rules = true;
         self
     }
 

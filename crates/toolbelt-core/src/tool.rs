@@ -207,6 +207,13 @@ impl Prepared {
         self.plan = Some(Box::new(plan));
     }
 
+    /// Takes the JSON input and the plan kept for it out: what a tool whose shape is known
+    /// only at run time (one defined in the settings) runs, as its [`DynTool::access`] judged it.
+    pub fn into_json_and_plan<P: Any>(self) -> (Value, Option<P>) {
+        let Self { json, plan, .. } = self;
+        (json, plan.and_then(|p| p.downcast::<P>().ok().map(|b| *b)))
+    }
+
     /// Takes the typed input and the plan kept for it out. A `()` plan needs no judgement to
     /// have been kept; any other is `None` until [`Prepared::keep_plan`] kept one.
     pub(crate) fn into_planned<T: Any, P: Any>(self) -> (Option<T>, Option<P>) {

@@ -5,7 +5,8 @@
 //! | `Bash`, `WebFetch`, `Read` … (bare) | every call of that tool (by name or alias) |
 //! | `Bash(npm run test *)` | a command of the `Bash` tool ([`command`]) |
 //! | `Read(./.env)`, `Edit(/src/**)`, `Write(~/x)` | a path read (`Read`) or written (`Edit`, `Write`) by *any* tool, in gitignore syntax with anchors ([`path`]) |
-//! | `WebFetch(domain:*.example.com)` | a URL the tool contacts, by host |
+//! | `WebFetch(domain:*.example.com)` | a URL the tool contacts, by host (also the hosts of the HTTP tools the settings define) |
+//! | `weather(domain:api.example.com)` | a URL that tool contacts, by host |
 //! | `mcp__github`, `mcp__github__*` | every tool of that MCP server |
 //! | `mcp__github__search` | that tool |
 //! | `Agent(Explore)`, any other `Tool(x)` | a call of that tool with a top-level string input equal to `x` (`*` wildcards allowed) |
@@ -182,6 +183,13 @@ impl Rule {
         }
     }
 
+    /// Whether this `domain:` rule judges the hosts `tool` contacts: a rule naming the tool,
+    /// or a `WebFetch(domain:…)` rule when the tool's hosts are judged as fetches are
+    /// ([`ToolSpec::fetch_rules`]: an HTTP tool from the settings).
+    fn judges_hosts_of(&self, tool: &ToolSpec) -> bool {
+        self.names_tool(tool) || (tool.fetch_rules && matches!(&self.tool, ToolName::Exact(name) if name == "WebFetch"))
+    }
+
     /// Whether this deny or ask rule catches a call: it matches any part of it. A command
     /// rule is matched against each simple command as written, against each program the
     /// command lines run as the shell will run them ([`CallParts::programs`]), and against
@@ -197,7 +205,8 @@ impl Rule {
                         || call.parts.iter().any(|p| matches!(p, Part::Command(c) if pattern.matches(c))))
             }
             Some(Specifier::Domain(domain)) => {
-                self.names_tool(tool) && call.parts.iter().any(|p| matches!(p, Part::Url(u) if domain.matches_url(u)))
+                self.judges_hosts_of(tool)
+                    && call.parts.iter().any(|p| matches!(p, Part::Url(u) if domain.matches_url(u)))
             }
             Some(Specifier::Value(glob)) => {
                 self.names_tool(tool) && rule_strings(tool, input).any(|s| glob_match(glob, s))
@@ -252,7 +261,7 @@ impl Rule {
                 self.names_tool(tool) && matches!(part, Part::Command(c) if pattern.matches(c))
             }
             Some(Specifier::Domain(domain)) => {
-                self.names_tool(tool) && matches!(part, Part::Url(u) if domain.matches_url(u))
+                self.judges_hosts_of(tool) && matches!(part, Part::Url(u) if domain.matches_url(u))
             }
             Some(Specifier::Value(glob)) => {
                 self.names_tool(tool) && rule_strings(tool, input).any(|s| glob_match(glob, s))
@@ -329,6 +338,10 @@ fn parse_specifier(tool: &str, inner: &str, origin: &RuleOrigin, env: &RuleEnv) 
             None => Err(RuleProblem::NotADomainRule),
         },
         _ if inner.trim().is_empty() => Err(RuleProblem::EmptySpecifier(tool.to_string())),
+        // Any tool that contacts hosts (an HTTP tool from the settings) is judged by them.
+        _ if inner.trim_start().starts_with("domain:") => {
+            DomainPattern::parse(inner.trim_start().trim_start_matches("domain:")).map(Specifier::Domain)
+        }
         _ => Ok(Specifier::Value(inner.trim().to_string())),
     }
 }

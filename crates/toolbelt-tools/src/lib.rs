@@ -12,6 +12,7 @@ pub mod agents;
 mod blocking;
 pub mod code;
 pub mod cron;
+pub mod custom;
 mod dirs;
 pub mod files;
 mod formats;

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 /// Each top-level module and its layer: higher may use lower, never the other way, and two
 /// modules of one layer not each other.
 const LAYERS: &[(&str, u8)] = &[
+    // Tools the settings define: run as Bash runs commands, sent as the web tools send.
+    ("custom", 5),
     // The tool families.
     ("agents", 4),
     ("code", 4),

@@ -239,6 +239,7 @@ impl Assembly {
         let mut out: Vec<String> = self.loaded.trust.notice(&self.loc.project).into_iter().collect();
         out.extend(self.loaded.ignored_notice());
         out.extend(self.loaded.notices.iter().cloned());
+        out.extend(self.settings.tool_problems.iter().map(ToString::to_string));
         out
     }
 
@@ -335,6 +336,9 @@ impl Assembly {
                     tracing::error!("agent tools clash: {e}");
                 }
             }
+        }
+        for (name, why) in settings::custom_tools::register(&registry, &self.settings.custom_tools) {
+            tracing::warn!("the tool `{name}` the settings define is left out: {why}");
         }
         self.settings.tool_filter.apply(&registry);
         engine.hide_denied(&registry);

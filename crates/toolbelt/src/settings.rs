@@ -33,6 +33,7 @@
 
 pub mod agent;
 mod claude;
+pub mod custom_tools;
 mod env;
 mod lint;
 mod load;

@@ -33,7 +33,19 @@ pub struct Confining {
 /// cannot be applied and the policy is to ask, or a refusal when the policy is to refuse —
 /// and returns how the call will then be confined.
 pub fn declare(cx: &ToolContext, access: Access, read_only: bool) -> Result<(Access, Confining), ToolError> {
-    let config = sandbox_config(cx);
+    declare_with(cx, access, read_only, |_| {})
+}
+
+/// [`declare`] with the sandbox settings changed for this call by `adjust` (a command tool
+/// the settings define may use the network, or write where it declared it writes).
+pub fn declare_with(
+    cx: &ToolContext,
+    access: Access,
+    read_only: bool,
+    adjust: impl FnOnce(&mut SandboxConfig),
+) -> Result<(Access, Confining), ToolError> {
+    let mut config = sandbox_config(cx);
+    adjust(&mut config);
     if config.mode == SandboxMode::DangerFullAccess {
         return Ok((access, Confining { config, unavailable: None }));
     }

@@ -107,6 +107,7 @@ pub async fn run(setup: &Setup, json: bool, connect: bool) -> anyhow::Result<Exi
     }
     messages.extend(unknown_tool_warnings(setup, &as_trusted.entries));
     messages.extend(unknown_filter_words(&as_trusted.entries));
+    messages.extend(tool_definition_problems(&as_trusted.entries));
     if connect {
         messages.extend(upstream_warnings(setup).await);
     }
@@ -295,4 +296,28 @@ fn agents_message(setup: &Setup) -> (Message, bool) {
         }
     };
     (message, false)
+}
+
+/// The tools the settings define that are left out: a definition refused, or a name another
+/// tool already answers to (checked against the built-in tools).
+fn tool_definition_problems(entries: &[toolbelt::settings::Entry]) -> Vec<Message> {
+    let (definitions, problems) = toolbelt::settings::custom_tools::resolve(entries);
+    let mut messages: Vec<Message> = problems.iter().map(|p| Message::of(Severity::Error, p)).collect();
+    if definitions.is_empty() {
+        return messages;
+    }
+    let registry = toolbelt::builtin_registry();
+    for (name, why) in toolbelt::settings::custom_tools::register(&registry, &definitions) {
+        let family = entries.iter().find(|e| {
+            Key::TOOLS_COMMAND.name_in(&e.key) == Some(name.as_str())
+                || Key::TOOLS_HTTP.name_in(&e.key) == Some(name.as_str())
+        });
+        messages.push(Message {
+            severity: Severity::Error,
+            origin: family.map(|e| e.origin.clone()),
+            key: family.map(|e| e.key.clone()).unwrap_or_default(),
+            message: format!("{why}; the tool is left out"),
+        });
+    }
+    messages
 }

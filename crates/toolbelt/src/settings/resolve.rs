@@ -80,6 +80,10 @@ pub struct Settings {
     pub lint: toolbelt_tools::code::linters::LintSettings,
     /// The tools left out (`[tools] enabled`, `disabled`; `--tools`, `--disable-tool`).
     pub tool_filter: super::ToolFilter,
+    /// The tools the settings define (`[tools.command.*]`, `[tools.http.*]`).
+    pub custom_tools: Vec<toolbelt_tools::custom::Definition>,
+    /// The definitions refused: each left out, the rest of the settings applying.
+    pub tool_problems: Vec<Problem>,
     /// How scheduled jobs behave (`[cron]`).
     pub cron: crate::jobs::JobSettings,
     /// The incoming triggers `toolbelt mcp --http` serves (`[cron.triggers.NAME]`).
@@ -223,8 +227,11 @@ impl Settings {
         };
         let incoming_triggers = super::remote::incoming_triggers(loaded.entries.as_slice(), &mut r.problems);
         let tool_filter = super::ToolFilter::from_entries(&r.items(Key::TOOLS_ENABLED), &r.items(Key::TOOLS_DISABLED));
+        let (custom_tools, tool_problems) = super::custom_tools::resolve(loaded.entries.as_slice());
         let settings = Settings {
             tool_filter,
+            custom_tools,
+            tool_problems,
             cron,
             incoming_triggers,
             lsp,

@@ -83,7 +83,7 @@ impl TriggerConfig {
 }
 
 /// Refuses a URL template whose scheme or host is not written out: the origin is the user's.
-fn check_url_template(url: &str) -> Result<(), String> {
+pub(crate) fn check_url_template(url: &str) -> Result<(), String> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err(format!("url `{url}` is not an http(s) URL"));
     };
@@ -104,9 +104,12 @@ fn check_url_template(url: &str) -> Result<(), String> {
 
 /// A template's parts.
 #[derive(Debug, PartialEq, Eq)]
-enum Piece<'a> {
+pub(crate) enum Piece<'a> {
+    /// Written as it is.
     Text(&'a str),
+    /// `${VAR}`: a variable of the environment.
     Var(&'a str),
+    /// `{field}`: a field of the call's input.
     Field(&'a str),
 }
 
@@ -116,7 +119,7 @@ fn is_name(text: &str) -> bool {
 
 /// Splits a template into text, `${VAR}` and `{field}`; a brace that opens neither is text
 /// (a JSON body's own braces).
-fn pieces(template: &str) -> Vec<Piece<'_>> {
+pub(crate) fn pieces(template: &str) -> Vec<Piece<'_>> {
     let mut out = Vec::new();
     let mut text_start = 0;
     let mut at = 0;

@@ -339,6 +339,16 @@ keys! {
             "[]",
             "tools left out everywhere, by name, alias, category or tag (every layer's add up)",
         ),
+        TOOLS_COMMAND = "tools.command.*" => key(
+            Kind::Table,
+            "{}",
+            "a command tool: description, command, args ({field} from the input), input_schema (a table or a .json file), shell, stdin (\"json\"), env, timeout (seconds), output (text, json), output_schema, reads, writes, network, exec, category, tags",
+        ),
+        TOOLS_HTTP = "tools.http.*" => key(
+            Kind::Table,
+            "{}",
+            "an HTTP tool: description, url (scheme and host written out; {field} from the input after them), method, headers (${VAR} from the environment), body, input_schema, timeout (seconds), output (text, json), output_schema, category, tags",
+        ),
         CRON_MAX_AGE_DAYS = "cron.max_age_days" => key(
             Kind::Int { min: 0, max: 3650 },
             "7",

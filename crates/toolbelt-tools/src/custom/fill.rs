@@ -1,0 +1,122 @@
+//! Filling a command tool's templates from a call's validated input. `{field}` is replaced
+//! by the field's value; nothing put in is read again (a value holding `{x}` or `$(rm -rf ~)`
+//! stays that text), and without `shell = true` no shell ever reads a value.
+//!
+//! In an argument:
+//! - an argument that is exactly `{field}` becomes the value: one argument for a string, a
+//!   number or a boolean, one per item for a list, the JSON text of a table, and none at all
+//!   when the field is absent or null (an optional flag's value left out);
+//! - an argument with text around its placeholders (`--limit={limit}`) is left out whole when
+//!   one of them is absent or null, so an optional flag disappears with its value.
+
+use serde_json::{Map, Value};
+
+pub(crate) use crate::web::support::triggers::{Piece, pieces};
+
+/// The text a value gives in a template: a string as it is, anything else as JSON; `None`
+/// for null.
+fn text_of(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// The arguments one argument template gives for `input`.
+pub fn arg(template: &str, input: &Map<String, Value>) -> Vec<String> {
+    let parts = pieces(template);
+    if let [Piece::Field(name)] = parts.as_slice() {
+        return match input.get(*name) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items.iter().filter_map(text_of).collect(),
+            Some(value) => text_of(value).into_iter().collect(),
+        };
+    }
+    let mut out = String::with_capacity(template.len());
+    for part in parts {
+        match part {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Var(name) => {
+                out.push_str("${");
+                out.push_str(name);
+                out.push('}');
+            }
+            Piece::Field(name) => match input.get(name).and_then(text_of) {
+                Some(text) => out.push_str(&text),
+                None => return Vec::new(),
+            },
+        }
+    }
+    vec![out]
+}
+
+/// `text` as one bash word: bare when it is plain, else in single quotes.
+pub fn quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ',' | '@' | '=' | ':'));
+    if plain { text.to_owned() } else { quote_always(text) }
+}
+
+/// A `shell = true` command line: each `{field}` becomes its value quoted as one bash word
+/// (a list, each item quoted; an absent field, `''`), so a value is data, never code.
+pub fn shell_line(template: &str, input: &Map<String, Value>) -> String {
+    let mut out = String::with_capacity(template.len());
+    for part in pieces(template) {
+        match part {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Var(name) => {
+                out.push_str("${");
+                out.push_str(name);
+                out.push('}');
+            }
+            Piece::Field(name) => match input.get(name) {
+                Some(Value::Array(items)) => {
+                    let words: Vec<String> = items.iter().filter_map(text_of).map(|t| quote_always(&t)).collect();
+                    out.push_str(&words.join(" "));
+                }
+                value => out.push_str(&quote_always(&value.and_then(text_of).unwrap_or_default())),
+            },
+        }
+    }
+    out
+}
+
+/// `text` in single quotes, always: bare text next to a placeholder could join it into a
+/// word the shell reads differently (`{x}` right after `=`).
+fn quote_always(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn input(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn arguments_take_values_whole_and_drop_with_absent_ones() {
+        let i = input(json!({"env": "prod", "n": 3, "files": ["a b", "c"], "opt": null, "t": {"k": 1}}));
+        assert_eq!(arg("{env}", &i), ["prod"]);
+        assert_eq!(arg("{files}", &i), ["a b", "c"]);
+        assert_eq!(arg("--n={n}", &i), ["--n=3"]);
+        assert!(arg("--opt={opt}", &i).is_empty() && arg("{missing}", &i).is_empty());
+        assert_eq!(arg("{t}", &i), [r#"{"k":1}"#]);
+        assert_eq!(arg("plain", &i), ["plain"]);
+        let evil = input(json!({"x": "$(touch /tmp/pwned) {env}"}));
+        assert_eq!(arg("{x}", &evil), ["$(touch /tmp/pwned) {env}"]);
+    }
+
+    #[test]
+    fn a_shell_line_quotes_every_value() {
+        let i = input(json!({"q": "it's $(id)", "files": ["a", "b c"]}));
+        assert_eq!(shell_line("grep -r {q} {files} | head", &i), r"grep -r 'it'\''s $(id)' 'a' 'b c' | head");
+        assert_eq!(shell_line("echo {missing}", &i), "echo ''");
+    }
+}

@@ -39,7 +39,7 @@ impl World {
     }
 
     fn dirs(&self) -> SkillDirs {
-        SkillDirs { home: self.home.clone(), config_home: self.home.join(".config") }
+        SkillDirs { home: self.home.clone(), config_home: self.home.join(".config"), plugins: Vec::new() }
     }
 
     fn runtime(&self) -> Runtime {

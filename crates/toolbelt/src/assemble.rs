@@ -12,7 +12,7 @@ use toolbelt_core::{Registry, SettingsService};
 use toolbelt_mcp::client::{Gateway, UpstreamConfig};
 use toolbelt_policy::PermissionEngine;
 use toolbelt_policy::rules::RuleEnv;
-use toolbelt_tools::knowledge::skills::SkillDirs;
+use toolbelt_tools::knowledge::skills::{PluginSkills, Scope as SkillScope, SkillDirs};
 use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore};
 use toolbelt_tools::snippets::{SnippetScope, SnippetStore};
 
@@ -24,6 +24,7 @@ mod servers;
 
 use crate::agents::AgentSetup;
 use crate::settings::model_access::ModelSettings;
+use crate::settings::plugins::{Plugin, Scope as PluginScope};
 use crate::settings::{self, Entry, Loaded, Locations, Problem, Settings, TrustStore};
 
 /// Why a runtime could not be put together.
@@ -240,6 +241,7 @@ impl Assembly {
         out.extend(self.loaded.ignored_notice());
         out.extend(self.loaded.notices.iter().cloned());
         out.extend(self.settings.tool_problems.iter().map(ToString::to_string));
+        out.extend(self.loaded.plugin_problems.iter().map(|p| format!("{p} (this part of the plugin is left out)")));
         out
     }
 
@@ -396,7 +398,7 @@ impl Assembly {
     /// Agents as these settings define them: the providers (the settings' and the
     /// environment's), the definitions of the project, the user and the built-ins, the limits.
     pub fn agents(&self) -> AgentSetup {
-        let catalog = toolbelt_agent::discover(&agent_search_dirs(&self.loc));
+        let catalog = toolbelt_agent::discover(&agent_search_dirs(&self.loc, &self.loaded.plugins));
         let env = |name: &str| std::env::var(name).ok();
         AgentSetup::new(&settings::agent::agent_settings(&self.settings.agent, &env), catalog, &env)
     }
@@ -409,13 +411,34 @@ fn config_home(loc: &Locations) -> PathBuf {
     loc.user_file.parent().and_then(Path::parent).map_or_else(|| loc.home.join(".config"), Path::to_path_buf)
 }
 
-/// Where the user's skills are, for the user of `loc`.
-pub fn skill_dirs(loc: &Locations) -> SkillDirs {
-    SkillDirs { home: loc.home.clone(), config_home: config_home(loc) }
+/// Where the skills are for the user of `loc`, the enabled `plugins`' included.
+pub fn skill_dirs(loc: &Locations, plugins: &[Plugin]) -> SkillDirs {
+    let plugins = plugins
+        .iter()
+        .map(|p| PluginSkills {
+            root: p.root.clone(),
+            scope: match p.scope {
+                PluginScope::User => SkillScope::User,
+                PluginScope::Project => SkillScope::Project,
+            },
+        })
+        .collect();
+    SkillDirs { home: loc.home.clone(), config_home: config_home(loc), plugins }
 }
 
 /// The directories agent definitions are looked for in, for the project and the user of
-/// `loc` (the settings' own locations).
-pub fn agent_search_dirs(loc: &Locations) -> SearchDirs {
-    SearchDirs::new(&loc.project, &loc.home, config_home(loc))
+/// `loc` (the settings' own locations), then the enabled `plugins`'.
+pub fn agent_search_dirs(loc: &Locations, plugins: &[Plugin]) -> SearchDirs {
+    let mut dirs = SearchDirs::new(&loc.project, &loc.home, config_home(loc));
+    dirs.plugins = plugins
+        .iter()
+        .map(|p| {
+            let scope = match p.scope {
+                PluginScope::User => toolbelt_agent::definitions::Scope::User,
+                PluginScope::Project => toolbelt_agent::definitions::Scope::Project,
+            };
+            (scope, p.agents_dir())
+        })
+        .collect();
+    dirs
 }

@@ -69,6 +69,54 @@ pub enum Command {
     /// The project's durable scheduled jobs: run them without a host (`serve`), list, run
     /// one now, remove one.
     Cron(CronArgs),
+    /// Plugins: folders bundling tools, hooks, skills, agents, MCP and language servers (list,
+    /// add, remove, enable, disable).
+    Plugin(PluginArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PluginArgs {
+    #[command(subcommand)]
+    pub action: PluginAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginAction {
+    /// List the plugins found (the user's and the project's): name, version, whether it
+    /// applies and why not, what it bundles, and what is wrong in it.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy the plugin folder PATH (with a toolbelt-plugin.toml or a .claude-plugin/plugin.json)
+    /// into your plugins (or the project's, with --project) and enable it.
+    Add {
+        /// The plugin's folder.
+        path: PathBuf,
+        /// Into the project's .toolbelt/plugins/ (its hooks, servers and tools then wait for
+        /// the project's trust).
+        #[arg(long)]
+        project: bool,
+    },
+    /// Delete a plugin's folder and take it out of your enabled plugins.
+    Remove {
+        /// The plugin's name.
+        name: String,
+        /// The project's plugin of that name.
+        #[arg(long)]
+        project: bool,
+    },
+    /// Enable a plugin in your own settings (plugins.enabled).
+    Enable {
+        /// The plugin's name.
+        name: String,
+    },
+    /// Disable a plugin in your own settings (plugins.disabled), whatever else enables it.
+    Disable {
+        /// The plugin's name.
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]

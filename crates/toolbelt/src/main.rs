@@ -90,6 +90,7 @@ fn main() -> ExitCode {
             Command::Audit(args) => cmd::audit::run(&cli.global, args),
             Command::Tasks(args) => cmd::tasks::run(&cli.global, args),
             Command::Cron(args) => cmd::cron::run(&cli.global, args).await,
+            Command::Plugin(args) => cmd::plugin::run(&cli.global, args),
         }
     });
     // Don't wait for blocking tasks of cancelled calls: what they own was already killed.

@@ -41,6 +41,7 @@ mod locations;
 pub mod loosening;
 mod lsp;
 pub mod model_access;
+pub mod plugins;
 mod remote;
 mod resolve;
 pub mod schema;
@@ -70,10 +71,16 @@ pub use trust::{Trust, TrustStore};
 /// A settings layer, ordered from lowest to highest precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layer {
+    /// What the user's enabled plugins bundle (`~/.config/toolbelt/plugins/NAME/`): below
+    /// the user's own settings, which win a clash.
+    UserPlugin,
     /// `~/.claude/settings.json` (with Claude compatibility on).
     ClaudeUser,
     /// `$XDG_CONFIG_HOME/toolbelt/config.toml`.
     User,
+    /// What the project's enabled plugins bundle (`.toolbelt/plugins/NAME/`): a project
+    /// layer, waiting for trust as the project's own settings do.
+    ProjectPlugin,
     /// `.claude/settings.json`.
     ClaudeProject,
     /// `.toolbelt/config.toml`.
@@ -101,6 +108,8 @@ impl Layer {
     /// The layer's name, as `config show` prints it.
     pub fn as_str(self) -> &'static str {
         match self {
+            Layer::UserPlugin => "user plugin",
+            Layer::ProjectPlugin => "project plugin",
             Layer::ClaudeUser => "claude user",
             Layer::User => "user",
             Layer::ClaudeProject => "claude project",
@@ -229,6 +238,10 @@ pub struct Loaded {
     /// What Claude Code's settings files contributed when only their restrictions apply
     /// (without `--claude-settings`), to tell the user.
     pub claude_note: Option<String>,
+    /// The enabled plugins whose bundles apply (`plugins.rs`).
+    pub plugins: Vec<plugins::Plugin>,
+    /// What is wrong in the plugins: said, never stopping a call (the plugin's part left out).
+    pub plugin_problems: Vec<Problem>,
     /// How many entries of Claude Code's files were left out for want of the opt-in.
     pub claude_skipped: usize,
 }

@@ -31,17 +31,20 @@ pub struct SearchDirs {
     pub home: PathBuf,
     /// The user's configuration directory.
     pub config_home: PathBuf,
+    /// The enabled plugins' `agents/` folders, after the user's own, each with whose plugin
+    /// it is.
+    pub plugins: Vec<(Scope, PathBuf)>,
 }
 
 impl SearchDirs {
     /// The directories of `project`, `home` and `config_home`.
     pub fn new(project: impl Into<PathBuf>, home: impl Into<PathBuf>, config_home: impl Into<PathBuf>) -> Self {
-        Self { project: project.into(), home: home.into(), config_home: config_home.into() }
+        Self { project: project.into(), home: home.into(), config_home: config_home.into(), plugins: Vec::new() }
     }
 
     /// The agents directories in precedence order: the project's `.toolbelt/agents`,
     /// `.claude/agents` and `.agents/agents`, then the user's `toolbelt/agents` in the
-    /// configuration directory and `~/.claude/agents`.
+    /// configuration directory and `~/.claude/agents`, then the plugins'.
     pub fn directories(&self) -> Vec<(Scope, PathBuf)> {
         vec![
             (Scope::Project, self.project.join(".toolbelt/agents")),
@@ -50,6 +53,9 @@ impl SearchDirs {
             (Scope::User, self.config_home.join("toolbelt/agents")),
             (Scope::User, self.home.join(".claude/agents")),
         ]
+        .into_iter()
+        .chain(self.plugins.iter().cloned())
+        .collect()
     }
 }
 

@@ -66,7 +66,7 @@ impl Assembly {
         services.insert(People(asker));
         services.insert(self.model_settings());
         services.insert(self.task_store()?);
-        let skills = skill_dirs(&self.loc);
+        let skills = skill_dirs(&self.loc, &self.loaded.plugins);
         services.insert(Prompts(Arc::new(SkillPrompts(skills.clone()))));
         services.insert(skills);
         services.insert(self.snippet_store());

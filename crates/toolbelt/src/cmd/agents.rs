@@ -27,7 +27,9 @@ struct Row<'a> {
 pub fn run(global: &Global, args: &AgentsArgs) -> anyhow::Result<ExitCode> {
     let ws = WorkDirs::from_flags(global)?;
     let project = toolbelt::assemble::project_root(&ws.cwd);
-    let dirs = toolbelt::assemble::agent_search_dirs(&Locations::discover(&ws.cwd, &project));
+    // The enabled plugins' come after the project's and the user's own.
+    let plugins = crate::cmd::Setup::load(global).map(|s| s.loaded.plugins.clone()).unwrap_or_default();
+    let dirs = toolbelt::assemble::agent_search_dirs(&Locations::discover(&ws.cwd, &project), &plugins);
     let catalog = discover(&dirs);
 
     // Names are checked against the built-in tools; an MCP tool (`mcp__server__tool`) cannot

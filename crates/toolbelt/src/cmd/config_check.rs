@@ -108,6 +108,7 @@ pub async fn run(setup: &Setup, json: bool, connect: bool) -> anyhow::Result<Exi
     messages.extend(unknown_tool_warnings(setup, &as_trusted.entries));
     messages.extend(unknown_filter_words(&as_trusted.entries));
     messages.extend(tool_definition_problems(&as_trusted.entries));
+    messages.extend(as_trusted.plugin_problems.iter().map(|p| Message::of(Severity::Error, p)));
     if connect {
         messages.extend(upstream_warnings(setup).await);
     }

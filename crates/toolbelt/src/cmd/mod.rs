@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod mcp_login;
 pub mod mcp_servers;
 pub mod permissions;
+pub mod plugin;
 pub mod sandbox;
 pub mod skills;
 pub mod tasks;

@@ -20,7 +20,9 @@ const SUMMARY_CHARS: usize = 100;
 pub fn run(global: &Global, args: &SkillsArgs) -> anyhow::Result<ExitCode> {
     let ws = WorkDirs::from_flags(global)?;
     let project = toolbelt::assemble::project_root(&ws.cwd);
-    let dirs = toolbelt::assemble::skill_dirs(&Locations::discover(&ws.cwd, &project));
+    // The enabled plugins' come after the project's and the user's own.
+    let plugins = crate::cmd::Setup::load(global).map(|s| s.loaded.plugins.clone()).unwrap_or_default();
+    let dirs = toolbelt::assemble::skill_dirs(&Locations::discover(&ws.cwd, &project), &plugins);
     let catalog = discover(&ws.cwd, &dirs);
     if args.json {
         let skills: Vec<Value> = catalog.skills.iter().map(|s| skill_json(s, None)).collect();

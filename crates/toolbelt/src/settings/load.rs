@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{
     Entry, Layer, Loaded, Locations, Origin, Problem, Settings, Trust, TrustStore, agent, claude, env, loosening,
-    model_access, remote, resolve, schema, store, toml_file, trust, web,
+    model_access, plugins, remote, resolve, schema, store, toml_file, trust, web,
 };
 use crate::settings::schema::Key;
 
@@ -92,6 +92,7 @@ fn load_as(
     if !wants_claude {
         keep_claude_restrictions(&mut loaded);
     }
+    plugins::load(&mut loaded, loc);
     // Every layer in precedence order; within a layer, file order (the sort is stable).
     loaded.entries.sort_by_key(|e| e.origin.layer);
     loaded.files_read.sort_by_key(|(layer, _)| *layer);
@@ -100,7 +101,11 @@ fn load_as(
     for entry in &loaded.entries {
         check_entry(entry, &mut problems);
     }
-    loaded.problems.extend(problems);
+    // A plugin's mistakes leave its part out; they never stop a call.
+    let (theirs, ours): (Vec<Problem>, Vec<Problem>) =
+        problems.into_iter().partition(|p| matches!(p.origin.layer, Layer::UserPlugin | Layer::ProjectPlugin));
+    loaded.plugin_problems.extend(theirs);
+    loaded.problems.extend(ours);
 
     // What a project sets that never applies, trusted or not, goes first: the trust digest
     // and review then cover only what would apply.
@@ -136,6 +141,7 @@ fn load_as(
         }
         Trust::Trusted { .. } | Trust::NotNeeded => loaded.notices.extend(review.iter().cloned()),
     }
+    plugins::keep_enabled(&mut loaded);
     loaded.review_notes = review;
     let problems = std::mem::take(&mut loaded.problems);
     loaded.problems = loaded.keep_fatal(problems);

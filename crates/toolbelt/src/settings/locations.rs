@@ -151,6 +151,16 @@ impl Locations {
         self.project.join(".toolbelt/config.local.toml")
     }
 
+    /// Where the user's plugins are: `plugins/` beside the user's settings file.
+    pub fn user_plugins(&self) -> PathBuf {
+        self.user_file.parent().map_or_else(|| self.home.join(".config/toolbelt"), Path::to_path_buf).join("plugins")
+    }
+
+    /// Where the project's plugins are: `.toolbelt/plugins/`.
+    pub fn project_plugins(&self) -> PathBuf {
+        self.project.join(".toolbelt/plugins")
+    }
+
     /// Where the rules a person allowed "always" in this project are kept: `grants.toml` in
     /// the project's state directory, the user's own (see `settings/store.rs` for why not in
     /// the project).
@@ -183,8 +193,13 @@ impl Locations {
     /// The directory a layer's `/path` anchors and relative directories are relative to.
     pub fn base_of(&self, layer: Layer) -> &Path {
         match layer {
-            Layer::ClaudeUser | Layer::User => &self.home,
-            Layer::ClaudeProject | Layer::Project | Layer::ClaudeLocal | Layer::Local | Layer::Grants => &self.project,
+            Layer::UserPlugin | Layer::ClaudeUser | Layer::User => &self.home,
+            Layer::ProjectPlugin
+            | Layer::ClaudeProject
+            | Layer::Project
+            | Layer::ClaudeLocal
+            | Layer::Local
+            | Layer::Grants => &self.project,
             Layer::Env | Layer::Flags => &self.cwd,
             Layer::Managed => Path::new("/"),
         }

@@ -35,7 +35,15 @@ use super::{Entry, Problem};
 use crate::settings::schema::Key;
 
 /// The language server settings the entries give; each bad server a problem at its place.
-pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>, home: &Path, compat_claude: bool) -> LspSettings {
+///
+/// `plugins` are the `.lsp.json` files of the enabled plugins: their servers join too.
+pub(super) fn resolve(
+    entries: &[Entry],
+    problems: &mut Vec<Problem>,
+    home: &Path,
+    compat_claude: bool,
+    plugins: &[PathBuf],
+) -> LspSettings {
     let defaults = LspSettings::default();
     let bool_of = |key: Key, default: bool| winner(entries, key).and_then(|e| e.value.as_bool()).unwrap_or(default);
     let uint = |key: Key| winner(entries, key).and_then(|e| e.value.as_u64());
@@ -62,8 +70,9 @@ pub(super) fn resolve(entries: &[Entry], problems: &mut Vec<Problem>, home: &Pat
             }),
         }
     }
-    if compat_claude {
-        for file in plugin_lsp_files(home) {
+    let claude_plugins = if compat_claude { plugin_lsp_files(home) } else { Vec::new() };
+    {
+        for file in claude_plugins.into_iter().chain(plugins.iter().cloned()) {
             let Some(value) = std::fs::read_to_string(&file).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok())
             else {
                 settings.problems.push(format!("{}: not readable JSON", file.display()));
@@ -117,10 +126,10 @@ mod tests {
             serde_json::json!({"version": 2, "plugins": {"gopls@market": [{"scope": "user", "installPath": plugin}]}});
         std::fs::write(home.path().join(".claude/plugins/installed_plugins.json"), list.to_string()).unwrap();
         let mut problems = Vec::new();
-        let settings = resolve(&[], &mut problems, home.path(), true);
+        let settings = resolve(&[], &mut problems, home.path(), true, &[]);
         assert_eq!(settings.servers.len(), 1);
         assert_eq!(settings.servers[0].command, "gopls");
         assert!(settings.servers[0].origin.contains(".lsp.json"));
-        assert!(resolve(&[], &mut problems, home.path(), false).servers.is_empty());
+        assert!(resolve(&[], &mut problems, home.path(), false, &[]).servers.is_empty());
     }
 }

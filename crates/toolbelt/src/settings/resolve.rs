@@ -215,7 +215,9 @@ impl Settings {
         web.channels = super::remote::channels(loaded.entries.as_slice(), &mut r.problems, &loc.home);
         web.triggers = super::remote::triggers(loaded.entries.as_slice(), &mut r.problems);
         let snippets = r.text(Key::SNIPPETS_SCOPE).as_deref().and_then(SnippetScope::parse).unwrap_or_default();
-        let lsp = super::lsp::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home, compat_claude);
+        let plugin_lsp: Vec<PathBuf> = loaded.plugins.iter().filter_map(super::plugins::Plugin::lsp_json).collect();
+        let lsp =
+            super::lsp::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home, compat_claude, &plugin_lsp);
         let lint = super::lint::resolve(loaded.entries.as_slice(), &mut r.problems);
         let cron = crate::jobs::JobSettings {
             max_age: match r.int(Key::CRON_MAX_AGE_DAYS) {

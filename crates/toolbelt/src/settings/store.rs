@@ -96,6 +96,12 @@ impl LocalRuleStore {
         Self { private: true, ..Self::new(file) }
     }
 
+    /// A store of the user's own settings file (`~/.config/toolbelt/config.toml`): made
+    /// owner-only when missing, never added to a `.gitignore`.
+    pub fn user_settings(file: impl Into<PathBuf>) -> Self {
+        Self { private: true, ..Self::new(file) }
+    }
+
     /// Runs `after` once rules were written (to keep the project's trust, which covers the file).
     pub fn after_write(mut self, after: impl Fn() + Send + Sync + 'static) -> Self {
         self.after_write = Some(Arc::new(after));

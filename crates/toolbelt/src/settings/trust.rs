@@ -185,7 +185,7 @@ fn key(project: &Path) -> String {
 
 /// Whether an entry comes from a project's own files.
 pub fn is_project_layer(layer: Layer) -> bool {
-    matches!(layer, Layer::Project | Layer::Local | Layer::ClaudeProject | Layer::ClaudeLocal)
+    matches!(layer, Layer::Project | Layer::ProjectPlugin | Layer::Local | Layer::ClaudeProject | Layer::ClaudeLocal)
 }
 
 /// Whether an entry can only make the policy stricter (so it applies without trust).
@@ -196,7 +196,8 @@ pub fn only_restricts(entry: &Entry) -> bool {
             | Key::PERMISSIONS_ASK
             | Key::SHELL_DENY_COMMANDS
             | Key::TOOLS_ENABLED
-            | Key::TOOLS_DISABLED,
+            | Key::TOOLS_DISABLED
+            | Key::PLUGINS_DISABLED,
         ) => true,
         Some(Key::PERMISSIONS_DISABLE_BYPASS) => entry.value.as_bool() == Some(true),
         _ => false,

@@ -4,7 +4,8 @@
 //! Where they are looked for, nearest first (the nearest wins a name clash): from the session's
 //! working directory up to the repository root, at each level `.toolbelt/skills/`,
 //! `.claude/skills/` and `.agents/skills/`; then the user's `~/.config/toolbelt/skills/`,
-//! `~/.claude/skills/` and `~/.agents/skills/`.
+//! `~/.claude/skills/` and `~/.agents/skills/`; then the enabled plugins' `skills/` folders,
+//! and their `commands/` (one `.md` file per skill).
 //!
 //! A repository is hostile until shown otherwise: a project's `SKILL.md` is opened beneath
 //! the repository root (a symlink leading out of it is refused at the open, never followed),
@@ -42,6 +43,18 @@ pub struct SkillDirs {
     pub home: PathBuf,
     /// The user's configuration directory (`~/.config`).
     pub config_home: PathBuf,
+    /// The enabled plugins' skills, after the user's own.
+    pub plugins: Vec<PluginSkills>,
+}
+
+/// The skills a plugin bundles: `skills/` holds skill folders, `commands/` one `.md` file per
+/// skill (Claude Code's commands, named after the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginSkills {
+    /// The plugin's folder (a project's plugin's files are opened beneath it).
+    pub root: PathBuf,
+    /// Whether it is the project's plugin or the user's.
+    pub scope: Scope,
 }
 
 impl SkillDirs {
@@ -50,7 +63,7 @@ impl SkillDirs {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = var("HOME").unwrap_or_default();
         let config_home = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
-        Self { home, config_home }
+        Self { home, config_home, plugins: Vec::new() }
     }
 }
 
@@ -149,7 +162,12 @@ fn directories(cwd: &Path, dirs: &SkillDirs) -> Vec<(Scope, PathBuf, Option<Path
 /// Finds the skills for a session working in `cwd`.
 pub fn discover(cwd: &Path, dirs: &SkillDirs) -> Catalog {
     let mut catalog = Catalog::default();
-    for (scope, base, beneath) in directories(cwd, dirs) {
+    let mut places = directories(cwd, dirs);
+    for plugin in &dirs.plugins {
+        let beneath = (plugin.scope == Scope::Project).then(|| plugin.root.clone());
+        places.push((plugin.scope, plugin.root.join("skills"), beneath));
+    }
+    for (scope, base, beneath) in places {
         let Ok(entries) = std::fs::read_dir(&base) else { continue };
         let mut folders: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
         folders.sort();
@@ -175,25 +193,56 @@ pub fn discover(cwd: &Path, dirs: &SkillDirs) -> Catalog {
                     continue;
                 }
             };
-            match parse::parse(&text, &folder) {
-                Ok(mut parsed) => {
-                    for message in std::mem::take(&mut parsed.warnings) {
-                        catalog.problems.push(Problem { path: path.clone(), message, fatal: false });
-                    }
-                    let skill = Skill { text: parsed, dir, path, scope };
-                    match catalog.skills.iter().find(|s| s.text.name == skill.text.name) {
-                        Some(nearer) => {
-                            let by = nearer.path.clone();
-                            catalog.shadowed.push((skill, by));
-                        }
-                        None => catalog.skills.push(skill),
-                    }
-                }
-                Err(message) => catalog.problems.push(Problem { path, message, fatal: true }),
-            }
+            add(&mut catalog, &text, &folder, dir, path, scope);
         }
     }
+    for plugin in &dirs.plugins {
+        let beneath = (plugin.scope == Scope::Project).then(|| plugin.root.clone());
+        commands(&mut catalog, &plugin.root.join("commands"), plugin.scope, beneath.as_deref());
+    }
     catalog
+}
+
+/// Adds the skill `text` (of `path`, in `dir`) names, `folder` standing in for a name it does
+/// not give; a name already in force shadows it.
+fn add(catalog: &mut Catalog, text: &str, folder: &str, dir: PathBuf, path: PathBuf, scope: Scope) {
+    match parse::parse(text, folder) {
+        Ok(mut parsed) => {
+            for message in std::mem::take(&mut parsed.warnings) {
+                catalog.problems.push(Problem { path: path.clone(), message, fatal: false });
+            }
+            let skill = Skill { text: parsed, dir, path, scope };
+            match catalog.skills.iter().find(|s| s.text.name == skill.text.name) {
+                Some(nearer) => {
+                    let by = nearer.path.clone();
+                    catalog.shadowed.push((skill, by));
+                }
+                None => catalog.skills.push(skill),
+            }
+        }
+        Err(message) => catalog.problems.push(Problem { path, message, fatal: true }),
+    }
+}
+
+/// A plugin's `commands/`: each `NAME.md` a skill named `NAME` (its frontmatter may name it
+/// otherwise), its folder the commands folder.
+fn commands(catalog: &mut Catalog, base: &Path, scope: Scope, beneath: Option<&Path>) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    let mut files: Vec<PathBuf> =
+        entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "md")).collect();
+    files.sort();
+    files.truncate(MAX_SKILLS_PER_DIR);
+    for path in files {
+        let name = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.starts_with('.') {
+            continue;
+        }
+        match read(&path, beneath) {
+            Ok(Some(text)) => add(catalog, &text, &name, base.to_path_buf(), path, scope),
+            Ok(None) => {}
+            Err(message) => catalog.problems.push(Problem { path, message, fatal: true }),
+        }
+    }
 }
 
 /// The text of the `SKILL.md` at `path`: `None` when there is none (a folder that is not a

@@ -349,6 +349,16 @@ keys! {
             "{}",
             "an HTTP tool: description, url (scheme and host written out; {field} from the input after them), method, headers (${VAR} from the environment), body, input_schema, timeout (seconds), output (text, json), output_schema, category, tags",
         ),
+        PLUGINS_ENABLED = "plugins.enabled" => key(
+            Kind::List,
+            "[]",
+            "the plugins that apply, by name (every layer's add up; `toolbelt plugin enable` writes your own)",
+        ),
+        PLUGINS_DISABLED = "plugins.disabled" => key(
+            Kind::List,
+            "[]",
+            "plugins that never apply, whoever enables them (every layer's add up)",
+        ),
         CRON_MAX_AGE_DAYS = "cron.max_age_days" => key(
             Kind::Int { min: 0, max: 3650 },
             "7",

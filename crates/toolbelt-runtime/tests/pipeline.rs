@@ -501,3 +501,20 @@ async fn every_call_is_audited_with_secrets_redacted() {
     assert!(lines[1]["reason"].as_str().unwrap().starts_with("unknown tool `Prbe`"), "{}", lines[1]);
     assert_eq!(toolbelt_runtime::audit::verify(&path).unwrap().records, 2);
 }
+
+#[tokio::test]
+async fn a_tool_removed_while_its_call_runs_finishes_that_call_and_no_new_one() {
+    let h = harness();
+    let registry = Arc::clone(h.runtime.registry());
+    let changes = registry.subscribe();
+    let running = run(&h, "Probe", json!({"sleep_ms": 300}));
+    let remove = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(registry.unregister("Probe"));
+    };
+    let (r, ()) = tokio::join!(running, remove);
+    assert!(!r.is_error, "the running call kept its tool: {}", r.text());
+    assert!(changes.has_changed().unwrap(), "a registry change is announced");
+    let r = run(&h, "Probe", json!({})).await;
+    assert!(r.is_error && r.text().contains("Probe"), "{}", r.text());
+}

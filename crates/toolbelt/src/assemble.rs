@@ -191,6 +191,22 @@ impl Assembly {
         Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, task_list, reread }
     }
 
+    /// The settings read again from the same places and inputs (a file changed): what
+    /// `live` applies to a running server.
+    pub fn reload(&self) -> Assembly {
+        let r = &self.reread;
+        let env = r.env.clone();
+        let mut next =
+            Assembly::load(self.cwd.clone(), self.roots.clone(), r.flags.clone(), env, r.claude, r.home.as_deref());
+        next.task_list.clone_from(&self.task_list);
+        for var in &self.secret_vars {
+            if !next.secret_vars.contains(var) {
+                next.secret_vars.push(var.clone());
+            }
+        }
+        next
+    }
+
     /// The project root.
     pub fn project(&self) -> &Path {
         &self.loc.project

@@ -44,6 +44,7 @@ pub mod agents;
 pub mod assemble;
 mod embed;
 pub mod jobs;
+pub mod live;
 pub mod project_sandbox;
 pub mod sessions;
 pub mod settings;

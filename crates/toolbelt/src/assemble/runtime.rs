@@ -17,6 +17,7 @@ use toolbelt_tools::shell::BashConfig;
 use toolbelt_tools::web::Web;
 
 use super::{AssembleError, Assembly, skill_dirs};
+use crate::live::LiveHooks;
 
 impl Assembly {
     /// The runtime: the tools behind the permission engine, the hooks and the audit log of
@@ -83,17 +84,15 @@ impl Assembly {
         if let Some(host) = &host {
             services.insert(host.handle());
         }
-        let hooks = HookSet::from_json(&self.settings.hooks)
-            .and_then(|hooks| hooks.with_confined_json(&self.settings.project_hooks, self.project_sandbox(&engine)))
-            .map_err(|e| AssembleError::Hooks(e.to_string()))?
-            .with_permission_mode(engine.mode().as_str())
-            .with_project_dir(&self.loc.project);
+        // Replaceable while serving: a settings file that changes swaps them (`live`).
+        let hooks = Arc::new(LiveHooks::new(self.hook_set(&engine)?));
+        services.insert_arc(Arc::clone(&hooks));
         let mut builder = Runtime::builder(Arc::new(registry))
             .config(config)
             .services(services)
             .authorizer(Arc::new(engine))
             .approver(approver)
-            .hooks(Arc::new(hooks));
+            .hooks(hooks);
         if self.settings.audit_enabled {
             builder = builder.audit(AuditLog::new(self.settings.audit.clone()));
         }
@@ -103,5 +102,14 @@ impl Assembly {
             host.attach(&runtime);
         }
         Ok(runtime)
+    }
+
+    /// The hooks of these settings, the project's confined as `engine` says.
+    pub fn hook_set(&self, engine: &toolbelt_policy::PermissionEngine) -> Result<HookSet, AssembleError> {
+        Ok(HookSet::from_json(&self.settings.hooks)
+            .and_then(|hooks| hooks.with_confined_json(&self.settings.project_hooks, self.project_sandbox(engine)))
+            .map_err(|e| AssembleError::Hooks(e.to_string()))?
+            .with_permission_mode(engine.mode().as_str())
+            .with_project_dir(&self.loc.project))
     }
 }

@@ -40,6 +40,11 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
             notices.push(found.problem.to_string());
         }
     }
+    // The settings files are watched: a changed tool, plugin, hook or MCP server section
+    // applies without a restart.
+    let live = toolbelt::live::Live::new(setup.asm.reload(), Arc::clone(&runtime), gateway);
+    let stop_watching = tokio_util::sync::CancellationToken::new();
+    let watching = live.watch(stop_watching.clone());
     let roots = if args.root.is_empty() { setup.ws.roots.clone() } else { canonical_dirs(&args.root)? };
     let cwd = roots.first().cloned().unwrap_or_else(|| setup.ws.cwd.clone());
     let options = Arc::new(ServerOptions {
@@ -82,9 +87,9 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     if let Some(servers) = servers {
         servers.shutdown_all().await;
     }
-    if let Some(gateway) = gateway {
-        gateway.shutdown().await;
-    }
+    stop_watching.cancel();
+    let _ = watching.await;
+    live.shutdown().await;
     served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -191,20 +191,23 @@ impl Assembly {
         Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, task_list, reread }
     }
 
-    /// The settings read again from the same places and inputs (a file changed): what
-    /// `live` applies to a running server.
-    pub fn reload(&self) -> Assembly {
-        let r = &self.reread;
-        let env = r.env.clone();
-        let mut next =
-            Assembly::load(self.cwd.clone(), self.roots.clone(), r.flags.clone(), env, r.claude, r.home.as_deref());
-        next.task_list.clone_from(&self.task_list);
-        for var in &self.secret_vars {
-            if !next.secret_vars.contains(var) {
-                next.secret_vars.push(var.clone());
+    /// What reads these settings again from the same places and inputs (a file changed):
+    /// what `live` applies to a running server. Reads nothing until called.
+    pub fn reloader(&self) -> impl Fn() -> Assembly + Send + Sync + 'static {
+        let (cwd, roots, r) = (self.cwd.clone(), self.roots.clone(), self.reread.clone());
+        let (task_list, secret_vars) = (self.task_list.clone(), self.secret_vars.clone());
+        move || {
+            let env = r.env.clone();
+            let mut next =
+                Assembly::load(cwd.clone(), roots.clone(), r.flags.clone(), env, r.claude, r.home.as_deref());
+            next.task_list.clone_from(&task_list);
+            for var in &secret_vars {
+                if !next.secret_vars.contains(var) {
+                    next.secret_vars.push(var.clone());
+                }
             }
+            next
         }
-        next
     }
 
     /// The project root.

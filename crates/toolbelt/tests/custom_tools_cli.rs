@@ -93,6 +93,13 @@ fn a_command_tool_gets_each_value_as_one_argument_and_its_input_on_stdin() {
     for name in ["args", "echo_json", "mk", "fail", "slow"] {
         assert!(out.lines().any(|l| l == name), "{name}: {out}");
     }
+    // Every export has them, with their own schema.
+    for format in ["openai", "anthropic", "mcp", "json"] {
+        let (out, _, _) = run(&root, &["tools", "--format", format]);
+        let tools: Value = serde_json::from_str(&out).unwrap();
+        let text = tools.to_string();
+        assert!(text.contains("Prints each argument in brackets") && text.contains(r#""list""#), "{format}");
+    }
     // A value with spaces, quotes and a command substitution stays one argument, as written;
     // an absent optional value drops its whole argument; a list gives one argument per item.
     let evil = "a b'; touch pwned; $(touch pwned2)";

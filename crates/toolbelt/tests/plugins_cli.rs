@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use toolbelt_agent::testing::{ScriptedServer, Turn};
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
@@ -82,6 +83,22 @@ fn a_claude_code_plugin_s_skill_command_agent_hook_and_server_all_work() {
     assert!(out.contains("Say hello to Ada."), "{out}");
     let (out, _, _) = run(&root, &["agents"]);
     assert!(out.contains("reviewer") && out.contains("reviewkit"), "{out}");
+    // The agent definition runs: its prompt and its tools, on a loopback model.
+    let model = ScriptedServer::openai([Turn::text("Looks fine.")]).unwrap();
+    let out = hermetic::toolbelt(&root)
+        .envs(model.env())
+        .args(["call", "--json", "Agent", r#"{"prompt": "Review a.txt", "subagent_type": "reviewer"}"#])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["structured"]["agent_type"], "reviewer", "{result}");
+    let first = &model.requests()[0].body;
+    assert!(first.to_string().contains("You review code."), "{first}");
+    let mut tools: Vec<&str> =
+        first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    tools.sort_unstable();
+    assert_eq!(tools, ["Grep", "Read"], "{first}");
 
     // The hook runs, with the plugin's folder for ${CLAUDE_PLUGIN_ROOT}.
     let (out, err, code) =

@@ -42,7 +42,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     }
     // The settings files are watched: a changed tool, plugin, hook or MCP server section
     // applies without a restart.
-    let live = toolbelt::live::Live::new(setup.asm.reload(), Arc::clone(&runtime), gateway);
+    let live = toolbelt::live::Live::new(&setup.asm, Arc::clone(&runtime), gateway);
     let stop_watching = tokio_util::sync::CancellationToken::new();
     let watching = live.watch(stop_watching.clone());
     let roots = if args.root.is_empty() { setup.ws.roots.clone() } else { canonical_dirs(&args.root)? };

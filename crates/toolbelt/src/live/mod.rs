@@ -33,7 +33,7 @@ use toolbelt_runtime::Runtime;
 pub use hooks::LiveHooks;
 
 use crate::assemble::Assembly;
-use crate::settings::{ToolFilter, custom_tools};
+use crate::settings::{Locations, Settings, ToolFilter, custom_tools};
 
 /// How often the files are looked at.
 pub const EVERY: Duration = Duration::from_secs(1);
@@ -46,10 +46,13 @@ pub struct Live {
     /// rule names, new ones included.
     engine: PermissionEngine,
     gateway: tokio::sync::Mutex<Option<Gateway>>,
+    reload: Box<dyn Fn() -> Assembly + Send + Sync>,
 }
 
+/// The settings in force and the files as they were when read.
 struct State {
-    applied: Assembly,
+    applied: Settings,
+    loc: Locations,
     seen: watch::Fingerprint,
 }
 
@@ -66,14 +69,14 @@ pub enum Change {
 
 impl Live {
     /// Keeps `runtime` (built from `applied`) and `gateway` in step with the settings files.
-    pub fn new(applied: Assembly, runtime: Arc<Runtime>, gateway: Option<Gateway>) -> Arc<Self> {
-        let engine = applied.engine();
-        let seen = watch::Fingerprint::of(&applied);
+    pub fn new(applied: &Assembly, runtime: Arc<Runtime>, gateway: Option<Gateway>) -> Arc<Self> {
+        let seen = watch::Fingerprint::of(&applied.loc);
         Arc::new(Self {
-            state: Mutex::new(State { applied, seen }),
+            state: Mutex::new(State { applied: applied.settings.clone(), loc: applied.loc.clone(), seen }),
             runtime,
-            engine,
+            engine: applied.engine(),
             gateway: tokio::sync::Mutex::new(gateway),
+            reload: Box::new(applied.reloader()),
         })
     }
 
@@ -102,22 +105,23 @@ impl Live {
 
     /// Looks at the files once; applies the settings when they changed and are valid.
     pub async fn check(&self) -> Change {
-        let next = {
+        {
             let Ok(mut state) = self.state.lock() else { return Change::None };
-            let now = watch::Fingerprint::of(&state.applied);
+            let now = watch::Fingerprint::of(&state.loc);
             if now == state.seen {
                 return Change::None;
             }
             state.seen = now;
-            state.applied.reload()
-        };
+        }
+        let next = (self.reload)();
         if !next.problems.is_empty() {
             return Change::Refused(next.problems.iter().map(ToString::to_string).collect());
         }
         let what = self.apply(&next).await;
         if let Ok(mut state) = self.state.lock() {
-            state.seen = watch::Fingerprint::of(&next);
-            state.applied = next;
+            state.seen = watch::Fingerprint::of(&next.loc);
+            state.applied = next.settings.clone();
+            state.loc = next.loc.clone();
         }
         Change::Applied(what)
     }
@@ -127,7 +131,7 @@ impl Live {
         let registry = self.runtime.registry();
         let (old_tools, old_filter, old_hooks, old_servers) = {
             let Ok(state) = self.state.lock() else { return Vec::new() };
-            let s = &state.applied.settings;
+            let s = &state.applied;
             (
                 s.custom_tools.clone(),
                 s.tool_filter.clone(),

@@ -5,17 +5,16 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use crate::assemble::Assembly;
-use crate::settings::plugins;
+use crate::settings::{Locations, plugins};
 
 /// The state of the watched files at one moment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Fingerprint(Vec<(PathBuf, Option<(u64, SystemTime)>)>);
 
 impl Fingerprint {
-    /// The files `asm` was read from, and those that could add to it, as they are now.
-    pub fn of(asm: &Assembly) -> Self {
-        let loc = &asm.loc;
+    /// The settings files of `loc`, and the plugin files that could add to them, as they
+    /// are now.
+    pub fn of(loc: &Locations) -> Self {
         let mut paths: Vec<PathBuf> = loc.files(true).into_iter().map(|(_, file)| file).collect();
         let (found, _) = plugins::discover(loc);
         paths.push(loc.user_plugins());

@@ -434,12 +434,17 @@ fn config_home(loc: &Locations) -> PathBuf {
 pub fn skill_dirs(loc: &Locations, plugins: &[Plugin]) -> SkillDirs {
     let plugins = plugins
         .iter()
-        .map(|p| PluginSkills {
-            root: p.root.clone(),
-            scope: match p.scope {
-                PluginScope::User => SkillScope::User,
-                PluginScope::Project => SkillScope::Project,
-            },
+        .map(|p| {
+            let (skills, commands) = p.skill_dirs();
+            PluginSkills {
+                root: p.root.clone(),
+                scope: match p.scope {
+                    PluginScope::User => SkillScope::User,
+                    PluginScope::Project => SkillScope::Project,
+                },
+                skills,
+                commands,
+            }
         })
         .collect();
     SkillDirs { home: loc.home.clone(), config_home: config_home(loc), plugins }
@@ -451,12 +456,12 @@ pub fn agent_search_dirs(loc: &Locations, plugins: &[Plugin]) -> SearchDirs {
     let mut dirs = SearchDirs::new(&loc.project, &loc.home, config_home(loc));
     dirs.plugins = plugins
         .iter()
-        .map(|p| {
+        .flat_map(|p| {
             let scope = match p.scope {
                 PluginScope::User => toolbelt_agent::definitions::Scope::User,
                 PluginScope::Project => toolbelt_agent::definitions::Scope::Project,
             };
-            (scope, p.agents_dir())
+            p.agent_dirs().into_iter().map(move |dir| (scope, dir))
         })
         .collect();
     dirs

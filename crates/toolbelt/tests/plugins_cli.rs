@@ -220,3 +220,40 @@ fn a_project_s_plugin_waits_for_trust() {
     let (names, _, _) = run(&root, &["tools", "--format", "names"]);
     assert!(!names.contains("mcp__mini__ping"), "a changed plugin kept the old trust: {names}");
 }
+
+#[test]
+fn a_claude_code_manifest_s_own_component_paths_are_read_and_kept_inside_the_plugin() {
+    let (_dir, root) = project();
+    let plugin = root.join(".test-home/.config/toolbelt/plugins/custom");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mini_server.py");
+    let config = json!({"name": "inline", "tools": [{"name": "pong"}]});
+    let manifest = json!({
+        "name": "custom",
+        "commands": ["./extra/deploy.md"],
+        "agents": "./team/",
+        "hooks": "./config/hooks.json",
+        "mcpServers": {"inline": {"command": "python3", "args": [script, config.to_string()]}},
+    });
+    write(&plugin.join(".claude-plugin/plugin.json"), &manifest.to_string());
+    write(&plugin.join("extra/deploy.md"), "---\ndescription: Deploy it\n---\nDeploy $ARGUMENTS.\n");
+    write(&plugin.join("team/auditor.md"), "---\nname: auditor\ndescription: Audits\n---\nYou audit.\n");
+    write(
+        &plugin.join("config/hooks.json"),
+        &json!({"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "cat >> \"$HOME/custom-hook.log\""}]}]}}).to_string(),
+    );
+    write(&root.join(".test-home/.config/toolbelt/config.toml"), "[plugins]\nenabled = [\"custom\"]\n");
+    let (out, _, _) = run(&root, &["skills"]);
+    assert!(out.contains("deploy "), "{out}");
+    let (out, _, _) = run(&root, &["agents"]);
+    assert!(out.contains("auditor"), "{out}");
+    let (names, _, _) = run(&root, &["tools", "--format", "names"]);
+    assert!(names.contains("mcp__inline__pong"), "{names}");
+    run(&root, &["--allow", "Write", "call", "Write", r#"{"file_path": "c.txt", "content": "x"}"#]);
+    assert!(root.join(".test-home/custom-hook.log").exists(), "the manifest's hooks file did not run");
+
+    // A path leading out of the plugin's folder is refused, and said to be.
+    let climbing = json!({"name": "custom", "agents": "../../../../elsewhere/"});
+    write(&plugin.join(".claude-plugin/plugin.json"), &climbing.to_string());
+    let (out, _, _) = run(&root, &["plugin", "list"]);
+    assert!(out.contains("outside the plugin's folder"), "{out}");
+}

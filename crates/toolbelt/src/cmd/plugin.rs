@@ -161,6 +161,7 @@ fn add(setup: &Setup, path: &Path, project: bool) -> anyhow::Result<ExitCode> {
         root: target.clone(),
         manifest: target.clone(),
         scope,
+        paths: plugins::Paths::default(),
     };
     line(&format!(
         "Added `{name}` to {} ({copied} file(s)) and enabled it in {}.{}",

@@ -79,22 +79,52 @@ pub struct Plugin {
     pub manifest: PathBuf,
     /// Whose it is.
     pub scope: Scope,
+    /// The places its manifest names besides the usual folders (Claude Code's `skills`,
+    /// `commands`, `agents`, `hooks`, `mcpServers`, `lspServers` keys), inside its folder.
+    pub paths: Paths,
+}
+
+/// The component paths a Claude Code manifest adds to the usual folders.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Paths {
+    /// More skill folders' parents.
+    pub skills: Vec<PathBuf>,
+    /// More command files or folders of them.
+    pub commands: Vec<PathBuf>,
+    /// More agent definition folders.
+    pub agents: Vec<PathBuf>,
+    /// More hook files.
+    pub hooks: Vec<PathBuf>,
+    /// Hooks written in the manifest itself.
+    pub inline_hooks: Option<Value>,
+    /// More MCP server files.
+    pub mcp_servers: Vec<PathBuf>,
+    /// MCP servers written in the manifest itself.
+    pub inline_mcp_servers: Option<Value>,
+    /// More language server files.
+    pub lsp_servers: Vec<PathBuf>,
 }
 
 impl Plugin {
-    /// Its skills folders: `skills/` (skill folders) and `commands/` (one file each).
-    pub fn skill_dirs(&self) -> (PathBuf, PathBuf) {
-        (self.root.join("skills"), self.root.join("commands"))
+    /// Its skills folders (each holding skill folders) and its commands (files, or folders
+    /// of them): `skills/` and `commands/`, then what its manifest adds.
+    pub fn skill_dirs(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let skills = std::iter::once(self.root.join("skills")).chain(self.paths.skills.iter().cloned()).collect();
+        let commands = std::iter::once(self.root.join("commands")).chain(self.paths.commands.iter().cloned()).collect();
+        (skills, commands)
     }
 
-    /// Its agent definitions folder.
-    pub fn agents_dir(&self) -> PathBuf {
-        self.root.join("agents")
+    /// Its agent definition folders: `agents/`, then what its manifest adds.
+    pub fn agent_dirs(&self) -> Vec<PathBuf> {
+        std::iter::once(self.root.join("agents")).chain(self.paths.agents.iter().cloned()).collect()
     }
 
-    /// Its `.lsp.json`, when it has one.
-    pub fn lsp_json(&self) -> Option<PathBuf> {
-        Some(self.root.join(".lsp.json")).filter(|p| p.is_file())
+    /// Its language server files that exist: `.lsp.json`, then what its manifest adds.
+    pub fn lsp_json(&self) -> Vec<PathBuf> {
+        std::iter::once(self.root.join(".lsp.json"))
+            .chain(self.paths.lsp_servers.iter().cloned())
+            .filter(|p| p.is_file())
+            .collect()
     }
 
     /// What it bundles, in words (`2 tool(s), hooks, skills`), read from its files.
@@ -114,12 +144,12 @@ impl Plugin {
         if servers > 0 {
             out.push(format!("{servers} MCP server(s)"));
         }
-        if count(&|k| Key::LSP_SERVERS.name_in(k).is_some()) > 0 || self.lsp_json().is_some() {
+        if count(&|k| Key::LSP_SERVERS.name_in(k).is_some()) > 0 || !self.lsp_json().is_empty() {
             out.push("language servers".to_string());
         }
         let (skills, commands) = self.skill_dirs();
-        for (dir, what) in [(skills, "skills"), (commands, "commands"), (self.agents_dir(), "agents")] {
-            if dir.is_dir() {
+        for (places, what) in [(skills, "skills"), (commands, "commands"), (self.agent_dirs(), "agents")] {
+            if places.iter().any(|p| p.exists()) {
                 out.push(what.to_string());
             }
         }
@@ -157,6 +187,7 @@ pub fn discover(loc: &Locations) -> (Vec<Plugin>, Vec<Problem>) {
 /// The plugin in `dir`: `None` when it has no manifest.
 fn read_manifest(dir: &Path, scope: Scope) -> Result<Option<Plugin>, (PathBuf, String)> {
     let folder = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut paths = Paths::default();
     let (manifest, header) = if dir.join(MANIFEST).is_file() {
         let file = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&file).map_err(|e| (file.clone(), format!("cannot be read: {e}")))?;
@@ -170,6 +201,7 @@ fn read_manifest(dir: &Path, scope: Scope) -> Result<Option<Plugin>, (PathBuf, S
         let text = std::fs::read_to_string(&file).map_err(|e| (file.clone(), format!("cannot be read: {e}")))?;
         let json: Value = serde_json::from_str(&text).map_err(|e| (file.clone(), format!("not valid JSON: {e}")))?;
         let field = |name: &str| json.get(name).and_then(Value::as_str).map(str::to_string);
+        paths = component_paths(dir, &json).map_err(|e| (file.clone(), e))?;
         (file, [field("name"), field("version"), field("description")])
     } else {
         return Ok(None);
@@ -179,7 +211,44 @@ fn read_manifest(dir: &Path, scope: Scope) -> Result<Option<Plugin>, (PathBuf, S
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c)) {
         return Err((manifest, format!("`{name}` is not a plugin name: use letters, digits, `_` or `-`")));
     }
-    Ok(Some(Plugin { name, version, description, root: dir.to_path_buf(), manifest, scope }))
+    Ok(Some(Plugin { name, version, description, root: dir.to_path_buf(), manifest, scope, paths }))
+}
+
+/// The component paths of a Claude Code manifest: each key a path or a list of them
+/// (`./custom/agents/`), relative to the plugin's folder and inside it; `hooks` and
+/// `mcpServers` may also be written inline.
+fn component_paths(dir: &Path, json: &Value) -> Result<Paths, String> {
+    let list = |key: &str| -> Result<Vec<PathBuf>, String> {
+        let items: Vec<&str> = match json.get(key) {
+            None | Some(Value::Object(_)) => Vec::new(),
+            Some(Value::String(p)) => vec![p.as_str()],
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+            Some(other) => return Err(format!("`{key}` must be a path or a list of paths, not {other}")),
+        };
+        items.into_iter().map(|p| inside(dir, key, p)).collect()
+    };
+    let inline = |key: &str| json.get(key).filter(|v| v.is_object()).cloned();
+    Ok(Paths {
+        skills: list("skills")?,
+        commands: list("commands")?,
+        agents: list("agents")?,
+        hooks: list("hooks")?,
+        inline_hooks: inline("hooks"),
+        mcp_servers: list("mcpServers")?,
+        inline_mcp_servers: inline("mcpServers"),
+        lsp_servers: list("lspServers")?,
+    })
+}
+
+/// `path` (as a manifest writes it) inside the plugin's folder `dir`, or why not: a plugin
+/// names its own files, never others (a project's plugin could otherwise point anywhere).
+fn inside(dir: &Path, key: &str, path: &str) -> Result<PathBuf, String> {
+    let relative = Path::new(path);
+    let climbs = relative.components().any(|c| matches!(c, std::path::Component::ParentDir));
+    if relative.is_absolute() || climbs {
+        return Err(format!("`{key}`: `{path}` is outside the plugin's folder; name its own files (`./…`)"));
+    }
+    Ok(dir.join(relative))
 }
 
 /// The plugins the entries enable: every layer's `plugins.enabled`, less every layer's
@@ -263,13 +332,25 @@ fn read_bundle(plugin: &Plugin, out: &mut Vec<Entry>, problems: &mut Vec<Problem
     {
         toml_file::entries(layer, &plugin.manifest, &text, out, problems);
     }
-    let hooks = plugin.root.join("hooks/hooks.json");
-    if let Some(text) = read(&hooks) {
-        claude::entries(layer, &hooks, &text, out, problems);
+    let extra = &plugin.paths;
+    for hooks in std::iter::once(plugin.root.join("hooks/hooks.json")).chain(extra.hooks.iter().cloned()) {
+        if let Some(text) = read(&hooks) {
+            claude::entries(layer, &hooks, &text, out, problems);
+        }
     }
-    let servers = plugin.root.join(".mcp.json");
-    if let Some(text) = read(&servers) {
-        claude::mcp_json_entries(layer, &servers, &text, out, problems);
+    for servers in std::iter::once(plugin.root.join(".mcp.json")).chain(extra.mcp_servers.iter().cloned()) {
+        if let Some(text) = read(&servers) {
+            claude::mcp_json_entries(layer, &servers, &text, out, problems);
+        }
+    }
+    // Written in the manifest itself: read as if they were files of their own.
+    if let Some(hooks) = &extra.inline_hooks {
+        let text = serde_json::json!({ "hooks": hooks }).to_string();
+        claude::entries(layer, &plugin.manifest, &text, out, problems);
+    }
+    if let Some(servers) = &extra.inline_mcp_servers {
+        let text = serde_json::json!({ "mcpServers": servers }).to_string();
+        claude::mcp_json_entries(layer, &plugin.manifest, &text, out, problems);
     }
 }
 

@@ -215,7 +215,7 @@ impl Settings {
         web.channels = super::remote::channels(loaded.entries.as_slice(), &mut r.problems, &loc.home);
         web.triggers = super::remote::triggers(loaded.entries.as_slice(), &mut r.problems);
         let snippets = r.text(Key::SNIPPETS_SCOPE).as_deref().and_then(SnippetScope::parse).unwrap_or_default();
-        let plugin_lsp: Vec<PathBuf> = loaded.plugins.iter().filter_map(super::plugins::Plugin::lsp_json).collect();
+        let plugin_lsp: Vec<PathBuf> = loaded.plugins.iter().flat_map(super::plugins::Plugin::lsp_json).collect();
         let lsp =
             super::lsp::resolve(loaded.entries.as_slice(), &mut r.problems, &loc.home, compat_claude, &plugin_lsp);
         let lint = super::lint::resolve(loaded.entries.as_slice(), &mut r.problems);

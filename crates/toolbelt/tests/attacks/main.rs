@@ -51,6 +51,9 @@
 //! * `request_state.rs` — a 2026-07-28 client's `requestState`, which carries a person's
 //!   answers between rounds: forged, altered, moved to other arguments or another server
 //!   process, replayed, or skipped by sending answers alone;
+//! * `extensions.rs` — a repository's plugin (hooks, a server) enabled by the repository or by
+//!   a name the user enabled, a plugin setting permissions or the sandbox, and a defined
+//!   tool's values read as shell code or as a path climb in its URL;
 //! * `web.rs` — a fetch sent into the machine's own services or its network (a name that
 //!   resolves to loopback, IP literals in every spelling, a redirect), and a repository's
 //!   settings that open the private network or send the user's search key to its server.
@@ -68,6 +71,7 @@ mod audit;
 mod audit_mcp;
 mod deny_rules;
 mod endpoints;
+mod extensions;
 mod git;
 mod grants;
 mod judged;

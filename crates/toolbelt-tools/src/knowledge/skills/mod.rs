@@ -47,14 +47,19 @@ pub struct SkillDirs {
     pub plugins: Vec<PluginSkills>,
 }
 
-/// The skills a plugin bundles: `skills/` holds skill folders, `commands/` one `.md` file per
-/// skill (Claude Code's commands, named after the file).
+/// The skills a plugin bundles: folders holding skill folders (`skills/`), and commands
+/// (Claude Code's: one `.md` file per skill, named after the file), each a file or a folder of
+/// them (`commands/`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginSkills {
     /// The plugin's folder (a project's plugin's files are opened beneath it).
     pub root: PathBuf,
     /// Whether it is the project's plugin or the user's.
     pub scope: Scope,
+    /// Its folders of skill folders.
+    pub skills: Vec<PathBuf>,
+    /// Its command files and folders of them.
+    pub commands: Vec<PathBuf>,
 }
 
 impl SkillDirs {
@@ -165,7 +170,7 @@ pub fn discover(cwd: &Path, dirs: &SkillDirs) -> Catalog {
     let mut places = directories(cwd, dirs);
     for plugin in &dirs.plugins {
         let beneath = (plugin.scope == Scope::Project).then(|| plugin.root.clone());
-        places.push((plugin.scope, plugin.root.join("skills"), beneath));
+        places.extend(plugin.skills.iter().map(|dir| (plugin.scope, dir.clone(), beneath.clone())));
     }
     for (scope, base, beneath) in places {
         let Ok(entries) = std::fs::read_dir(&base) else { continue };
@@ -198,7 +203,9 @@ pub fn discover(cwd: &Path, dirs: &SkillDirs) -> Catalog {
     }
     for plugin in &dirs.plugins {
         let beneath = (plugin.scope == Scope::Project).then(|| plugin.root.clone());
-        commands(&mut catalog, &plugin.root.join("commands"), plugin.scope, beneath.as_deref());
+        for place in &plugin.commands {
+            commands(&mut catalog, place, plugin.scope, beneath.as_deref());
+        }
     }
     catalog
 }
@@ -226,10 +233,14 @@ fn add(catalog: &mut Catalog, text: &str, folder: &str, dir: PathBuf, path: Path
 
 /// A plugin's `commands/`: each `NAME.md` a skill named `NAME` (its frontmatter may name it
 /// otherwise), its folder the commands folder.
-fn commands(catalog: &mut Catalog, base: &Path, scope: Scope, beneath: Option<&Path>) {
-    let Ok(entries) = std::fs::read_dir(base) else { return };
-    let mut files: Vec<PathBuf> =
-        entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "md")).collect();
+fn commands(catalog: &mut Catalog, place: &Path, scope: Scope, beneath: Option<&Path>) {
+    let (base, mut files): (&Path, Vec<PathBuf>) = match std::fs::read_dir(place) {
+        Ok(entries) => (place, entries.flatten().map(|e| e.path()).collect()),
+        // A command file named on its own.
+        Err(_) if place.is_file() => (place.parent().unwrap_or(place), vec![place.to_path_buf()]),
+        Err(_) => return,
+    };
+    files.retain(|p| p.extension().is_some_and(|e| e == "md"));
     files.sort();
     files.truncate(MAX_SKILLS_PER_DIR);
     for path in files {

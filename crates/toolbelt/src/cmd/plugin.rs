@@ -233,7 +233,6 @@ fn copy_tree(from: &Path, to: &Path, copied: &mut usize, skipped: &mut Vec<PathB
 /// `list`.
 fn list(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
     let (found, problems) = plugins::discover(&setup.loc);
-    let enabled = plugins::enabled_names(&setup.loaded.entries);
     let (_, disabled) = user_lists(setup);
     let applying = |p: &Plugin| setup.loaded.plugins.iter().any(|a| a.root == p.root);
     let status = |p: &Plugin| -> String {
@@ -243,8 +242,6 @@ fn list(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
             "disabled (plugins.disabled)".into()
         } else if p.scope == Scope::Project && matches!(setup.loaded.trust, Trust::Untrusted { .. }) {
             "waits for the project's trust (`toolbelt trust`)".into()
-        } else if enabled.contains(&p.name) {
-            "shadowed by the project's plugin of the same name".into()
         } else {
             format!("not enabled (`toolbelt plugin enable {}`)", p.name)
         }

@@ -271,8 +271,10 @@ fn bundles(key: &str) -> bool {
 }
 
 /// Reads what every plugin an entry enables bundles into `loaded` (before the trust decision,
-/// so a project's plugin waits for it as the project's settings do); the project's plugin
-/// wins a name both have. Its problems are its own: said, never stopping a call.
+/// so a project's plugin waits for it as the project's settings do). A user's plugin and a
+/// project's of the same name both apply, as two settings files would: a repository cannot
+/// take away a user's plugin (its hooks may be what guards the user) by naming one its own.
+/// A plugin's problems are its own: said, never stopping a call.
 pub(super) fn load(loaded: &mut Loaded, loc: &Locations) {
     let wanted = enabled_names(&loaded.entries);
     if wanted.is_empty() {
@@ -280,12 +282,7 @@ pub(super) fn load(loaded: &mut Loaded, loc: &Locations) {
     }
     let (found, problems) = discover(loc);
     loaded.plugin_problems.extend(problems);
-    let mut chosen: Vec<Plugin> = Vec::new();
-    for plugin in found.into_iter().rev().filter(|p| wanted.contains(&p.name)) {
-        if !chosen.iter().any(|p| p.name == plugin.name) {
-            chosen.push(plugin);
-        }
-    }
+    let chosen: Vec<Plugin> = found.into_iter().filter(|p| wanted.contains(&p.name)).collect();
     for plugin in &chosen {
         let mut entries = Vec::new();
         let mut problems = Vec::new();

@@ -5,7 +5,7 @@
 //! | `Bash`, `WebFetch`, `Read` … (bare) | every call of that tool (by name or alias) |
 //! | `Bash(npm run test *)` | a command of the `Bash` tool ([`command`]) |
 //! | `Read(./.env)`, `Edit(/src/**)`, `Write(~/x)` | a path read (`Read`) or written (`Edit`, `Write`) by *any* tool, in gitignore syntax with anchors ([`path`]) |
-//! | `WebFetch(domain:*.example.com)` | a URL the tool contacts, by host (also the hosts of the HTTP tools the settings define) |
+//! | `WebFetch(domain:*.example.com)` | a URL the tool contacts, by host (a deny or ask also catches the HTTP tools the settings define) |
 //! | `weather(domain:api.example.com)` | a URL that tool contacts, by host |
 //! | `mcp__github`, `mcp__github__*` | every tool of that MCP server |
 //! | `mcp__github__search` | that tool |
@@ -183,9 +183,10 @@ impl Rule {
         }
     }
 
-    /// Whether this `domain:` rule judges the hosts `tool` contacts: a rule naming the tool,
-    /// or a `WebFetch(domain:…)` rule when the tool's hosts are judged as fetches are
-    /// ([`ToolSpec::fetch_rules`]: an HTTP tool from the settings).
+    /// Whether this deny or ask rule judges the hosts `tool` contacts: a rule naming the
+    /// tool, or a `WebFetch` rule when the tool's hosts are judged as fetches are
+    /// ([`ToolSpec::fetch_rules`]: an HTTP tool from the settings). Allow rules never reach
+    /// across so.
     fn judges_hosts_of(&self, tool: &ToolSpec) -> bool {
         self.names_tool(tool) || (tool.fetch_rules && matches!(&self.tool, ToolName::Exact(name) if name == "WebFetch"))
     }
@@ -196,7 +197,9 @@ impl Rule {
     /// each command line whole.
     pub fn catches(&self, tool: &ToolSpec, input: &Value, call: &CallParts) -> bool {
         match &self.spec {
-            None => self.names_tool(tool),
+            // A bare `WebFetch` deny or ask is about reaching the web: it catches the HTTP
+            // tools too.
+            None => self.judges_hosts_of(tool),
             Some(Specifier::Path { .. }) => call.parts.iter().any(|p| self.path_matches(p, false)),
             Some(Specifier::Command(pattern)) => {
                 self.names_tool(tool)
@@ -260,8 +263,10 @@ impl Rule {
             Some(Specifier::Command(pattern)) => {
                 self.names_tool(tool) && matches!(part, Part::Command(c) if pattern.matches(c))
             }
+            // A `WebFetch(domain:…)` allow is about fetching pages: it never allows an HTTP
+            // tool's request (which may carry a secret, or change something) to that host.
             Some(Specifier::Domain(domain)) => {
-                self.judges_hosts_of(tool) && matches!(part, Part::Url(u) if domain.matches_url(u))
+                self.names_tool(tool) && matches!(part, Part::Url(u) if domain.matches_url(u))
             }
             Some(Specifier::Value(glob)) => {
                 self.names_tool(tool) && rule_strings(tool, input).any(|s| glob_match(glob, s))

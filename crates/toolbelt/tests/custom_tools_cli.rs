@@ -31,7 +31,6 @@ command = "cat"
 stdin = "json"
 output = "json"
 output_schema = { type = "object" }
-exec = false
 input_schema = { type = "object", properties = { city = { type = "string" }, days = { type = "integer" } }, required = ["city"] }
 
 [tools.command.mk]
@@ -44,14 +43,12 @@ writes = ["{dir}"]
 description = "Fails"
 command = "sh"
 args = ["-c", "echo broken >&2; exit 3"]
-exec = false
 
 [tools.command.slow]
 description = "Sleeps"
 command = "sleep"
 args = ["30"]
 timeout = 1
-exec = false
 "#;
 
 fn project(extra: &str) -> (tempfile::TempDir, PathBuf) {
@@ -123,11 +120,11 @@ fn a_command_tool_gets_each_value_as_one_argument_and_its_input_on_stdin() {
     assert_eq!(result["structured"], json!({"city": "Zürich", "days": 3}), "{result}");
 
     // A failing exit is an error result with what it printed; a time limit kills it.
-    let (result, _) = call(&root, &[], "fail", json!({}));
+    let (result, _) = call(&root, &["--allow", "fail"], "fail", json!({}));
     assert_eq!(result["is_error"], true, "{result}");
     assert!(text(&result).contains("broken") && text(&result).contains('3'), "{result}");
     let started = std::time::Instant::now();
-    let (result, _) = call(&root, &[], "slow", json!({}));
+    let (result, _) = call(&root, &["--allow", "slow"], "slow", json!({}));
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "the sleep was not killed");
     assert_eq!(result["is_error"], true, "{result}");
     assert!(text(&result).to_lowercase().contains("timed out"), "{result}");
@@ -202,10 +199,14 @@ fn http_tools(weather: &Weather, open: bool) -> String {
 fn an_http_tool_sends_its_request_with_the_secret_and_is_judged_by_its_host() {
     let weather = weather();
     let (_dir, root) = project(&http_tools(&weather, true));
-    // GET asks in default mode like a fetch; a `WebFetch(domain:…)` rule allows it.
+    // GET asks in default mode like a fetch; a rule allowing fetches from the host does not
+    // allow it (an HTTP tool may carry a secret there); its own name does.
     let (out, err, code) = run(&root, &["call", "weather", r#"{"city": "São Paulo/x?y"}"#]);
     assert_ne!(code, Some(0), "{out}{err}");
-    let allow = ["--allow", "WebFetch(domain:127.0.0.1)"];
+    let (out, err, code) =
+        run(&root, &["--allow", "WebFetch(domain:127.0.0.1)", "call", "weather", r#"{"city": "x"}"#]);
+    assert_ne!(code, Some(0), "{out}{err}");
+    let allow = ["--allow", "weather(domain:127.0.0.1)"];
     let (result, code) = call(&root, &allow, "weather", json!({"city": "São Paulo/x?y"}));
     assert_eq!(code, Some(0), "{result}");
     // The value is one query value, percent-encoded; the token came from the environment.
@@ -222,6 +223,8 @@ fn an_http_tool_sends_its_request_with_the_secret_and_is_judged_by_its_host() {
         run(&root, &["--allow", "alert", "--deny", "WebFetch(domain:127.0.0.1)", "call", "alert", r#"{"level": 1}"#]);
     assert_ne!(code, Some(0), "{out}{err}");
     assert!(format!("{out}{err}").contains("WebFetch(domain:127.0.0.1)"), "{out}{err}");
+    let (out, err, code) = run(&root, &["--allow", "alert", "--deny", "WebFetch", "call", "alert", r#"{"level": 1}"#]);
+    assert_ne!(code, Some(0), "a bare WebFetch deny catches it: {out}{err}");
     // Without the secret the call says which variable to set, never sending a request.
     let out =
         hermetic::toolbelt(&root).args(["--allow", "alert", "call", "alert", r#"{"level": 1}"#]).output().unwrap();
@@ -249,7 +252,7 @@ fn defined_tools_run_in_a_batch_and_over_mcp() {
     let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let mut child = hermetic::toolbelt(&root)
         .env("TB_WEATHER_TOKEN", "wx-SECRET")
-        .args(["--allow", "weather", "batch"])
+        .args(["--allow", "weather", "--allow", "fail", "batch"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -320,7 +323,7 @@ fn a_bad_definition_is_named_with_its_file_and_line_and_the_rest_still_works() {
     assert!(out.contains("put its arguments in `args`"), "{out}");
     assert!(out.contains(&at("tools.http.anywhere", line_of("[tools.http.anywhere]"))), "{out}");
     assert!(out.contains(&at("tools.command.Read", line_of("[tools.command.Read]"))), "{out}");
-    assert!(out.contains("never replaces another"), "{out}");
+    assert!(out.contains("never replaces a built-in one"), "{out}");
     // Never fatal: the good ones are there, the bad left out, Read still the built-in one.
     let (names, err, code) = run(&root, &["tools", "--format", "names"]);
     assert_eq!(code, Some(0), "{err}");
@@ -336,7 +339,7 @@ fn a_project_s_tools_wait_for_trust() {
     std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
     std::fs::write(
         root.join(".toolbelt/config.toml"),
-        "[tools.command.build]\ndescription = \"Builds\"\ncommand = \"touch\"\nargs = [\"built\"]\nexec = false\n",
+        "[tools.command.build]\ndescription = \"Builds\"\ncommand = \"touch\"\nargs = [\"built\"]\n",
     )
     .unwrap();
     let (names, _, _) = run(&root, &["tools", "--format", "names"]);
@@ -345,4 +348,20 @@ fn a_project_s_tools_wait_for_trust() {
     assert_eq!(code, Some(0), "{out}{err}");
     let (names, _, _) = run(&root, &["tools", "--format", "names"]);
     assert!(names.lines().any(|l| l == "build"), "{names}");
+}
+
+#[test]
+fn a_shell_line_reads_its_input_whole_and_gets_each_value_as_one_word() {
+    let (_dir, root) = project(
+        "[tools.command.shout]\ndescription = \"Upper-cases its input\"\ncommand = \"cat | tr a-z A-Z\"\nshell = true\nstdin = \"json\"\n\
+         input_schema = { type = \"object\", properties = { word = { type = \"string\" } } }\n\
+         [tools.command.count]\ndescription = \"Counts its words\"\ncommand = \"printf '%s|' {words} && echo\"\nshell = true\n\
+         input_schema = { type = \"object\", properties = { words = { type = \"array\", items = { type = \"string\" } } } }\n",
+    );
+    let (result, code) = call(&root, &["--allow", "shout"], "shout", json!({"word": "quiet"}));
+    assert_eq!(code, Some(0), "{result}");
+    assert!(text(&result).contains(r#"{"WORD":"QUIET"}"#), "{result}");
+    let (result, code) = call(&root, &["--allow", "count"], "count", json!({"words": ["a b", "c;d", "$HOME"]}));
+    assert_eq!(code, Some(0), "{result}");
+    assert!(text(&result).contains("a b|c;d|$HOME|"), "{result}");
 }

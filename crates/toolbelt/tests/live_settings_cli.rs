@@ -118,10 +118,8 @@ impl Drop for Server {
     }
 }
 
-const FIRST: &str =
-    "[tools.command.first]\ndescription = \"First\"\ncommand = \"echo\"\nargs = [\"one\"]\nexec = false\n";
-const SECOND: &str =
-    "[tools.command.second]\ndescription = \"Second\"\ncommand = \"echo\"\nargs = [\"two {x}\"]\nexec = false\n";
+const FIRST: &str = "[tools.command.first]\ndescription = \"First\"\ncommand = \"echo\"\nargs = [\"one\"]\n";
+const SECOND: &str = "[tools.command.second]\ndescription = \"Second\"\ncommand = \"echo\"\nargs = [\"two {x}\"]\n";
 
 #[test]
 fn a_tool_added_to_the_settings_reaches_the_client_after_list_changed() {
@@ -144,6 +142,11 @@ fn a_tool_added_to_the_settings_reaches_the_client_after_list_changed() {
     assert!(server.tools().contains(&"second".to_string()));
     let called = server.call("second", json!({"x": "still"}));
     assert!(called.to_string().contains("two still"), "{called}");
+    // So does a definition made invalid: the tool stays as it was.
+    save(&config(&root), "[tools.command.second]\ndescription = \"Second\"\ncommand = \"echo two words\"\n");
+    std::thread::sleep(Duration::from_millis(2500));
+    let called = server.call("second", json!({"x": "kept"}));
+    assert!(called.to_string().contains("two kept"), "{called}");
     save(&config(&root), &format!("{SECOND}\n[tools]\ndisabled = [\"second\"]\n"));
     server.list_changed();
     assert!(!server.tools().contains(&"second".to_string()));

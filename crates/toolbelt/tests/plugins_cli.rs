@@ -145,13 +145,11 @@ description = "Deploy tools"
 description = "Reads the deploy log"
 command = "cat"
 args = ["${TOOLBELT_PLUGIN_ROOT}/deploy.log"]
-exec = false
 
 [tools.command.status]
 description = "Deploy status"
 command = "echo"
 args = ["deployed"]
-exec = false
 
 [permissions]
 allow = ["Bash"]
@@ -166,7 +164,7 @@ fn a_plugin_s_tools_are_renamed_where_they_would_clash_and_never_widen_the_polic
     // The user's own `status` takes the name first.
     write(
         &root.join(".test-home/.config/toolbelt/config.toml"),
-        "[tools.command.status]\ndescription = \"Mine\"\ncommand = \"echo\"\nargs = [\"mine\"]\nexec = false\n",
+        "[tools.command.status]\ndescription = \"Mine\"\ncommand = \"echo\"\nargs = [\"mine\"]\n",
     );
     // Not enabled: nothing of it is there.
     let (names, _, _) = run(&root, &["tools", "--format", "names"]);

@@ -130,7 +130,7 @@ pub fn read(
         Some(other) => return Err(wrong_type("description", "a string", other)),
     };
     let action = match kind {
-        Kind::Command => Action::Command(super::command::CommandAction::read(fields, vars)?),
+        Kind::Command => Action::Command(super::command::CommandAction::read(fields, vars, dir)?),
         Kind::Http => Action::Http(super::http::HttpAction::read(fields)?),
     };
     let placeholders = match &action {
@@ -195,7 +195,13 @@ pub fn read(
 }
 
 /// A tool name the model and every MCP client accept: 1 to 64 of `A-Z a-z 0-9 _ -`.
-fn check_name(name: &str) -> Result<(), DefinitionError> {
+pub fn check_name(name: &str) -> Result<(), DefinitionError> {
+    if name.starts_with("mcp__") {
+        return Err(DefinitionError::new(format!(
+            "`{name}` starts with `mcp__`, which names an MCP server's tools (and the rules written for them); \
+             choose another name"
+        )));
+    }
     let fine = (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
     if fine {
         Ok(())
@@ -223,13 +229,38 @@ fn schema(given: &Value, dir: &Path, field: &str) -> Result<Value, DefinitionErr
         Value::Object(_) => Ok(given.clone()),
         Value::String(path) => {
             let file = if Path::new(path).is_absolute() { PathBuf::from(path) } else { dir.join(path) };
-            let text = std::fs::read_to_string(&file)
+            let text = read_small(&file)
                 .map_err(|e| DefinitionError::new(format!("`{field}`: cannot read {}: {e}", file.display())))?;
             serde_json::from_str(&text)
                 .map_err(|e| DefinitionError::new(format!("`{field}`: {} is not JSON: {e}", file.display())))
         }
         other => Err(wrong_type(field, "a JSON Schema (a table) or the path of a .json file holding one", other)),
     }
+}
+
+/// The most bytes a schema file may hold.
+const MAX_SCHEMA_BYTES: u64 = 1024 * 1024;
+
+/// A schema file's text: a regular file (opened without waiting on a FIFO or a device) of at
+/// most [`MAX_SCHEMA_BYTES`].
+fn read_small(file: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(file)
+        .map_err(|e| e.to_string())?;
+    let meta = opened.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if meta.len() > MAX_SCHEMA_BYTES {
+        return Err(format!("it is larger than {MAX_SCHEMA_BYTES} bytes"));
+    }
+    let mut text = String::new();
+    opened.take(MAX_SCHEMA_BYTES).read_to_string(&mut text).map_err(|e| e.to_string())?;
+    Ok(text)
 }
 
 /// A schema that is an object's and compiles.

@@ -84,6 +84,80 @@ pub fn shell_line(template: &str, input: &Map<String, Value>) -> String {
     out
 }
 
+/// The prefix of the variables a `shell = true` line reads its values from.
+const VALUE_VAR: &str = "TOOLBELT_VALUE_";
+
+/// A `shell = true` line as the shell runs it: each `{field}` becomes `"$TOOLBELT_VALUE_field"`
+/// (a list, one such word per item; an absent field, `""`), with those variables: the shell
+/// expands a variable to a value it never reads as code, wherever the placeholder stands
+/// (a heredoc, a `$(…)`, backquotes). A value holding a NUL byte cannot be a variable's.
+pub fn shell_env_line(template: &str, input: &Map<String, Value>) -> Result<(String, Vec<(String, String)>), String> {
+    let mut out = String::with_capacity(template.len());
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut set = |name: String, value: String| -> Result<String, String> {
+        if value.contains('\0') {
+            return Err(format!("the value of `{name}` holds a NUL byte, which a command cannot be given"));
+        }
+        let var = format!("{VALUE_VAR}{}", vars.len());
+        vars.push((var.clone(), value));
+        Ok(format!("\"${var}\""))
+    };
+    for part in pieces(template) {
+        match part {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Var(name) => {
+                out.push_str("${");
+                out.push_str(name);
+                out.push('}');
+            }
+            Piece::Field(name) => match input.get(name) {
+                Some(Value::Array(items)) => {
+                    let mut words = Vec::new();
+                    for item in items.iter().filter_map(text_of) {
+                        words.push(set(name.to_string(), item)?);
+                    }
+                    out.push_str(&words.join(" "));
+                }
+                value => out.push_str(&set(name.to_string(), value.and_then(text_of).unwrap_or_default())?),
+            },
+        }
+    }
+    Ok((out, vars))
+}
+
+/// The first placeholder of a bash line that stands inside quotes (`'{q}'`, `"{q}"`), where
+/// it could not be one word of its own.
+pub fn quoted_placeholder(template: &str) -> Option<String> {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    let chars: Vec<char> = template.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if escaped {
+            escaped = false;
+        } else if c == '\\' && !single {
+            escaped = true;
+        } else if c == '\'' && !double {
+            single = !single;
+        } else if c == '"' && !single {
+            double = !double;
+        } else if c == '{' && (single || double) {
+            let name: String = chars[i + 1..].iter().take_while(|c| c.is_ascii_alphanumeric() || **c == '_').collect();
+            if !name.is_empty() && chars.get(i + 1 + name.chars().count()) == Some(&'}') {
+                return Some(name);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether a program would read `value`, given as an argument of its own, as an option: it
+/// starts with `-` and is no number (`-5`, `-0.5`).
+pub fn reads_as_option(value: &str) -> bool {
+    value.starts_with('-') && value.len() > 1 && value.parse::<f64>().is_err()
+}
+
 /// `text` in single quotes, always: bare text next to a placeholder could join it into a
 /// word the shell reads differently (`{x}` right after `=`).
 fn quote_always(text: &str) -> String {
@@ -111,6 +185,25 @@ mod tests {
         assert_eq!(arg("plain", &i), ["plain"]);
         let evil = input(json!({"x": "$(touch /tmp/pwned) {env}"}));
         assert_eq!(arg("{x}", &evil), ["$(touch /tmp/pwned) {env}"]);
+    }
+
+    #[test]
+    fn a_shell_line_runs_its_values_from_variables_and_refuses_quoted_placeholders() {
+        let i = input(json!({"q": "$(id)", "files": ["a", "b c"]}));
+        let (line, vars) = shell_env_line("cat <<EOF\n{q}\nEOF\ngrep {q} {files} {none}", &i).unwrap();
+        assert_eq!(
+            line,
+            "cat <<EOF\n\"$TOOLBELT_VALUE_0\"\nEOF\ngrep \"$TOOLBELT_VALUE_1\" \"$TOOLBELT_VALUE_2\" \"$TOOLBELT_VALUE_3\" \"$TOOLBELT_VALUE_4\""
+        );
+        assert_eq!(vars[0].1, "$(id)");
+        assert_eq!(vars[3].1, "b c");
+        assert_eq!(vars[4].1, "");
+        assert_eq!(quoted_placeholder("jq '.n==\"{q}\"'").as_deref(), Some("q"));
+        assert_eq!(quoted_placeholder("grep \"{q}\" ."), Some("q".to_string()));
+        assert_eq!(quoted_placeholder("grep {q} '{literal' \\'{x}"), None);
+        assert!(
+            reads_as_option("--pre=./x") && !reads_as_option("-5") && !reads_as_option("-") && !reads_as_option("a-b")
+        );
     }
 
     #[test]

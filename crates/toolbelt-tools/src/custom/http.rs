@@ -124,10 +124,18 @@ impl HttpAction {
             headers.push((key.clone(), fill(value, &fields, &var, Escape::Header).map_err(|e| unset(key, e))?));
         }
         let typed = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.clone());
-        let json = typed.as_deref().is_none_or(|t| t.contains("json"));
+        let kind = typed.as_deref().map(str::to_ascii_lowercase).unwrap_or_default();
         let body = match &self.body {
             Some(template) => {
-                let escape = if json { Escape::Json } else { Escape::None };
+                // Each value stays one value of the body's own syntax: a JSON string's
+                // content, or a form field's percent-encoded value (no `&admin=1` added).
+                let escape = if kind.is_empty() || kind.contains("json") {
+                    Escape::Json
+                } else if kind.contains("x-www-form-urlencoded") {
+                    Escape::Url
+                } else {
+                    Escape::None
+                };
                 Some(fill(template, &fields, &var, escape).map_err(|e| unset("its body", e))?)
             }
             None if matches!(self.method.as_str(), "POST" | "PUT" | "PATCH") => Some(input.to_string()),

@@ -22,7 +22,7 @@ mod definition;
 mod fill;
 pub mod http;
 
-pub use definition::{Action, Definition, DefinitionError, Kind, OutputKind, read};
+pub use definition::{Action, Definition, DefinitionError, Kind, OutputKind, check_name, read};
 
 /// A defined tool, ready for the registry.
 #[derive(Debug)]
@@ -57,22 +57,11 @@ fn spec(def: &Definition) -> ToolSpec {
         .tags(def.tags.iter().cloned())
         .input_schema(def.input_schema.clone());
     spec = match &def.action {
-        Action::Command(c) => {
-            let reads_only = c.writes.is_empty() && c.network == command::Network::Off && !c.exec;
-            spec.permission(if reads_only { PermissionClass::Read } else { PermissionClass::External })
-                .side_effects(if c.network == command::Network::Off {
-                    SideEffects::Files
-                } else {
-                    SideEffects::Network
-                })
-                .annotations(Annotations {
-                    read_only: reads_only,
-                    destructive: !reads_only,
-                    idempotent: false,
-                    open_world: true,
-                })
-                .streams()
-        }
+        Action::Command(c) => spec
+            .permission(PermissionClass::External)
+            .side_effects(if c.network == command::Network::Off { SideEffects::Files } else { SideEffects::Network })
+            .annotations(Annotations { read_only: false, destructive: true, idempotent: false, open_world: true })
+            .streams(),
         Action::Http(h) => {
             let get = h.method == "GET";
             spec.permission(PermissionClass::External)

@@ -22,6 +22,7 @@
 mod hooks;
 mod watch;
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,6 +55,9 @@ struct State {
     applied: Settings,
     loc: Locations,
     seen: watch::Fingerprint,
+    /// The defined tools this server registered (a refused one is not here: removing it
+    /// must not remove the tool that holds its name).
+    registered: BTreeSet<String>,
 }
 
 /// What one look at the files did.
@@ -71,8 +75,16 @@ impl Live {
     /// Keeps `runtime` (built from `applied`) and `gateway` in step with the settings files.
     pub fn new(applied: &Assembly, runtime: Arc<Runtime>, gateway: Option<Gateway>) -> Arc<Self> {
         let seen = watch::Fingerprint::of(&applied.loc);
+        let registered = applied
+            .settings
+            .custom_tools
+            .iter()
+            .map(|d| d.name.clone())
+            .filter(|name| runtime.registry().entry(name).is_some())
+            .collect();
+        let state = State { applied: applied.settings.clone(), loc: applied.loc.clone(), seen, registered };
         Arc::new(Self {
-            state: Mutex::new(State { applied: applied.settings.clone(), loc: applied.loc.clone(), seen }),
+            state: Mutex::new(state),
             runtime,
             engine: applied.engine(),
             gateway: tokio::sync::Mutex::new(gateway),
@@ -105,21 +117,32 @@ impl Live {
 
     /// Looks at the files once; applies the settings when they changed and are valid.
     pub async fn check(&self) -> Change {
-        {
+        // The files as they are before they are read: an edit made while this one applies
+        // is seen at the next look.
+        let known_problems = {
             let Ok(mut state) = self.state.lock() else { return Change::None };
             let now = watch::Fingerprint::of(&state.loc);
             if now == state.seen {
                 return Change::None;
             }
             state.seen = now;
-        }
+            state.applied.tool_problems.clone()
+        };
         let next = (self.reload)();
-        if !next.problems.is_empty() {
-            return Change::Refused(next.problems.iter().map(ToString::to_string).collect());
+        // A definition that became invalid is refused too: the tool it defined stays as it was.
+        let new_problems: Vec<String> = next
+            .settings
+            .tool_problems
+            .iter()
+            .filter(|p| !known_problems.contains(p))
+            .map(ToString::to_string)
+            .collect();
+        if !next.problems.is_empty() || !new_problems.is_empty() {
+            let all = next.problems.iter().map(ToString::to_string).chain(new_problems);
+            return Change::Refused(all.collect());
         }
         let what = self.apply(&next).await;
         if let Ok(mut state) = self.state.lock() {
-            state.seen = watch::Fingerprint::of(&next.loc);
             state.applied = next.settings.clone();
             state.loc = next.loc.clone();
         }
@@ -144,12 +167,19 @@ impl Live {
 
         let changed: Vec<&str> =
             old_tools.iter().filter(|d| !new.custom_tools.contains(d)).map(|d| d.name.as_str()).collect();
-        for name in &changed {
-            registry.unregister(name);
-        }
         let added: Vec<_> = new.custom_tools.iter().filter(|d| !old_tools.contains(d)).cloned().collect();
-        for (name, why) in custom_tools::register(registry, &added) {
-            tracing::warn!("the tool `{name}` the settings define is left out: {why}");
+        if let Ok(mut state) = self.state.lock() {
+            for name in &changed {
+                if state.registered.remove(*name) {
+                    registry.unregister(name);
+                }
+            }
+            let refused = custom_tools::register(registry, &added);
+            for (name, why) in &refused {
+                tracing::warn!("the tool `{name}` the settings define is left out: {why}");
+            }
+            let joined = added.iter().filter(|d| !refused.iter().any(|(n, _)| *n == d.name));
+            state.registered.extend(joined.map(|d| d.name.clone()));
         }
         if !changed.is_empty() || !added.is_empty() {
             let names: Vec<&str> = added.iter().map(|d| d.name.as_str()).collect();
@@ -158,9 +188,16 @@ impl Live {
         if old_filter != new.tool_filter || !added.is_empty() {
             refilter(registry, &new.tool_filter);
             self.engine.hide_denied(registry);
-            if old_filter != new.tool_filter {
-                what.push("tools.enabled / tools.disabled".into());
-            }
+        }
+        if old_filter != new.tool_filter {
+            // Tools joining later (an upstream's) are judged by the new filter too.
+            let (engine, filter) = (next.engine(), new.tool_filter.clone());
+            let tool_words = filter.tool_words(registry);
+            registry.hide_joining(move |spec| match engine.hiding_rule(spec) {
+                Some(_) => Some(String::new()),
+                None => filter.reason(spec, &|w| tool_words.contains(&w.to_ascii_lowercase())),
+            });
+            what.push("tools.enabled / tools.disabled".into());
         }
         if old_hooks != (new.hooks.clone(), new.project_hooks.clone()) {
             match (next.hook_set(&self.engine), self.runtime.services().get::<LiveHooks>()) {

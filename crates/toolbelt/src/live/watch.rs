@@ -25,6 +25,8 @@ impl Fingerprint {
             for file in ["hooks/hooks.json", ".mcp.json", ".lsp.json"] {
                 paths.push(plugin.root.join(file));
             }
+            let named = &plugin.paths;
+            paths.extend(named.hooks.iter().chain(&named.mcp_servers).chain(&named.lsp_servers).cloned());
         }
         let mut seen: Vec<(PathBuf, Option<(u64, SystemTime)>)> = paths
             .into_iter()

@@ -13,27 +13,66 @@ use toolbelt_core::Registry;
 use toolbelt_tools::custom::{self, Definition, Kind};
 
 use super::schema::Key;
+use super::trust::is_project_layer;
 use super::winner::named_winner;
 use super::{Entry, Layer, Problem};
 
 /// The definitions of `entries`, and a problem for each refused: the settings' own first,
 /// then the plugins' (a plugin's tool is named `PLUGIN__tool` when its own name is taken by a
 /// built-in tool, the settings' or another plugin's).
+///
+/// A name the user's own settings define is theirs: a project's definition of it is refused
+/// (it would inherit the rules that allow the user's). A built-in tool's name is refused.
+/// A project's definitions (and its plugins') never read environment variables: secrets are
+/// the user's, and a repository's tool could send them anywhere it names.
 pub fn resolve(entries: &[Entry]) -> (Vec<Definition>, Vec<Problem>) {
     let plugin = |e: &Entry| matches!(e.origin.layer, Layer::UserPlugin | Layer::ProjectPlugin);
-    let own: Vec<Entry> = entries.iter().filter(|e| !plugin(e)).cloned().collect();
+    let defines = |e: &Entry| FAMILIES.iter().any(|(f, _)| f.name_in(&e.key).is_some());
+    let own: Vec<Entry> = entries.iter().filter(|e| !plugin(e) && defines(e)).cloned().collect();
+    let theirs: Vec<&Entry> = entries.iter().filter(|e| plugin(e) && defines(e)).collect();
     let mut definitions: Vec<Definition> = Vec::new();
     let mut problems = Vec::new();
+    if own.is_empty() && theirs.is_empty() {
+        return (definitions, problems);
+    }
+    let taken = built_in_names();
     for (family, kind) in FAMILIES {
         let mut names: Vec<&str> = own.iter().filter_map(|e| family.name_in(&e.key)).collect();
         names.sort_unstable();
         names.dedup();
         for name in names {
-            let Some(entry) = named_winner(&own, family, name) else { continue };
+            let users: Vec<Entry> = own.iter().filter(|e| !is_project_layer(e.origin.layer)).cloned().collect();
+            let entry = match named_winner(&users, family, name) {
+                Some(users) => {
+                    for shadow in
+                        own.iter().filter(|e| is_project_layer(e.origin.layer) && family.name_in(&e.key) == Some(name))
+                    {
+                        problems.push(problem(shadow, format!(
+                            "your own settings define `{name}`; a project cannot replace it (it would get the rules \
+                             that allow yours); the project's is left out"
+                        )));
+                    }
+                    users
+                }
+                None => match named_winner(&own, family, name) {
+                    Some(entry) => entry,
+                    None => continue,
+                },
+            };
+            let entry = &entry.clone();
             if definitions.iter().any(|d| d.name == name) {
                 problems.push(problem(entry, format!(
                     "`{name}` is defined as a command tool and as an HTTP tool; rename one (the command tool is kept)"
                 )));
+                continue;
+            }
+            if taken.contains(&name.to_ascii_lowercase()) {
+                problems.push(problem(
+                    entry,
+                    format!(
+                        "`{name}` is a built-in tool's name; a defined tool never replaces a built-in one: rename it"
+                    ),
+                ));
                 continue;
             }
             match read_entry(kind, name, name, entry, &BTreeMap::new()) {
@@ -42,11 +81,6 @@ pub fn resolve(entries: &[Entry]) -> (Vec<Definition>, Vec<Problem>) {
             }
         }
     }
-    let theirs: Vec<&Entry> = entries.iter().filter(|e| plugin(e)).collect();
-    if theirs.is_empty() {
-        return (definitions, problems);
-    }
-    let taken = built_in_names();
     for entry in theirs {
         let Some((family, kind)) = FAMILIES.into_iter().find(|(f, _)| f.name_in(&entry.key).is_some()) else {
             continue;
@@ -56,6 +90,10 @@ pub fn resolve(entries: &[Entry]) -> (Vec<Definition>, Vec<Problem>) {
         let chosen = if is_taken(name) { format!("{owner}__{name}") } else { name.to_string() };
         if is_taken(&chosen) {
             problems.push(problem(entry, format!("`{name}` and `{chosen}` are both taken; the tool is left out")));
+            continue;
+        }
+        if let Err(e) = custom::check_name(&chosen) {
+            problems.push(problem(entry, format!("`{name}` is taken, and {e}; the tool is left out")));
             continue;
         }
         match read_entry(kind, &chosen, name, entry, &BTreeMap::new()) {
@@ -89,9 +127,26 @@ fn read_entry(
         Some(plugin) => format!("plugin {plugin}, {}", entry.origin),
         None => entry.origin.to_string(),
     };
+    if is_project_layer(entry.origin.layer) && reads_variables(&entry.value) {
+        return Err(custom::DefinitionError(
+            "a project's tool cannot read environment variables (`${VAR}`): secrets are the user's; define it in \
+             your own settings (~/.config/toolbelt/config.toml) to pass one"
+                .into(),
+        ));
+    }
     let mut definition = custom::read(kind, written, &entry.value, &dir, &origin, vars)?;
     definition.name = name.to_string();
     Ok(definition)
+}
+
+/// Whether a definition's text reads a variable anywhere (`${VAR}`).
+fn reads_variables(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains("${"),
+        serde_json::Value::Array(items) => items.iter().any(reads_variables),
+        serde_json::Value::Object(map) => map.values().any(reads_variables),
+        _ => false,
+    }
 }
 
 /// Every name and alias a built-in tool (the agent tools included) answers to, lowercased.

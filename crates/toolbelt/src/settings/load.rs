@@ -116,6 +116,7 @@ fn load_as(
     remote::keep_user_endpoints(&mut loaded.entries, &mut review);
     model_access::keep_user_opt_in(&mut loaded.entries, &mut review);
     keep_user_audit(&mut loaded.entries, &mut review);
+    plugins::keep_user_disabled(&mut loaded.entries, &mut review);
 
     loaded.pending = trust::Pending::of(&loaded.entries, &loc.project);
     loaded.trust = match assume {

@@ -251,8 +251,8 @@ fn inside(dir: &Path, key: &str, path: &str) -> Result<PathBuf, String> {
     Ok(dir.join(relative))
 }
 
-/// The plugins the entries enable: every layer's `plugins.enabled`, less every layer's
-/// `plugins.disabled`.
+/// The plugins the entries enable: every layer's `plugins.enabled`, less `plugins.disabled`
+/// (the user's own: [`keep_user_disabled`]).
 pub fn enabled_names(entries: &[Entry]) -> BTreeSet<String> {
     let words = |key: Key| -> BTreeSet<String> {
         entries.iter().filter(|e| e.key == key).filter_map(|e| e.value.as_str()).map(str::to_string).collect()
@@ -276,13 +276,32 @@ fn bundles(key: &str) -> bool {
 /// take away a user's plugin (its hooks may be what guards the user) by naming one its own.
 /// A plugin's problems are its own: said, never stopping a call.
 pub(super) fn load(loaded: &mut Loaded, loc: &Locations) {
-    let wanted = enabled_names(&loaded.entries);
+    // Which `plugins.disabled` count is decided later (a project's do not): every plugin any
+    // layer enables is read, and [`keep_enabled`] keeps those that apply.
+    let wanted: BTreeSet<String> = loaded
+        .entries
+        .iter()
+        .filter(|e| e.key == Key::PLUGINS_ENABLED)
+        .filter_map(|e| e.value.as_str().map(str::to_string))
+        .collect();
     if wanted.is_empty() {
         return;
     }
     let (found, problems) = discover(loc);
     loaded.plugin_problems.extend(problems);
     let chosen: Vec<Plugin> = found.into_iter().filter(|p| wanted.contains(&p.name)).collect();
+    for plugin in chosen.iter().filter(|p| p.scope == Scope::Project) {
+        // Every file of a project's plugin is in the trust digest: skills, agents, language
+        // servers and scripts as much as its settings; a changed file asks for trust again.
+        loaded.entries.push(Entry {
+            key: Key::PLUGINS_FILES.named(&plugin.name),
+            value: files_digest(&plugin.root),
+            origin: Origin {
+                name: Some(plugin.name.clone()),
+                ..Origin::file(Layer::ProjectPlugin, &plugin.manifest, None)
+            },
+        });
+    }
     for plugin in &chosen {
         let mut entries = Vec::new();
         let mut problems = Vec::new();
@@ -311,8 +330,9 @@ pub(super) fn load(loaded: &mut Loaded, loc: &Locations) {
 /// applies, and drops a project's plugins when the project's settings do not apply.
 pub(super) fn keep_enabled(loaded: &mut Loaded) {
     let enabled = enabled_names(&loaded.entries);
-    let untrusted = matches!(loaded.trust, super::Trust::Untrusted { .. });
-    loaded.plugins.retain(|p| enabled.contains(&p.name) && !(untrusted && p.scope == Scope::Project));
+    // A project's plugin applies only once a person trusted the project as it is now.
+    let trusted = matches!(loaded.trust, super::Trust::Trusted { .. });
+    loaded.plugins.retain(|p| enabled.contains(&p.name) && (trusted || p.scope == Scope::User));
     let kept: Vec<(String, Layer)> = loaded.plugins.iter().map(|p| (p.name.clone(), p.scope.layer())).collect();
     loaded.entries.retain(|e| {
         !matches!(e.origin.layer, Layer::UserPlugin | Layer::ProjectPlugin)
@@ -363,4 +383,53 @@ fn substitute_root(value: &mut Value, root: &Path) {
         Value::Object(map) => map.values_mut().for_each(|v| substitute_root(v, root)),
         _ => {}
     }
+}
+
+/// `plugins.disabled` is the user's: a project's would take a user's plugin away (its hooks
+/// may be what guards the user), so it is dropped, saying so.
+pub(super) fn keep_user_disabled(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
+    entries.retain(|e| {
+        let project = super::trust::is_project_layer(e.origin.layer) && e.key == Key::PLUGINS_DISABLED;
+        if project {
+            notices.push(format!(
+                "plugins.disabled in {} is ignored: which of your plugins apply is yours to say (a project simply \
+                 does not enable one)",
+                e.origin
+            ));
+        }
+        !project
+    });
+}
+
+/// The most files of a plugin hashed (more are counted, not read).
+const MAX_HASHED_FILES: usize = 5_000;
+
+/// What a plugin's folder holds, as a digest: every regular file's path and content, every
+/// link's path and target (never followed), in name order.
+fn files_digest(root: &Path) -> Value {
+    let mut listing: Vec<(String, String)> = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    let mut skipped = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else { continue };
+        for entry in read.flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else { continue };
+            if listing.len() >= MAX_HASHED_FILES {
+                skipped += 1;
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).map(|t| t.to_string_lossy().into_owned()).unwrap_or_default();
+                listing.push((rel, format!("link to {target}")));
+            } else if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                let content = std::fs::read(&path).map(toolbelt_core::sha256_hex).unwrap_or_default();
+                listing.push((rel, content));
+            }
+        }
+    }
+    listing.sort();
+    let text: String = listing.iter().map(|(p, h)| format!("{p}\0{h}\n")).collect();
+    serde_json::json!({"files": listing.len() + skipped, "sha256": toolbelt_core::sha256_hex(text)})
 }

@@ -196,8 +196,7 @@ pub fn only_restricts(entry: &Entry) -> bool {
             | Key::PERMISSIONS_ASK
             | Key::SHELL_DENY_COMMANDS
             | Key::TOOLS_ENABLED
-            | Key::TOOLS_DISABLED
-            | Key::PLUGINS_DISABLED,
+            | Key::TOOLS_DISABLED,
         ) => true,
         Some(Key::PERMISSIONS_DISABLE_BYPASS) => entry.value.as_bool() == Some(true),
         _ => false,

@@ -359,6 +359,11 @@ keys! {
             "[]",
             "plugins that never apply, whoever enables them (every layer's add up)",
         ),
+        PLUGINS_FILES = "plugins.files.*" => key(
+            Kind::Table,
+            "{}",
+            "set by toolbelt, not by you: the digest of a project plugin's files, so trusting the project covers every file of the plugin",
+        ),
         CRON_MAX_AGE_DAYS = "cron.max_age_days" => key(
             Kind::Int { min: 0, max: 3650 },
             "7",

@@ -8,7 +8,7 @@
 //! project's definitions waiting for trust.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -17,6 +17,10 @@ use toolbelt_tools::web::testing::{Reply, Server};
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/stdio_mcp.rs"]
+mod stdio_mcp;
+
+use stdio_mcp::StdioMcp;
 
 const COMMANDS: &str = r#"
 [tools.command.args]
@@ -265,44 +269,16 @@ fn defined_tools_run_in_a_batch_and_over_mcp() {
     assert!(results[0].to_string().contains("[one]"), "{}", results[0]);
     assert!(results[1].to_string().contains("Oslo"), "{}", results[1]);
 
-    let mut child = hermetic::toolbelt(&root)
-        .env("TB_WEATHER_TOKEN", "wx-SECRET")
-        .args(["--allow", "weather", "mcp"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut request = |id: u64, method: &str, params: Value| -> Value {
-        writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    };
-    request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    let listed = request(2, "tools/list", json!({}));
-    let tools = listed["result"]["tools"].as_array().unwrap();
-    let weather_tool = tools.iter().find(|t| t["name"] == "weather").unwrap_or_else(|| panic!("{listed}"));
+    let mut cmd = hermetic::toolbelt(&root);
+    cmd.env("TB_WEATHER_TOKEN", "wx-SECRET").args(["--allow", "weather", "mcp"]);
+    let mut mcp = StdioMcp::start(cmd);
+    let weather_tool = mcp.tool("weather");
     assert_eq!(weather_tool["inputSchema"]["required"], json!(["city"]), "{weather_tool}");
-    let called = request(3, "tools/call", json!({"name": "weather", "arguments": {"city": "Oslo"}}));
+    let called = mcp.call("weather", json!({"city": "Oslo"}));
     assert_eq!(called["result"]["structuredContent"]["query"], "Oslo", "{called}");
-    let called = request(4, "tools/call", json!({"name": "echo_json", "arguments": {"city": "Rome"}}));
+    let called = mcp.call("echo_json", json!({"city": "Rome"}));
     assert_eq!(called["result"]["structuredContent"]["city"], "Rome", "{called}");
     assert!(called["result"]["content"][0]["text"].as_str().unwrap().contains("Rome"), "{called}");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]

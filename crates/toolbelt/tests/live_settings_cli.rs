@@ -5,16 +5,17 @@
 //! another process brings its MCP server's tools; `[tools] disabled` applies live.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/stdio_mcp.rs"]
+mod stdio_mcp;
+
+use stdio_mcp::StdioMcp;
 
 fn project() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -35,87 +36,10 @@ fn save(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<Value>,
-    next: u64,
-}
-
-impl Server {
-    fn start(root: &Path) -> Server {
-        let mut child = hermetic::toolbelt(root)
-            .arg("mcp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
-                if let Ok(message) = serde_json::from_str::<Value>(&line)
-                    && tx.send(message).is_err()
-                {
-                    return;
-                }
-            }
-        });
-        let mut server = Server { child, stdin, lines, next: 1 };
-        server.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        );
-        writeln!(server.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
-        server
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
-        self.stdin.flush().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let message = self.lines.recv_timeout(deadline - Instant::now()).expect("an answer");
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// Waits for `notifications/tools/list_changed` (at most 20 s).
-    fn list_changed(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(message) if message["method"] == "notifications/tools/list_changed" => return,
-                Ok(_) => {}
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
-                    panic!("no notifications/tools/list_changed")
-                }
-            }
-        }
-    }
-
-    fn tools(&mut self) -> Vec<String> {
-        let listed = self.request("tools/list", json!({}));
-        listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
-    }
-
-    fn call(&mut self, name: &str, arguments: Value) -> Value {
-        self.request("tools/call", json!({"name": name, "arguments": arguments}))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn server(root: &Path) -> StdioMcp {
+    let mut cmd = hermetic::toolbelt(root);
+    cmd.arg("mcp");
+    StdioMcp::start(cmd)
 }
 
 const FIRST: &str = "[tools.command.first]\ndescription = \"First\"\ncommand = \"echo\"\nargs = [\"one\"]\n";
@@ -125,12 +49,12 @@ const SECOND: &str = "[tools.command.second]\ndescription = \"Second\"\ncommand 
 fn a_tool_added_to_the_settings_reaches_the_client_after_list_changed() {
     let (_dir, root) = project();
     save(&config(&root), FIRST);
-    let mut server = Server::start(&root);
+    let mut server = server(&root);
     let tools = server.tools();
     assert!(tools.contains(&"first".to_string()) && !tools.contains(&"second".to_string()), "{tools:?}");
 
     save(&config(&root), SECOND);
-    server.list_changed();
+    server.notification("notifications/tools/list_changed");
     let tools = server.tools();
     assert!(tools.contains(&"second".to_string()) && !tools.contains(&"first".to_string()), "{tools:?}");
     let called = server.call("second", json!({"x": "live"}));
@@ -148,7 +72,7 @@ fn a_tool_added_to_the_settings_reaches_the_client_after_list_changed() {
     let called = server.call("second", json!({"x": "kept"}));
     assert!(called.to_string().contains("two kept"), "{called}");
     save(&config(&root), &format!("{SECOND}\n[tools]\ndisabled = [\"second\"]\n"));
-    server.list_changed();
+    server.notification("notifications/tools/list_changed");
     assert!(!server.tools().contains(&"second".to_string()));
 }
 
@@ -157,7 +81,7 @@ fn a_hook_added_applies_to_the_next_call() {
     let (_dir, root) = project();
     // The rules are read at start (they apply from the next one); the hooks live.
     save(&config(&root), "[permissions]\nallow = [\"Write\"]\n");
-    let mut server = Server::start(&root);
+    let mut server = server(&root);
     let log = root.join("hook.log");
     let hook = format!(
         "[permissions]\nallow = [\"Write\"]\n[[hooks.PostToolUse]]\nmatcher = \"Write\"\nhooks = [{{ type = \"command\", command = \"cat >> {}\" }}]\n",
@@ -182,14 +106,14 @@ fn a_plugin_enabled_by_another_process_brings_its_server() {
     let config_json = json!({"name": "mini", "tools": [{"name": "ping"}]});
     let servers = json!({"mcpServers": {"mini": {"command": "python3", "args": [script, config_json.to_string()]}}});
     std::fs::write(plugin.join(".mcp.json"), servers.to_string()).unwrap();
-    let mut server = Server::start(&root);
+    let mut server = server(&root);
     assert!(!server.tools().iter().any(|t| t.starts_with("mcp__mini")));
     let out = hermetic::toolbelt(&root).args(["plugin", "enable", "minikit"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    server.list_changed();
+    server.notification("notifications/tools/list_changed");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !server.tools().contains(&"mcp__mini__ping".to_string()) {
         assert!(Instant::now() < deadline, "the plugin's server's tool never came");
-        server.list_changed();
+        server.notification("notifications/tools/list_changed");
     }
 }

@@ -37,11 +37,7 @@ pub fn arg(template: &str, input: &Map<String, Value>) -> Vec<String> {
     for part in parts {
         match part {
             Piece::Text(text) => out.push_str(text),
-            Piece::Var(name) => {
-                out.push_str("${");
-                out.push_str(name);
-                out.push('}');
-            }
+            Piece::Var(name) => out.push_str(&format!("${{{name}}}")),
             Piece::Field(name) => match input.get(name).and_then(text_of) {
                 Some(text) => out.push_str(&text),
                 None => return Vec::new(),
@@ -63,66 +59,70 @@ pub fn quote(text: &str) -> String {
 /// A `shell = true` command line: each `{field}` becomes its value quoted as one bash word
 /// (a list, each item quoted; an absent field, `''`), so a value is data, never code.
 pub fn shell_line(template: &str, input: &Map<String, Value>) -> String {
-    let mut out = String::with_capacity(template.len());
-    for part in pieces(template) {
-        match part {
-            Piece::Text(text) => out.push_str(text),
-            Piece::Var(name) => {
-                out.push_str("${");
-                out.push_str(name);
-                out.push('}');
-            }
-            Piece::Field(name) => match input.get(name) {
-                Some(Value::Array(items)) => {
-                    let words: Vec<String> = items.iter().filter_map(text_of).map(|t| quote_always(&t)).collect();
-                    out.push_str(&words.join(" "));
-                }
-                value => out.push_str(&quote_always(&value.and_then(text_of).unwrap_or_default())),
-            },
-        }
-    }
-    out
+    let quoted: Result<String, std::convert::Infallible> =
+        words(template, input, &mut |_, value| Ok(quote_always(&value)));
+    quoted.unwrap_or_else(|never| match never {})
 }
 
 /// The prefix of the variables a `shell = true` line reads its values from.
 const VALUE_VAR: &str = "TOOLBELT_VALUE_";
 
-/// A `shell = true` line as the shell runs it: each `{field}` becomes `"$TOOLBELT_VALUE_field"`
+/// A `shell = true` line as the shell runs it: each `{field}` becomes `"$TOOLBELT_VALUE_N"`
 /// (a list, one such word per item; an absent field, `""`), with those variables: the shell
 /// expands a variable to a value it never reads as code, wherever the placeholder stands
 /// (a heredoc, a `$(…)`, backquotes). A value holding a NUL byte cannot be a variable's.
 pub fn shell_env_line(template: &str, input: &Map<String, Value>) -> Result<(String, Vec<(String, String)>), String> {
-    let mut out = String::with_capacity(template.len());
     let mut vars: Vec<(String, String)> = Vec::new();
-    let mut set = |name: String, value: String| -> Result<String, String> {
+    let line = words(template, input, &mut |name, value| {
         if value.contains('\0') {
             return Err(format!("the value of `{name}` holds a NUL byte, which a command cannot be given"));
         }
         let var = format!("{VALUE_VAR}{}", vars.len());
         vars.push((var.clone(), value));
         Ok(format!("\"${var}\""))
-    };
+    })?;
+    Ok((line, vars))
+}
+
+/// `template` with each `{field}` replaced by what `word` makes of its value (each item of a
+/// list, space-separated; an absent field as an empty string); `${VAR}` kept as written.
+fn words<E>(
+    template: &str,
+    input: &Map<String, Value>,
+    word: &mut dyn FnMut(&str, String) -> Result<String, E>,
+) -> Result<String, E> {
+    let mut out = String::with_capacity(template.len());
     for part in pieces(template) {
         match part {
             Piece::Text(text) => out.push_str(text),
-            Piece::Var(name) => {
-                out.push_str("${");
-                out.push_str(name);
-                out.push('}');
-            }
+            Piece::Var(name) => out.push_str(&format!("${{{name}}}")),
             Piece::Field(name) => match input.get(name) {
                 Some(Value::Array(items)) => {
-                    let mut words = Vec::new();
+                    let mut made = Vec::new();
                     for item in items.iter().filter_map(text_of) {
-                        words.push(set(name.to_string(), item)?);
+                        made.push(word(name, item)?);
                     }
-                    out.push_str(&words.join(" "));
+                    out.push_str(&made.join(" "));
                 }
-                value => out.push_str(&set(name.to_string(), value.and_then(text_of).unwrap_or_default())?),
+                value => out.push_str(&word(name, value.and_then(text_of).unwrap_or_default())?),
             },
         }
     }
-    Ok((out, vars))
+    Ok(out)
+}
+
+/// `template` with each `${VAR}` replaced by what `var` gives for it (or its error), every
+/// `{field}` kept as written.
+pub fn with_vars<E>(template: &str, var: impl Fn(&str) -> Result<String, E>) -> Result<String, E> {
+    let mut out = String::with_capacity(template.len());
+    for part in pieces(template) {
+        match part {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Field(name) => out.push_str(&format!("{{{name}}}")),
+            Piece::Var(name) => out.push_str(&var(name)?),
+        }
+    }
+    Ok(out)
 }
 
 /// The first placeholder of a bash line that stands inside quotes (`'{q}'`, `"{q}"`), where

@@ -228,43 +228,18 @@ fn program(raw: &str, vars: &BTreeMap<String, String>, dir: &Path) -> Result<Str
 /// Puts `vars` for `${VAR}` in `template`; any other `${VAR}` is refused (a secret on a
 /// command line is visible to every process of the machine: use `env`).
 fn with_vars(template: &str, vars: &BTreeMap<String, String>, field: &str) -> Result<String, DefinitionError> {
-    let mut out = String::with_capacity(template.len());
-    for piece in pieces(template) {
-        match piece {
-            Piece::Text(text) => out.push_str(text),
-            Piece::Field(name) => {
-                out.push('{');
-                out.push_str(name);
-                out.push('}');
-            }
-            Piece::Var(name) => match vars.get(name) {
-                Some(value) => out.push_str(value),
-                None => {
-                    return Err(DefinitionError::new(format!(
-                        "`{field}` reads ${{{name}}}: a variable on a command line is visible to every process of \
-                         the machine; pass it in `env` (env = {{ {name} = \"${{{name}}}\" }}) and read it there"
-                    )));
-                }
-            },
-        }
-    }
-    Ok(out)
+    fill::with_vars(template, |name| {
+        vars.get(name).cloned().ok_or_else(|| {
+            DefinitionError::new(format!(
+                "`{field}` reads ${{{name}}}: a variable on a command line is visible to every process of the \
+                 machine; pass it in `env` (env = {{ {name} = \"${{{name}}}\" }}) and read it there"
+            ))
+        })
+    })
 }
 
 /// An `env` value with `${VAR}` read from toolbelt's environment; the missing variable's name
 /// when one is not set.
 fn fill_env(template: &str) -> Result<String, String> {
-    let mut out = String::new();
-    for piece in pieces(template) {
-        match piece {
-            Piece::Text(text) => out.push_str(text),
-            Piece::Field(name) => {
-                out.push('{');
-                out.push_str(name);
-                out.push('}');
-            }
-            Piece::Var(name) => out.push_str(&std::env::var(name).map_err(|_| name.to_string())?),
-        }
-    }
-    Ok(out)
+    fill::with_vars(template, |name| std::env::var(name).map_err(|_| name.to_string()))
 }

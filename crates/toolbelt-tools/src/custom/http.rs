@@ -23,7 +23,7 @@
 use serde_json::{Map, Value};
 use toolbelt_core::{Access, ToolContext, ToolError, ToolOutput};
 
-use super::definition::{DefinitionError, OutputKind, fields_in, string_table, wrong_type};
+use super::fields::{DefinitionError, OutputKind, fields_in, string_table, wrong_type};
 use crate::web::support::client::Web;
 use crate::web::support::guard::check_parsed;
 use crate::web::support::triggers::{Escape, check_url_template, fill};

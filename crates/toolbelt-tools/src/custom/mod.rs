@@ -19,6 +19,7 @@ use toolbelt_core::{
 
 pub mod command;
 mod definition;
+mod fields;
 mod fill;
 pub mod http;
 

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use toolbelt_core::{ToolContext, ToolError};
 
-use super::definition::{DefinitionError, fields_in, string_table, strings, wrong_type};
+use super::fields::{DefinitionError, fields_in, string_table, strings, wrong_type};
 use super::fill::{self, Piece, pieces, quote};
 
 mod run;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use toolbelt_core::{Access, ToolContext, ToolError, ToolOutput, Touch};
 
-use super::super::definition::OutputKind;
+use super::super::fields::OutputKind;
 use super::super::fill::{Piece, pieces, quote};
 use super::{CommandAction, Network, fill_env};
 use crate::process::cgroup::CommandCgroup;

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def callgrind(binary, args, cwd, env, stdin=None, out=None):
@@ -35,6 +36,27 @@ def callgrind(binary, args, cwd, env, stdin=None, out=None):
         ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", binary, *args],
         cwd=cwd, env=env, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
     )
+    return out
+
+
+def callgrind_idle(binary, cwd, env, out, seconds=3.0):
+    """`toolbelt mcp` under callgrind, initialized, then left idle for `seconds` before its
+    stdin closes: what a server waiting for its client runs (the runtime parked on its
+    input, the settings watcher's looks), which a session piped in whole never waits for."""
+    process = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", binary, "mcp"],
+        cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    lines = mcp_session(full=False).decode().splitlines(keepends=True)
+    process.stdin.write(lines[0].encode())
+    process.stdin.flush()
+    process.stdout.readline()
+    process.stdin.write("".join(lines[1:]).encode())
+    process.stdin.flush()
+    time.sleep(seconds)
+    process.stdin.close()
+    process.stdout.read()
+    process.wait()
     return out
 
 
@@ -105,6 +127,9 @@ def main():
         for i, (args, stdin) in enumerate(runs):
             profile = callgrind(binary, args, project, env, stdin, os.path.join(tmp, f"profile.{i}"))
             ran.append(executed(profile))
+            if i == 0:
+                # Right after what every process runs: what an idle server runs.
+                ran.append(executed(callgrind_idle(binary, project, env, os.path.join(tmp, "profile.idle"))))
     # Laid out by scenario, in the order of `runs`, each after those before it: what `--version`
     # runs first, then what a one-shot call adds, and so on; a long-running MCP server touches
     # the front of the list, not the whole of it.

@@ -72,17 +72,30 @@ pub struct Access {
     /// none …"). It decides nothing: a rule that allows the access still allows it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// Set when the call's command lines may not do what their text says (a session's
+    /// carried shell environment redefines commands: functions, aliases, `PATH`), with why:
+    /// none of them then counts as read-only, and each is judged as a command that changes
+    /// things. Rules still decide.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unproven: Option<String>,
 }
 
 impl Access {
     /// A call that may run beside other shared calls and touches nothing yet.
     pub fn shared() -> Self {
-        Self { touches: Vec::new(), concurrency: Concurrency::Shared, approval: None, reaches: None, context: None }
+        Self {
+            touches: Vec::new(),
+            concurrency: Concurrency::Shared,
+            approval: None,
+            reaches: None,
+            context: None,
+            unproven: None,
+        }
     }
 
     /// A call that must run alone and touches nothing yet.
     pub fn exclusive() -> Self {
-        Self { touches: Vec::new(), concurrency: Concurrency::Exclusive, approval: None, reaches: None, context: None }
+        Self { concurrency: Concurrency::Exclusive, ..Self::shared() }
     }
 
     /// Adds a path the call reads.
@@ -137,6 +150,14 @@ impl Access {
     /// ([`Access::context`]).
     pub fn because(mut self, why: impl Into<String>) -> Self {
         self.context = Some(why.into());
+        self
+    }
+
+    /// Says the call's command lines may not do what their text says, and why
+    /// ([`Access::unproven`]); the call then runs alone.
+    pub fn unproven(mut self, why: impl Into<String>) -> Self {
+        self.unproven = Some(why.into());
+        self.concurrency = Concurrency::Exclusive;
         self
     }
 

@@ -99,7 +99,8 @@ impl PermissionEngine {
             return allowed(source);
         }
         let reaches = call.access.reaches.as_deref();
-        let (mut kind, fact) = self.kind_of(call.tool, part, outside.is_some(), lines_read_only, reaches);
+        let unproven = call.access.unproven.as_deref();
+        let (mut kind, fact) = self.kind_of(call.tool, part, outside.is_some(), lines_read_only, reaches, unproven);
         // The files a command names inside the workspace are the command's business: its own
         // part decides (allowed by its rule, or asked about), so they add no question. Those
         // outside the roots ask like the Read and Write tools; deny rules and protected paths
@@ -139,6 +140,7 @@ impl PermissionEngine {
         outside: bool,
         lines_read_only: bool,
         reaches: Option<&str>,
+        unproven: Option<&str>,
     ) -> (PartKind, String) {
         match part {
             Part::Read { given, real } => (
@@ -152,6 +154,10 @@ impl PermissionEngine {
             Part::Write { given, .. } => (
                 if outside { PartKind::WriteOutside } else { PartKind::WriteInside },
                 format!("this writes {}", given.display()),
+            ),
+            Part::Command(command) if unproven.is_some() => (
+                PartKind::Command,
+                format!("`{command}` may not do what it reads as: {}", unproven.unwrap_or_default()),
             ),
             Part::Command(command) => match toolbelt_command::classify(command).reason() {
                 None => (PartKind::ReadOnlyCommand, format!("`{command}` only reads")),
@@ -179,6 +185,9 @@ impl PermissionEngine {
 
 /// Whether the call runs command lines and every one of them is read-only as a whole.
 pub(super) fn lines_read_only(access: &toolbelt_core::Access) -> bool {
+    if access.unproven.is_some() {
+        return false;
+    }
     let mut lines = access.touches.iter().filter_map(|t| match t {
         toolbelt_core::Touch::Execute(command) => Some(command),
         _ => None,

@@ -42,6 +42,9 @@ pub struct BashConfig {
     /// configuration of the repositories inside it is the user's, so read-only git commands
     /// there may run the programs it names without asking. `None`: no repository's is.
     pub trusted_project: Option<std::path::PathBuf>,
+    /// Whether what one Bash call leaves in its shell (exported variables, functions,
+    /// aliases, options) is where the next call of the session starts (`shell.persistent`).
+    pub persistent: bool,
 }
 
 impl Default for BashConfig {
@@ -53,6 +56,7 @@ impl Default for BashConfig {
             env_keep: Vec::new(),
             secret_vars: Vec::new(),
             trusted_project: None,
+            persistent: false,
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::process::foreground;
 use crate::process::made::PlacesWatch;
 use crate::process::spawn::Setup;
 use crate::shell::support::background;
+use crate::shell::support::carried::{self, Carry};
 use crate::shell::support::cwd::carry_over;
 use crate::shell::support::judge;
 use crate::shell::support::result::{BashOutput, finish};
@@ -115,7 +116,13 @@ impl PlannedTool for Bash {
     }
 
     fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<(Access, BashPlan), ToolError> {
-        let (access, config, confining) = judge::bash_command(&input.command, cx)?;
+        let (mut access, config, confining) = judge::bash_command(&input.command, cx)?;
+        // A carried shell that redefines commands makes no command line read-only.
+        if config.persistent
+            && let Some(why) = carried::redefines(cx)
+        {
+            access = access.unproven(why);
+        }
         Ok((access, BashPlan { config, confining }))
     }
 
@@ -130,7 +137,7 @@ impl PlannedTool for Bash {
         let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
         let watch = PlacesWatch::of(confinement.as_ref());
         let cgroup = CommandCgroup::for_command();
-        let setup = Setup { env: env::changes(&config), confinement };
+        let mut setup = Setup { env: env::changes(&config), confinement };
         if input.run_in_background == Some(true) {
             return background::start(&cx, (&input).into(), &cwd, &config, unconfined, cgroup, setup);
         }
@@ -138,8 +145,23 @@ impl PlannedTool for Bash {
             cx.progress(description, None);
         }
         let limit = self.requested(&input).min(cx.limits().timeout);
-        let outcome = foreground::run(&cx, &input.command, &cwd, limit, cgroup, setup).await?;
+        // With the persistent shell, the call starts from the state the session carries and
+        // leaves its own for the next.
+        let carry = if config.persistent { Carry::prepare(&cx) } else { None };
+        let command = match &carry {
+            Some(carry) => {
+                let (var, file) = carry.env();
+                setup.env.push((var.into(), Some(file.into_os_string())));
+                carry.wrap(&input.command)
+            }
+            None => input.command.clone(),
+        };
+        let outcome = foreground::run(&cx, &command, &cwd, limit, cgroup, setup).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
+        if let Some(carry) = carry {
+            let exited = outcome.status.is_some() && !outcome.timed_out && !outcome.interrupted;
+            notices.extend(carry.keep(&cx, exited));
+        }
         notices.extend(watch.settle(&cx).await);
         if let Some(ended_in) = &outcome.final_cwd
             && let Some(notice) = carry_over(&cx, &cwd, ended_in)

@@ -2,6 +2,7 @@
 //! captured and killed is below every family, in [`crate::process`].
 
 pub(crate) mod background;
+pub(crate) mod carried;
 pub(crate) mod cwd;
 pub(crate) mod deny;
 pub(crate) mod git_programs;

@@ -53,6 +53,7 @@ impl Assembly {
         let mut bash = BashConfig { deny_patterns: self.settings.shell.deny_commands.clone(), ..BashConfig::default() };
         bash.env_remove.extend(self.settings.shell.env_remove.iter().cloned());
         bash.env_keep.clone_from(&self.settings.shell.env_keep);
+        bash.persistent = self.settings.shell.persistent;
         bash.secret_vars.clone_from(&self.secret_vars);
         bash.trusted_project = self.person_trusted().then(|| self.loc.project.clone());
         bash.validate().map_err(|e| AssembleError::Shell(e.to_string()))?;

@@ -76,6 +76,11 @@ pub struct Global {
     #[arg(long = "disable-tool", global = true, help_heading = "Tools", value_name = "NAME")]
     pub disable_tool: Vec<String>,
 
+    /// Carry exported variables, functions, aliases and shell options from one Bash call to
+    /// the next in a session, as `shell.persistent` in the settings.
+    #[arg(long = "persistent-shell", global = true, help_heading = "Shell sandbox")]
+    pub persistent_shell: bool,
+
     /// Refuse shell commands matching this regular expression (repeatable), on top of the
     /// built-in list of catastrophic commands.
     #[arg(long = "deny-command", global = true, help_heading = "Shell sandbox", value_name = "REGEX")]

@@ -194,6 +194,9 @@ pub(crate) fn flag_entries(global: &Global) -> Vec<Entry> {
         out.push(Entry::flag(Key::SANDBOX_IF_UNSANDBOXED, choice.as_str(), "--if-unsandboxed"));
     }
     out.extend(global.deny_command.iter().map(|p| Entry::flag(Key::SHELL_DENY_COMMANDS, p.as_str(), "--deny-command")));
+    if global.persistent_shell {
+        out.push(Entry::flag(Key::SHELL_PERSISTENT, true, "--persistent-shell"));
+    }
     out.extend(global.tools.iter().map(|t| Entry::flag(Key::TOOLS_ENABLED, t.as_str(), "--tools")));
     out.extend(global.disable_tool.iter().map(|t| Entry::flag(Key::TOOLS_DISABLED, t.as_str(), "--disable-tool")));
     out

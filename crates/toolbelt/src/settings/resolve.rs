@@ -30,6 +30,8 @@ pub struct ShellSettings {
     pub env_remove: Vec<String>,
     /// Variables kept although a removal pattern matches them.
     pub env_keep: Vec<String>,
+    /// Whether a session's Bash calls carry their shell's state over (`shell.persistent`).
+    pub persistent: bool,
 }
 
 /// The merged, checked settings.
@@ -139,6 +141,7 @@ impl Settings {
         let deny_commands = r.patterns(Key::SHELL_DENY_COMMANDS);
         let env_remove = r.texts(Key::SHELL_ENV_REMOVE);
         let env_keep = r.texts(Key::SHELL_ENV_KEEP);
+        let persistent = r.bool(Key::SHELL_PERSISTENT).unwrap_or(false);
         let defaults = RuntimeConfig::default();
         let secs = |r: &Resolver<'_>, key: Key| r.int(key).and_then(|n| u64::try_from(n).ok()).map(Duration::from_secs);
         let max_timeout = secs(&r, Key::RUNTIME_MAX_TIMEOUT).unwrap_or(defaults.max_timeout);
@@ -248,7 +251,7 @@ impl Settings {
             additional_directories,
             hooks,
             project_hooks,
-            shell: ShellSettings { sandbox, deny_commands, env_remove, env_keep },
+            shell: ShellSettings { sandbox, deny_commands, env_remove, env_keep, persistent },
             runtime,
             audit,
             audit_enabled,

@@ -103,6 +103,11 @@ keys! {
             "false",
             "let sandboxed commands write git's data (commits, branches) while .git/config and hooks stay read-only",
         ),
+        SHELL_PERSISTENT = "shell.persistent" => key(
+            Kind::Bool,
+            "false",
+            "carry exported variables, functions, aliases and shell options from one Bash call to the next in a session (each call still a fresh process); once they redefine commands, no command line counts as read-only",
+        ),
         SHELL_DENY_COMMANDS = "shell.deny_commands" => key(
             Kind::List,
             "[]",

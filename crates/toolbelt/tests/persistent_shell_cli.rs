@@ -110,22 +110,23 @@ fn a_killed_call_keeps_the_earlier_state_and_trees_still_die() {
 }
 
 #[test]
-fn a_carried_redefinition_makes_no_command_read_only() {
+fn anything_carried_makes_no_command_read_only() {
     let (_dir, root) = project();
-    let flags = ["--persistent-shell", "--allow", "Bash(ls() *)", "--allow", "Bash(export *)"];
-    // `ls` runs without asking until the session's shell redefines it.
-    let out = batch(&root, &flags, &["ls", "ls() { echo redefined; }", "ls"]);
-    assert!(!out[0].contains("permission denied"), "{out:?}");
-    assert!(out[2].contains("permission denied") && out[2].contains("function `ls`"), "{out:?}");
+    let flags = ["--persistent-shell", "--allow", "Bash(ls() *)", "--allow", "Bash(export *)", "--allow", "Bash(cd *)"];
+    // `ls` runs without asking while the shell is as a fresh one (a `cd` carries no state)…
+    let out = batch(&root, &flags, &["ls", "cd sub", "ls", "ls() { echo redefined; }", "ls"]);
+    assert!(!out[0].contains("permission denied") && !out[2].contains("permission denied"), "{out:?}");
+    // …and asks once the shell carries anything, saying what.
+    assert!(out[4].contains("permission denied") && out[4].contains("function `ls`"), "{out:?}");
     // A rule naming the command still allows it.
-    let mut flags = flags.to_vec();
-    flags.extend(["--allow", "Bash(ls)"]);
-    let out = batch(&root, &flags, &["ls() { echo redefined; }", "ls"]);
+    let mut with_rule = flags.to_vec();
+    with_rule.extend(["--allow", "Bash(ls)"]);
+    let out = batch(&root, &with_rule, &["ls() { echo redefined; }", "ls"]);
     assert!(out[1].contains("redefined"), "{out:?}");
-    // So does a changed PATH.
-    let out =
-        batch(&root, &["--persistent-shell", "--allow", "Bash(export *)"], &["export PATH=/tmp/evil:$PATH", "ls"]);
-    assert!(out[1].contains("permission denied") && out[1].contains("`PATH`"), "{out:?}");
+    // A variable a program reads changes what it does: it counts too.
+    let out = batch(&root, &flags, &["export GIT_PAGER='touch pwned'", "ls"]);
+    assert!(out[1].contains("permission denied") && out[1].contains("`GIT_PAGER`"), "{out:?}");
+    assert!(!root.join("pwned").exists());
 }
 
 #[test]

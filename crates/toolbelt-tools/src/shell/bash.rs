@@ -150,8 +150,7 @@ impl PlannedTool for Bash {
         let carry = if config.persistent { Carry::prepare(&cx) } else { None };
         let command = match &carry {
             Some(carry) => {
-                let (var, file) = carry.env();
-                setup.env.push((var.into(), Some(file.into_os_string())));
+                setup.env.extend(carry.env().into_iter().map(|(var, file)| (var.into(), Some(file.into_os_string()))));
                 carry.wrap(&input.command)
             }
             None => input.command.clone(),

@@ -10,9 +10,12 @@
 //! exit; a command that replaces the shell (`exec`) leaves none, and the next call starts a
 //! fresh shell, saying so.
 //!
-//! What it changes in the policy: once the carried environment defines a function or an alias
-//! or changes `PATH`, a command's text no longer says what it runs (`ls` may be a function),
-//! so no command line of the session counts as read-only ([`CarriedShell::redefines`]).
+//! What it changes in the policy: once the carried state differs from a fresh shell's in any
+//! way, a command's text no longer says all it runs — `ls` may be a function, `git` may read
+//! an exported `GIT_PAGER`, `LD_PRELOAD` changes every program, and the snapshot itself is
+//! written by the shell of a command, so it may hold any code — so no command line of the
+//! session counts as read-only ([`CarriedShell::redefines`]). A session whose commands leave
+//! the shell as they found it keeps its read-only commands.
 
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -25,16 +28,22 @@ use crate::process::spawn::CONTROL_FD;
 
 /// The variable naming the file a call's exit trap writes its shell's state to.
 const STATE_VAR: &str = "TOOLBELT_SHELL_STATE";
+/// The variable naming the file a session's first call writes a fresh shell's state to.
+const BASE_VAR: &str = "TOOLBELT_SHELL_BASE";
 /// The most bytes of a shell's state kept (a larger one is not carried, and said to be).
 const MAX_STATE: u64 = 1024 * 1024;
 
 /// The shell state a session carries between Bash calls.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CarriedShell {
-    /// The script that restores it (`declare -p` lines, functions, aliases, options).
+    /// The script that restores it (`declare -p` lines, functions, aliases, options); empty
+    /// when the shell is as a fresh one.
     pub state: String,
-    /// Why a command's text no longer says what it runs, when it does not: the functions and
-    /// aliases defined, and whether `PATH` changed.
+    /// A fresh shell's state, as the session's first call found it: what `state` is compared
+    /// with.
+    pub fresh: String,
+    /// Why a command's text no longer says all it runs, when it does not: what differs from
+    /// a fresh shell.
     pub redefines: Option<String>,
 }
 
@@ -53,6 +62,8 @@ pub fn redefines(cx: &ToolContext) -> Option<String> {
 pub struct Carry {
     restore: Option<PathBuf>,
     capture: PathBuf,
+    /// Where a fresh shell's state is written, when the session has none yet.
+    base: Option<PathBuf>,
 }
 
 impl Carry {
@@ -60,10 +71,12 @@ impl Carry {
     /// and the file its exit trap writes; `None` when the files cannot be made (the call
     /// then runs without carrying, as if the setting were off).
     pub fn prepare(cx: &ToolContext) -> Option<Carry> {
-        let state = cx.session().with_slot(|carried: &mut CarriedShell| carried.state.clone());
+        let (state, fresh) =
+            cx.session().with_slot(|carried: &mut CarriedShell| (carried.state.clone(), carried.fresh.clone()));
         let restore = if state.is_empty() { None } else { Some(private_file("restore", state.as_bytes())?) };
         let capture = private_file("state", b"")?;
-        Some(Carry { restore, capture })
+        let base = if fresh.is_empty() { Some(private_file("base", b"")?) } else { None };
+        Some(Carry { restore, capture, base })
     }
 
     /// The command line wrapped: the state restored first (on a line of its own, so aliases
@@ -74,17 +87,20 @@ impl Carry {
             Some(file) => format!("builtin source {} 2>/dev/null\n", quote(file)),
             None => String::new(),
         };
-        let dump = format!(
-            "builtin pwd -P >&{CONTROL_FD} 2>&{CONTROL_FD}; {{ for __tb_n in $(builtin compgen -e); do case $__tb_n in \
-             TOOLBELT_*|PWD|OLDPWD|SHLVL|_) ;; *) builtin declare -p \"$__tb_n\";; esac; done; builtin declare -f; \
-             builtin alias -p; builtin shopt -p; builtin set +o; }} > \"${STATE_VAR}\" 2>/dev/null"
-        );
-        format!("{restore}builtin trap '{dump}' EXIT\n{command}")
+        let base = match &self.base {
+            Some(_) => format!("{} > \"${BASE_VAR}\" 2>/dev/null\n", dump()),
+            None => String::new(),
+        };
+        let at_exit =
+            format!("builtin pwd -P >&{CONTROL_FD} 2>&{CONTROL_FD}; {} > \"${STATE_VAR}\" 2>/dev/null", dump());
+        format!("{base}{restore}builtin trap '{at_exit}' EXIT\n{command}")
     }
 
-    /// The variable the exit trap reads its file's path from.
-    pub fn env(&self) -> (String, PathBuf) {
-        (STATE_VAR.to_string(), self.capture.clone())
+    /// The variables the script reads its files' paths from.
+    pub fn env(&self) -> Vec<(String, PathBuf)> {
+        let mut vars = vec![(STATE_VAR.to_string(), self.capture.clone())];
+        vars.extend(self.base.iter().map(|base| (BASE_VAR.to_string(), base.clone())));
+        vars
     }
 
     /// After the call: keeps the state it wrote as the session's, and returns a notice when
@@ -95,16 +111,29 @@ impl Carry {
         if !exited {
             return None;
         }
+        let base = self.base.as_deref().and_then(read_capped).filter(|b| !b.trim().is_empty());
         match written {
             Some(state) if !state.trim().is_empty() => {
-                let redefines = redefinitions(&state);
                 cx.session().with_slot(|carried: &mut CarriedShell| {
-                    *carried = CarriedShell { state, redefines };
+                    if let Some(base) = base {
+                        carried.fresh = base;
+                    }
+                    // As a fresh shell: nothing to carry, and commands say what they run.
+                    if carried.fresh == state {
+                        carried.state.clear();
+                        carried.redefines = None;
+                    } else {
+                        carried.redefines = Some(differences(&carried.fresh, &state));
+                        carried.state = state;
+                    }
                 });
                 None
             }
             Some(_) => {
-                cx.session().with_slot(|carried: &mut CarriedShell| *carried = CarriedShell::default());
+                cx.session().with_slot(|carried: &mut CarriedShell| {
+                    carried.state.clear();
+                    carried.redefines = None;
+                });
                 Some(
                     "The shell's state was not saved (the command replaced the shell with `exec`, or its own EXIT \
                      trap replaced toolbelt's): the next command starts in a fresh shell."
@@ -126,49 +155,52 @@ impl Drop for Carry {
             let _ = std::fs::remove_file(file);
         }
         let _ = std::fs::remove_file(&self.capture);
+        if let Some(file) = &self.base {
+            let _ = std::fs::remove_file(file);
+        }
     }
 }
 
-/// What of a state redefines commands: its functions, its aliases, a changed `PATH`.
-fn redefinitions(state: &str) -> Option<String> {
-    let mut names: Vec<String> = Vec::new();
-    for line in state.lines() {
-        if let Some(name) = line.strip_suffix(" () ").filter(|n| !n.contains(' ')) {
-            names.push(format!("function `{name}`"));
+/// The commands that write a shell's state: its exported variables (toolbelt's own and the
+/// ones every shell sets for itself left out), functions, aliases and options.
+fn dump() -> &'static str {
+    "{ for __tb_n in $(builtin compgen -e); do case $__tb_n in TOOLBELT_*|PWD|OLDPWD|SHLVL|_) ;; *) builtin declare \
+     -p \"$__tb_n\";; esac; done; builtin declare -f; builtin alias -p; builtin shopt -p; builtin set +o; }"
+}
+
+/// What `state` carries that a fresh shell (`fresh`) does not, in words: the variables,
+/// functions and aliases it sets and the options it changes (the first few).
+fn differences(fresh: &str, state: &str) -> String {
+    let known: std::collections::HashSet<&str> = fresh.lines().collect();
+    let mut items: Vec<String> = Vec::new();
+    for line in state.lines().filter(|l| !known.contains(l)) {
+        let item = if let Some(rest) = line.strip_prefix("declare -") {
+            let name = rest.split_once(' ').map_or("", |(_, r)| r).split('=').next().unwrap_or_default();
+            format!("`{name}`")
+        } else if let Some(name) = line.strip_suffix(" () ").filter(|n| !n.contains(' ')) {
+            format!("function `{name}`")
         } else if let Some(rest) = line.strip_prefix("alias ") {
-            names.push(format!("alias `{}`", rest.split('=').next().unwrap_or(rest)));
-        }
-    }
-    let path_now = state.lines().find_map(|l| l.strip_prefix("declare -x PATH=")).map(unquote);
-    if path_now.is_some_and(|p| std::env::var("PATH").is_ok_and(|before| p != before)) {
-        names.push("`PATH`".into());
-    }
-    if names.is_empty() {
-        return None;
-    }
-    let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
-    let more = if names.len() > 5 { format!(" and {} more", names.len() - 5) } else { String::new() };
-    Some(format!(
-        "the session's carried shell redefines commands ({}{more}), so a command's text does not say what it runs",
-        shown.join(", ")
-    ))
-}
-
-/// A `declare -p` value as bash writes it (`"…"` with `\"`, `\\`, `\$` and `` \` ``).
-fn unquote(value: &str) -> String {
-    let inner = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(next) = chars.next() {
-                out.push(next);
-            }
+            format!("alias `{}`", rest.split('=').next().unwrap_or(rest))
+        } else if line.starts_with("shopt ") || line.starts_with("set ") {
+            format!("`{line}`")
         } else {
-            out.push(c);
+            continue;
+        };
+        if !items.contains(&item) {
+            items.push(item);
         }
     }
-    out
+    let shown: Vec<&str> = items.iter().take(5).map(String::as_str).collect();
+    let more = if items.len() > 5 { format!(" and {} more", items.len() - 5) } else { String::new() };
+    let what = if shown.is_empty() {
+        "code its earlier commands left".to_string()
+    } else {
+        format!("{}{more}", shown.join(", "))
+    };
+    format!(
+        "the session's shell carries what earlier commands left ({what}), which runs before it, so its text does not \
+         say all it does"
+    )
 }
 
 /// A new owner-only file in the temporary directory holding `bytes`.
@@ -209,13 +241,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn functions_aliases_and_a_changed_path_redefine_commands() {
-        assert_eq!(redefinitions("declare -x FOO=\"1\"\nshopt -u extglob\nset +o errexit\n"), None);
-        let why = redefinitions("ls () \n{ \n    rm -rf x\n}\nalias ll='ls -la'\n").unwrap();
-        assert!(why.contains("function `ls`") && why.contains("alias `ll`"), "{why}");
-        let path = std::env::var("PATH").unwrap_or_default();
-        assert_eq!(redefinitions(&format!("declare -x PATH=\"{path}\"\n")), None);
-        assert!(redefinitions("declare -x PATH=\"/evil:/usr/bin\"\n").unwrap().contains("`PATH`"));
-        assert_eq!(unquote(r#""a\"b\\c\$d""#), r#"a"b\c$d"#);
+    fn what_differs_from_a_fresh_shell_is_named() {
+        let fresh = "declare -x HOME=\"/h\"\nshopt -u extglob\nset +o errexit\n";
+        let state = "declare -x FOO=\"1\"\ndeclare -x HOME=\"/h\"\nls () \n{ \n    rm -rf x\n}\nalias ll='ls -la'\nshopt -u extglob\nset -o errexit\n";
+        let why = differences(fresh, state);
+        for part in ["`FOO`", "function `ls`", "alias `ll`", "`set -o errexit`"] {
+            assert!(why.contains(part), "{part}: {why}");
+        }
+        assert!(!why.contains("HOME"), "{why}");
     }
 }

@@ -143,3 +143,24 @@ fn an_mcp_session_carries_its_shell_with_the_setting() {
     let called = mcp.call("Bash", json!({"command": "echo FOO=$FOO"}));
     assert!(called.to_string().contains("FOO=1"), "{called}");
 }
+
+#[test]
+fn a_shell_s_own_settings_do_not_lose_its_state() {
+    let (_dir, root) = project();
+    let out = batch(&root, &ON, &["IFS=:; set -C; export FOO=kept", "echo FOO=$FOO; shopt -po noclobber"]);
+    assert!(out[1].contains("FOO=kept") && out[1].contains("set -o noclobber"), "{out:?}");
+}
+
+#[test]
+fn a_forged_state_is_code_that_makes_every_command_ask() {
+    let (_dir, root) = project();
+    let forge = r#"trap - EXIT; printf '\036touch pwned-by-state\036\n' >&98"#;
+    let flags = ["--persistent-shell", "--allow", "Bash(trap *)"];
+    let out = batch(&root, &flags, &[forge, "ls"]);
+    assert!(out[1].contains("permission denied") && out[1].contains("other code"), "{out:?}");
+    assert!(!root.join("pwned-by-state").exists());
+    // No file of the state lies in the shared temporary directory for another command to
+    // read, rewrite or replace with a link.
+    let out = batch(&root, &ON, &["export SECRET_NOTE=x; env | grep -c '^TOOLBELT_SHELL' || true"]);
+    assert!(out[0].trim().starts_with('0'), "{out:?}");
+}

@@ -41,6 +41,8 @@ pub struct Outcome {
     pub unread: bool,
     /// Whether a cgroup held the command, so the kill reached everything it started.
     pub held: bool,
+    /// What came through the control pipe (normal exits only): the exit trap's reports.
+    pub control: Vec<u8>,
 }
 
 /// Time kept back from the limit so the command is stopped, and its output collected,
@@ -142,11 +144,22 @@ pub async fn run(
     }
     capture.finish_events(cx);
     let final_cwd = if stopped { None } else { control.final_cwd() };
+    let control = if stopped { Vec::new() } else { control.data().to_vec() };
     let held = tree.is_held();
     tree.retire();
     drop(guard);
     tree.recycle();
-    Ok(Outcome { status, timed_out, interrupted, duration: started.elapsed(), capture, final_cwd, unread, held })
+    Ok(Outcome {
+        status,
+        timed_out,
+        interrupted,
+        duration: started.elapsed(),
+        capture,
+        final_cwd,
+        unread,
+        held,
+        control,
+    })
 }
 
 /// A pipe's default size, and the read buffer's to begin with.

@@ -146,6 +146,10 @@ pub struct Setup {
     pub env: EnvChanges,
     /// The sandbox, when one applies.
     pub confinement: Option<Confinement>,
+    /// Room the control pipe gets (the kernel's, up to its limit) and how much of what comes
+    /// through it is kept, when the command reports more than its working directory there (a
+    /// persistent shell's state); `None`: the default 64 KiB.
+    pub control_room: Option<usize>,
 }
 
 /// What to start.
@@ -202,6 +206,24 @@ fn base_env(tag: &str) -> EnvChanges {
     env
 }
 
+/// A `bash` that runs `script` with the environment a command given `changes` gets (the
+/// tree's tag aside), and nothing else of a command's setup: for toolbelt's own fixed scripts
+/// (what a fresh shell holds), never a command of the model's.
+pub fn plain_bash(script: &str, changes: &EnvChanges) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c").arg(script).stdin(Stdio::null()).stderr(Stdio::null()).kill_on_drop(true);
+    let mut env = base_env("");
+    env.retain(|(k, _)| k != TAG_VAR);
+    env.extend(changes.iter().cloned());
+    for (key, value) in &env {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd
+}
+
 /// Starts the command.
 pub fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     spawn_with(launch, clone::available())
@@ -215,6 +237,11 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
     let flags = OFlag::from_bits_retain(fcntl(&read, FcntlArg::F_GETFL)?);
     fcntl(&read, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
     let Launch { command, cwd, sink, report_cwd, cgroup, setup } = launch;
+    let keep = setup.control_room.unwrap_or(CONTROL_MAX);
+    if let Some(room) = setup.control_room {
+        // Refused above the kernel's limit: the command then writes what fits, then waits.
+        let _ = fcntl(&read, FcntlArg::F_SETPIPE_SZ(libc::c_int::try_from(room).unwrap_or(libc::c_int::MAX)));
+    }
     let mut env = base_env(&tag);
     env.extend(setup.env);
 
@@ -234,7 +261,7 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
             Ok((process, stdout, stderr)) => {
                 drop(write);
                 let tree = Tree::new(process.id().unwrap_or(0), tag, cgroup);
-                let control = Control { read, data: Vec::new(), closed: false };
+                let control = Control { read, data: Vec::new(), closed: false, keep };
                 return Ok(Spawned { child: Leader::Cloned(process), stdout, stderr, tree, control });
             }
             Err(fast::NotStarted::Before(e)) => {
@@ -274,7 +301,7 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let leader = child.id().unwrap_or(0);
     let tree = Tree::new(leader, tag, cgroup);
-    let control = Control { read, data: Vec::new(), closed: false };
+    let control = Control { read, data: Vec::new(), closed: false, keep };
     Ok(Spawned { child: Leader::Forked(child), stdout, stderr, tree, control })
 }
 
@@ -284,6 +311,8 @@ pub struct Control {
     read: OwnedFd,
     data: Vec<u8>,
     closed: bool,
+    /// The most bytes of what comes through kept.
+    keep: usize,
 }
 
 impl Control {
@@ -295,7 +324,7 @@ impl Control {
             match nix::unistd::read(&self.read, &mut chunk) {
                 Ok(0) => self.closed = true,
                 Ok(n) => {
-                    let room = CONTROL_MAX.saturating_sub(self.data.len());
+                    let room = self.keep.saturating_sub(self.data.len());
                     self.data.extend_from_slice(&chunk[..n.min(room)]);
                 }
                 Err(Errno::EINTR) => {}
@@ -304,6 +333,12 @@ impl Control {
             }
         }
         false
+    }
+
+    /// Everything read from the pipe (up to what is kept).
+    pub fn data(&mut self) -> &[u8] {
+        self.held();
+        &self.data
     }
 
     /// The working directory the command ended in, as its exit trap reported it (the last

@@ -22,7 +22,7 @@ use crate::process::foreground;
 use crate::process::made::PlacesWatch;
 use crate::process::spawn::Setup;
 use crate::shell::support::background;
-use crate::shell::support::carried::{self, Carry};
+use crate::shell::support::carried;
 use crate::shell::support::cwd::carry_over;
 use crate::shell::support::judge;
 use crate::shell::support::result::{BashOutput, finish};
@@ -93,6 +93,8 @@ URL with a password).\n\
 pub struct BashPlan {
     config: BashConfig,
     confining: confine::Confining,
+    /// The generation of the session's carried shell the call was judged with.
+    carried: u64,
 }
 
 impl PlannedTool for Bash {
@@ -116,14 +118,13 @@ impl PlannedTool for Bash {
     }
 
     fn access(&self, input: &BashInput, cx: &ToolContext) -> Result<(Access, BashPlan), ToolError> {
-        let (mut access, config, confining) = judge::bash_command(&input.command, cx)?;
-        // A carried shell that redefines commands makes no command line read-only.
-        if config.persistent
-            && let Some(why) = carried::redefines(cx)
-        {
-            access = access.unproven(why);
-        }
-        Ok((access, BashPlan { config, confining }))
+        // A command run after what the session's shell carries says less than it does.
+        let (unproven, carried) = match BashConfig::in_effect(cx).persistent {
+            true => carried::redefines(cx),
+            false => (None, 0),
+        };
+        let (access, config, confining) = judge::bash_command_carrying(&input.command, cx, unproven)?;
+        Ok((access, BashPlan { config, confining, carried }))
     }
 
     fn timeout(&self, input: &BashInput, _cx: &ToolContext) -> Option<TimeLimit> {
@@ -131,13 +132,13 @@ impl PlannedTool for Bash {
     }
 
     async fn call(&self, input: BashInput, plan: BashPlan, cx: ToolContext) -> Result<BashOutput, ToolError> {
-        let BashPlan { config, confining } = plan;
+        let BashPlan { config, confining, carried: judged } = plan;
         let (cx, cwd, moved) = judge::run_dir(cx, &input.command).await?;
         let (confinement, unconfined) = confining.confinement(&cx)?;
         let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
         let watch = PlacesWatch::of(confinement.as_ref());
         let cgroup = CommandCgroup::for_command();
-        let mut setup = Setup { env: env::changes(&config), confinement };
+        let mut setup = Setup { env: env::changes(&config), confinement, control_room: None };
         if input.run_in_background == Some(true) {
             return background::start(&cx, (&input).into(), &cwd, &config, unconfined, cgroup, setup);
         }
@@ -147,19 +148,15 @@ impl PlannedTool for Bash {
         let limit = self.requested(&input).min(cx.limits().timeout);
         // With the persistent shell, the call starts from the state the session carries and
         // leaves its own for the next.
-        let carry = if config.persistent { Carry::prepare(&cx) } else { None };
-        let command = match &carry {
-            Some(carry) => {
-                setup.env.extend(carry.env().into_iter().map(|(var, file)| (var.into(), Some(file.into_os_string()))));
-                carry.wrap(&input.command)
-            }
-            None => input.command.clone(),
+        let command = match config.persistent {
+            true => carried::start(&cx, &input.command, judged, moved.is_some(), &mut setup).await?,
+            false => input.command.clone(),
         };
         let outcome = foreground::run(&cx, &command, &cwd, limit, cgroup, setup).await?;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
-        if let Some(carry) = carry {
+        if config.persistent {
             let exited = outcome.status.is_some() && !outcome.timed_out && !outcome.interrupted;
-            notices.extend(carry.keep(&cx, exited));
+            notices.extend(carried::keep(&cx, exited, &outcome.control));
         }
         notices.extend(watch.settle(&cx).await);
         if let Some(ended_in) = &outcome.final_cwd

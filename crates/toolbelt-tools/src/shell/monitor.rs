@@ -150,7 +150,7 @@ impl PlannedTool for Monitor {
         let mut env = env::changes(&config);
         // Python buffers a pipe's output; a monitor wants each line as it comes.
         env.push(("PYTHONUNBUFFERED".into(), Some("1".into())));
-        let setup = Setup { env, confinement };
+        let setup = Setup { env, confinement, control_room: None };
         let persistent = input.persistent == Some(true);
         let timeout =
             (!persistent).then(|| input.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).min(MAX_TIMEOUT));

@@ -169,7 +169,7 @@ impl PlannedTool for PowerShell {
         let sealed = confinement.as_ref().map(|c| c.sealed().to_vec()).unwrap_or_default();
         let watch = PlacesWatch::of(confinement.as_ref());
         let cgroup = CommandCgroup::for_command();
-        let setup = Setup { env: env::changes(&config), confinement };
+        let setup = Setup { env: env::changes(&config), confinement, control_room: None };
         let line = pwsh::command_line(&pwsh, &input.command);
         pwsh::check_length(&line, &input.command)?;
         if input.run_in_background == Some(true) {

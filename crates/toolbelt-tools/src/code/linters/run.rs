@@ -69,7 +69,7 @@ pub async fn run(
     let watch = PlacesWatch::of(confinement.as_ref());
     let mut changes = env::changes(&under.shell);
     changes.push((OUTPUT_VAR.into(), Some(report.clone().into_os_string())));
-    let setup = Setup { env: changes, confinement };
+    let setup = Setup { env: changes, confinement, control_room: None };
     cx.progress(format!("{}: {}", planned.linter, planned.line), None);
     let outcome = foreground::run(cx, &script, start, limit, CommandCgroup::for_command(), setup).await?;
     let mut notices: Vec<String> = notice.into_iter().collect();

@@ -120,7 +120,7 @@ impl CommandAction {
             (None, true) => line.clone(),
             (None, false) => format!("exec {line}"),
         };
-        let setup = Setup { env: changes, confinement };
+        let setup = Setup { env: changes, confinement, control_room: None };
         let limit = limit.min(cx.limits().timeout);
         let outcome = foreground::run(&cx, &script, &cwd, limit, CommandCgroup::for_command(), setup).await?;
         drop(stdin);

@@ -35,7 +35,7 @@ echo "exe: $(readlink /proc/$$/exe)""#;
 /// Runs [`PROBE`] in `cwd`, started with `clone3` or by tokio, sandboxed or not; its output.
 async fn observe(clone: bool, confinement: Option<Confinement>, cwd: &Path) -> String {
     let env = vec![("TB_SPAWN_TEST_SET".into(), Some("yes".into())), ("HOME".into(), None)];
-    let setup = Setup { env, confinement };
+    let setup = Setup { env, confinement, control_room: None };
     let cgroup = crate::process::cgroup::CommandCgroup::for_command();
     let launch = Launch { command: PROBE, cwd, sink: Sink::Pipes, report_cwd: true, cgroup, setup };
     let mut spawned = spawn_with(launch, clone).unwrap();

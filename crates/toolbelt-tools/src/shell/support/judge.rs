@@ -16,10 +16,24 @@ use crate::shell::support::{deny, git_programs, operands};
 /// What a command touches, the shell settings its deny patterns were checked against, and
 /// how it will be confined.
 pub fn bash_command(command: &str, cx: &ToolContext) -> Result<(Access, BashConfig, Confining), ToolError> {
+    bash_command_carrying(command, cx, None)
+}
+
+/// [`bash_command`] for a command that runs after what a session's shell carries
+/// (`unproven`: why its text does not say all it runs): then it is never read-only — not for
+/// the policy, not for running beside reads, not for running unsandboxed without asking.
+pub fn bash_command_carrying(
+    command: &str,
+    cx: &ToolContext,
+    unproven: Option<String>,
+) -> Result<(Access, BashConfig, Confining), ToolError> {
     let config = BashConfig::in_effect(cx);
     deny::check(command, &config.deny_patterns).map_err(deny::Refusal::into_error)?;
-    let read_only = toolbelt_command::is_read_only(command);
-    let access = if read_only { Access::shared() } else { Access::exclusive() };
+    let read_only = unproven.is_none() && toolbelt_command::is_read_only(command);
+    let mut access = if read_only { Access::shared() } else { Access::exclusive() };
+    if let Some(why) = unproven {
+        access = access.unproven(why);
+    }
     let mut access = operands::declare(access.executes(command.to_string()), command, cx);
     if read_only {
         access = git_programs::untrusted_git(access, command, cx);

@@ -206,24 +206,6 @@ fn base_env(tag: &str) -> EnvChanges {
     env
 }
 
-/// A `bash` that runs `script` with the environment a command given `changes` gets (the
-/// tree's tag aside), and nothing else of a command's setup: for toolbelt's own fixed scripts
-/// (what a fresh shell holds), never a command of the model's.
-pub fn plain_bash(script: &str, changes: &EnvChanges) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c").arg(script).stdin(Stdio::null()).stderr(Stdio::null()).kill_on_drop(true);
-    let mut env = base_env("");
-    env.retain(|(k, _)| k != TAG_VAR);
-    env.extend(changes.iter().cloned());
-    for (key, value) in &env {
-        match value {
-            Some(value) => cmd.env(key, value),
-            None => cmd.env_remove(key),
-        };
-    }
-    cmd
-}
-
 /// Starts the command.
 pub fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     spawn_with(launch, clone::available())

@@ -27,7 +27,7 @@
 use serde::{Deserialize, Serialize};
 use toolbelt_core::{SessionSlot, ToolContext, ToolError};
 
-use crate::process::spawn::{CONTROL_FD, Setup, plain_bash};
+use crate::process::spawn::{CONTROL_FD, Setup};
 use crate::shell::support::judge;
 
 /// The variable a call reads the state it starts from in.
@@ -35,22 +35,26 @@ const RESTORE_VAR: &str = "TOOLBELT_SHELL_RESTORE";
 /// The most bytes of state carried: what one variable of a command's environment can hold
 /// (128 KiB, the kernel's limit for one string), less room for its name.
 pub const MAX_STATE: usize = 120 * 1024;
-/// The control pipe's room for a call that reports its state.
-pub const PIPE_ROOM: usize = 256 * 1024;
-/// What marks the state's start and end on the control pipe.
+/// The control pipe's room for a call that reports its state: two states and the directory.
+pub const PIPE_ROOM: usize = 512 * 1024;
+/// What starts a state's block on the control pipe (`\x1e<bytes>\n<state>`).
 const MARK: u8 = 0x1e;
 
-/// The shell state a session carries between Bash calls.
+/// The shell state a session carries between Bash calls. Kept in memory only: a named
+/// session resumed in another process starts with a fresh shell (the state holds whatever
+/// the session's commands exported, which belongs in no file).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CarriedShell {
     /// The script that restores it (`declare -p` lines, functions, aliases, options); empty
     /// when the shell is as a fresh one.
+    #[serde(skip)]
     pub state: String,
-    /// A fresh shell's state (found by the session's first call in this process; not saved,
-    /// since it holds toolbelt's own environment).
+    /// A fresh shell's state, as the latest call found it before anything ran: what the
+    /// reason names differences from.
     #[serde(skip)]
     pub fresh: String,
     /// Bumped whenever `state` changes: a call judged before a change is judged again.
+    #[serde(skip)]
     pub generation: u64,
 }
 
@@ -67,53 +71,42 @@ pub fn redefines(cx: &ToolContext) -> (Option<String>, u64) {
     })
 }
 
-/// Whether the session already knows what a fresh shell is.
-pub fn knows_fresh(cx: &ToolContext) -> bool {
-    cx.session().with_slot(|carried: &mut CarriedShell| !carried.fresh.is_empty())
-}
-
-/// The commands that write a shell's state between two marks: its exported variables
-/// (toolbelt's own and those every shell sets for itself left out), functions, aliases and
-/// options, with the default field splitting whatever the command set.
+/// The commands that write a shell's state as one block on the control pipe: its exported
+/// variables (toolbelt's own and those every shell sets for itself left out), functions,
+/// aliases and options, with the default field splitting whatever the command set, its length
+/// in bytes first (`-` when it is over [`MAX_STATE`]).
 fn dump() -> String {
     format!(
         "__tb_s=$(IFS=$' \\t\\n'; for __tb_n in $(builtin compgen -e); do case $__tb_n in TOOLBELT_*|PWD|OLDPWD|SHLVL|_) \
          ;; *) builtin declare -p \"$__tb_n\";; esac; done; builtin declare -f; builtin alias -p; builtin shopt -p; \
-         builtin set +o); if (( ${{#__tb_s}} <= {MAX_STATE} )); then builtin printf '\\x1e%s\\x1e\\n' \"$__tb_s\"; else \
-         builtin printf '\\x1e\\x1e\\n'; fi"
+         builtin set +o); __tb_l=$(LC_ALL=C; builtin echo ${{#__tb_s}}); if (( __tb_l <= {MAX_STATE} )); then builtin \
+         printf '\\x1e%s\\n%s\\n' \"$__tb_l\" \"$__tb_s\"; else builtin printf '\\x1e-\\n'; fi >&{CONTROL_FD} 2>/dev/null"
     )
 }
 
-/// The script that reports a fresh shell's state on its stdout.
-pub fn fresh_script() -> String {
-    dump()
-}
-
-/// `command` wrapped for a call of a session carrying `state`: the state evaluated first (on a
-/// line of its own, so its aliases apply to the command), then an exit trap that reports the
-/// shell's state and then the working directory (last, as Bash's own trap does) on the control
-/// pipe.
+/// `command` wrapped for a call of a persistent shell: the fresh shell's state reported first
+/// (before anything of the call ran, in its own process, sandbox and environment: what "as
+/// found" means), then the exit trap set (it reports the shell's state, then the working
+/// directory, last, as Bash's own trap does), then the carried state evaluated (its variable
+/// taken out of the environment first), and the command on a line of its own, so the carried
+/// aliases apply to it.
 pub fn wrap(command: &str, carrying: bool) -> String {
+    let at_exit = format!("{}; builtin pwd -P >&{CONTROL_FD} 2>&{CONTROL_FD}", dump());
     let restore = if carrying {
-        format!("builtin eval \"${RESTORE_VAR}\" 2>/dev/null; builtin unset {RESTORE_VAR}\n")
+        format!(
+            "__tb_r=${RESTORE_VAR}; builtin unset {RESTORE_VAR}; builtin eval \"$__tb_r\" 2>/dev/null; builtin unset __tb_r"
+        )
     } else {
         String::new()
     };
-    let at_exit =
-        format!("{{ {}; }} >&{CONTROL_FD} 2>/dev/null; builtin pwd -P >&{CONTROL_FD} 2>&{CONTROL_FD}", dump());
-    format!("{restore}builtin trap '{}' EXIT\n{command}", at_exit.replace('\'', r"'\''"))
+    format!("{}; builtin trap '{}' EXIT; {restore}\n{command}", dump(), at_exit.replace('\'', r"'\''"))
 }
 
-/// The variable a call starts from, when the session carries a state.
-pub fn restore_env(cx: &ToolContext) -> Option<(String, String)> {
-    let state = cx.session().with_slot(|carried: &mut CarriedShell| carried.state.clone());
-    (!state.is_empty()).then(|| (RESTORE_VAR.to_string(), state))
-}
-
-/// Before a call of a session whose shell carries over: judges it again when the state it will
-/// start from is not the one it was judged with (`judged`, that state's generation; or when
-/// it moved to another directory and was judged again without it), learns what a fresh shell
-/// holds the first time, and gives the command line to run, its environment added to `setup`.
+/// Before a call of a session whose shell carries over: takes the state it will start from,
+/// judging the call again when that is not the state it was judged with (`judged`, that
+/// state's generation; or when it moved to another directory and was judged again without
+/// it), and refusing it when the state changed again while a person was asked; then gives
+/// the command line to run, the state added to `setup`'s environment.
 pub async fn start(
     cx: &ToolContext,
     command: &str,
@@ -121,38 +114,56 @@ pub async fn start(
     moved: bool,
     setup: &mut Setup,
 ) -> Result<String, ToolError> {
-    let (why, generation) = redefines(cx);
+    let (state, generation, why) = cx.session().with_slot(|carried: &mut CarriedShell| {
+        let why = (!carried.state.is_empty()).then(|| differences(&carried.fresh, &carried.state));
+        (carried.state.clone(), carried.generation, why)
+    });
     if let Some(why) = why.filter(|_| generation != judged || moved) {
         let (access, _, _) = judge::bash_command_carrying(command, cx, Some(why))?;
         cx.authorize(access).await?;
-    }
-    if !knows_fresh(cx) {
-        // A shell of toolbelt's own, with the command's environment: what "as found" means.
-        let out = plain_bash(&fresh_script(), &setup.env).stdout(std::process::Stdio::piped()).output().await;
-        if let Some(fresh) = out.ok().and_then(|o| state_in(&o.stdout)).filter(|f| !f.is_empty()) {
-            set_fresh(cx, fresh);
+        let now = cx.session().with_slot(|carried: &mut CarriedShell| carried.generation);
+        if now != generation {
+            return Err(ToolError::failed(
+                "the session's shell changed (another command finished) while this one waited to be approved; \
+                 nothing ran: call it again to be asked about the shell as it is now",
+            ));
         }
     }
-    let restore = restore_env(cx);
-    if let Some((var, state)) = &restore {
-        setup.env.push((var.into(), Some(state.into())));
+    let carrying = !state.is_empty();
+    if carrying {
+        setup.env.push((RESTORE_VAR.into(), Some(state.into())));
     }
     setup.control_room = Some(PIPE_ROOM);
-    Ok(wrap(command, restore.is_some()))
+    Ok(wrap(command, carrying))
 }
 
-/// The state between the first two marks of `report` (what the control pipe or a fresh
-/// shell's stdout carried); `Some("")` when the state was too large to report; `None` when
-/// there is none.
-pub fn state_in(report: &[u8]) -> Option<String> {
-    let start = report.iter().position(|&b| b == MARK)? + 1;
-    let len = report[start..].iter().position(|&b| b == MARK)?;
-    Some(String::from_utf8_lossy(&report[start..start + len]).into_owned())
-}
-
-/// Records a fresh shell's state for the session.
-pub fn set_fresh(cx: &ToolContext, fresh: String) {
-    cx.session().with_slot(|carried: &mut CarriedShell| carried.fresh = fresh);
+/// The blocks of `report` (what the control pipe carried): each state in order, `None` for
+/// one too large to report. Bytes outside blocks (the working directory, whatever a command
+/// wrote there) are skipped.
+pub fn blocks(report: &[u8]) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(found) = report[at..].iter().position(|&b| b == MARK) {
+        let head = at + found + 1;
+        let Some(newline) = report[head..].iter().position(|&b| b == b'\n') else { break };
+        let length = &report[head..head + newline];
+        let body = head + newline + 1;
+        match std::str::from_utf8(length).ok().map(str::trim) {
+            Some("-") => {
+                out.push(None);
+                at = body;
+            }
+            Some(n) => match n.parse::<usize>() {
+                Ok(n) if n <= MAX_STATE && body + n <= report.len() => {
+                    out.push(Some(String::from_utf8_lossy(&report[body..body + n]).into_owned()));
+                    at = body + n;
+                }
+                _ => at = head,
+            },
+            None => at = head,
+        }
+    }
+    out
 }
 
 /// After a call: keeps the state it reported (from its control pipe) as the session's, and
@@ -163,10 +174,17 @@ pub fn keep(cx: &ToolContext, exited: bool, report: &[u8]) -> Option<String> {
     if !exited {
         return None;
     }
-    let reported = state_in(report);
+    let found = blocks(report);
+    // The first block is the fresh shell's, written before anything of the call ran; the
+    // last, the exit trap's (or whatever a command of the call forged: a state all the same).
+    let fresh = found.first().cloned().flatten();
+    let last = if found.len() >= 2 { found.last().cloned() } else { None };
     cx.session().with_slot(|carried: &mut CarriedShell| {
-        let (state, notice) = match reported {
-            Some(state) if state.is_empty() => (
+        if let Some(fresh) = &fresh {
+            carried.fresh.clone_from(fresh);
+        }
+        let (state, notice) = match last {
+            Some(None) => (
                 String::new(),
                 Some(format!(
                     "The shell's state is over {} KiB, more than a command's environment can carry: the next \
@@ -175,13 +193,13 @@ pub fn keep(cx: &ToolContext, exited: bool, report: &[u8]) -> Option<String> {
                 )),
             ),
             // As a fresh shell: nothing to carry, and commands say what they run.
-            Some(state) if state == carried.fresh => (String::new(), None),
-            Some(state) => (state, None),
+            Some(Some(state)) if fresh.as_ref() == Some(&state) => (String::new(), None),
+            Some(Some(state)) => (state, None),
             None => (
                 String::new(),
                 Some(
-                    "The shell's state was not reported (the command replaced the shell with `exec`, or its own \
-                     EXIT trap replaced toolbelt's): the next command starts in a fresh shell."
+                    "The shell's state was not reported (the command replaced the shell with `exec`, or set its \
+                     own EXIT trap): the next command starts in a fresh shell, in the directory this one started in."
                         .into(),
                 ),
             ),
@@ -222,6 +240,18 @@ fn differences(fresh: &str, state: &str) -> String {
             items.push(item);
         }
     }
+    // What changes most what a command runs first: code, then variables programs read.
+    let rank = |item: &str| {
+        let loud = ["`PATH`", "`LD_", "`BASH_ENV`", "`ENV`", "PAGER`", "`GIT_", "`PYTHON", "`NODE_OPTIONS`"];
+        if item.starts_with("function") || item.starts_with("alias") || item == "other code" {
+            0
+        } else if loud.iter().any(|l| item.contains(l)) {
+            1
+        } else {
+            2
+        }
+    };
+    items.sort_by_key(|i| rank(i));
     let shown: Vec<&str> = items.iter().take(5).map(String::as_str).collect();
     let more = if items.len() > 5 { format!(" and {} more", items.len() - 5) } else { String::new() };
     format!(
@@ -247,9 +277,10 @@ mod tests {
     }
 
     #[test]
-    fn the_state_lies_between_its_marks() {
-        assert_eq!(state_in(b"junk\x1edeclare -x A=\"1\"\x1e\n/home/x\n").as_deref(), Some("declare -x A=\"1\""));
-        assert_eq!(state_in(b"\x1e\x1e\n/x\n").as_deref(), Some(""));
-        assert_eq!(state_in(b"/x\n"), None);
+    fn blocks_are_read_by_their_length_whatever_they_hold() {
+        let report = b"\x1e3\nabcjunk\x1e-\n\x1e5\na\x1eb\nc/home/x\n";
+        assert_eq!(blocks(report), vec![Some("abc".to_string()), None, Some("a\x1eb\nc".to_string())]);
+        assert!(blocks(b"/x\n").is_empty());
+        assert_eq!(blocks(b"\x1e99\nshort"), Vec::<Option<String>>::new());
     }
 }

@@ -18,6 +18,7 @@
 //! *covers* one part, and a call is allowed by rules only when every part is covered.
 
 pub mod command;
+mod domain;
 mod error;
 pub mod path;
 
@@ -28,6 +29,8 @@ use serde_json::Value;
 use toolbelt_core::ToolSpec;
 
 pub use command::{CommandPattern, CommandPatternError};
+use domain::DomainPattern;
+pub use domain::host_of;
 pub use error::{RuleError, RuleProblem};
 pub use path::{Anchors, PathPattern, PathPatternError};
 
@@ -348,41 +351,6 @@ fn parse_specifier(tool: &str, inner: &str, origin: &RuleOrigin, env: &RuleEnv) 
             DomainPattern::parse(inner.trim_start().trim_start_matches("domain:")).map(Specifier::Domain)
         }
         _ => Ok(Specifier::Value(inner.trim().to_string())),
-    }
-}
-
-/// A `domain:` specifier: a host, or `*.host` for the host and its subdomains.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct DomainPattern {
-    host: String,
-    subdomains: bool,
-}
-
-impl DomainPattern {
-    fn parse(spec: &str) -> Result<Self, RuleProblem> {
-        let spec = spec.trim().to_ascii_lowercase();
-        let (host, subdomains) = match spec.strip_prefix("*.") {
-            Some(rest) => (rest.to_string(), true),
-            None => (spec, false),
-        };
-        if host.is_empty() || !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':')) {
-            return Err(RuleProblem::BadDomain(host));
-        }
-        Ok(Self { host, subdomains })
-    }
-
-    fn matches_url(&self, url: &str) -> bool {
-        let Some(host) = host_of(url) else { return false };
-        host == self.host || (self.subdomains && host.ends_with(&format!(".{}", self.host)))
-    }
-}
-
-/// The lowercase host of a URL, or of a bare host name.
-pub fn host_of(url: &str) -> Option<String> {
-    match url::Url::parse(url) {
-        Ok(u) => u.host_str().map(|h| h.trim_end_matches('.').to_ascii_lowercase()),
-        Err(_) if !url.contains('/') && !url.is_empty() => Some(url.trim_end_matches('.').to_ascii_lowercase()),
-        Err(_) => None,
     }
 }
 

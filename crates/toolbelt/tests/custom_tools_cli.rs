@@ -132,6 +132,9 @@ fn a_command_tool_gets_each_value_as_one_argument_and_its_input_on_stdin() {
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "the sleep was not killed");
     assert_eq!(result["is_error"], true, "{result}");
     assert!(text(&result).to_lowercase().contains("timed out"), "{result}");
+    // The advice is the tool's: its own time limit, not Bash's `timeout` or background tasks.
+    assert!(text(&result).contains("the `timeout` of `slow`"), "{result}");
+    assert!(!text(&result).contains("run_in_background"), "{result}");
 }
 
 #[test]

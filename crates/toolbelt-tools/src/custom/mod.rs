@@ -116,8 +116,11 @@ impl DynTool for CustomTool {
                     let plan = plan.ok_or_else(|| {
                         ToolError::internal(format!("`{}` was asked to run a call it had not judged", def.name))
                     })?;
-                    let limit = def.timeout.unwrap_or(Duration::MAX);
-                    c.run(json, plan, def.output, limit, cx).await
+                    let (limit, setting) = match def.timeout {
+                        Some(t) => (t, format!("the `timeout` of `{}` ({})", def.name, def.origin)),
+                        None => (Duration::MAX, "`runtime.max_timeout` in the settings".to_string()),
+                    };
+                    c.run(json, plan, def.output, (limit, &setting), cx).await
                 }
                 Action::Http(h) => h.run(&def.name, input.json().clone(), def.output, def.timeout, cx).await,
             }

@@ -1,7 +1,5 @@
 //! A command tool's call: judged as Bash judges a command line, then run as Bash runs one.
 
-use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,7 +7,7 @@ use serde_json::{Map, Value};
 use toolbelt_core::{Access, ToolContext, ToolError, ToolOutput, Touch};
 
 use super::super::fields::OutputKind;
-use super::super::fill::{Piece, pieces, quote};
+use super::super::fill::{Piece, pieces};
 use super::{CommandAction, Network, fill_env};
 use crate::process::cgroup::CommandCgroup;
 use crate::process::config::BashConfig;
@@ -91,7 +89,7 @@ impl CommandAction {
         input: Value,
         plan: CommandPlan,
         output: OutputKind,
-        limit: Duration,
+        (limit, setting): (Duration, &str),
         cx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let CommandPlan { run: line, values, shell, confining } = plan;
@@ -112,24 +110,40 @@ impl CommandAction {
         for (name, value) in values {
             changes.push((name.into(), Some(value.into())));
         }
-        let stdin = if self.stdin_json { Some(InputFile::write(&input)?) } else { None };
-        let script = match (&stdin, self.shell) {
-            (Some(file), false) => format!("exec {line} < {}", quote(&file.0.to_string_lossy())),
+        // The input reaches stdin through a variable taken out of the environment before the
+        // program starts: no file another command could read or replace.
+        let json = self.stdin_json.then(|| input.to_string());
+        if let Some(json) = &json {
+            if json.len() > MAX_STDIN {
+                return Err(ToolError::failed(format!(
+                    "the input is over {} KiB, more than a command's environment carries to its stdin; send less",
+                    MAX_STDIN / 1024
+                )));
+            }
+            changes.push((STDIN_VAR.into(), Some(json.into())));
+        }
+        let take = format!("__tb_in=\"${STDIN_VAR}\"; builtin unset {STDIN_VAR}; ");
+        let script = match (json.is_some(), self.shell) {
+            (true, false) => format!("{take}exec {line} <<<\"$__tb_in\""),
             // The whole line reads the input, whatever it chains.
-            (Some(file), true) => format!("{{ {line}\n}} < {}", quote(&file.0.to_string_lossy())),
-            (None, true) => line.clone(),
-            (None, false) => format!("exec {line}"),
+            (true, true) => format!("{take}{{ {line}\n}} <<<\"$__tb_in\""),
+            (false, true) => line.clone(),
+            (false, false) => format!("exec {line}"),
         };
         let setup = Setup { env: changes, confinement, control_room: None };
         let limit = limit.min(cx.limits().timeout);
         let outcome = foreground::run(&cx, &script, &cwd, limit, CommandCgroup::for_command(), setup).await?;
-        drop(stdin);
         let interrupted = outcome.interrupted;
         let mut notices: Vec<String> = moved.into_iter().chain(unconfined).collect();
         notices.extend(watch.settle(&cx).await);
-        let ran = finish(&cx, outcome, limit, limit, notices, &sealed).await;
+        let mut ran = finish(&cx, outcome, limit, limit, notices, &sealed).await;
         if interrupted {
             return Err(ToolError::Cancelled);
+        }
+        // Bash's advice (a larger `timeout`, run_in_background) is no call's to take here.
+        for note in ran.notes.iter_mut().filter(|n| n.starts_with("Timed out after")) {
+            let head = note.split(" until then.").next().unwrap_or_default().to_string();
+            *note = format!("{head} until then. That is the tool's time limit ({setting}): ask the user to raise it");
         }
         Ok(result(ran, output))
     }
@@ -146,34 +160,11 @@ pub(crate) struct CommandPlan {
     confining: Confining,
 }
 
-/// The input written for a command's stdin: owner-only, removed when dropped.
-struct InputFile(PathBuf);
-
-impl InputFile {
-    fn write(input: &Value) -> Result<Self, ToolError> {
-        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        let path = std::env::temp_dir().join(format!("toolbelt-input-{}-{stamp:x}.json", std::process::id()));
-        let wrote = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .and_then(|mut f| f.write_all(input.to_string().as_bytes()));
-        match wrote {
-            Ok(()) => Ok(Self(path)),
-            Err(e) => {
-                let _ = std::fs::remove_file(&path);
-                Err(ToolError::failed(format!("cannot write the input for the command's stdin: {e}")))
-            }
-        }
-    }
-}
-
-impl Drop for InputFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+/// The variable a command's input travels in to its stdin.
+const STDIN_VAR: &str = "TOOLBELT_STDIN";
+/// The most bytes of input sent on stdin: what one variable of a command's environment can
+/// hold (128 KiB, the kernel's limit for one string), less room for its name.
+const MAX_STDIN: usize = 120 * 1024;
 
 /// The result of a run: as Bash's for text output (an error when it failed), or its stdout
 /// read as JSON.

@@ -26,7 +26,7 @@ use toolbelt_core::{Access, ToolContext, ToolError, ToolOutput};
 use super::fields::{DefinitionError, OutputKind, fields_in, string_table, wrong_type};
 use crate::web::support::client::Web;
 use crate::web::support::guard::check_parsed;
-use crate::web::support::triggers::{Escape, check_url_template, fill};
+use crate::web::support::triggers::{Escape, Filled, check_url_template, fill};
 
 /// An HTTP tool's own settings.
 pub(super) const FIELDS: [&str; 4] = ["method", "url", "headers", "body"];
@@ -115,43 +115,13 @@ impl HttpAction {
                 bad_input(what, &e)
             }
         };
-        let url = fill(&self.url, &fields, &var, Escape::Url).map_err(|e| unset("its URL", e))?;
-        let url = url::Url::parse(&url).map_err(|e| bad_input("its URL", &e.to_string()))?;
+        let filled =
+            Filled::from_templates(&self.method, &self.url, &self.headers, self.body.as_deref(), &fields, &var)
+                .map_err(|(what, e)| unset(&what, e))?;
         // The private-network guard, as for a fetch (the resolver checks named hosts too).
-        check_parsed(&url, web.config()).map_err(|e| ToolError::failed(format!("`{name}`: {e}")))?;
-        let mut headers = Vec::new();
-        for (key, value) in &self.headers {
-            headers.push((key.clone(), fill(value, &fields, &var, Escape::Header).map_err(|e| unset(key, e))?));
-        }
-        let typed = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.clone());
-        let kind = typed.as_deref().map(str::to_ascii_lowercase).unwrap_or_default();
-        let body = match &self.body {
-            Some(template) => {
-                // Each value stays one value of the body's own syntax: a JSON string's
-                // content, or a form field's percent-encoded value (no `&admin=1` added).
-                let escape = if kind.is_empty() || kind.contains("json") {
-                    Escape::Json
-                } else if kind.contains("x-www-form-urlencoded") {
-                    Escape::Url
-                } else {
-                    Escape::None
-                };
-                Some(fill(template, &fields, &var, escape).map_err(|e| unset("its body", e))?)
-            }
-            None if matches!(self.method.as_str(), "POST" | "PUT" | "PATCH") => Some(input.to_string()),
-            None => None,
-        };
-        let method = reqwest::Method::from_bytes(self.method.as_bytes()).unwrap_or(reqwest::Method::GET);
-        let mut request = web.client_for(&url)?.request(method, url);
-        for (key, value) in &headers {
-            request = request.header(key, value);
-        }
-        if let Some(body) = body {
-            if typed.is_none() {
-                request = request.header("content-type", "application/json");
-            }
-            request = request.body(body);
-        }
+        check_parsed(filled.url(), web.config()).map_err(|e| ToolError::failed(format!("`{name}`: {e}")))?;
+        let client = web.client_for(filled.url())?;
+        let request = filled.request(client);
         let limit = timeout.unwrap_or(web.config().timeout).min(cx.limits().timeout);
         let answer = tokio::time::timeout(limit, async {
             // The URL may hold a secret: never in an error.

@@ -15,7 +15,7 @@ use toolbelt_core::{
 };
 
 use crate::web::support::client::Web;
-use crate::web::support::triggers::{Escape, TriggerConfig, fill};
+use crate::web::support::triggers::{Filled, TriggerConfig};
 
 /// The longest part of an answer kept.
 const MAX_ANSWER: usize = 8_000;
@@ -237,36 +237,10 @@ async fn call(
             "trigger `{name}`: {what}: {e}; RemoteTrigger{{action: \"list\"}} shows the payload fields it needs"
         ))
     };
-    let url = fill(&trigger.url, payload, &var, Escape::Url).map_err(|e| wrong("its URL", e))?;
-    let url = url::Url::parse(&url).map_err(|e| wrong("its URL", e.to_string()))?;
-    let mut headers = Vec::new();
-    for (key, value) in &trigger.headers {
-        headers.push((key.clone(), fill(value, payload, &var, Escape::Header).map_err(|e| wrong(key, e))?));
-    }
-    let typed = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.clone());
-    let json = typed.as_deref().is_none_or(|t| t.contains("json"));
-    let body = match &trigger.body {
-        Some(template) => {
-            let escape = if json { Escape::Json } else { Escape::None };
-            Some(fill(template, payload, &var, escape).map_err(|e| wrong("its body", e))?)
-        }
-        None if matches!(trigger.method.as_str(), "POST" | "PUT" | "PATCH") => {
-            Some(Value::Object(payload.clone()).to_string())
-        }
-        None => None,
-    };
-    let method = reqwest::Method::from_bytes(trigger.method.as_bytes()).unwrap_or(reqwest::Method::POST);
-    let client = web.endpoint_client()?;
-    let mut request = client.request(method, url);
-    for (key, value) in &headers {
-        request = request.header(key, value);
-    }
-    if let Some(body) = body {
-        if typed.is_none() {
-            request = request.header("content-type", "application/json");
-        }
-        request = request.body(body);
-    }
+    let filled =
+        Filled::from_templates(&trigger.method, &trigger.url, &trigger.headers, trigger.body.as_deref(), payload, &var)
+            .map_err(|(what, e)| wrong(&what, e))?;
+    let request = filled.request(web.endpoint_client()?);
     let timeout = web.config().timeout;
     let response = tokio::time::timeout(timeout, request.send())
         .await

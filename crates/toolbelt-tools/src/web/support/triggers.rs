@@ -238,6 +238,76 @@ pub fn fill(
     Ok(out)
 }
 
+/// A request whose templates were filled: its URL, headers and body, ready to send.
+#[derive(Debug)]
+pub(crate) struct Filled {
+    url: url::Url,
+    method: reqwest::Method,
+    headers: Vec<(String, String)>,
+    body: Option<String>,
+}
+
+impl Filled {
+    /// Fills the templates of a request (`RemoteTrigger`'s triggers, the HTTP tools the
+    /// settings define) from `payload`, `${VAR}` from `var`: each value escaped for where it
+    /// goes — percent-encoded in the URL and in a form body, a JSON string's content in a JSON
+    /// body (the default), on one line in a header. Without a body template, POST, PUT and
+    /// PATCH send the payload as JSON. A part that cannot be filled is named with why
+    /// (`("its URL", "payload.ref is missing")`).
+    pub(crate) fn from_templates(
+        method: &str,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        body: Option<&str>,
+        payload: &Map<String, Value>,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, (String, String)> {
+        let filled_url = fill(url, payload, var, Escape::Url).map_err(|e| ("its URL".to_string(), e))?;
+        let url = url::Url::parse(&filled_url).map_err(|e| ("its URL".to_string(), e.to_string()))?;
+        let mut filled = Vec::new();
+        for (key, value) in headers {
+            filled.push((key.clone(), fill(value, payload, var, Escape::Header).map_err(|e| (key.clone(), e))?));
+        }
+        let kind =
+            filled.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.to_ascii_lowercase());
+        let body = match body {
+            Some(template) => {
+                let escape = match kind.as_deref() {
+                    None => Escape::Json,
+                    Some(k) if k.contains("json") => Escape::Json,
+                    Some(k) if k.contains("x-www-form-urlencoded") => Escape::Url,
+                    Some(_) => Escape::None,
+                };
+                Some(fill(template, payload, var, escape).map_err(|e| ("its body".to_string(), e))?)
+            }
+            None if matches!(method, "POST" | "PUT" | "PATCH") => Some(Value::Object(payload.clone()).to_string()),
+            None => None,
+        };
+        if body.is_some() && kind.is_none() {
+            filled.push(("content-type".into(), "application/json".into()));
+        }
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::POST);
+        Ok(Self { url, method, headers: filled, body })
+    }
+
+    /// The URL it goes to.
+    pub(crate) fn url(&self) -> &url::Url {
+        &self.url
+    }
+
+    /// The request, built with `client`.
+    pub(crate) fn request(self, client: &reqwest::Client) -> reqwest::RequestBuilder {
+        let mut request = client.request(self.method, self.url);
+        for (key, value) in &self.headers {
+            request = request.header(key, value);
+        }
+        match self.body {
+            Some(body) => request.body(body),
+            None => request,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -268,6 +338,23 @@ mod tests {
             let err = fill("https://x.example/w/{x}/go", &payload(json!({"x": climb})), &var, Escape::Url).unwrap_err();
             assert!(err.contains("may not be empty, `.` or `..`"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_filled_request_keeps_each_value_one_value_of_its_body() {
+        let var = |_: &str| None;
+        let p = payload(json!({"q": "x&admin=1", "n": "a\"b"}));
+        let form: BTreeMap<String, String> =
+            [("Content-Type".to_string(), "Application/X-WWW-Form-Urlencoded".to_string())].into();
+        let filled = Filled::from_templates("POST", "https://a.example/x", &form, Some("q={q}"), &p, &var).unwrap();
+        assert_eq!(filled.body.as_deref(), Some("q=x%26admin%3D1"));
+        let json =
+            Filled::from_templates("POST", "https://a.example/x", &BTreeMap::new(), Some(r#"{"n":"{n}"}"#), &p, &var)
+                .unwrap();
+        assert_eq!(json.body.as_deref(), Some(r#"{"n":"a\"b"}"#));
+        assert!(json.headers.iter().any(|(k, v)| k == "content-type" && v == "application/json"));
+        let err = Filled::from_templates("GET", "https://a.example/{missing}", &BTreeMap::new(), None, &p, &var);
+        assert_eq!(err.unwrap_err().0, "its URL");
     }
 
     #[test]

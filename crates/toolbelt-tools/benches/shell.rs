@@ -150,7 +150,7 @@ fn spawn_overhead(rt: &tokio::runtime::Runtime, root: &Path, n: usize) {
         Limits::default(),
         sandbox(SandboxMode::DangerFullAccess),
     );
-    let input = BashInput { command: "true".into(), timeout: None, description: None, run_in_background: None };
+    let input = BashInput { command: "true".into(), ..BashInput::default() };
     let bash = Bash::default();
     let mut direct = || {
         let (_, plan) = bash.access(&input, &cx).unwrap();

@@ -45,6 +45,11 @@ pub struct BashConfig {
     /// Whether what one Bash call leaves in its shell (exported variables, functions,
     /// aliases, options) is where the next call of the session starts (`shell.persistent`).
     pub persistent: bool,
+    /// How many interactive sessions may run at once in one session (`shell.max_sessions`).
+    pub max_sessions: usize,
+    /// How long an interactive session may sit unused before it is ended
+    /// (`shell.session_idle_timeout`).
+    pub session_idle_timeout: std::time::Duration,
 }
 
 impl Default for BashConfig {
@@ -57,6 +62,8 @@ impl Default for BashConfig {
             secret_vars: Vec::new(),
             trusted_project: None,
             persistent: false,
+            max_sessions: 8,
+            session_idle_timeout: std::time::Duration::from_secs(30 * 60),
         }
     }
 }

@@ -18,7 +18,8 @@
 //!   command in a cgroup of its own where the machine allows, so nothing escapes the kill;
 //! * [`foreground`] runs a command inside a call; [`capture`] keeps its output in bounded
 //!   memory, and [`spill`] is where what does not fit is kept for the model to read back;
-//! * [`memory`]: huge pages behind this process's own large buffers.
+//! * [`memory`]: huge pages behind this process's own large buffers;
+//! * [`pty`]: pseudo-terminals for interactive sessions.
 
 pub(crate) mod capture;
 pub(crate) mod cgroup;
@@ -30,6 +31,7 @@ pub(crate) mod git_config;
 pub(crate) mod made;
 pub(crate) mod memory;
 pub(crate) mod procfs;
+pub(crate) mod pty;
 pub(crate) mod sandbox;
 pub(crate) mod secret_values;
 pub(crate) mod spawn;

@@ -97,6 +97,21 @@ pub enum Sink {
     Pipes,
     /// One file both streams append to (a background task).
     File(std::fs::File),
+    /// Input the caller writes and one output both streams go to (an interactive session).
+    Typed(Typed),
+}
+
+/// The child's ends of an interactive session: what it reads, and where both its streams go.
+/// With a pseudo-terminal both are its one end (the same device twice), and it becomes the
+/// command's controlling terminal.
+#[derive(Debug)]
+pub struct Typed {
+    /// What the command reads as stdin.
+    pub input: OwnedFd,
+    /// Where its stdout and stderr go.
+    pub output: OwnedFd,
+    /// Whether they are a pseudo-terminal's.
+    pub terminal: bool,
 }
 
 /// A started command.
@@ -170,12 +185,17 @@ pub struct Launch<'a> {
 }
 
 /// The script `bash -c` runs. It first moves the control pipe, handed over as stdin, to
-/// [`CONTROL_FD`] and makes stdin empty (so the confinement's `close_range` leaves it alone);
+/// [`CONTROL_FD`] and makes stdin empty (so the confinement's `close_range` leaves it alone) —
+/// for a session's command ([`Sink::Typed`]), handed over as stderr, which then joins stdout;
 /// then, for a command started outside its cgroup (`cgroup_procs`), moves `bash` in; then,
 /// when the command may change directory, sets an exit trap that reports where it ended; then
 /// runs the command. All on the first line, so error messages keep their line numbers.
-fn script(command: &str, report_cwd: bool, cgroup_procs: Option<&Path>) -> String {
-    let mut script = format!("exec {CONTROL_FD}>&0 </dev/null; ");
+fn script(command: &str, report_cwd: bool, cgroup_procs: Option<&Path>, typed: bool) -> String {
+    // A session's command keeps the stdin it was given: its control pipe came as stderr.
+    let mut script = match typed {
+        true => format!("exec {CONTROL_FD}>&2 2>&1; "),
+        false => format!("exec {CONTROL_FD}>&0 </dev/null; "),
+    };
     if let Some(procs) = cgroup_procs {
         // bash moves itself into the command's cgroup before it runs anything (a sandboxed
         // command was moved by its hook already, and this write is refused, silently).
@@ -224,6 +244,7 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
         // Refused above the kernel's limit: the command then writes what fits, then waits.
         let _ = fcntl(&read, FcntlArg::F_SETPIPE_SZ(libc::c_int::try_from(room).unwrap_or(libc::c_int::MAX)));
     }
+    let typed = matches!(sink, Sink::Typed(_));
     let mut env = base_env(&tag);
     env.extend(setup.env);
 
@@ -231,7 +252,7 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
     // group without one is joined the fallback's way.
     if clone && cgroup.as_ref().is_none_or(|c| c.dir_fd().is_some()) {
         let start = fast::Start {
-            script: &script(command, report_cwd, None),
+            script: &script(command, report_cwd, None, typed),
             cwd,
             env: &env,
             sink: &sink,
@@ -255,9 +276,8 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
 
     let mut cmd = tokio::process::Command::new("bash");
     let procs = cgroup.as_ref().map(|c| c.procs_path());
-    cmd.arg("-c").arg(script(command, report_cwd, procs.as_deref())).current_dir(cwd);
-    // The control pipe goes in as stdin; the script moves it and makes stdin empty.
-    cmd.stdin(Stdio::from(write)).kill_on_drop(true);
+    cmd.arg("-c").arg(script(command, report_cwd, procs.as_deref(), typed)).current_dir(cwd);
+    cmd.kill_on_drop(true);
     // A session of its own, without the person's terminal (first: before the sandbox's hook).
     toolbelt_core::process::new_session(cmd.as_std_mut());
     for (key, value) in &env {
@@ -266,12 +286,19 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
             None => cmd.env_remove(key),
         };
     }
+    // The control pipe goes in as stdin (as stderr for a session); the script moves it.
     match sink {
         Sink::Pipes => {
-            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+            cmd.stdin(Stdio::from(write)).stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         Sink::File(file) => {
-            cmd.stdout(Stdio::from(file.try_clone()?)).stderr(Stdio::from(file));
+            cmd.stdin(Stdio::from(write)).stdout(Stdio::from(file.try_clone()?)).stderr(Stdio::from(file));
+        }
+        Sink::Typed(Typed { input, output, terminal }) => {
+            cmd.stdin(Stdio::from(input)).stdout(Stdio::from(output)).stderr(Stdio::from(write));
+            if terminal {
+                controlling_terminal(cmd.as_std_mut());
+            }
         }
     }
     if let Some(confinement) = setup.confinement {
@@ -285,6 +312,23 @@ fn spawn_with(launch: Launch<'_>, clone: bool) -> std::io::Result<Spawned> {
     let tree = Tree::new(leader, tag, cgroup);
     let control = Control { read, data: Vec::new(), closed: false, keep };
     Ok(Spawned { child: Leader::Forked(child), stdout, stderr, tree, control })
+}
+
+/// Makes the child's stdin, a pseudo-terminal, its controlling terminal (after the hook that
+/// starts its session, before the sandbox's).
+#[allow(unsafe_code)]
+fn controlling_terminal(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: the hook runs in the child between fork and exec and makes one system call,
+    // which is async-signal-safe; it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::ioctl(libc::STDIN_FILENO, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// The read end of a command's control pipe.

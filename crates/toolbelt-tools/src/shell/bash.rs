@@ -26,6 +26,7 @@ use crate::shell::support::carried;
 use crate::shell::support::cwd::carry_over;
 use crate::shell::support::judge;
 use crate::shell::support::result::{BashOutput, finish};
+use crate::shell::support::session::yielded;
 
 pub use crate::shell::support::input::BashInput;
 
@@ -139,6 +140,12 @@ impl PlannedTool for Bash {
         let watch = PlacesWatch::of(confinement.as_ref());
         let cgroup = CommandCgroup::for_command();
         let mut setup = Setup { env: env::changes(&config), confinement, control_room: None };
+        if yielded::wanted(&input) {
+            let limit = self.requested(&input).min(cx.limits().timeout);
+            let notices = moved.into_iter().chain(unconfined).collect();
+            let prepared = yielded::Prepared { notices, cgroup, setup, limit };
+            return yielded::run(&cx, &input, &cwd, &config, prepared).await;
+        }
         if input.run_in_background == Some(true) {
             return background::start(&cx, (&input).into(), &cwd, &config, unconfined, cgroup, setup);
         }
@@ -173,7 +180,7 @@ mod tests {
     use super::*;
 
     fn input(command: &str, timeout: Option<u64>) -> BashInput {
-        BashInput { command: command.into(), timeout, description: None, run_in_background: None }
+        BashInput { command: command.into(), timeout, ..BashInput::default() }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Shell tools: `Bash` and the background tasks it starts (`TaskOutput`, `TaskStop`,
-//! `BackgroundTasks`), `PowerShell` on the same machinery, and `Process` over the machine's
+//! `BackgroundTasks`) and the interactive sessions `WriteStdin` types into, `PowerShell` on the same machinery, and `Process` over the machine's
 //! process table, one file each, and what only they share, in [`support`]:
 //!
 //! * [`support::deny`] refuses catastrophic commands and the user's deny patterns;
@@ -7,7 +7,9 @@
 //!   a read-only git command run;
 //! * [`support::background`] is the session's registry of background tasks, which kills them
 //!   all when the session ends;
-//! * [`support::result`] is what `Bash` returns and how it reads.
+//! * [`support::result`] is what `Bash` returns and how it reads;
+//! * [`support::session`] runs interactive sessions (`Bash` with `tty` or `yield_time_ms`),
+//!   which `WriteStdin` types into.
 //!
 //! Starting, confining, capturing and killing a command is below every family, in
 //! [`crate::process`], because the code tools' linters and language servers run commands
@@ -26,6 +28,7 @@ pub mod process;
 pub(crate) mod support;
 pub mod task_output;
 pub mod task_stop;
+pub mod write_stdin;
 
 pub use crate::process::cgroup::release_idle;
 pub use crate::process::config::{BashConfig, DEFAULT_ENV_REMOVE, InvalidDenyPattern};
@@ -53,5 +56,6 @@ pub fn tools(limits: &CallLimits) -> Vec<Arc<dyn DynTool>> {
         erase(monitor::Monitor),
         erase(process::Process),
         erase(power_shell::PowerShell::new(*limits)),
+        erase(write_stdin::WriteStdin),
     ]
 }

@@ -14,3 +14,4 @@ pub(crate) mod operands;
 pub(crate) mod process_view;
 pub(crate) mod pwsh;
 pub(crate) mod result;
+pub(crate) mod session;

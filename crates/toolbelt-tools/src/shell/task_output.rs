@@ -231,6 +231,26 @@ impl Tool for TaskOutput {
                 task.wait(limit, &cx).await;
             }
         }
+        // A session reads as its screen does, and reading it counts as using it.
+        if let Some(session) = &task.session {
+            session.touch();
+            let (from, _) = task.range();
+            let read = crate::shell::write_stdin::read(&cx, &task, session, false);
+            let to = task.range().1;
+            return Ok(TaskOutputResult {
+                task_id: task.id.clone(),
+                status: read.status,
+                exit_code: read.exit_code,
+                output: read.output,
+                truncated: read.truncated,
+                log_file: read.log_file,
+                run_time_ms: u64::try_from(task.run_time().as_millis()).unwrap_or(u64::MAX),
+                log_range: (from, to),
+                note: (!read.notes.is_empty()).then(|| read.notes.join("; ")),
+                agent: None,
+                job_run: None,
+            });
+        }
         let (status, exit_code) = task.status();
         let (rendered, from, to) = task.read_new(cx.limits().output_budget.saturating_sub(600))?;
         Ok(TaskOutputResult {

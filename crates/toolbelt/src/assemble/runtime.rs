@@ -54,6 +54,8 @@ impl Assembly {
         bash.env_remove.extend(self.settings.shell.env_remove.iter().cloned());
         bash.env_keep.clone_from(&self.settings.shell.env_keep);
         bash.persistent = self.settings.shell.persistent;
+        bash.max_sessions = self.settings.shell.max_sessions;
+        bash.session_idle_timeout = self.settings.shell.session_idle_timeout;
         bash.secret_vars.clone_from(&self.secret_vars);
         bash.trusted_project = self.person_trusted().then(|| self.loc.project.clone());
         bash.validate().map_err(|e| AssembleError::Shell(e.to_string()))?;

@@ -32,6 +32,10 @@ pub struct ShellSettings {
     pub env_keep: Vec<String>,
     /// Whether a session's Bash calls carry their shell's state over (`shell.persistent`).
     pub persistent: bool,
+    /// How many interactive sessions may run at once (`shell.max_sessions`).
+    pub max_sessions: usize,
+    /// How long an interactive session may sit unused (`shell.session_idle_timeout`).
+    pub session_idle_timeout: Duration,
 }
 
 /// The merged, checked settings.
@@ -142,6 +146,10 @@ impl Settings {
         let env_remove = r.texts(Key::SHELL_ENV_REMOVE);
         let env_keep = r.texts(Key::SHELL_ENV_KEEP);
         let persistent = r.bool(Key::SHELL_PERSISTENT).unwrap_or(false);
+        let max_sessions = r.usize(Key::SHELL_MAX_SESSIONS).unwrap_or(8);
+        let session_idle_timeout = Duration::from_secs(
+            r.int(Key::SHELL_SESSION_IDLE_TIMEOUT).and_then(|n| u64::try_from(n).ok()).unwrap_or(1800),
+        );
         let defaults = RuntimeConfig::default();
         let secs = |r: &Resolver<'_>, key: Key| r.int(key).and_then(|n| u64::try_from(n).ok()).map(Duration::from_secs);
         let max_timeout = secs(&r, Key::RUNTIME_MAX_TIMEOUT).unwrap_or(defaults.max_timeout);
@@ -251,7 +259,15 @@ impl Settings {
             additional_directories,
             hooks,
             project_hooks,
-            shell: ShellSettings { sandbox, deny_commands, env_remove, env_keep, persistent },
+            shell: ShellSettings {
+                sandbox,
+                deny_commands,
+                env_remove,
+                env_keep,
+                persistent,
+                max_sessions,
+                session_idle_timeout,
+            },
             runtime,
             audit,
             audit_enabled,

@@ -4,8 +4,8 @@
 //! The rules: system calls only, on data the suspended caller built before the clone; nothing
 //! allocated, locked, formatted or written outside this stack (errors are plain numbers); no
 //! signal handler may run. The order is the standard library's for a spawn with a hook (the
-//! signal dispositions reset, the descriptors set up, the working directory, a new session,
-//! then the confinement), and the signals are unblocked just before `execve`.
+//! signal dispositions reset, the descriptors set up, the working directory, a new session
+//! (with its controlling terminal, for a terminal session), then the confinement), and the signals are unblocked just before `execve`.
 
 use super::plan::Plan;
 use crate::process::sandbox::Bounding;
@@ -31,6 +31,12 @@ pub(super) fn run(plan: &Plan<'_>, bounding: Bounding) -> i32 {
     // (pgid = its pid) and has no controlling terminal, so it cannot reach the person's
     // terminal through `/dev/tty` (see `toolbelt_core::process`).
     if unsafe { libc::setsid() } < 0 {
+        return errno();
+    }
+    // SAFETY: ioctl(TIOCSCTTY) on descriptor 0 with an integer argument: the pseudo-terminal
+    // the caller opened for this command becomes the new session's controlling terminal (the
+    // session has none yet; the terminal belongs to no other session).
+    if plan.terminal && unsafe { libc::ioctl(libc::STDIN_FILENO, libc::TIOCSCTTY, 0) } < 0 {
         return errno();
     }
     if let Some(confinement) = plan.confinement

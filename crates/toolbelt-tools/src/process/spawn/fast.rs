@@ -31,7 +31,7 @@ pub(super) struct Start<'a> {
     pub env: &'a EnvChanges,
     /// Where stdout and stderr go.
     pub sink: &'a Sink,
-    /// The control pipe's write end, the child's stdin.
+    /// The control pipe's write end, the child's stdin (its stderr with [`Sink::Typed`]).
     pub control: &'a OwnedFd,
     /// The cgroup the child starts in.
     pub cgroup: Option<&'a CommandCgroup>,
@@ -92,14 +92,24 @@ fn start_child(start: &Start<'_>) -> std::io::Result<(libc::pid_t, OwnedFd, Read
             let fd = above_stderr(file.as_fd(), &mut keep)?;
             (fd, fd)
         }
+        Sink::Typed(typed) => {
+            (above_stderr(typed.input.as_fd(), &mut keep)?, above_stderr(typed.output.as_fd(), &mut keep)?)
+        }
     };
-    let stdin = above_stderr(start.control.as_fd(), &mut keep)?;
+    let control = above_stderr(start.control.as_fd(), &mut keep)?;
+    // The control pipe comes in as stdin, or as stderr for a command given its own input
+    // (the script moves it either way).
+    let stdio = match start.sink {
+        Sink::Typed(_) => [stdout, stderr, control],
+        _ => [control, stdout, stderr],
+    };
     let plan = Plan {
         program: &program,
         argv: &argv_ptrs,
         envp: &envp,
         cwd: &cwd,
-        stdio: [stdin, stdout, stderr],
+        stdio,
+        terminal: matches!(start.sink, Sink::Typed(t) if t.terminal),
         confinement: start.confinement,
         error: AtomicI32::new(0),
     };

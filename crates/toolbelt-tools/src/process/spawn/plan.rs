@@ -21,6 +21,8 @@ pub(super) struct Plan<'a> {
     pub cwd: &'a CStr,
     /// What becomes the child's stdin, stdout and stderr (all above 2, close-on-exec).
     pub stdio: [RawFd; 3],
+    /// Whether stdin is a pseudo-terminal that becomes the child's controlling terminal.
+    pub terminal: bool,
     /// The confinement applied before exec, if any.
     pub confinement: Option<&'a Confinement>,
     /// Set by the child to the error number when it fails before exec.

@@ -2,11 +2,15 @@ use super::*;
 
 #[test]
 fn the_prologue_shares_the_first_line() {
-    assert_eq!(script("ls", false, None), "exec 98>&0 </dev/null; ls");
-    assert_eq!(script("ls", true, None), "exec 98>&0 </dev/null; ls", "no trap without a way to change directory");
-    let joined = script("ls", false, Some(Path::new("/cg/cmd-1/cgroup.procs")));
+    assert_eq!(script("ls", false, None, false), "exec 98>&0 </dev/null; ls");
+    assert_eq!(
+        script("ls", true, None, false),
+        "exec 98>&0 </dev/null; ls",
+        "no trap without a way to change directory"
+    );
+    let joined = script("ls", false, Some(Path::new("/cg/cmd-1/cgroup.procs")), false);
     assert_eq!(joined, "exec 98>&0 </dev/null; builtin echo 0 2>/dev/null >'/cg/cmd-1/cgroup.procs'; ls");
-    let s = script("cd x\nexit 3", true, None);
+    let s = script("cd x\nexit 3", true, None, false);
     assert!(s.starts_with("exec 98>&0 </dev/null; trap '") && s.ends_with("EXIT; cd x\nexit 3"), "{s}");
     for command in ["pushd /tmp", ". ./env.sh", "x; . env", "source env", "eval \"$X\""] {
         assert!(may_change_dir(command), "{command}");

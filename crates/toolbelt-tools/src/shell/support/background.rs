@@ -29,6 +29,7 @@ use crate::process::spill::SpillTarget;
 use crate::process::tree::Tree;
 use crate::shell::support::input::BashInput;
 use crate::shell::support::result::{BashOutput, Report};
+use crate::shell::support::session::Session;
 use crate::tasks::TaskStatus;
 
 /// Finished tasks kept for TaskOutput and BackgroundTasks; older ones are forgotten.
@@ -65,6 +66,24 @@ pub struct Task {
     pub monitor: Option<MonitorLimits>,
     /// The protected places missing when it started, to move aside those it made.
     watch: PlacesWatch,
+    /// Its input and screen, when it is an interactive session.
+    pub session: Option<Arc<Session>>,
+}
+
+/// What a new task is, besides its id and log.
+pub(crate) struct Recorded<'a> {
+    /// The command as shown.
+    pub shown: &'a str,
+    /// What it does.
+    pub description: Option<&'a str>,
+    /// Its process tree.
+    pub tree: Tree,
+    /// Its limits, when it is a monitor.
+    pub monitor: Option<MonitorLimits>,
+    /// The protected places missing when it started.
+    pub watch: PlacesWatch,
+    /// Its input and screen, when it is an interactive session.
+    pub session: Option<Arc<Session>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -72,6 +91,27 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Task {
+    /// A running task's record.
+    pub(crate) fn new(id: String, log: PathBuf, recorded: Recorded<'_>) -> Arc<Task> {
+        let Recorded { shown, description, tree, monitor, watch, session } = recorded;
+        let (done, _) = tokio::sync::watch::channel(false);
+        let (news, _) = tokio::sync::watch::channel(0);
+        Arc::new(Task {
+            id,
+            command: shown.to_string(),
+            description: description.map(str::to_string),
+            log,
+            started: Instant::now(),
+            tree,
+            state: Mutex::new(State { status: TaskStatus::Running, exit_code: None, ended: None, read_to: 0 }),
+            done,
+            news,
+            monitor,
+            watch,
+            session,
+        })
+    }
+
     /// Its status and exit code now.
     pub fn status(&self) -> (TaskStatus, Option<i32>) {
         let state = lock(&self.state);
@@ -151,6 +191,31 @@ impl Task {
         self.news.send_modify(|n| *n += 1);
     }
 
+    /// A receiver told each time the log grows (a session's pump says so too).
+    pub(crate) fn news(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.news.subscribe()
+    }
+
+    /// A receiver told when the task is done.
+    pub(crate) fn done(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.done.subscribe()
+    }
+
+    /// The bytes of the log read so far, and its length now.
+    pub(crate) fn range(&self) -> (u64, u64) {
+        let read_to = lock(&self.state).read_to;
+        (read_to, std::fs::metadata(&self.log).map_or(read_to, |m| m.len().max(read_to)))
+    }
+
+    /// Marks the log read to its current end (a session is read through its screen); the
+    /// byte range this covers.
+    pub(crate) fn skip_to_end(&self) -> (u64, u64) {
+        let mut state = lock(&self.state);
+        let from = state.read_to;
+        state.read_to = std::fs::metadata(&self.log).map_or(from, |m| m.len().max(from));
+        (from, state.read_to)
+    }
+
     /// Marks the task done, waking every waiter.
     pub(crate) fn mark_done(&self) {
         self.done.send_replace(true);
@@ -228,7 +293,7 @@ fn read_range(log: &Path, from: u64, budget: usize) -> std::io::Result<(Rendered
     Ok((parts.render(budget), to))
 }
 
-/// The session's background tasks.
+/// The session's background tasks (interactive sessions among them).
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Tasks {
     #[serde(skip)]
@@ -263,6 +328,37 @@ impl Tasks {
 
     fn running(&self) -> usize {
         self.tasks.iter().filter(|t| t.status().0 == TaskStatus::Running).count()
+    }
+
+    /// How many interactive sessions are running.
+    pub(crate) fn running_sessions(&self) -> usize {
+        self.tasks.iter().filter(|t| t.session.is_some() && t.status().0 == TaskStatus::Running).count()
+    }
+
+    /// Checks the limit on running tasks and numbers the next one of this kind (`bash_3`).
+    pub(crate) fn next_id(&mut self, prefix: &'static str, config: &BashConfig) -> Result<String, ToolError> {
+        let running = self.running();
+        if running >= config.max_background_tasks {
+            return Err(ToolError::failed(format!(
+                "too many background tasks: {running} are running (the limit is {}). Stop one with TaskStop \
+                 (BackgroundTasks shows them) or wait for one to finish, then start this again.",
+                config.max_background_tasks
+            )));
+        }
+        let number = self.next.entry(prefix).or_default();
+        *number += 1;
+        Ok(format!("{prefix}_{number}"))
+    }
+
+    /// Adds a started task.
+    pub(crate) fn add(&mut self, task: Arc<Task>) {
+        self.tasks.push_back(task);
+        self.forget_old();
+    }
+
+    /// Forgets a task (one that ended before its call returned: nothing is left to read).
+    pub(crate) fn remove(&mut self, id: &str) {
+        self.tasks.retain(|t| t.id != id);
     }
 
     fn forget_old(&mut self) {
@@ -378,17 +474,7 @@ pub fn start(
     let watch = PlacesWatch::of(setup.confinement.as_ref());
     let slot = cx.session().slot::<Tasks>();
     let mut tasks = lock(&slot);
-    let running = tasks.running();
-    if running >= config.max_background_tasks {
-        return Err(ToolError::failed(format!(
-            "too many background tasks: {running} are running (the limit is {}). Stop one with TaskStop \
-             (BackgroundTasks shows them) or wait for one to finish, then start this again.",
-            config.max_background_tasks
-        )));
-    }
-    let number = tasks.next.entry(command.prefix).or_default();
-    *number += 1;
-    let id = format!("{}_{number}", command.prefix);
+    let id = tasks.next_id(command.prefix, config)?;
     let (file, log) = SpillTarget::new(cx, "tasks", &id)
         .create()
         .map_err(|reason| ToolError::failed(format!("cannot create the task's log file: {reason}")))?;
@@ -400,23 +486,16 @@ pub fn start(
     };
     let launch = Launch { command: command.run, cwd, sink, report_cwd: false, cgroup, setup };
     let Spawned { mut child, tree, mut control, stdout, stderr } = spawn(launch).map_err(spawn_error)?;
-    let (done, _) = tokio::sync::watch::channel(false);
-    let (news, _) = tokio::sync::watch::channel(0);
-    let task = Arc::new(Task {
-        id: id.clone(),
-        command: command.shown.to_string(),
-        description: command.description.map(str::to_string),
-        log: log.clone(),
-        started: Instant::now(),
+    let recorded = Recorded {
+        shown: command.shown,
+        description: command.description,
         tree,
-        state: Mutex::new(State { status: TaskStatus::Running, exit_code: None, ended: None, read_to: 0 }),
-        done,
-        news,
         monitor: command.monitor.map(|p| p.limits),
         watch,
-    });
-    tasks.tasks.push_back(Arc::clone(&task));
-    tasks.forget_old();
+        session: None,
+    };
+    let task = Task::new(id.clone(), log.clone(), recorded);
+    tasks.add(Arc::clone(&task));
     drop(tasks);
 
     if let (Some(pumping), Some(file)) = (command.monitor, pumped) {
@@ -460,6 +539,7 @@ fn started(
         output_file: Some(log.display().to_string()),
         cwd: cwd.display().to_string(),
         task_id: Some(id.to_string()),
+        session_id: None,
         notes: notice.into_iter().collect(),
         report: Report::Started { command: one_line(command.shown, 200), log: shown(cx, log) },
     }

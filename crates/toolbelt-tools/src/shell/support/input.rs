@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// Input of `Bash`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashInput {
     /// The command to run, in bash syntax. Quote paths that contain spaces; chain dependent
@@ -23,4 +23,20 @@ pub struct BashInput {
     /// output with TaskOutput and stop it with TaskStop. For servers, watchers and jobs longer
     /// than the timeout.
     pub run_in_background: Option<bool>,
+    /// Run the command in a pseudo-terminal (for REPLs, editors, prompts, `git rebase -i`,
+    /// full-screen programs). The output reads as the screen does. If it is still running
+    /// after `yield_time_ms`, the result gives a `session_id` to type into with WriteStdin.
+    pub tty: Option<bool>,
+    /// Return after this many milliseconds with what the command printed so far (default
+    /// 10000 with `tty`), the command still running as a session: the result gives a
+    /// `session_id` for WriteStdin (type, read) and TaskStop (end). Without `tty`, its stdin
+    /// is a pipe WriteStdin writes to.
+    #[schemars(range(min = 0))]
+    pub yield_time_ms: Option<u64>,
+    /// The terminal's width in columns, with `tty` (default 120).
+    #[schemars(range(min = 20, max = 1000))]
+    pub cols: Option<u16>,
+    /// The terminal's height in rows, with `tty` (default 40).
+    #[schemars(range(min = 5, max = 500))]
+    pub rows: Option<u16>,
 }

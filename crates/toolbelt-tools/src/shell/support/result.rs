@@ -48,6 +48,10 @@ pub struct BashOutput {
     /// The background task's id, when the command runs in the background.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// The interactive session's id, when the command still runs as one after the call
+    /// yielded (`tty` or `yield_time_ms`): WriteStdin types into it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     /// What the model should know besides the output, in order: how the command ended and
     /// what to do about it, where the whole output is, the working directory…; for a
     /// background command, how it was started.
@@ -211,6 +215,7 @@ pub async fn finish(
         output_file,
         cwd: cx.session().cwd().display().to_string(),
         task_id: None,
+        session_id: None,
         notes,
         report: Report::Ran { output: combined.text },
     }

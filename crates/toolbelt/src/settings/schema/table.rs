@@ -108,6 +108,16 @@ keys! {
             "false",
             "carry exported variables, functions, aliases and shell options from one Bash call to the next in a session (each call still a fresh process); once they redefine commands, no command line counts as read-only",
         ),
+        SHELL_MAX_SESSIONS = "shell.max_sessions" => key(
+            Kind::Int { min: 1, max: 256 },
+            "8",
+            "interactive sessions (Bash with tty or yield_time_ms, typed into with WriteStdin) one session may run at once",
+        ),
+        SHELL_SESSION_IDLE_TIMEOUT = "shell.session_idle_timeout" => key(
+            Kind::Int { min: 1, max: 604_800 },
+            "1800",
+            "seconds an interactive session may go without being typed into or read before it is ended with every process it started",
+        ),
         SHELL_DENY_COMMANDS = "shell.deny_commands" => key(
             Kind::List,
             "[]",

@@ -107,10 +107,10 @@ code once it ended. End a line with \"\\n\" to enter it; \"\\u0003\" is Ctrl-C. 
 into other programs as running that program again. Sessions are background tasks: BackgroundTasks lists them, \
 TaskStop ends one with every process it started; an unused session ends by itself after a while.";
 
-/// What a call was judged to send: the line typed so far once it is sent.
+/// What a call was judged to send: what is typed and not yet run once it is sent.
 #[derive(Debug)]
 pub struct Typing {
-    pending: String,
+    after: typed::Typist,
 }
 
 impl PlannedTool for WriteStdin {
@@ -139,12 +139,12 @@ impl PlannedTool for WriteStdin {
         let (_, session) = session::find(cx, &input.session_id)?;
         let chars = input.chars.as_deref().unwrap_or_default();
         if chars.is_empty() {
-            return Ok((Access::shared(), Typing { pending: session.pending() }));
+            return Ok((Access::shared(), Typing { after: session.typist() }));
         }
         let program = reading_program(&session);
         let reader = typed::reader_of(&program);
-        let (access, pending) = typed::judge(reader, &program, &session.command, &session.pending(), chars, cx)?;
-        Ok((access, Typing { pending }))
+        let (access, after) = typed::judge(reader, &program, &session.command, &session.typist(), chars, cx)?;
+        Ok((access, Typing { after }))
     }
 
     fn timeout(&self, input: &WriteStdinInput, _cx: &ToolContext) -> Option<TimeLimit> {
@@ -164,7 +164,7 @@ impl PlannedTool for WriteStdin {
                 )));
             }
             session.write(chars.as_bytes()).await?;
-            session.set_pending(plan.pending);
+            session.set_typist(plan.after);
         }
         if input.close_stdin == Some(true) {
             session.close_input().await?;

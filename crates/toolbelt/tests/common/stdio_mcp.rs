@@ -45,18 +45,31 @@ impl StdioMcp {
 
     /// Sends a request and waits (at most 30 s) for its answer.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_seeing(method, params).0
+    }
+
+    /// Sends a request and waits (at most 30 s) for its answer; also the other messages that
+    /// came meanwhile (notifications).
+    pub fn request_seeing(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
         let id = self.next;
         self.next += 1;
         writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
         self.stdin.flush().unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
         loop {
             let message =
                 self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("an answer");
             if message["id"] == id {
-                return message;
+                return (message, seen);
             }
+            seen.push(message);
         }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Waits (at most 20 s) for a notification `method`.

@@ -44,6 +44,10 @@ pub const DEFAULT_SIZE: Size = Size { rows: 40, cols: 120 };
 /// How long a `Bash` call with `tty` waits for output before it yields, when it does not say.
 pub const DEFAULT_BASH_YIELD: Duration = Duration::from_secs(10);
 
+/// How long typing waits after a key that sends a signal, for the terminal to have dropped
+/// what it had queued.
+const SIGNAL_SETTLE: Duration = Duration::from_millis(50);
+
 /// What a terminal session's command gets besides Bash's environment: a terminal type
 /// programs know (Bash's `TERM=dumb` would keep editors and REPLs plain), colours allowed
 /// (the emulator interprets them), and the settings that answer prompts for a command
@@ -79,8 +83,8 @@ pub struct Session {
     last_active: Mutex<Instant>,
     /// How long it may sit unused.
     idle_limit: Duration,
-    /// What was typed since the last line ended (judged with the line it ends up in).
-    pending: Mutex<String>,
+    /// What was typed and not yet run (judged with the line it ends up in).
+    typist: Mutex<typed::Typist>,
     /// Whether it was ended for sitting unused.
     idled: std::sync::atomic::AtomicBool,
 }
@@ -108,14 +112,14 @@ impl Session {
         text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_string()
     }
 
-    /// The line typed so far, not yet ended.
-    pub fn pending(&self) -> String {
-        lock(&self.pending).clone()
+    /// What was typed and not yet run.
+    pub fn typist(&self) -> typed::Typist {
+        lock(&self.typist).clone()
     }
 
-    /// Records what is now typed but not yet ended.
-    pub fn set_pending(&self, pending: String) {
-        *lock(&self.pending) = pending;
+    /// Records what is typed and not yet run after a write.
+    pub fn set_typist(&self, typist: typed::Typist) {
+        *lock(&self.typist) = typist;
     }
 
     /// The process group reading the terminal now (a terminal session's).
@@ -141,9 +145,22 @@ impl Session {
                 "this session's input is closed (close_stdin was sent); it can only be read now",
             ));
         };
-        io::write_all(&input, bytes).await.map_err(|e| {
+        let bytes = lock(&self.screen).keys(bytes).into_owned();
+        let failed = |e: std::io::Error| {
             ToolError::failed(format!("cannot type into the session: {e} (the program may have closed its input)"))
-        })
+        };
+        // A terminal drops what it has queued when a key sends a signal (Ctrl-C, Ctrl-\,
+        // Ctrl-Z), as it does for a person typing ahead: what follows goes a moment later.
+        let mut rest = &bytes[..];
+        while self.terminal
+            && let Some(at) = rest.iter().position(|b| matches!(b, 0x03 | 0x1a | 0x1c))
+            && at + 1 < rest.len()
+        {
+            io::write_all(&input, &rest[..=at]).await.map_err(failed)?;
+            tokio::time::sleep(SIGNAL_SETTLE).await;
+            rest = &rest[at + 1..];
+        }
+        io::write_all(&input, rest).await.map_err(failed)
     }
 
     /// Closes the input: end of file for a pipe; for a terminal, the end-of-file key (what
@@ -221,7 +238,7 @@ pub fn start(
         screen: Mutex::new(Screen::new(size.rows, size.cols, !terminal)),
         last_active: Mutex::new(Instant::now()),
         idle_limit: config.session_idle_timeout,
-        pending: Mutex::new(String::new()),
+        typist: Mutex::new(typed::Typist::default()),
         idled: std::sync::atomic::AtomicBool::new(false),
     });
     let recorded = Recorded {

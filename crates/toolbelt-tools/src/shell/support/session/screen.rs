@@ -69,6 +69,27 @@ impl Screen {
         self.parser.process(&translated);
     }
 
+    /// The bytes a terminal sends for `typed`: the cursor keys as the program asked for them
+    /// (`ESC O A` rather than `ESC [ A` once it set application cursor mode, as curses
+    /// programs and editors do).
+    pub fn keys<'a>(&self, typed: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        if !self.parser.screen().application_cursor() || !typed.windows(2).any(|w| w == b"\x1b[") {
+            return std::borrow::Cow::Borrowed(typed);
+        }
+        let mut sent = Vec::with_capacity(typed.len());
+        let mut i = 0;
+        while i < typed.len() {
+            if typed[i..].starts_with(b"\x1b[") && typed.get(i + 2).is_some_and(|k| b"ABCDHF".contains(k)) {
+                sent.extend_from_slice(&[0x1b, b'O', typed[i + 2]]);
+                i += 3;
+            } else {
+                sent.push(typed[i]);
+                i += 1;
+            }
+        }
+        std::borrow::Cow::Owned(sent)
+    }
+
     /// The output since the last read, as text (empty when nothing came); and whether lines
     /// scrolled past faster than they were read (then the log has them).
     pub fn take_new(&mut self) -> (String, bool) {
@@ -83,7 +104,11 @@ impl Screen {
         let scrolled = self.parser.screen().scrollback_len();
         let cursor = scrolled + usize::from(self.parser.screen().cursor_position().0);
         let last = rows.iter().rposition(|(text, _)| !text.is_empty()).unwrap_or(0).max(cursor);
-        let start = self.from.min(last);
+        let mut start = self.from.min(last);
+        // From the start of the line the row belongs to, when it continues a wrapped one.
+        while start > 0 && rows[start - 1].1 {
+            start -= 1;
+        }
         let text = join(&rows[start..=last.min(rows.len().saturating_sub(1))]);
         self.parser.screen_mut().clear_scrollback();
         self.from = usize::from(self.parser.screen().cursor_position().0);
@@ -149,10 +174,10 @@ mod tests {
     fn a_prompt_row_is_shown_again_with_what_was_typed_and_answered() {
         let mut screen = Screen::new(40, 120, false);
         screen.feed(b">>> ");
-        assert_eq!(screen.take_new().0, ">>> ");
+        assert_eq!(screen.take_new().0, ">>>");
         assert_eq!(screen.take_new().0, "", "nothing new");
         screen.feed(b"x + 1\r\n42\r\n>>> ");
-        assert_eq!(screen.take_new().0, ">>> x + 1\n42\n>>> ");
+        assert_eq!(screen.take_new().0, ">>> x + 1\n42\n>>>");
     }
 
     #[test]
@@ -182,6 +207,14 @@ mod tests {
         assert_eq!(text, want.join("\n"));
         screen.feed(b"\nmore\n");
         assert_eq!(screen.take_new().0, format!("{}\nmore\n", "x".repeat(50)));
+    }
+
+    #[test]
+    fn cursor_keys_are_sent_as_the_program_asked_for_them() {
+        let mut screen = Screen::new(10, 40, false);
+        assert_eq!(&*screen.keys(b"\x1b[Ax"), b"\x1b[Ax");
+        screen.feed(b"\x1b[?1h");
+        assert_eq!(&*screen.keys(b"\x1b[Ax\x1b[B\x1b[5~"), b"\x1bOAx\x1bOB\x1b[5~");
     }
 
     #[test]

@@ -219,6 +219,12 @@ fn every_builtin_tool_returns_structured_content_matching_its_schema() {
         ("Process", json!({"action": "info", "name": "sleep 30.5"}), &task_sleeping),
         ("TaskStop", json!({"task_id": task}), &["sleep 30"]),
         ("Monitor", json!({"command": "echo watched", "description": "echo"}), &["echo watched", "monitor_1"]),
+        ("Bash", json!({"command": "cat", "yield_time_ms": 100}), &["session_1"]),
+        (
+            "WriteStdin",
+            json!({"session_id": "session_1", "chars": "typed line\n", "yield_time_ms": 500}),
+            &["typed line"],
+        ),
         ("Message", json!({"channel": "notes", "content": "Done."}), &["notes", "notes.md"]),
         ("RemoteTrigger", json!({"trigger": "ping"}), &["ping", "hello web"]),
         ("RemoteTrigger", json!({"action": "list"}), &["ping", "GET"]),

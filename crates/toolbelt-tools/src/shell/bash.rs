@@ -74,7 +74,10 @@ const INTRO: &str = "Runs a bash command in the session's working directory and 
 (stdout and stderr interleaved as they arrived), with the exit code when it is not 0. Details:\n\
 - `cd` carries over to the next call while it stays inside the workspace roots; environment variables and other \
 shell state do not.\n\
-- stdin is empty, so a command that asks for input fails instead of waiting; pagers and colours are off.\n";
+- stdin is empty, so a command that asks for input fails instead of waiting; pagers and colours are off. For a \
+command that needs a terminal or answers (a REPL, an editor, a prompt, `git rebase -i`, a watch mode) pass `tty: true` \
+(and `yield_time_ms`): if it is still running when the call yields, the result gives a `session_id` to type into \
+with WriteStdin.\n";
 
 /// The description after the limits.
 const REST: &str = "\

@@ -107,10 +107,12 @@ code once it ended. End a line with \"\\n\" to enter it; \"\\u0003\" is Ctrl-C. 
 into other programs as running that program again. Sessions are background tasks: BackgroundTasks lists them, \
 TaskStop ends one with every process it started; an unused session ends by itself after a while.";
 
-/// What a call was judged to send: what is typed and not yet run once it is sent.
+/// What a call was judged to send: what is typed and not yet run once it is sent; `None`
+/// when the session did not exist yet when the call was judged (a batch judges its calls
+/// before the one starting the session ran), so the typing is judged when the call runs.
 #[derive(Debug)]
 pub struct Typing {
-    after: typed::Typist,
+    after: Option<typed::Typist>,
 }
 
 impl PlannedTool for WriteStdin {
@@ -136,15 +138,11 @@ impl PlannedTool for WriteStdin {
     }
 
     fn access(&self, input: &WriteStdinInput, cx: &ToolContext) -> Result<(Access, Typing), ToolError> {
-        let (_, session) = session::find(cx, &input.session_id)?;
-        let chars = input.chars.as_deref().unwrap_or_default();
-        if chars.is_empty() {
-            return Ok((Access::shared(), Typing { after: session.typist() }));
-        }
-        let program = reading_program(&session);
-        let reader = typed::reader_of(&program);
-        let (access, after) = typed::judge(reader, &program, &session.command, &session.typist(), chars, cx)?;
-        Ok((access, Typing { after }))
+        let Ok((_, session)) = session::find(cx, &input.session_id) else {
+            return Ok((Access::exclusive(), Typing { after: None }));
+        };
+        let (access, after) = judge_typing(&session, input.chars.as_deref().unwrap_or_default(), cx)?;
+        Ok((access, Typing { after: Some(after) }))
     }
 
     fn timeout(&self, input: &WriteStdinInput, _cx: &ToolContext) -> Option<TimeLimit> {
@@ -156,6 +154,14 @@ impl PlannedTool for WriteStdin {
         let (task, session) = session::find(&cx, &input.session_id)?;
         session.touch();
         let chars = input.chars.unwrap_or_default();
+        let after = match plan.after {
+            Some(after) => after,
+            None => {
+                let (access, after) = judge_typing(&session, &chars, &cx)?;
+                cx.authorize(access).await?;
+                after
+            }
+        };
         if !chars.is_empty() {
             if task.status().0 != TaskStatus::Running {
                 return Err(ToolError::failed(format!(
@@ -164,7 +170,7 @@ impl PlannedTool for WriteStdin {
                 )));
             }
             session.write(chars.as_bytes()).await?;
-            session.set_typist(plan.after);
+            session.set_typist(after);
         }
         if input.close_stdin == Some(true) {
             session.close_input().await?;
@@ -174,6 +180,15 @@ impl PlannedTool for WriteStdin {
         session.touch();
         Ok(read(&cx, &task, &session, input.screen == Some(true)))
     }
+}
+
+/// What typing `chars` into `session` touches, and what is typed and not yet run after it.
+fn judge_typing(session: &Session, chars: &str, cx: &ToolContext) -> Result<(Access, typed::Typist), ToolError> {
+    if chars.is_empty() {
+        return Ok((Access::shared(), session.typist()));
+    }
+    let program = reading_program(session);
+    typed::judge(typed::reader_of(&program), &program, &session.command, &session.typist(), chars, cx)
 }
 
 /// What a session printed since the last read, within the output budget, and where it stands.

@@ -37,6 +37,9 @@
 //!   background too) typed into the person's terminal: answered toolbelt's own permission
 //!   prompt, or left a command for the person's shell; a command opened the terminal by its
 //!   name and wrote on the screen;
+//! * `sessions.rs` — a line typed into an interactive shell that runs other text (history
+//!   expansion, recall with editing keys, a continuation over two writes) carried a denied
+//!   command; a session's terminal or processes reached past it;
 //! * `patch_crash.rs` — ApplyPatch killed mid-commit left some files new, the rest old;
 //! * `special_files.rs` — a device read whole filled memory, a FIFO blocked the file tools,
 //!   Write replaced a device with a regular file;
@@ -86,6 +89,7 @@ mod read_rules;
 mod request_state;
 mod sandbox;
 mod self_widening;
+mod sessions;
 mod special_files;
 mod terminal;
 mod trust;

@@ -15,8 +15,9 @@
 
 use std::num::NonZeroU16;
 
-/// Lines kept between two reads; older ones are in the log only.
-pub const SCROLLBACK: usize = 2000;
+/// Lines kept between two reads (about a result's worth of text, at 32 bytes a cell: under
+/// 2 MB for a 120-column terminal); older ones are in the log only.
+pub const SCROLLBACK: usize = 500;
 
 /// The emulated terminal of one session.
 pub struct Screen {

@@ -3,7 +3,8 @@
 //! `git rebase -i` finished in its editor, Ctrl-C inside a shell, a curses program's screen —
 //! and the limits around them: typed lines judged as commands (a denied one refused, plan mode
 //! letting only reads through), the cap on sessions, the idle limit ending a session with its
-//! processes.
+//! processes. And with the official Python SDK over Streamable HTTP: the REPL read from the
+//! text and from `structuredContent`, and a session another MCP session cannot type into.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,8 @@ use serde_json::{Value, json};
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/peers.rs"]
+mod peers;
 #[path = "common/stdio_mcp.rs"]
 mod stdio_mcp;
 
@@ -299,4 +302,24 @@ fn without_a_terminal_input_comes_through_a_pipe() {
     let quick = call(&mut mcp, "Bash", json!({"command": "printf 'quick\\n'; exit 3", "tty": true}));
     assert_eq!(quick.data["exit_code"], 3, "{}", quick.text);
     assert!(quick.data.get("session_id").is_none() && quick.text.contains("quick"), "{}", quick.text);
+}
+
+#[test]
+fn the_python_sdk_drives_a_repl_over_http_and_another_mcp_session_cannot_type_into_it() {
+    let Some(peers) = peers::Peers::find() else { return };
+    let (_dir, root) = peers::project();
+    let mut cmd = Command::new(peers.python());
+    // A 2025 session of its own for each client (a 2026-07-28 client has no protocol
+    // session: its sessions are its token's).
+    cmd.arg(peers::script("session_client.py")).arg(peers::toolbelt()).arg(&root).arg("legacy");
+    let seen = peers::run(cmd, &root, "");
+    assert!(seen["started"]["stdout"].as_str().unwrap().contains(">>>"), "{seen}");
+    let last = &seen["turns"][1];
+    for part in ["text", "output"] {
+        assert!(last[part].as_str().unwrap().contains(">>> x + 1\n42\n>>>"), "{part}: {seen}");
+    }
+    assert!(seen["progress"].as_array().is_some_and(|p| !p.is_empty()), "{seen}");
+    assert_eq!(seen["other"]["is_error"], true, "{seen}");
+    assert!(seen["other"]["text"].as_str().unwrap().contains("no running session"), "{seen}");
+    assert!(seen["stopped"].as_str().unwrap().starts_with("Stopped"), "{seen}");
 }

@@ -193,12 +193,17 @@ fn judge_typing(session: &Session, chars: &str, cx: &ToolContext) -> Result<(Acc
 
 /// What a session printed since the last read, within the output budget, and where it stands.
 pub fn read(cx: &ToolContext, task: &Task, session: &Session, with_screen: bool) -> WriteStdinOutput {
+    // How it stands first: once it has ended, everything it printed is on the screen.
+    let (status, exit_code) = task.status();
     let (text, lost) = session.take_new();
     task.skip_to_end();
     let budget = cx.limits().output_budget.saturating_sub(800);
     let total = text.len() as u64;
     let rendered = HeadTail::from_parts(text.into_bytes(), &[], total).render(budget);
-    let (status, exit_code) = task.status();
+    let screen = with_screen.then(|| session.snapshot());
+    if status != TaskStatus::Running {
+        session.retire();
+    }
     let log = crate::fs::shown::shown(cx, &task.log);
     let mut notes = Vec::new();
     if lost {
@@ -218,7 +223,7 @@ pub fn read(cx: &ToolContext, task: &Task, session: &Session, with_screen: bool)
         running: status == TaskStatus::Running,
         status,
         exit_code,
-        screen: with_screen.then(|| session.snapshot()),
+        screen,
         truncated: rendered.cut || lost,
         log_file: task.log.display().to_string(),
         notes,

@@ -123,3 +123,42 @@ async fn a_working_directory_inside_a_protected_path_is_read_only_too() {
     assert!(!command.status().await.unwrap().success());
     assert!(!git.join("x").exists() && !git.join("hooks/y").exists());
 }
+
+#[tokio::test]
+async fn a_session_s_command_has_its_terminal_both_ways_sandboxed_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let roots = [root.clone()];
+    let probe = "tty; stty size; awk '{print \"session leader:\", ($6 == $1), \"terminal:\", ($7 != 0)}' /proc/$$/stat; \
+                 echo \"98: $(readlink /proc/$$/fd/98 | cut -c1-5)\"; read -r typed; echo \"typed: $typed\"";
+    for clone in [true, false].into_iter().filter(|&c| !c || clone::available()) {
+        for confinement in [None, sandbox(&roots)] {
+            let pty = crate::process::pty::open(crate::process::pty::Size { rows: 40, cols: 120 }).unwrap();
+            let typed = Typed { input: pty.slave.try_clone().unwrap(), output: pty.slave, terminal: true };
+            let setup = Setup { env: Vec::new(), confinement, control_room: None };
+            let launch =
+                Launch { command: probe, cwd: &root, sink: Sink::Typed(typed), report_cwd: false, cgroup: None, setup };
+            let mut spawned = spawn_with(launch, clone).unwrap();
+            nix::unistd::write(&pty.master, b"hello\n").unwrap();
+            let mut out = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            // Non-blocking: read until the command is gone and its terminal reads as closed.
+            loop {
+                match nix::unistd::read(&pty.master, &mut chunk) {
+                    Ok(0) | Err(Errno::EIO) => break,
+                    Ok(n) => out.extend_from_slice(&chunk[..n]),
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+                }
+                assert!(std::time::Instant::now() < deadline, "{}", String::from_utf8_lossy(&out));
+            }
+            let status = spawned.child.wait().await.unwrap();
+            spawned.tree.retire();
+            let out = String::from_utf8_lossy(&out);
+            assert!(status.success(), "{status:?}: {out}");
+            assert!(out.contains("/dev/pts/") && out.contains("40 120"), "clone {clone}: {out}");
+            assert!(out.contains("session leader: 1 terminal: 1"), "its controlling terminal: {out}");
+            assert!(out.contains("98: pipe:") && out.contains("typed: hello"), "{out}");
+        }
+    }
+}

@@ -73,8 +73,8 @@ pub struct Session {
     pub terminal: bool,
     /// The command as started.
     pub command: String,
-    /// The terminal's side toolbelt keeps, for a terminal session.
-    master: Option<Arc<AsyncFd<OwnedFd>>>,
+    /// The terminal's side toolbelt keeps, for a terminal session (let go once it ended).
+    master: Mutex<Option<Arc<AsyncFd<OwnedFd>>>>,
     /// Where typing goes; `None` once the input is closed (a pipe's).
     input: tokio::sync::Mutex<Option<Arc<AsyncFd<OwnedFd>>>>,
     /// What it printed, as a person reads it.
@@ -124,7 +124,7 @@ impl Session {
 
     /// The process group reading the terminal now (a terminal session's).
     pub fn foreground(&self) -> Option<i32> {
-        self.master.as_ref().and_then(|m| pty::foreground(m.get_ref()))
+        lock(&self.master).as_ref().and_then(|m| pty::foreground(m.get_ref()))
     }
 
     /// Whether it was ended for sitting unused.
@@ -161,6 +161,18 @@ impl Session {
             rest = &rest[at + 1..];
         }
         io::write_all(&input, rest).await.map_err(failed)
+    }
+
+    /// Lets go of what only a running session needs: its input and its terminal.
+    async fn ended(&self) {
+        self.input.lock().await.take();
+        lock(&self.master).take();
+    }
+
+    /// Once an ended session's last output was read: its screen shrinks to nothing (its log
+    /// keeps every byte).
+    pub fn retire(&self) {
+        *lock(&self.screen) = Screen::new(1, 1, !self.terminal);
     }
 
     /// Closes the input: end of file for a pipe; for a terminal, the end-of-file key (what
@@ -233,7 +245,7 @@ pub fn start(
     let session = Arc::new(Session {
         terminal,
         command: request.command.to_string(),
-        master,
+        master: Mutex::new(master),
         input: tokio::sync::Mutex::new(Some(ours.0)),
         screen: Mutex::new(Screen::new(size.rows, size.cols, !terminal)),
         last_active: Mutex::new(Instant::now()),
@@ -288,6 +300,7 @@ pub fn start(
         watched.settle();
         let code = status.and_then(|s| s.code());
         watched.record_end(if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed }, code);
+        session.ended().await;
         watched.mark_done();
     });
     Ok(task)

@@ -73,6 +73,11 @@ pub async fn run(
     }
     let running = read.status == TaskStatus::Running && !interrupted;
     let mut notes = notices;
+    if config.persistent {
+        notes.push(
+            "a session's command starts from a fresh shell: what the persistent shell carries is not in it".into(),
+        );
+    }
     notes.extend(read.notes);
     if running {
         notes.push(write_stdin::standing(&task.id, read.status, read.exit_code));

@@ -235,7 +235,7 @@ impl Tool for TaskOutput {
         if let Some(session) = &task.session {
             session.touch();
             let (from, _) = task.range();
-            let read = crate::shell::write_stdin::read(&cx, &task, session, false);
+            let read = crate::shell::support::session::answer::read(&cx, &task, session, false);
             let to = task.range().1;
             return Ok(TaskOutputResult {
                 task_id: task.id.clone(),

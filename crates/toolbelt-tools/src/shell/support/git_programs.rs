@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 use toolbelt_command::runs::{Run, runs};
 use toolbelt_core::{Access, ToolContext};
 
+use crate::process::capture::one_line;
 use crate::process::config::BashConfig;
 use crate::process::git_config::{self, Entry};
-use crate::shell::support::background::one_line;
 use crate::shell::support::operands;
 
 /// How many configuration files (includes and submodules) one repository may bring in.

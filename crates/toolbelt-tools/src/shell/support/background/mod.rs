@@ -25,7 +25,7 @@ use crate::process::capture::{HeadTail, Rendered};
 use crate::process::config::BashConfig;
 use crate::process::made::PlacesWatch;
 use crate::process::tree::Tree;
-use crate::shell::support::session::Session;
+use crate::shell::support::session::state::Session;
 use crate::tasks::TaskStatus;
 pub use launch::{MonitorLimits, Pump, Pumping, TaskCommand, start};
 

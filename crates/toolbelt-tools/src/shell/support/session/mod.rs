@@ -10,20 +10,20 @@
 //! how it ended, kills what is left of its tree, and ends it once it has sat unused for
 //! `shell.session_idle_timeout`. Its sandbox, cgroup, environment and audit are Bash's.
 //!
-//! [`typed`] judges what is typed; [`io`] moves the bytes.
+//! [`typed`] judges what is typed; [`io`] moves the bytes; [`answer`] is what a read answers.
 
+pub(crate) mod answer;
 pub(crate) mod io;
 pub(crate) mod screen;
+pub(crate) mod state;
 pub(crate) mod typed;
 pub(crate) mod yielded;
 
-use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::io::Interest;
-use tokio::io::unix::AsyncFd;
 use toolbelt_core::{ToolContext, ToolError};
 
 use crate::process::cgroup::CommandCgroup;
@@ -37,16 +37,14 @@ use crate::shell::support::background::{Recorded, Task, Tasks};
 use crate::tasks::TaskStatus;
 
 use self::screen::Screen;
+pub use self::state::Session;
+use self::state::lock;
 
 /// The terminal's size when the call does not set one.
 pub const DEFAULT_SIZE: Size = Size { rows: 40, cols: 120 };
 
 /// How long a `Bash` call with `tty` waits for output before it yields, when it does not say.
 pub const DEFAULT_BASH_YIELD: Duration = Duration::from_secs(10);
-
-/// How long typing waits after a key that sends a signal, for the terminal to have dropped
-/// what it had queued.
-const SIGNAL_SETTLE: Duration = Duration::from_millis(50);
 
 /// What a terminal session's command gets besides Bash's environment: a terminal type
 /// programs know (Bash's `TERM=dumb` would keep editors and REPLs plain), colours allowed
@@ -61,130 +59,6 @@ const TERMINAL_ENV: &[(&str, Option<&str>)] = &[
     ("DEBIAN_FRONTEND", None),
     ("PIP_NO_INPUT", None),
 ];
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The interactive side of a running session.
-#[derive(Debug)]
-pub struct Session {
-    /// Whether its command has a terminal (else a pipe for input and one for output).
-    pub terminal: bool,
-    /// The command as started.
-    pub command: String,
-    /// The terminal's side toolbelt keeps, for a terminal session (let go once it ended).
-    master: Mutex<Option<Arc<AsyncFd<OwnedFd>>>>,
-    /// Where typing goes; `None` once the input is closed (a pipe's).
-    input: tokio::sync::Mutex<Option<Arc<AsyncFd<OwnedFd>>>>,
-    /// What it printed, as a person reads it.
-    screen: Mutex<Screen>,
-    /// When the model last typed into or read it.
-    last_active: Mutex<Instant>,
-    /// How long it may sit unused.
-    idle_limit: Duration,
-    /// What was typed and not yet run (judged with the line it ends up in).
-    typist: Mutex<typed::Typist>,
-    /// Whether it was ended for sitting unused.
-    idled: std::sync::atomic::AtomicBool,
-}
-
-impl Session {
-    /// Marks it used now (its idle time starts again).
-    pub fn touch(&self) {
-        *lock(&self.last_active) = Instant::now();
-    }
-
-    /// The output since the last read, as text, and whether lines scrolled past unread.
-    pub fn take_new(&self) -> (String, bool) {
-        lock(&self.screen).take_new()
-    }
-
-    /// The screen as it reads now.
-    pub fn snapshot(&self) -> String {
-        lock(&self.screen).snapshot()
-    }
-
-    /// The text of the row the cursor is on and those just above it: what a progress line
-    /// shows.
-    fn latest_line(&self) -> String {
-        let text = lock(&self.screen).snapshot();
-        text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_string()
-    }
-
-    /// What was typed and not yet run.
-    pub fn typist(&self) -> typed::Typist {
-        lock(&self.typist).clone()
-    }
-
-    /// Records what is typed and not yet run after a write.
-    pub fn set_typist(&self, typist: typed::Typist) {
-        *lock(&self.typist) = typist;
-    }
-
-    /// The process group reading the terminal now (a terminal session's).
-    pub fn foreground(&self) -> Option<i32> {
-        lock(&self.master).as_ref().and_then(|m| pty::foreground(m.get_ref()))
-    }
-
-    /// Whether it was ended for sitting unused.
-    pub fn idled(&self) -> bool {
-        self.idled.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// How long it may sit unused.
-    pub fn idle_limit(&self) -> Duration {
-        self.idle_limit
-    }
-
-    /// Writes `bytes` as typed input.
-    pub async fn write(&self, bytes: &[u8]) -> Result<(), ToolError> {
-        let input = self.input.lock().await.clone();
-        let Some(input) = input else {
-            return Err(ToolError::failed(
-                "this session's input is closed (close_stdin was sent); it can only be read now",
-            ));
-        };
-        let bytes = lock(&self.screen).keys(bytes).into_owned();
-        let failed = |e: std::io::Error| {
-            ToolError::failed(format!("cannot type into the session: {e} (the program may have closed its input)"))
-        };
-        // A terminal drops what it has queued when a key sends a signal (Ctrl-C, Ctrl-\,
-        // Ctrl-Z), as it does for a person typing ahead: what follows goes a moment later.
-        let mut rest = &bytes[..];
-        while self.terminal
-            && let Some(at) = rest.iter().position(|b| matches!(b, 0x03 | 0x1a | 0x1c))
-            && at + 1 < rest.len()
-        {
-            io::write_all(&input, &rest[..=at]).await.map_err(failed)?;
-            tokio::time::sleep(SIGNAL_SETTLE).await;
-            rest = &rest[at + 1..];
-        }
-        io::write_all(&input, rest).await.map_err(failed)
-    }
-
-    /// Lets go of what only a running session needs: its input and its terminal.
-    async fn ended(&self) {
-        self.input.lock().await.take();
-        lock(&self.master).take();
-    }
-
-    /// Once an ended session's last output was read: its screen shrinks to nothing (its log
-    /// keeps every byte).
-    pub fn retire(&self) {
-        *lock(&self.screen) = Screen::new(1, 1, !self.terminal);
-    }
-
-    /// Closes the input: end of file for a pipe; for a terminal, the end-of-file key (what
-    /// Ctrl-D does at the start of a line).
-    pub async fn close_input(&self) -> Result<(), ToolError> {
-        if self.terminal {
-            return self.write(b"\x04").await;
-        }
-        self.input.lock().await.take();
-        Ok(())
-    }
-}
 
 /// What a new session runs, and how.
 #[derive(Debug)]
@@ -242,17 +116,9 @@ pub fn start(
     let launch = Launch { command: request.command, cwd, sink: Sink::Typed(typed), report_cwd: false, cgroup, setup };
     let Spawned { mut child, tree, mut control, .. } = spawn(launch).map_err(spawn_error)?;
     let size = request.terminal.unwrap_or(DEFAULT_SIZE);
-    let session = Arc::new(Session {
-        terminal,
-        command: request.command.to_string(),
-        master: Mutex::new(master),
-        input: tokio::sync::Mutex::new(Some(ours.0)),
-        screen: Mutex::new(Screen::new(size.rows, size.cols, !terminal)),
-        last_active: Mutex::new(Instant::now()),
-        idle_limit: config.session_idle_timeout,
-        typist: Mutex::new(typed::Typist::default()),
-        idled: std::sync::atomic::AtomicBool::new(false),
-    });
+    let screen = Screen::new(size.rows, size.cols, !terminal);
+    let session =
+        Arc::new(Session::new(request.command.to_string(), master, ours.0, screen, config.session_idle_timeout));
     let recorded = Recorded {
         shown: request.command,
         description: request.description,

@@ -16,8 +16,7 @@ use crate::process::spawn::Setup;
 use crate::shell::support::background::Tasks;
 use crate::shell::support::input::BashInput;
 use crate::shell::support::result::{BashOutput, Report};
-use crate::shell::support::session::{self, DEFAULT_BASH_YIELD, DEFAULT_SIZE, Request};
-use crate::shell::write_stdin;
+use crate::shell::support::session::{self, DEFAULT_BASH_YIELD, DEFAULT_SIZE, Request, answer};
 use crate::tasks::TaskStatus;
 
 /// Whether a call runs its command as a session.
@@ -65,7 +64,7 @@ pub async fn run(
     let wait = asked.min(limit.saturating_sub(Duration::from_secs(1)));
     session::wait(&task, &session, wait, cx).await;
     session.touch();
-    let read = write_stdin::read(cx, &task, &session, false);
+    let read = answer::read(cx, &task, &session, false);
     let interrupted = cx.is_cancelled();
     if interrupted {
         // The call was cancelled: the session goes with it.
@@ -80,7 +79,7 @@ pub async fn run(
     }
     notes.extend(read.notes);
     if running {
-        notes.push(write_stdin::standing(&task.id, read.status, read.exit_code));
+        notes.push(answer::standing(&task.id, read.status, read.exit_code));
     } else {
         // Nothing is left to type into: the call answers as a finished command does.
         cx.with_slot::<Tasks, _>(|t| t.remove(&task.id));

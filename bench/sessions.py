@@ -111,6 +111,8 @@ def main():
     with tempfile.TemporaryDirectory() as cwd:
         cwd = os.path.realpath(cwd)
         server = Server(cwd)
+        time.sleep(0.5)
+        fresh = server.rss_kib()
         sid = server.call("Bash", {"command": "cat", "tty": True, "yield_time_ms": 100})["session_id"]
         round_trips(server, sid)  # warm-up
         trips = round_trips(server, sid)
@@ -144,7 +146,7 @@ def main():
         read = server.rss_kib()
         print(f"\nMemory of the server (RSS), 8 sessions each printing {statistics.mean(logs) / 1e6:.1f} MB "
               f"({time.perf_counter() - start:.1f} s):")
-        print(f"  idle: {idle / 1024:.1f} MiB   8 open: {opened / 1024:.1f} MiB   after the output: "
+        print(f"  started: {fresh / 1024:.1f} MiB   after the round trips: {idle / 1024:.1f} MiB   8 open: {opened / 1024:.1f} MiB   after the output: "
               f"{flooded / 1024:.1f} MiB   after reading it: {read / 1024:.1f} MiB")
         for s in ids:
             server.call("TaskStop", {"task_id": s})

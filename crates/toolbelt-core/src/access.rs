@@ -78,6 +78,12 @@ pub struct Access {
     /// things. Rules still decide.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unproven: Option<String>,
+    /// Set when what the call runs cannot be read from its text at all (keys typed into a
+    /// program, which decides what they do), with why: on top of [`Access::unproven`], the
+    /// rules about commands cannot be checked, so where a deny or ask rule about commands
+    /// exists the call asks instead of being matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opaque: Option<String>,
 }
 
 impl Access {
@@ -90,6 +96,7 @@ impl Access {
             reaches: None,
             context: None,
             unproven: None,
+            opaque: None,
         }
     }
 
@@ -159,6 +166,15 @@ impl Access {
         self.unproven = Some(why.into());
         self.concurrency = Concurrency::Exclusive;
         self
+    }
+
+    /// Says what the call runs cannot be read from its text, and why ([`Access::opaque`]):
+    /// unproven too.
+    pub fn opaque(self, why: impl Into<String>) -> Self {
+        let why = why.into();
+        let mut access = self.unproven(why.clone());
+        access.opaque = Some(why);
+        access
     }
 
     /// Whether the call may run beside others.

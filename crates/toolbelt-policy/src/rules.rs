@@ -442,6 +442,10 @@ impl CallParts {
         if access.touches.is_empty() {
             call.parts.push(Part::Call);
         }
+        if let Some(why) = &access.opaque {
+            let text = call.commands.first().cloned().unwrap_or_default();
+            call.opaque.push((text, why.clone()));
+        }
         call
     }
 }

@@ -117,3 +117,11 @@ fn hosts_and_globs() {
     assert!(rule.covers(&tool, &json!({"subagent_type": "Explore"}), &Part::Call));
     assert!(!rule.covers(&tool, &json!({"subagent_type": "Plan", "nested": {"x": "Explore"}}), &Part::Call));
 }
+
+#[test]
+fn an_opaque_call_is_a_command_no_rule_can_read() {
+    let typed = Access::exclusive().executes("vim notes.txt");
+    assert!(CallParts::of(&typed).opaque.is_empty());
+    let parts = CallParts::of(&typed.opaque("keys typed into `vim`"));
+    assert_eq!(parts.opaque, vec![("vim notes.txt".to_string(), "keys typed into `vim`".to_string())]);
+}

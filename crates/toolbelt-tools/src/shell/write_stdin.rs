@@ -14,6 +14,7 @@ use toolbelt_core::{
 };
 
 use crate::shell::support::session::answer::{read, standing};
+use crate::shell::support::session::state::judge_typing;
 use crate::shell::support::session::{self, typed};
 use crate::tasks::TaskStatus;
 
@@ -55,12 +56,14 @@ code once it ended. End a line with \"\\n\" to enter it; \"\\u0003\" is Ctrl-C. 
 into other programs as running that program again. Sessions are background tasks: BackgroundTasks lists them, \
 TaskStop ends one with every process it started; an unused session ends by itself after a while.";
 
-/// What a call was judged to send: what is typed and not yet run once it is sent; `None`
-/// when the session did not exist yet when the call was judged (a batch judges its calls
-/// before the one starting the session ran), so the typing is judged when the call runs.
+/// What a call was judged to send: what is typed and not yet run once it is sent, and the
+/// generation of the session's typing it was judged against; `None` when the session did not
+/// exist yet when the call was judged (a batch judges its calls before the one starting the
+/// session ran). Either way, a call whose judgement is out of date when it runs is judged
+/// again then.
 #[derive(Debug)]
 pub struct Typing {
-    after: Option<typed::Typist>,
+    judged: Option<(typed::Typist, u64)>,
 }
 
 impl PlannedTool for WriteStdin {
@@ -87,10 +90,11 @@ impl PlannedTool for WriteStdin {
 
     fn access(&self, input: &WriteStdinInput, cx: &ToolContext) -> Result<(Access, Typing), ToolError> {
         let Ok((_, session)) = session::find(cx, &input.session_id) else {
-            return Ok((Access::exclusive(), Typing { after: None }));
+            return Ok((Access::exclusive(), Typing { judged: None }));
         };
-        let (access, after) = session::state::judge_typing(&session, input.chars.as_deref().unwrap_or_default(), cx)?;
-        Ok((access, Typing { after: Some(after) }))
+        let chars = input.chars.as_deref().unwrap_or_default();
+        let (access, after, generation) = judge_typing(&session, chars, input.close_stdin == Some(true), cx)?;
+        Ok((access, Typing { judged: Some((after, generation)) }))
     }
 
     fn timeout(&self, input: &WriteStdinInput, _cx: &ToolContext) -> Option<TimeLimit> {
@@ -102,26 +106,31 @@ impl PlannedTool for WriteStdin {
         let (task, session) = session::find(&cx, &input.session_id)?;
         session.touch();
         let chars = input.chars.unwrap_or_default();
-        let after = match plan.after {
-            Some(after) => after,
-            None => {
-                let (access, after) = session::state::judge_typing(&session, &chars, &cx)?;
-                cx.authorize(access).await?;
-                after
-            }
-        };
-        if !chars.is_empty() {
+        let close = input.close_stdin == Some(true);
+        if !chars.is_empty() || close {
             if task.status().0 != TaskStatus::Running {
                 return Err(ToolError::failed(format!(
                     "{}; nothing can be typed into it. Read what is left with TaskOutput.",
                     standing(&task.id, task.status().0, task.status().1)
                 )));
             }
+            // One call types at a time, from the state it was judged against.
+            let _writing = session.writing.lock().await;
+            let after = match plan.judged {
+                Some((after, generation)) if generation == session.typist().1 => after,
+                _ => {
+                    let (access, after, _) = judge_typing(&session, &chars, close, &cx)?;
+                    cx.authorize(access).await?;
+                    after
+                }
+            };
+            // Until the write is whole, what the program was typed is not known.
+            session.set_typist(after.writing());
             session.write(chars.as_bytes()).await?;
+            if close {
+                session.close_input().await?;
+            }
             session.set_typist(after);
-        }
-        if input.close_stdin == Some(true) {
-            session.close_input().await?;
         }
         let limit = yield_for(input.yield_time_ms).min(cx.limits().timeout.saturating_sub(Duration::from_secs(1)));
         session::wait(&task, &session, limit, &cx).await;

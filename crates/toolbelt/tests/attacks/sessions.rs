@@ -40,7 +40,7 @@ fn typed_lines_that_run_other_text_cannot_carry_a_denied_command() {
         typed("\u{1b}[A\u{1b}[H\u{1b}[3~\u{1b}[3~\u{1b}[3~\u{1b}[3~\u{1b}[3~\n"),
         typed("to\\\n"),
         typed("uch made-2\n"),
-        typed("\u{3}echo still here\n"),
+        json!({"name": "WriteStdin", "input": {"session_id": "session_1"}}),
     ];
     let results = w.batch(&lines, &["--allow", "Bash", "--deny", "Bash(touch:*)"]);
     for (i, result) in results.iter().enumerate().skip(2).take(3) {
@@ -52,7 +52,7 @@ fn typed_lines_that_run_other_text_cannot_carry_a_denied_command() {
         text(&results[5]),
         text(&results[6])
     );
-    assert!(text(&results[7]).contains("still here"), "{}", text(&results[7]));
+    assert!(text(&results[7]).contains("still running"), "{}", text(&results[7]));
     for made in ["made-1", "made-2"] {
         assert!(!w.root.join(made).exists(), "{made} was made");
     }
@@ -83,4 +83,35 @@ fn a_session_s_processes_end_with_the_server() {
     let alive = std::fs::read_to_string(format!("/proc/{child}/stat"))
         .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')));
     assert!(!alive, "the session's `sleep` outlived the server");
+}
+
+#[test]
+fn keys_a_model_reads_differently_from_the_program_cannot_carry_a_denied_command() {
+    let w = World::new();
+    let session = |command: &str, tty: bool| json!({"name": "Bash", "input": {"command": command, "tty": tty, "yield_time_ms": 500}});
+    let typed_in = |id: &str, chars: &str| json!({"name": "WriteStdin", "input": {"session_id": id, "chars": chars, "yield_time_ms": 300}});
+    let lines = [
+        // Through a pipe, Ctrl-U deletes nothing: bash reads `touch` as written.
+        session("bash", false),
+        typed_in("session_1", "touch made-1;\u{15}echo hi\n"),
+        // End of file hands bash a last line that never ended.
+        json!({"name": "WriteStdin", "input": {"session_id": "session_1", "chars": "touch made-2", "close_stdin": true}}),
+        // Ctrl-O runs the line in bash's line editor, with no Enter.
+        session("bash --norc", true),
+        typed_in("session_2", "touch made-3\u{f}"),
+        // A line typed in two calls judged before either ran: the second is judged again.
+        typed_in("session_2", "tou"),
+        typed_in("session_2", "ch made-4\n"),
+        // Typed ahead while `sleep` reads the terminal: bash reads it next.
+        typed_in("session_2", "\u{3}sleep 2\n"),
+        typed_in("session_2", "touch made-5\n"),
+    ];
+    let results = w.batch(&lines, &["--allow", "Bash", "--deny", "Bash(touch:*)"]);
+    for i in [1, 2, 4, 6, 8] {
+        assert_eq!(results[i]["is_error"], true, "line {i}: {}", text(&results[i]));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    for made in ["made-1", "made-2", "made-3", "made-4", "made-5"] {
+        assert!(!w.root.join(made).exists(), "{made} was made");
+    }
 }

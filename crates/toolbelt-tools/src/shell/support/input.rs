@@ -34,9 +34,9 @@ pub struct BashInput {
     #[schemars(range(min = 0))]
     pub yield_time_ms: Option<u64>,
     /// The terminal's width in columns, with `tty` (default 120).
-    #[schemars(range(min = 20, max = 1000))]
+    #[schemars(range(min = 20, max = 400))]
     pub cols: Option<u16>,
     /// The terminal's height in rows, with `tty` (default 40).
-    #[schemars(range(min = 5, max = 500))]
+    #[schemars(range(min = 5, max = 200))]
     pub rows: Option<u16>,
 }

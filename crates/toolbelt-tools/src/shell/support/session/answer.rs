@@ -67,7 +67,7 @@ pub fn standing(id: &str, status: TaskStatus, exit_code: Option<i32>) -> String 
 
 /// What a session printed since the last read, within the output budget, and where it stands.
 pub fn read(cx: &ToolContext, task: &Task, session: &Session, with_screen: bool) -> WriteStdinOutput {
-    // How it stands first: once it has ended, everything it printed is on the screen.
+    // How it stands first: once it has ended, everything it printed was read in.
     let (status, exit_code) = task.status();
     let (text, lost) = session.take_new();
     task.skip_to_end();
@@ -75,9 +75,6 @@ pub fn read(cx: &ToolContext, task: &Task, session: &Session, with_screen: bool)
     let total = text.len() as u64;
     let rendered = HeadTail::from_parts(text.into_bytes(), &[], total).render(budget);
     let screen = with_screen.then(|| session.snapshot());
-    if status != TaskStatus::Running {
-        session.retire();
-    }
     let log = crate::fs::shown::shown(cx, &task.log);
     let mut notes = Vec::new();
     if lost {

@@ -102,6 +102,14 @@ pub fn start(
             let master =
                 Arc::new(pty::register(pty.master, Interest::READABLE | Interest::WRITABLE).map_err(spawn_error)?);
             setup.env.extend(TERMINAL_ENV.iter().map(|(k, v)| (k.into(), v.map(Into::into))));
+            // Bash's line editor reads bytes past ASCII as Meta keys in a locale without
+            // UTF-8 (`î` would be two editing keys): a terminal session gets a UTF-8 one.
+            if !locale_is_utf8() {
+                setup.env.push(("LC_CTYPE".into(), Some("C.UTF-8".into())));
+                if std::env::var_os("LC_ALL").is_some_and(|v| !v.is_empty()) {
+                    setup.env.push(("LC_ALL".into(), Some("C.UTF-8".into())));
+                }
+            }
             setup.env.push(("COLUMNS".into(), Some(size.cols.to_string().into())));
             setup.env.push(("LINES".into(), Some(size.rows.to_string().into())));
             let typed = Typed { input: pty.slave, output: slave2, terminal: true };
@@ -158,18 +166,32 @@ pub fn start(
                 child.wait().await.ok()
             }
         };
-        // What it printed last reaches the screen before anyone is told it ended (a program
-        // of its tree still holding the output is killed just after).
-        let _ = tokio::time::timeout(Duration::from_millis(200), drained).await;
+        // What it printed last reaches the screen before anyone is told it ended: a program
+        // of its tree still holding the output is killed, then the output read to its end.
+        let mut drained = drained;
+        if tokio::time::timeout(Duration::from_millis(200), &mut drained).await.is_err() {
+            watched.tree().leftovers(control.held());
+            let _ = tokio::time::timeout(Duration::from_secs(2), drained).await;
+        }
         watched.tree().leftovers(control.held());
         watched.tree().retire();
         watched.settle();
+        session.ended().await;
         let code = status.and_then(|s| s.code());
         watched.record_end(if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed }, code);
-        session.ended().await;
         watched.mark_done();
     });
     Ok(task)
+}
+
+/// Whether the locale toolbelt passes on reads UTF-8 (`LC_ALL`, else `LC_CTYPE`, else
+/// `LANG`, the first one set).
+fn locale_is_utf8() -> bool {
+    let locale = ["LC_ALL", "LC_CTYPE", "LANG"].iter().find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+    locale.is_some_and(|l| {
+        let l = l.to_ascii_lowercase();
+        l.contains("utf-8") || l.contains("utf8")
+    })
 }
 
 /// Returns once the session has sat unused for its idle limit.
@@ -187,6 +209,10 @@ async fn idle(session: &Session) {
 /// Waits up to `limit` for the session's command to end, saying its latest line as progress
 /// while it prints; returns early if `cx` is cancelled.
 pub async fn wait(task: &Task, session: &Session, limit: Duration, cx: &ToolContext) {
+    if limit.is_zero() {
+        // No timer: one would round up to the timer's next millisecond.
+        return;
+    }
     let mut news = task.news();
     let mut done = task.done();
     let deadline = tokio::time::Instant::now() + limit;

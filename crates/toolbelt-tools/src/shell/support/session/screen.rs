@@ -32,6 +32,16 @@ pub struct Screen {
     /// Whether the last byte fed was a carriage return (for the pipe translation across
     /// chunks).
     after_cr: bool,
+    /// Once the session ended: what was not read yet, and the last screen, as text (the
+    /// emulator itself is let go).
+    finished: Option<Finished>,
+}
+
+/// What is kept of a screen once its session ended.
+#[derive(Debug, Default)]
+struct Finished {
+    unread: Option<(String, bool)>,
+    last: String,
 }
 
 impl std::fmt::Debug for Screen {
@@ -46,12 +56,13 @@ impl Screen {
     pub fn new(rows: u16, cols: u16, pipe: bool) -> Self {
         let (rows, cols) =
             (NonZeroU16::new(rows).unwrap_or(NonZeroU16::MIN), NonZeroU16::new(cols).unwrap_or(NonZeroU16::MIN));
-        Self { parser: vt100::Parser::new(rows, cols, SCROLLBACK), from: 0, fresh: false, pipe, after_cr: false }
+        let parser = vt100::Parser::new(rows, cols, SCROLLBACK);
+        Self { parser, from: 0, fresh: false, pipe, after_cr: false, finished: None }
     }
 
     /// Takes in output.
     pub fn feed(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
+        if bytes.is_empty() || self.finished.is_some() {
             return;
         }
         self.fresh = true;
@@ -94,6 +105,9 @@ impl Screen {
     /// The output since the last read, as text (empty when nothing came); and whether lines
     /// scrolled past faster than they were read (then the log has them).
     pub fn take_new(&mut self) -> (String, bool) {
+        if let Some(finished) = &mut self.finished {
+            return finished.unread.take().unwrap_or_default();
+        }
         if !std::mem::take(&mut self.fresh) {
             return (String::new(), false);
         }
@@ -116,8 +130,30 @@ impl Screen {
         (text, lost)
     }
 
+    /// Keeps what was not read yet and the last screen as text, and lets the emulator go
+    /// (the session ended: nothing more comes; what still does is in the log only).
+    pub fn finish(&mut self) {
+        if self.finished.is_some() {
+            return;
+        }
+        let unread = self.take_new();
+        let last = self.snapshot();
+        self.parser = vt100::Parser::new(NonZeroU16::MIN, NonZeroU16::MIN, 0);
+        self.finished = Some(Finished { unread: Some(unread), last });
+    }
+
+    /// The text of the row the cursor is on.
+    pub fn cursor_line(&self) -> String {
+        let screen = self.parser.screen();
+        let row = screen.cursor_position().0;
+        screen.rows(0, screen.size().1.get()).nth(usize::from(row)).unwrap_or_default().trim().to_string()
+    }
+
     /// The screen as it reads now, blank rows at its end left out.
     pub fn snapshot(&mut self) -> String {
+        if let Some(finished) = &self.finished {
+            return finished.last.clone();
+        }
         self.parser.screen_mut().set_scrollback(0);
         let screen = self.parser.screen();
         let cols = screen.size().1.get();
@@ -208,6 +244,19 @@ mod tests {
         assert_eq!(text, want.join("\n"));
         screen.feed(b"\nmore\n");
         assert_eq!(screen.take_new().0, format!("{}\nmore\n", "x".repeat(50)));
+    }
+
+    #[test]
+    fn a_finished_screen_keeps_what_was_unread_and_the_last_screen() {
+        let mut screen = Screen::new(10, 40, false);
+        screen.feed(b"one\r\n");
+        assert_eq!(screen.take_new().0, "one\n");
+        screen.feed(b"two\r\nbye");
+        screen.finish();
+        screen.feed(b"late");
+        assert_eq!(screen.take_new().0, "two\nbye");
+        assert_eq!(screen.take_new().0, "");
+        assert_eq!(screen.snapshot(), "one\ntwo\nbye");
     }
 
     #[test]

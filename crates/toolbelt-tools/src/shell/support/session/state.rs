@@ -37,8 +37,11 @@ pub struct Session {
     pub(super) last_active: Mutex<Instant>,
     /// How long it may sit unused.
     pub(super) idle_limit: Duration,
-    /// What was typed and not yet run (judged with the line it ends up in).
-    typist: Mutex<typed::Typist>,
+    /// What was typed and not yet run (judged with the line it ends up in), and how many
+    /// writes changed it: a call judged against an older state is judged again.
+    typist: Mutex<(typed::Typist, u64)>,
+    /// Held from a call's last judgement through its write, so calls type one at a time.
+    pub writing: tokio::sync::Mutex<()>,
     /// Whether it was ended for sitting unused.
     pub(super) idled: std::sync::atomic::AtomicBool,
 }
@@ -53,6 +56,7 @@ impl Session {
         screen: Screen,
         idle_limit: Duration,
     ) -> Self {
+        let typist = typed::Typist::for_command(&command);
         Session {
             terminal: master.is_some(),
             command,
@@ -61,7 +65,8 @@ impl Session {
             screen: Mutex::new(screen),
             last_active: Mutex::new(Instant::now()),
             idle_limit,
-            typist: Mutex::new(typed::Typist::default()),
+            typist: Mutex::new((typist, 0)),
+            writing: tokio::sync::Mutex::new(()),
             idled: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -81,21 +86,20 @@ impl Session {
         lock(&self.screen).snapshot()
     }
 
-    /// The text of the row the cursor is on and those just above it: what a progress line
-    /// shows.
+    /// The text of the row the cursor is on: what a progress line shows.
     pub(super) fn latest_line(&self) -> String {
-        let text = lock(&self.screen).snapshot();
-        text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_string()
+        lock(&self.screen).cursor_line()
     }
 
-    /// What was typed and not yet run.
-    pub fn typist(&self) -> typed::Typist {
+    /// What was typed and not yet run, and its generation.
+    pub fn typist(&self) -> (typed::Typist, u64) {
         lock(&self.typist).clone()
     }
 
-    /// Records what is typed and not yet run after a write.
+    /// Records what is typed and not yet run after a write (a new generation).
     pub fn set_typist(&self, typist: typed::Typist) {
-        *lock(&self.typist) = typist;
+        let mut state = lock(&self.typist);
+        *state = (typist, state.1 + 1);
     }
 
     /// The process group reading the terminal now (a terminal session's).
@@ -139,16 +143,13 @@ impl Session {
         io::write_all(&input, rest).await.map_err(failed)
     }
 
-    /// Lets go of what only a running session needs: its input and its terminal.
+    /// Lets go of what only a running session needs once everything it printed was read
+    /// in: its input, its terminal, and its emulated screen (what was not read yet, and the
+    /// last screen, are kept as text; the log keeps every byte).
     pub(super) async fn ended(&self) {
         self.input.lock().await.take();
         lock(&self.master).take();
-    }
-
-    /// Once an ended session's last output was read: its screen shrinks to nothing (its log
-    /// keeps every byte).
-    pub fn retire(&self) {
-        *lock(&self.screen) = Screen::new(1, 1, !self.terminal);
+        lock(&self.screen).finish();
     }
 
     /// Closes the input: end of file for a pipe; for a terminal, the end-of-file key (what
@@ -162,28 +163,67 @@ impl Session {
     }
 }
 
-/// What typing `chars` into `session` touches, and what is typed and not yet run after it.
-pub fn judge_typing(session: &Session, chars: &str, cx: &ToolContext) -> Result<(Access, typed::Typist), ToolError> {
-    if chars.is_empty() {
-        return Ok((Access::shared(), session.typist()));
+/// What typing `chars` (then closing the input, with `close`) into `session` touches, what
+/// is typed and not yet run after it, and the generation of the state it was judged against.
+pub fn judge_typing(
+    session: &Session,
+    chars: &str,
+    close: bool,
+    cx: &ToolContext,
+) -> Result<(Access, typed::Typist, u64), ToolError> {
+    let (typist, generation) = session.typist();
+    let mut keys = chars.to_string();
+    if close && session.terminal {
+        keys.push('\u{4}');
     }
-    let program = reading_program(session);
-    typed::judge(typed::reader_of(&program), &program, &session.command, &session.typist(), chars, cx)
+    let closing = close && !session.terminal;
+    if keys.is_empty() && !closing {
+        return Ok((Access::shared(), typist, generation));
+    }
+    let reading = reading_program(session);
+    // Relative paths name files from where the reader is.
+    let cx = match reading.pid.and_then(|pid| procfs::cwd(pid).ok()) {
+        Some(cwd) => cx.clone().with_cwd(cwd),
+        None => cx.clone(),
+    };
+    let at = typed::Typing {
+        reader: reading.reader,
+        program: &reading.name,
+        command: &session.command,
+        terminal: session.terminal,
+        closing,
+    };
+    let (access, after) = typed::judge(at, &typist, &keys, &cx)?;
+    Ok((access, after, generation))
 }
 
-/// The program reading what is typed: in a terminal, the newest of the foreground group's
+/// The program reading what is typed, as judged.
+struct Reading {
+    reader: typed::Reader,
+    name: String,
+    pid: Option<i32>,
+}
+
+/// The program reading what is typed. In a terminal: the newest of the foreground group's
 /// processes that started none of the others (`bash -c 'python3'` waits while `python3`
-/// reads); else the first word of the session's command.
-fn reading_program(session: &Session) -> String {
+/// reads), by its executable (not the name it gave itself); through a pipe, the first word of
+/// the session's command.
+fn reading_program(session: &Session) -> Reading {
     if let Some(group) = session.foreground() {
         let procs: Vec<procfs::Stat> = procfs::all().into_iter().filter(|p| p.pgrp == group && !p.zombie()).collect();
         let leaf = procs.iter().filter(|p| !procs.iter().any(|c| c.ppid == p.pid)).max_by_key(|p| p.starttime);
-        if let Some(leaf) = leaf
-            && let Ok(cmdline) = std::fs::read(format!("/proc/{}/cmdline", leaf.pid))
-            && let Some(first) = cmdline.split(|&b| b == 0).next().filter(|a| !a.is_empty())
-        {
-            return String::from_utf8_lossy(first).into_owned();
+        if let Some(leaf) = leaf {
+            return match std::fs::read_link(format!("/proc/{}/exe", leaf.pid)) {
+                Ok(exe) => {
+                    let system = exe.starts_with("/usr/") || exe.starts_with("/bin/");
+                    let name = exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    Reading { reader: typed::reader_of(&name, system), name, pid: Some(leaf.pid) }
+                }
+                Err(_) => Reading { reader: typed::Reader::Program, name: leaf.comm.clone(), pid: Some(leaf.pid) },
+            };
         }
     }
-    session.command.split_whitespace().next().unwrap_or_default().to_string()
+    let first = session.command.split_whitespace().next().unwrap_or_default();
+    let system = matches!(first, "bash" | "/bin/bash" | "/usr/bin/bash") || !first.contains('/');
+    Reading { reader: typed::reader_of(first, system), name: first.to_string(), pid: None }
 }

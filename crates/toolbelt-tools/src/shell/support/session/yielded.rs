@@ -48,8 +48,8 @@ pub async fn run(
     let Prepared { notices, cgroup, setup, limit } = prepared;
     let started = Instant::now();
     let terminal = (input.tty == Some(true)).then(|| Size {
-        rows: input.rows.unwrap_or(DEFAULT_SIZE.rows).clamp(5, 500),
-        cols: input.cols.unwrap_or(DEFAULT_SIZE.cols).clamp(20, 1000),
+        rows: input.rows.unwrap_or(DEFAULT_SIZE.rows).clamp(5, 200),
+        cols: input.cols.unwrap_or(DEFAULT_SIZE.cols).clamp(20, 400),
     });
     let request = Request { command: &input.command, description: input.description.as_deref(), terminal };
     let task = session::start(cx, request, cwd, config, cgroup, setup)?;

@@ -299,6 +299,11 @@ fn without_a_terminal_input_comes_through_a_pipe() {
     let mut mcp = server(&root, ALLOW, &[]);
     let (id, _) = start(&mut mcp, "cat", false);
     until(&mut mcp, &id, "hello pipe\n", "hello pipe");
+    // TaskOutput waits for a session's next output, not for its end.
+    call(&mut mcp, "WriteStdin", json!({"session_id": id, "chars": "again\n", "yield_time_ms": 0}));
+    let started = Instant::now();
+    let read = call(&mut mcp, "TaskOutput", json!({"task_id": id}));
+    assert!(started.elapsed() < Duration::from_secs(10) && read.data["output"] == "again\n", "{}", read.text);
     let closed = call(&mut mcp, "WriteStdin", json!({"session_id": id, "close_stdin": true, "yield_time_ms": 5000}));
     assert_eq!(closed.data["exit_code"], 0, "{}", closed.text);
     assert!(closed.text.contains("ended with exit code 0"), "{}", closed.text);

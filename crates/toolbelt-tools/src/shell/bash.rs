@@ -143,8 +143,8 @@ impl PlannedTool for Bash {
         let watch = PlacesWatch::of(confinement.as_ref());
         let cgroup = CommandCgroup::for_command();
         let mut setup = Setup { env: env::changes(&config), confinement, control_room: None };
+        let limit = self.requested(&input).min(cx.limits().timeout);
         if yielded::wanted(&input) {
-            let limit = self.requested(&input).min(cx.limits().timeout);
             let notices = moved.into_iter().chain(unconfined).collect();
             let prepared = yielded::Prepared { notices, cgroup, setup, limit };
             return yielded::run(&cx, &input, &cwd, &config, prepared).await;
@@ -155,7 +155,6 @@ impl PlannedTool for Bash {
         if let Some(description) = input.description.as_deref().filter(|d| !d.trim().is_empty()) {
             cx.progress(description, None);
         }
-        let limit = self.requested(&input).min(cx.limits().timeout);
         // With the persistent shell, the call starts from the state the session carries and
         // leaves its own for the next.
         let command = match config.persistent {

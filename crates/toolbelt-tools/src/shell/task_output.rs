@@ -224,8 +224,9 @@ impl Tool for TaskOutput {
             cx.with_slot::<Tasks, _>(|t| t.get(&input.task_id)).ok_or_else(|| unknown_task(&cx, &input.task_id))?;
         if input.block.unwrap_or(true) && task.status().0 == TaskStatus::Running {
             let limit = wait_for(&input).min(cx.limits().timeout.saturating_sub(Duration::from_secs(1)));
-            // A monitor's reader waits for its next lines, not for its end.
-            if task.monitor.is_some() {
+            // A monitor's reader, and a session's (a REPL may never end), waits for its next
+            // lines, not for its end.
+            if task.monitor.is_some() || task.session.is_some() {
                 task.wait_news(limit, &cx).await;
             } else {
                 task.wait(limit, &cx).await;

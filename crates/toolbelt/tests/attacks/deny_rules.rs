@@ -93,3 +93,24 @@ fn over_mcp_too() {
     drop(mcp);
     assert!(w.root.join("x").exists());
 }
+
+/// With the persistent shell, an alias (or a function, or `BASH_ENV`) one call leaves runs in
+/// the next: an alias built from a variable named no denied program when it was made, and the
+/// next call's text (`t`) names none either. Such a call asks where a rule about commands
+/// exists, so nothing runs unasked.
+#[test]
+fn a_carried_alias_does_not_run_a_denied_program() {
+    let w = World::new();
+    let lines = [
+        json!({"name": "Bash", "input": {"command": "shopt -s expand_aliases; P=tou; alias t=\"${P}ch carried\""}}),
+        json!({"name": "Bash", "input": {"command": "t"}}),
+    ];
+    // The attack is real: without the rule, the alias runs `touch`.
+    let proof = w.batch(&lines, &["--persistent-shell", "--allow", "Bash"]);
+    assert_eq!(proof[1]["is_error"], false, "{}", proof[1]);
+    assert!(w.root.join("carried").exists());
+    std::fs::remove_file(w.root.join("carried")).unwrap();
+    let results = w.batch(&lines, &["--persistent-shell", "--allow", "Bash", "--deny", "Bash(touch:*)"]);
+    assert_eq!(results[1]["is_error"], true, "{}", results[1]);
+    assert!(!w.root.join("carried").exists());
+}

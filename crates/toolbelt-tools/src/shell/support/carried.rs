@@ -65,10 +65,14 @@ impl SessionSlot for CarriedShell {
 /// Why a session's command lines may not do all they read as (its shell carries state), and
 /// the state's generation.
 pub fn redefines(cx: &ToolContext) -> (Option<String>, u64) {
-    cx.session().with_slot(|carried: &mut CarriedShell| {
-        let why = (!carried.state.is_empty()).then(|| differences(&carried.fresh, &carried.state));
-        (why, carried.generation)
-    })
+    cx.session().with_slot(|carried: &mut CarriedShell| (carried.why(), carried.generation))
+}
+
+impl CarriedShell {
+    /// Why a command run after this state may not do all it reads as, when it carries any.
+    fn why(&self) -> Option<String> {
+        (!self.state.is_empty()).then(|| differences(&self.fresh, &self.state))
+    }
 }
 
 /// The commands that write a shell's state as one block on the control pipe: its exported
@@ -114,10 +118,8 @@ pub async fn start(
     moved: bool,
     setup: &mut Setup,
 ) -> Result<String, ToolError> {
-    let (state, generation, why) = cx.session().with_slot(|carried: &mut CarriedShell| {
-        let why = (!carried.state.is_empty()).then(|| differences(&carried.fresh, &carried.state));
-        (carried.state.clone(), carried.generation, why)
-    });
+    let (state, generation, why) =
+        cx.session().with_slot(|carried: &mut CarriedShell| (carried.state.clone(), carried.generation, carried.why()));
     if let Some(why) = why.filter(|_| generation != judged || moved) {
         let (access, _, _) = judge::bash_command_carrying(command, cx, Some(why))?;
         cx.authorize(access).await?;

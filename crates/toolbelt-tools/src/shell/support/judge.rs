@@ -21,7 +21,9 @@ pub fn bash_command(command: &str, cx: &ToolContext) -> Result<(Access, BashConf
 
 /// [`bash_command`] for a command that runs after what a session's shell carries
 /// (`unproven`: why its text does not say all it runs): then it is never read-only — not for
-/// the policy, not for running beside reads, not for running unsandboxed without asking.
+/// the policy, not for running beside reads, not for running unsandboxed without asking — and
+/// it is opaque ([`Access::opaque`]): an alias, a function or `BASH_ENV` the shell carries can
+/// run a program its text does not name, so rules about commands ask rather than match.
 pub fn bash_command_carrying(
     command: &str,
     cx: &ToolContext,
@@ -32,7 +34,7 @@ pub fn bash_command_carrying(
     let read_only = unproven.is_none() && toolbelt_command::is_read_only(command);
     let mut access = if read_only { Access::shared() } else { Access::exclusive() };
     if let Some(why) = unproven {
-        access = access.unproven(why);
+        access = access.opaque(why);
     }
     let mut access = operands::declare(access.executes(command.to_string()), command, cx);
     if read_only {

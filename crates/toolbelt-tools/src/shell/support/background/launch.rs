@@ -17,7 +17,6 @@ use crate::process::spawn::{Launch, Setup, Sink, Spawned, spawn};
 use crate::process::spill::SpillTarget;
 use crate::shell::support::input::BashInput;
 use crate::shell::support::result::{BashOutput, Report};
-use crate::tasks::TaskStatus;
 
 /// What a monitor may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,13 +131,7 @@ pub fn start(
     let watched = Arc::clone(&task);
     tokio::spawn(async move {
         let status = child.wait().await.ok();
-        // Nothing of the tree outlives the task.
-        watched.tree.leftovers(control.held());
-        watched.tree.retire();
-        watched.settle();
-        let code = status.and_then(|s| s.code());
-        watched.record_end(if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed }, code);
-        watched.mark_done();
+        watched.exited(status, control.held());
     });
     Ok(started(cx, command, cwd, &log, notice, &id))
 }

@@ -213,6 +213,19 @@ impl Task {
         (from, state.read_to)
     }
 
+    /// Once its command exited with `status` (`held`: whether a process still holds the
+    /// control pipe): kills what is left of its tree, moves aside the protected places it
+    /// made, records how it ended, and wakes every waiter.
+    pub(crate) fn exited(&self, status: Option<std::process::ExitStatus>, held: bool) {
+        // Nothing of the tree outlives the task.
+        self.tree.leftovers(held);
+        self.tree.retire();
+        self.settle();
+        let code = status.and_then(|s| s.code());
+        self.record_end(if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed }, code);
+        self.mark_done();
+    }
+
     /// Marks the task done, waking every waiter.
     pub(crate) fn mark_done(&self) {
         self.done.send_replace(true);

@@ -173,13 +173,8 @@ pub fn start(
             watched.tree().leftovers(control.held());
             let _ = tokio::time::timeout(Duration::from_secs(2), drained).await;
         }
-        watched.tree().leftovers(control.held());
-        watched.tree().retire();
-        watched.settle();
         session.ended().await;
-        let code = status.and_then(|s| s.code());
-        watched.record_end(if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed }, code);
-        watched.mark_done();
+        watched.exited(status, control.held());
     });
     Ok(task)
 }

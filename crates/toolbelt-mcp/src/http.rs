@@ -8,6 +8,7 @@
 //! log.
 
 mod gate;
+pub mod ops;
 pub mod replay;
 pub mod sessions;
 pub mod triggers;
@@ -44,6 +45,11 @@ pub struct HttpOptions {
     pub limits: SessionLimits,
     /// The incoming triggers served at `POST /triggers/NAME`, if any.
     pub triggers: Option<Arc<dyn triggers::IncomingTriggers>>,
+    /// How the server drains when told to stop: no new session once it began (give the same
+    /// drain to the [`crate::ServerOptions`] of its sessions, which refuse new calls).
+    pub drain: Option<Arc<crate::drain::Drain>>,
+    /// What the front end adds to `/readyz` and `/metrics` ([`ops`]).
+    pub ops: Option<Arc<dyn ops::Ops>>,
 }
 
 /// Serves MCP at `http://<bind>/mcp` until `shutdown` fires. `new_server` makes the handler
@@ -86,7 +92,15 @@ pub async fn serve_on(
     let service: StreamableHttpService<McpServer, Sessions> =
         StreamableHttpService::new(move || Ok(new_server()), Arc::clone(&sessions), config);
     let token_id = options.token.as_deref().map(toolbelt_runtime::token_id);
-    let gate = Arc::new(gate::Gate::new(options.token.as_deref(), origins, sessions));
+    let gate =
+        Arc::new(gate::Gate::new(options.token.as_deref(), origins, Arc::clone(&sessions), options.drain.clone()));
+    let ops = Arc::new(ops::OpsState {
+        ops: options.ops.clone(),
+        drain: options.drain.clone(),
+        sessions,
+        gate: Arc::clone(&gate),
+        loopback: local.ip().is_loopback(),
+    });
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(
         move |mut request: Request, next: Next| {
             let client = HttpClient {
@@ -107,7 +121,9 @@ pub async fn serve_on(
             }
         },
     ));
-    // Triggers carry their own tokens: their route is outside the MCP gate.
+    // The probes and metrics check what they need themselves; triggers carry their own
+    // tokens: their routes are outside the MCP gate.
+    let router = router.merge(ops::router(ops));
     let router = match options.triggers.clone() {
         Some(triggers) => router.merge(triggers::router(triggers)),
         None => router,
@@ -153,6 +169,7 @@ fn announce(local: SocketAddr, options: &HttpOptions) {
     tracing::info!("serving MCP at http://{local}/mcp");
     // Scripts read the address from the end of this line.
     eprintln!("toolbelt: serving MCP at http://{local}/mcp");
+    eprintln!("toolbelt: probes at http://{local}/healthz and /readyz, metrics at /metrics");
     eprintln!(
         "toolbelt: at most {} sessions at once; a session unused for {} is closed",
         limits.max_sessions,

@@ -46,6 +46,7 @@
 pub mod approve;
 pub mod ask;
 pub mod client;
+pub mod drain;
 pub mod http;
 mod round;
 mod server;

@@ -61,6 +61,9 @@ pub struct ServerOptions {
     pub notices: Vec<String>,
     /// The sessions of HTTP requests that come without a protocol session (2026-07-28).
     pub inline: InlineSessions,
+    /// How the server stops when told to (HTTP): calls refused once it drains, and cut when
+    /// its grace period ends. `None`: the server stops at once (stdio).
+    pub drain: Option<Arc<crate::drain::Drain>>,
 }
 
 /// One MCP connection: an rmcp `ServerHandler` whose calls run in a session of their own.

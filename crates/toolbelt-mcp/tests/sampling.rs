@@ -98,6 +98,7 @@ impl Setup {
             instructions: None,
             notices: Vec::new(),
             inline: Default::default(),
+            drain: None,
         });
         Setup { _dir: dir, notes, runtime, options }
     }

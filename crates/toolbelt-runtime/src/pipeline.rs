@@ -8,6 +8,7 @@ use toolbelt_policy::{Approver, Authorizer, Hooks};
 
 use crate::audit::AuditLog;
 use crate::config::RuntimeConfig;
+use crate::metrics::CallMetrics;
 
 /// The registry, the policy, the hooks, the services tools ask for, the audit log and the
 /// knobs: the same for every call of every session of a runtime.
@@ -28,4 +29,6 @@ pub(crate) struct Pipeline {
     pub(crate) audit: Option<Arc<AuditLog>>,
     /// What the authorizer hides from tools that walk many files.
     pub(crate) hidden: Option<Arc<dyn HiddenPaths>>,
+    /// What the calls did, counted.
+    pub(crate) metrics: Arc<CallMetrics>,
 }

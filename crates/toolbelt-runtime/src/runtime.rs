@@ -105,6 +105,7 @@ impl Runtime {
                     config: RuntimeConfig::default(),
                     audit: None,
                     hidden: None,
+                    metrics: Arc::default(),
                 },
             },
         }
@@ -137,6 +138,11 @@ impl Runtime {
                 spec
             })
             .collect()
+    }
+
+    /// What its calls did, counted (for `/metrics`).
+    pub fn metrics(&self) -> &Arc<crate::CallMetrics> {
+        &self.pipeline.metrics
     }
 
     /// The configuration.

@@ -324,6 +324,19 @@ async fn deny_and_ask_verdicts() {
         if !allowed {
             assert_eq!(r.text(), "permission denied: not now");
         }
+        // The metrics count the decision, the answer and the wait, and how the call ended.
+        let mut metrics = String::new();
+        h.runtime.metrics().write_prometheus(&mut metrics);
+        let answer = if allowed { "ok" } else { "denied" };
+        for line in [
+            "toolbelt_decisions_total{decision=\"ask\",source=\"other\"} 1".to_string(),
+            "toolbelt_approval_wait_seconds_count 1".to_string(),
+            format!("toolbelt_calls_total{{tool=\"Probe\",outcome=\"{answer}\"}} 1"),
+        ] {
+            assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
+        }
+        let answered = metrics.lines().filter(|l| l.starts_with("toolbelt_approvals_total") && l.ends_with(" 1"));
+        assert_eq!(answered.count(), 1, "{metrics}");
     }
 }
 

@@ -236,6 +236,11 @@ pub struct McpArgs {
     #[arg(long, value_name = "SECS", requires = "http", value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub sse_poll_after: Option<u64>,
 
+    /// After SIGTERM, let running calls finish for this many seconds, then cut them (0: at
+    /// once) [default: 25, or mcp.drain_timeout].
+    #[arg(long, value_name = "SECS", requires = "http", value_parser = clap::value_parser!(u64).range(0..=3_600))]
+    pub drain_timeout: Option<u64>,
+
     /// Also answer web pages from this origin, e.g. http://localhost:3000 (repeatable; by
     /// default only the server's own origin, besides clients that send none).
     #[arg(long, value_name = "ORIGIN", requires = "http")]

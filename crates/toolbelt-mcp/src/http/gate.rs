@@ -23,6 +23,7 @@ use serde_json::json;
 use subtle::ConstantTimeEq as _;
 
 use super::sessions::{InlineInFlight, Reservation, SessionError, Sessions};
+use crate::drain::Drain;
 
 /// The header naming the MCP session of a request.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -35,11 +36,18 @@ pub(super) struct Gate {
     token_digest: Option<String>,
     origins: Origins,
     sessions: Arc<Sessions>,
+    /// The server's drain, if it drains: no new session once it began.
+    drain: Option<Arc<Drain>>,
 }
 
 impl Gate {
-    pub(super) fn new(token: Option<&str>, origins: Origins, sessions: Arc<Sessions>) -> Self {
-        Self { token_digest: token.map(toolbelt_core::sha256_hex), origins, sessions }
+    pub(super) fn new(
+        token: Option<&str>,
+        origins: Origins,
+        sessions: Arc<Sessions>,
+        drain: Option<Arc<Drain>>,
+    ) -> Self {
+        Self { token_digest: token.map(toolbelt_core::sha256_hex), origins, sessions, drain }
     }
 
     /// Whether `request` goes on to rmcp.
@@ -57,6 +65,9 @@ impl Gate {
             };
         }
         match headers_session(request.headers()) {
+            None if self.drain.as_ref().is_some_and(|d| d.is_draining()) => {
+                Admission::Refused(jsonrpc_refusal(StatusCode::SERVICE_UNAVAILABLE, &SessionError::Draining))
+            }
             None => match self.sessions.reserve() {
                 Ok(place) => Admission::Pass(Some(place)),
                 Err(e) => Admission::Refused(jsonrpc_refusal(StatusCode::SERVICE_UNAVAILABLE, &e)),
@@ -69,7 +80,7 @@ impl Gate {
     }
 
     /// The response refusing `request` for its token or origin, if any.
-    fn refuse(&self, request: &Request) -> Option<Response> {
+    pub(super) fn refuse(&self, request: &Request) -> Option<Response> {
         let headers = request.headers();
         if let Some(expected) = &self.token_digest
             && !bearer(headers).is_some_and(|given| digest_matches(expected, given))

@@ -107,6 +107,12 @@ pub enum SessionError {
         /// The limit.
         max: usize,
     },
+    /// The server drains after SIGTERM: it opens no new session.
+    #[error(
+        "this server is shutting down (draining after SIGTERM) and opens no new session; connect again (behind a \
+         load balancer, another replica takes it)"
+    )]
+    Draining,
     /// The session was closed (idle, or deleted) while the request came in.
     #[error("the session {0} has ended; start a new one with initialize")]
     Ended(SessionId),

@@ -22,6 +22,9 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if let Some(refusal) = self.inner.options.drain.as_ref().and_then(|d| d.refusal()) {
+            return Err(refusal);
+        }
         let inline = inline::is_inline(&context);
         let seat = self.seat_in(&context, inline).await;
         if inline {
@@ -70,7 +73,20 @@ impl McpServer {
         let plan = self.runtime().plan(session, call);
         let structured = plan.spec().is_some_and(|spec| spec.output_schema.is_some());
         let loaded_before = tools::loaded(session);
-        let result = self.runtime().run(session, plan, &events, &context.ct).await;
+        let result = match self.inner.options.drain.as_deref() {
+            // A draining server cuts the calls still running when its grace period ends.
+            Some(drain) => {
+                let _running = drain.enter();
+                let token = drain.token();
+                let run = self.runtime().run(session, plan, &events, &token);
+                let mut result = crate::drain::follow(run, &context.ct, &token).await;
+                if result.outcome == Outcome::Cancelled && drain.is_cut() && !context.ct.is_cancelled() {
+                    result.content.push(toolbelt_core::Content::text(crate::drain::CUT));
+                }
+                result
+            }
+            None => self.runtime().run(session, plan, &events, &context.ct).await,
+        };
         drop(events);
         forwarder.finish().await;
         // Tools the call loaded (ToolSearch) are announced before its result, so the client

@@ -120,6 +120,7 @@ pub async fn connect(mode: PermissionMode, allow: &[&str], client: Client) -> Ha
         instructions: None,
         notices: Vec::new(),
         inline: Default::default(),
+        drain: None,
     });
     let server = McpServer::new(runtime, options);
     let (server_io, client_io) = tokio::io::duplex(1 << 20);

@@ -34,7 +34,7 @@ mod writer;
 mod written;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -130,6 +130,7 @@ pub struct AuditLog {
     config: AuditConfig,
     writer: Mutex<writer::Writer>,
     warned: AtomicBool,
+    failures: AtomicU64,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -141,7 +142,12 @@ impl std::fmt::Debug for AuditLog {
 impl AuditLog {
     /// A log as configured; nothing is opened until the first record.
     pub fn new(config: AuditConfig) -> Self {
-        Self { config, writer: Mutex::new(writer::Writer::default()), warned: AtomicBool::new(false) }
+        Self {
+            config,
+            writer: Mutex::new(writer::Writer::default()),
+            warned: AtomicBool::new(false),
+            failures: AtomicU64::new(0),
+        }
     }
 
     /// The configuration.
@@ -170,8 +176,35 @@ impl AuditLog {
             Ok(body) => body,
             Err(e) => return self.warn(&e.to_string()),
         };
+        self.append(&body);
+    }
+
+    /// Appends a record of the server's own (`{"time", "event", …}`): a drain begun, what
+    /// a stop cut short. It joins the chain like a call's; its strings lose their
+    /// secret-shaped parts.
+    pub fn record_event(&self, event: &str, fields: Value) {
+        let mut record = serde_json::Map::new();
+        record.insert("time".into(), Value::String(rfc3339(SystemTime::now())));
+        record.insert("event".into(), Value::String(event.to_string()));
+        if let Value::Object(fields) = fields {
+            record.extend(fields);
+        }
+        let mut record = Value::Object(record);
+        redact_strings(&mut record);
+        match serde_json::to_vec(&record) {
+            Ok(body) => self.append(&body),
+            Err(e) => self.warn(&e.to_string()),
+        }
+    }
+
+    /// How many records could not be written since the log was opened.
+    pub fn failures(&self) -> u64 {
+        self.failures.load(Ordering::Relaxed)
+    }
+
+    fn append(&self, body: &[u8]) {
         let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Err(e) = writer.append(&self.config, &body) {
+        if let Err(e) = writer.append(&self.config, body) {
             drop(writer);
             self.warn(&e.to_string());
         }
@@ -186,6 +219,7 @@ impl AuditLog {
     }
 
     fn warn(&self, problem: &str) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
         if !self.warned.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "cannot write the audit log {} ({problem}); calls go on without it until it can be written again",

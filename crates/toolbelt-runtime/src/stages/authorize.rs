@@ -56,7 +56,10 @@ pub(super) async fn run(cx: &CallCx<'_>, input: &Value, hook: Option<Verdict>) -
             let approval = if info.session.with_slot::<toolbelt_core::JobRun, _>(|r| r.run.is_some()) {
                 toolbelt_policy::Approver::approve(&toolbelt_policy::NoApprover, info, &verdict).await
             } else {
-                cx.pipeline.approver.approve(info, &verdict).await
+                let asked = std::time::Instant::now();
+                let approval = cx.pipeline.approver.approve(info, &verdict).await;
+                cx.pipeline.metrics.answered(&approval, asked.elapsed());
+                approval
             };
             let outcome = match &approval {
                 Approval::AllowOnce

@@ -93,16 +93,24 @@ pub(crate) struct Trail {
 /// Pre-hooks → authorize → execute → post-hooks → render, then the audit record; a call
 /// refused while planned only gets its finished event and its record.
 pub(crate) async fn run(scope: Scope<'_>, plan: Plan) -> ToolResult {
-    match plan.0 {
+    let metrics = &scope.pipeline.metrics;
+    let running = metrics.started();
+    let result = match plan.0 {
         Checked::Ready(planned) => run_planned(scope, planned).await,
         Checked::Refused(early) => finish_early(scope, early),
-    }
+    };
+    metrics.finished(result.tool.as_deref(), result.outcome, result.duration);
+    drop(running);
+    result
 }
 
 /// Emits the finished event for a call that ended early, records it, and returns its result.
 fn finish_early(scope: Scope<'_>, early: Early) -> ToolResult {
     let Early { result, name, raw, writes, verdict } = early;
     render::emit_finished(&result, scope.events);
+    if let Some(verdict) = &verdict {
+        scope.pipeline.metrics.decided(verdict);
+    }
     if let Some(log) = &scope.pipeline.audit {
         let trail = Trail { verdict: verdict.map(|v| *v), ..Trail::default() };
         let tool = result.tool.as_deref().unwrap_or(&name);
@@ -162,6 +170,7 @@ async fn run_stages(mut cx: CallCx<'_>, mut input: Prepared) -> ToolResult {
             }
         }
         let authorization = authorize::run(&cx, input.json(), hook_verdict).await;
+        pipeline.metrics.decided(&authorization.verdict);
         trail.verdict = Some(authorization.verdict);
         trail.approval = authorization.approval;
         let extra_roots = authorization.outcome?;

@@ -84,6 +84,11 @@ pub fn kill_all() -> usize {
     trees.len()
 }
 
+/// How many commands' trees may still run (for `/metrics`).
+pub fn live_count() -> usize {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner).len()
+}
+
 impl Tree {
     /// The tree led by `leader`, tagged `tag`, held in `cgroup` when there is one; it counts
     /// as live (for [`kill_all`]) until [`Tree::retire`].

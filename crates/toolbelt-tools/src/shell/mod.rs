@@ -37,7 +37,7 @@ pub use crate::process::sandbox::{
     Confinement, SandboxConfig, SandboxMode, SandboxReport, SandboxUnavailable, WhenUnavailable,
 };
 pub use crate::process::spawn::seal_inherited;
-pub use crate::process::tree::kill_all;
+pub use crate::process::tree::{kill_all, live_count};
 pub use bash::{Bash, BashInput};
 pub use support::result::BashOutput;
 

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
 use toolbelt::jobs::{JobHost, TriggerDoor};
 use toolbelt_mcp::approve::SessionApprovers;
 use toolbelt_mcp::http::{self, HttpOptions};
@@ -45,6 +46,8 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let live = toolbelt::live::Live::new(&setup.asm, Arc::clone(&runtime), gateway);
     let stop_watching = tokio_util::sync::CancellationToken::new();
     let watching = live.watch(stop_watching.clone());
+    // Over HTTP, a signal drains the server; on stdio it stops at once.
+    let drain = args.http.map(|_| Arc::new(toolbelt_mcp::drain::Drain::default()));
     let roots = if args.root.is_empty() { setup.ws.roots.clone() } else { canonical_dirs(&args.root)? };
     let cwd = roots.first().cloned().unwrap_or_else(|| setup.ws.cwd.clone());
     let options = Arc::new(ServerOptions {
@@ -59,20 +62,28 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         instructions: Some(instructions(&notices)),
         notices,
         inline: Default::default(),
+        drain: drain.clone(),
     });
     // Stopped by a signal, the server kills every command its sessions still run before it
-    // goes (a command that left its session would otherwise outlive it).
+    // goes (a command that left its session would otherwise outlive it); over HTTP it drains
+    // first (`serve_ops::drain_on_stop`).
     let audit = runtime.audit_log().cloned();
-    tokio::spawn(async move {
-        let signal = super::stop_signal().await;
-        let trees = toolbelt_tools::shell::kill_all();
-        tracing::warn!("{signal}: stopped the {trees} command(s) still running");
-        // The process ends without dropping the runtime.
-        if let Some(audit) = audit {
-            audit.close();
-        }
-        std::process::exit(if signal == "terminated" { 143 } else { 130 });
-    });
+    let stopping = CancellationToken::new();
+    if let Some(drain) = &drain {
+        let grace = args.drain_timeout.map_or(setup.settings.mcp_http.drain_timeout, std::time::Duration::from_secs);
+        tokio::spawn(super::serve_ops::drain_on_stop(Arc::clone(drain), grace, audit, stopping.clone()));
+    } else {
+        tokio::spawn(async move {
+            let signal = super::stop_signal().await;
+            let trees = toolbelt_tools::shell::kill_all();
+            tracing::warn!("{signal}: stopped the {trees} command(s) still running");
+            // The process ends without dropping the runtime.
+            if let Some(audit) = audit {
+                audit.close();
+            }
+            std::process::exit(if signal == "terminated" { 143 } else { 130 });
+        });
+    }
     let servers = runtime.services().get::<toolbelt_tools::language_servers::LanguageServers>();
     // Scheduled jobs fire while the server runs: its sessions' own, and the project's
     // durable ones (shared with any other process serving them: each firing runs once).
@@ -80,7 +91,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     if let Some(jobs) = &jobs {
         let _ = jobs.start(true);
     }
-    let served = serve(args, &setup, runtime, options, jobs.clone()).await;
+    let served = serve(args, &setup, runtime, options, jobs.clone(), stopping).await;
     if let Some(jobs) = jobs {
         jobs.shutdown();
     }
@@ -100,6 +111,7 @@ async fn serve(
     runtime: Arc<toolbelt_runtime::Runtime>,
     options: Arc<ServerOptions>,
     jobs: Option<Arc<JobHost>>,
+    shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     match args.http {
         None => {
@@ -113,9 +125,12 @@ async fn serve(
                 .filter(|t| !t.is_empty()),
                 None => None,
             };
-            let shutdown = super::cancel_on_stop();
+            let ops = super::serve_ops::ServeOps::new(Arc::clone(&runtime), setup.asm.loc.project_state_dir());
+            let drain = options.drain.clone();
             let new_server = move || McpServer::new(Arc::clone(&runtime), Arc::clone(&options));
             let mut options = http_options(args, setup, token);
+            options.drain = drain;
+            options.ops = Some(Arc::new(ops));
             if let Some(jobs) = jobs
                 && !setup.settings.incoming_triggers.is_empty()
             {
@@ -146,7 +161,7 @@ fn http_options(args: &McpArgs, setup: &Setup, token: Option<String>) -> HttpOpt
     }
     let mut allowed_origins = settings.allowed_origins.clone();
     allowed_origins.extend(args.allow_origin.iter().cloned());
-    HttpOptions { token, allowed_origins, limits, triggers: None }
+    HttpOptions { token, allowed_origins, limits, ..Default::default() }
 }
 
 const INSTRUCTIONS: &str = "toolbelt's tools work on the files of the workspace roots. Paths may be \

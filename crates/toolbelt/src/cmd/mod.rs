@@ -15,6 +15,7 @@ pub mod mcp_servers;
 pub mod permissions;
 pub mod plugin;
 pub mod sandbox;
+pub mod serve_ops;
 pub mod skills;
 pub mod tasks;
 pub mod tools;

@@ -97,13 +97,29 @@ pub struct Settings {
 }
 
 /// The settings of `toolbelt mcp --http`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct McpHttpSettings {
     /// How many sessions, for how long idle.
     pub limits: toolbelt_mcp::http::SessionLimits,
     /// Browser origins allowed besides the server's own.
     pub allowed_origins: Vec<String>,
+    /// How long running calls may go on after SIGTERM before they are cut.
+    pub drain_timeout: Duration,
 }
+
+impl Default for McpHttpSettings {
+    fn default() -> Self {
+        Self {
+            limits: Default::default(),
+            allowed_origins: Vec::new(),
+            drain_timeout: Duration::from_secs(DRAIN_TIMEOUT_SECS),
+        }
+    }
+}
+
+/// `mcp.drain_timeout`'s default: under Kubernetes' default grace period (30 s), so the
+/// server cuts what is left and records it before it is killed.
+const DRAIN_TIMEOUT_SECS: u64 = 25;
 
 impl Settings {
     /// Resolves every key; values that fail their checks are skipped and reported.
@@ -218,7 +234,11 @@ impl Settings {
         if let Some(after) = secs(&r, Key::MCP_SSE_POLL_AFTER) {
             limits.poll_after = (!after.is_zero()).then_some(after);
         }
-        let mcp_http = McpHttpSettings { limits, allowed_origins: r.texts(Key::MCP_ALLOWED_ORIGINS) };
+        let mcp_http = McpHttpSettings {
+            limits,
+            allowed_origins: r.texts(Key::MCP_ALLOWED_ORIGINS),
+            drain_timeout: secs(&r, Key::MCP_DRAIN_TIMEOUT).unwrap_or(Duration::from_secs(DRAIN_TIMEOUT_SECS)),
+        };
         let mode = r.text(Key::MCP_TOOL_SEARCH).as_deref().and_then(ToolSearch::parse).unwrap_or_default();
         let mcp_defer_threshold = defer_threshold(mode, r.usize(Key::MCP_TOOL_SEARCH_THRESHOLD));
         let agent = super::agent::resolve(loaded.entries.as_slice(), &mut r.problems);

@@ -1,5 +1,6 @@
 //! `toolbelt mcp --http` on a free loopback port, for the tests that speak to it over HTTP.
 //! Include it beside `hermetic.rs`, which it uses.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -13,17 +14,22 @@ pub struct HttpServer {
 
 impl HttpServer {
     /// Starts it in `root`, its home in `root/home`.
-    #[allow(dead_code)]
     pub fn start(root: &Path) -> HttpServer {
         Self::start_with(root, &[])
     }
 
     /// [`HttpServer::start`] with more arguments to `toolbelt mcp`.
     pub fn start_with(root: &Path, args: &[&str]) -> HttpServer {
+        Self::start_env(root, args, &[])
+    }
+
+    /// [`HttpServer::start_with`], with more variables in its environment.
+    pub fn start_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
         cmd.args(["mcp", "--http", &format!("127.0.0.1:{port}")]).args(args).current_dir(root);
         let child = super::hermetic::isolate(&mut cmd, &root.join("home"))
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -199,6 +199,11 @@ keys! {
             "0",
             "seconds after which `toolbelt mcp --http` closes a call's SSE stream while the call goes on, for the client to resume with Last-Event-ID (0: never)",
         ),
+        MCP_DRAIN_TIMEOUT = "mcp.drain_timeout" => key(
+            Kind::Int { min: 0, max: 3_600 },
+            "25",
+            "seconds `toolbelt mcp --http` lets running calls finish after SIGTERM before it cuts them (keep it under the orchestrator's grace period)",
+        ),
         MCP_ALLOWED_ORIGINS = "mcp.allowed_origins" => key(
             Kind::List,
             "[]",

@@ -27,6 +27,7 @@ pub mod settings;
 pub mod shell;
 pub mod snippets;
 mod sqlite;
+pub mod storage;
 mod tasks;
 pub mod web;
 

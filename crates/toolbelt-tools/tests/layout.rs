@@ -42,6 +42,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("blocking", 0),
     ("dirs", 0),
     ("sqlite", 0),
+    ("storage", 0),
 ];
 
 fn layer(module: &str) -> Option<u8> {

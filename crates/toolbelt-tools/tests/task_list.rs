@@ -1,4 +1,5 @@
-//! The task list tools through the registry, on a real SQLite file in a temp directory:
+//! The task list tools through the registry, on a real SQLite file in a temp directory and
+//! on a real PostgreSQL database (a list of the test's own in it):
 //! create, get, update, list; metadata merged and keys removed by null; blockers in both
 //! directions with open ones shown; cycles refused (direct, through others, self) with
 //! nothing applied; deleted tasks gone and their ids never given again; statuses checked;
@@ -13,6 +14,36 @@ use std::sync::Arc;
 use common::{err, ok, session};
 use serde_json::{Value, json};
 use toolbelt_core::SessionState;
+
+/// Each case runs twice: on an SQLite file, and on the PostgreSQL database several machines
+/// share (skipped without one, outside CI).
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$case().await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                if super::common::use_postgres() {
+                    super::$case().await;
+                }
+            }
+        }
+    )*};
+}
+
+on_both_backends!(
+    create_get_update_and_list,
+    metadata_is_merged_and_null_removes_a_key,
+    blockers_in_both_directions_and_only_open_ones_listed,
+    cycles_are_refused_and_nothing_of_the_call_applies,
+    deleted_tasks_are_gone_for_good,
+    statuses_and_ids_are_checked,
+    structured_results_match_the_output_schemas
+);
 
 fn list_in(dir: &Path) -> Arc<SessionState> {
     session(dir, &[])
@@ -31,7 +62,6 @@ async fn create(s: &Arc<SessionState>, subject: &str) -> String {
     out["task"]["id"].as_str().unwrap().to_string()
 }
 
-#[tokio::test]
 async fn create_get_update_and_list() {
     let dir = tempfile::tempdir().unwrap();
     let s = list_in(dir.path());
@@ -88,7 +118,6 @@ async fn create_get_update_and_list() {
     ok(&s, "task_list", json!({})).await;
 }
 
-#[tokio::test]
 async fn metadata_is_merged_and_null_removes_a_key() {
     let dir = tempfile::tempdir().unwrap();
     let s = list_in(dir.path());
@@ -108,7 +137,6 @@ async fn metadata_is_merged_and_null_removes_a_key() {
     assert!(got.ends_with(r#"Metadata: {"b":"two","nested":{"y":true}}"#), "keys in order: {got}");
 }
 
-#[tokio::test]
 async fn blockers_in_both_directions_and_only_open_ones_listed() {
     let dir = tempfile::tempdir().unwrap();
     let s = list_in(dir.path());
@@ -152,7 +180,6 @@ async fn blockers_in_both_directions_and_only_open_ones_listed() {
     assert!(ship.contains("Blocked by: #2 (open), #3 (open)"), "{ship}");
 }
 
-#[tokio::test]
 async fn cycles_are_refused_and_nothing_of_the_call_applies() {
     let dir = tempfile::tempdir().unwrap();
     let s = list_in(dir.path());
@@ -193,7 +220,6 @@ async fn cycles_are_refused_and_nothing_of_the_call_applies() {
     assert!(e.contains("#3 blocks #1 blocks #2 blocks #3"), "{e}");
 }
 
-#[tokio::test]
 async fn deleted_tasks_are_gone_for_good() {
     let dir = tempfile::tempdir().unwrap();
     let s = list_in(dir.path());
@@ -218,7 +244,6 @@ async fn deleted_tasks_are_gone_for_good() {
     assert_eq!(ok(&s, "TaskList", json!({})).await, "#1 [pending] A\n#4 [pending] D");
 }
 
-#[tokio::test]
 async fn statuses_and_ids_are_checked() {
     let dir = tempfile::tempdir().unwrap();
     let s = list_in(dir.path());
@@ -246,7 +271,6 @@ async fn statuses_and_ids_are_checked() {
     assert!(e.contains("priority"), "{e}");
 }
 
-#[tokio::test]
 async fn structured_results_match_the_output_schemas() {
     let dir = tempfile::tempdir().unwrap();
     let s = list_in(dir.path());

@@ -15,6 +15,7 @@ use toolbelt_policy::rules::RuleEnv;
 use toolbelt_tools::knowledge::skills::{PluginSkills, Scope as SkillScope, SkillDirs};
 use toolbelt_tools::planning::{TASK_LIST_VAR, TaskListError, TaskListStore};
 use toolbelt_tools::snippets::{SnippetScope, SnippetStore};
+use toolbelt_tools::storage::SharedStorage;
 
 use toolbelt_agent::SearchDirs;
 
@@ -53,6 +54,9 @@ pub enum AssembleError {
     /// The task list named by `--task-list` or `TOOLBELT_TASK_LIST` cannot be one.
     #[error("--task-list / {TASK_LIST_VAR}: {0}")]
     TaskList(#[from] TaskListError),
+    /// `[storage]` cannot be used.
+    #[error("{0}")]
+    Storage(String),
 }
 
 fn list(problems: &[Problem]) -> String {
@@ -97,6 +101,9 @@ pub struct Assembly {
     pub task_list: Option<String>,
     /// What the settings were read from, to read them again after toolbelt wrote to them.
     reread: Reread,
+    /// The shared storage `storage.url` names, once a store asked for it (one pool per
+    /// process).
+    shared: std::sync::OnceLock<Arc<SharedStorage>>,
 }
 
 /// What settings are read from besides the files: to read them again (after a write, for
@@ -185,10 +192,13 @@ impl Assembly {
             .chain(settings.web.search.key_vars())
             // The secrets of Message's channels and RemoteTrigger's triggers.
             .chain(settings.web.endpoint_vars())
+            // The shared database's password.
+            .chain(settings.storage.iter().filter_map(|s| s.password_env.clone()))
             .collect();
         let home = home.map(Path::to_path_buf);
         let reread = Reread { flags, env, claude, home };
-        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, task_list, reread }
+        let shared = std::sync::OnceLock::new();
+        Self { cwd, roots, loc, loaded, settings, rule_env, problems, secret_vars, task_list, reread, shared }
     }
 
     /// What reads these settings again from the same places and inputs (a file changed):
@@ -226,11 +236,38 @@ impl Assembly {
     /// process that names it), else this project's own (`tasks.db` in the project's state
     /// directory, shared by the sessions working in the project). Kept outside the project,
     /// in the state directory no tool and no sandboxed command may write.
+    ///
+    /// With `storage.url`, the list is kept in that PostgreSQL database instead, shared by
+    /// every replica serving the project (or naming the list).
     pub fn task_store(&self) -> Result<TaskListStore, AssembleError> {
-        Ok(match &self.task_list {
+        let store = match &self.task_list {
             Some(name) => TaskListStore::named(&TaskListStore::lists_dir(&self.loc.state_dir), name)?,
             None => TaskListStore::project(self.loc.project_state_dir().join("tasks.db")),
+        };
+        Ok(match self.shared_storage()? {
+            Some(shared) => store.shared(shared),
+            None => store,
         })
+    }
+
+    /// The database `storage.url` names, if any: its pool made once (nothing connects until
+    /// a store uses it).
+    pub fn shared_storage(&self) -> Result<Option<Arc<SharedStorage>>, AssembleError> {
+        let Some(storage) = &self.settings.storage else { return Ok(None) };
+        if let Some(shared) = self.shared.get() {
+            return Ok(Some(Arc::clone(shared)));
+        }
+        let password = match &storage.password_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| {
+                AssembleError::Storage(format!(
+                    "storage.password_env names {var}, which is not set; export the password in it"
+                ))
+            })?),
+            None => None,
+        };
+        let shared = SharedStorage::new(&storage.url, password.as_deref(), storage.max_connections)
+            .map_err(|e| AssembleError::Storage(e.to_string()))?;
+        Ok(Some(Arc::clone(self.shared.get_or_init(|| Arc::new(shared)))))
     }
 
     /// The snippets the snippet tools work on: the user's

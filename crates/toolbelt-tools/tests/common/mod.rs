@@ -12,6 +12,34 @@ use toolbelt_core::{
 use toolbelt_tools::files::JournalDir;
 use toolbelt_tools::planning::TaskListStore;
 use toolbelt_tools::snippets::SnippetStore;
+use toolbelt_tools::storage::SharedStorage;
+
+thread_local! {
+    /// The shared storage this thread's task lists are kept in, if [`use_postgres`] chose it.
+    static SHARED: std::cell::RefCell<Option<Arc<SharedStorage>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The PostgreSQL database the storage tests may use (`TOOLBELT_TEST_POSTGRES_URL`, which
+/// `.ci/run` sets after starting one with `.ci/postgres.sh`); `None` outside CI without it,
+/// a failure under CI without it.
+pub fn postgres_url() -> Option<String> {
+    let url = std::env::var("TOOLBELT_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty());
+    if url.is_none() {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+        assert!(!ci, "TOOLBELT_TEST_POSTGRES_URL is not set: .ci/run starts PostgreSQL and sets it");
+        eprintln!("skipped: no PostgreSQL (start one with .ci/postgres.sh DIR and set TOOLBELT_TEST_POSTGRES_URL)");
+    }
+    url
+}
+
+/// Keeps this thread's task lists in the test database from now on; false (the test is
+/// skipped) without one.
+pub fn use_postgres() -> bool {
+    let Some(url) = postgres_url() else { return false };
+    let shared = Arc::new(SharedStorage::new(&url, None, 4).unwrap());
+    SHARED.with(|s| *s.borrow_mut() = Some(shared));
+    true
+}
 
 /// A session whose cwd is `cwd` and whose roots are `roots` (the cwd when empty).
 pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
@@ -26,7 +54,11 @@ pub fn session(cwd: &Path, roots: &[&Path]) -> Arc<SessionState> {
 pub fn cx(session: &Arc<SessionState>) -> ToolContext {
     let mut services = Extensions::default();
     services.insert(JournalDir(journal_dir()));
-    services.insert(TaskListStore::project(session.cwd().join(".test-tasks.db")));
+    let tasks = TaskListStore::project(session.cwd().join(".test-tasks.db"));
+    services.insert(match SHARED.with(|s| s.borrow().clone()) {
+        Some(shared) => tasks.shared(shared),
+        None => tasks,
+    });
     services.insert(SnippetStore::project(&session.cwd().join(".test-snippets")));
     cx_with(session, services)
 }

@@ -116,6 +116,7 @@ fn load_as(
     remote::keep_user_endpoints(&mut loaded.entries, &mut review);
     model_access::keep_user_opt_in(&mut loaded.entries, &mut review);
     keep_user_audit(&mut loaded.entries, &mut review);
+    keep_user_storage(&mut loaded.entries, &mut review);
     plugins::keep_user_disabled(&mut loaded.entries, &mut review);
 
     loaded.pending = trust::Pending::of(&loaded.entries, &loc.project);
@@ -168,6 +169,23 @@ fn keep_user_audit(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
             ));
         }
         !project_audit
+    });
+}
+
+/// Drops `storage.*` from a project's files, saying so: where the team's shared data lives
+/// (and with which password) is the user's to say; a repository naming a database would
+/// read and write its task lists there.
+fn keep_user_storage(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
+    entries.retain(|e| {
+        let project_storage = trust::is_project_layer(e.origin.layer) && Key::STORAGE_URL.shares_section(&e.key);
+        if project_storage {
+            notices.push(format!(
+                "{} in {} is ignored: shared storage is set up by the user (user or managed settings, \
+                 TOOLBELT_STORAGE__* variables), never by a project",
+                e.key, e.origin
+            ));
+        }
+        !project_storage
     });
 }
 

@@ -94,6 +94,19 @@ pub struct Settings {
     pub cron: crate::jobs::JobSettings,
     /// The incoming triggers `toolbelt mcp --http` serves (`[cron.triggers.NAME]`).
     pub incoming_triggers: std::collections::BTreeMap<String, crate::jobs::IncomingTrigger>,
+    /// Shared storage (`[storage]`), when a database is named.
+    pub storage: Option<StorageSettings>,
+}
+
+/// `[storage]`: the PostgreSQL database every replica shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageSettings {
+    /// `storage.url`.
+    pub url: String,
+    /// `storage.password_env`: the variable holding the password, if any.
+    pub password_env: Option<String>,
+    /// `storage.max_connections`.
+    pub max_connections: u32,
 }
 
 /// The settings of `toolbelt mcp --http`.
@@ -259,6 +272,11 @@ impl Settings {
             jitter: r.bool(Key::CRON_JITTER).unwrap_or(true),
         };
         let incoming_triggers = super::remote::incoming_triggers(loaded.entries.as_slice(), &mut r.problems);
+        let storage = r.text(Key::STORAGE_URL).filter(|u| !u.trim().is_empty()).map(|url| StorageSettings {
+            url,
+            password_env: r.text(Key::STORAGE_PASSWORD_ENV).filter(|v| !v.is_empty()),
+            max_connections: r.usize(Key::STORAGE_MAX_CONNECTIONS).and_then(|n| u32::try_from(n).ok()).unwrap_or(8),
+        });
         let tool_filter = super::ToolFilter::from_entries(&r.items(Key::TOOLS_ENABLED), &r.items(Key::TOOLS_DISABLED));
         let (custom_tools, tool_problems) = super::custom_tools::resolve(loaded.entries.as_slice());
         let settings = Settings {
@@ -267,6 +285,7 @@ impl Settings {
             tool_problems,
             cron,
             incoming_triggers,
+            storage,
             lsp,
             lint,
             agent,

@@ -1,17 +1,20 @@
-//! Reading and changing a task list: each call is one transaction.
+//! Reading and changing a task list: each call is one transaction, whatever keeps the list
+//! ([`super::tx`]).
 //!
-//! Changes take the write lock when they begin (`BEGIN IMMEDIATE`), so an update reads the
-//! task and writes it back with no other writer in between: two processes merging metadata
-//! into one task, or adding blockers to it, at the same moment both land. Reads run in a
-//! snapshot (WAL) and never wait for a writer. A change that would make a cycle of
-//! blockers, or names a task that does not exist, is refused whole: nothing of it is kept.
+//! Changes take the list's write lock when they begin (`BEGIN IMMEDIATE` in SQLite, the
+//! list's row `FOR UPDATE` in PostgreSQL), so an update reads the task and writes it back
+//! with no other writer in between: two processes (or machines) merging metadata into one
+//! task, adding blockers to it, or claiming it at the same moment, are served one after the
+//! other. Reads run in a snapshot and never wait for a writer. A change that would make a
+//! cycle of blockers, names a task that does not exist, or claims a task someone else owns,
+//! is refused whole: nothing of it is kept.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 use serde_json::{Map, Value};
 
 use super::store::{TaskListError, TaskListStore};
+use super::tx::{Column, ListTx, NewRow};
 use super::view::{TaskDetail, TaskLine, TaskListing, TaskStatus, id_text, with_status};
 use crate::sqlite::now_ms;
 
@@ -120,101 +123,86 @@ impl TaskListStore {
     /// does not exist yet is empty (and is not created).
     pub fn list(&self) -> Result<TaskListing, TaskListError> {
         let mut listing = TaskListing { list: self.name.clone(), tasks: Vec::new() };
-        let Some(mut conn) = self.open(false)? else { return Ok(listing) };
-        let e = |err| self.sql(err);
-        let tx = conn.transaction().map_err(e)?;
+        let Some(mut tx) = self.read()? else { return Ok(listing) };
         let mut open: BTreeMap<i64, Vec<String>> = BTreeMap::new();
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT b.blocked, b.blocker FROM blocks b JOIN tasks t ON t.id = b.blocker \
-                     WHERE t.status IN ('pending', 'in_progress') ORDER BY b.blocked, b.blocker",
-                )
-                .map_err(e)?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).map_err(e)?;
-            for row in rows {
-                let (blocked, blocker) = row.map_err(e)?;
-                open.entry(blocked).or_default().push(id_text(blocker));
-            }
-            let mut stmt = tx
-                .prepare("SELECT id, subject, status, owner FROM tasks WHERE status <> 'deleted' ORDER BY id")
-                .map_err(e)?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get(3)?)))
-                .map_err(e)?;
-            for row in rows {
-                let (id, subject, status, owner): (i64, String, String, Option<String>) = row.map_err(e)?;
-                let status = self.status(&status)?;
-                let blocked_by = open.remove(&id).unwrap_or_default();
-                listing.tasks.push(TaskLine { id: id_text(id), subject, status, owner, blocked_by });
-            }
+        for (blocked, blocker) in tx.open_blocks()? {
+            open.entry(blocked).or_default().push(id_text(blocker));
         }
-        tx.finish().map_err(e)?;
+        for (id, subject, status, owner) in tx.lines()? {
+            let status = self.status(&status)?;
+            let blocked_by = open.remove(&id).unwrap_or_default();
+            listing.tasks.push(TaskLine { id: id_text(id), subject, status, owner, blocked_by });
+        }
+        tx.commit()?;
         Ok(listing)
     }
 
     /// The task `id` in full.
     pub(crate) fn get(&self, id: i64) -> Result<TaskDetail, TaskListError> {
-        let Some(mut conn) = self.open(false)? else { return Err(self.unknown_in_empty(id)) };
-        let tx = conn.transaction().map_err(|e| self.sql(e))?;
-        let row = self.live(&tx, id)?;
-        let detail = self.detail(&tx, row)?;
-        tx.finish().map_err(|e| self.sql(e))?;
+        let Some(mut tx) = self.read()? else { return Err(self.unknown_in_empty(id)) };
+        let row = self.live(&mut *tx, id)?;
+        let detail = self.detail(&mut *tx, row)?;
+        tx.commit()?;
         Ok(detail)
     }
 
     /// Adds a pending task; returns it.
     pub(crate) fn create(&self, new: NewTask) -> Result<TaskDetail, TaskListError> {
-        let mut conn = self.writable()?;
-        let e = |err| self.sql(err);
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+        let mut tx = self.write()?;
         let metadata: Map<String, Value> = new.metadata.into_iter().filter(|(_, v)| !v.is_null()).collect();
-        let now = now_ms();
-        tx.execute(
-            "INSERT INTO tasks (subject, description, active_form, status, metadata, created_ms, updated_ms) \
-             VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?5)",
-            params![new.subject, new.description, new.active_form, Value::Object(metadata).to_string(), now],
-        )
-        .map_err(e)?;
-        let id = tx.last_insert_rowid();
-        let row = self.live(&tx, id)?;
-        let detail = self.detail(&tx, row)?;
-        tx.commit().map_err(e)?;
+        let metadata = Value::Object(metadata).to_string();
+        let row = NewRow {
+            subject: &new.subject,
+            description: &new.description,
+            active_form: new.active_form.as_deref(),
+            metadata: &metadata,
+            now_ms: now_ms(),
+        };
+        let id = tx.insert(&row)?;
+        let row = self.live(&mut *tx, id)?;
+        let detail = self.detail(&mut *tx, row)?;
+        tx.commit()?;
         Ok(detail)
     }
 
-    /// Applies `changes` to the task `id`, all or nothing.
+    /// Applies `changes` to the task `id`, all or nothing. A task that has an owner is taken:
+    /// giving it another owner is refused until its owner is cleared (`""`), so two agents
+    /// that claim one task at once never both get it.
     pub(crate) fn update(&self, id: i64, changes: Changes) -> Result<Updated, TaskListError> {
         if changes.is_empty() {
             return Err(TaskListError::NothingToUpdate);
         }
-        let mut conn = self.writable()?;
-        let e = |err| self.sql(err);
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
-        let row = self.live(&tx, id)?;
+        let mut tx = self.write()?;
+        let tx = &mut *tx;
+        let row = self.live(tx, id)?;
         for &other in changes.add_blocks.iter().chain(&changes.add_blocked_by) {
             if other == id {
                 return Err(TaskListError::Cycle(vec![id, id]));
             }
-            self.live(&tx, other)?;
+            self.live(tx, other)?;
+        }
+        if let (Some(new), Some(held)) = (changes.owner.as_deref().filter(|o| !o.is_empty()), row.owner.as_deref())
+            && new != held
+        {
+            return Err(TaskListError::Claimed { id, owner: held.to_string() });
         }
         let mut fields = Vec::new();
-        let mut set = |column: &str, field: &str, value: Option<String>| -> Result<(), TaskListError> {
-            self.set(&tx, id, column, value)?;
+        let mut set = |tx: &mut dyn ListTx, column: Column, field: &str, value: Option<&str>| {
+            tx.set(id, column, value)?;
             fields.push(field.to_string());
-            Ok(())
+            Ok::<_, TaskListError>(())
         };
-        if let Some(subject) = changes.subject {
-            set("subject", "subject", Some(subject))?;
+        if let Some(subject) = &changes.subject {
+            set(tx, Column::Subject, "subject", Some(subject))?;
         }
-        if let Some(description) = changes.description {
-            set("description", "description", Some(description))?;
+        if let Some(description) = &changes.description {
+            set(tx, Column::Description, "description", Some(description))?;
         }
-        if let Some(active) = changes.active_form {
-            set("active_form", "activeForm", Some(active))?;
+        if let Some(active) = &changes.active_form {
+            set(tx, Column::ActiveForm, "activeForm", Some(active))?;
         }
-        if let Some(owner) = changes.owner {
-            set("owner", "owner", Some(owner).filter(|o| !o.is_empty()))?;
+        if let Some(owner) = &changes.owner {
+            set(tx, Column::Owner, "owner", Some(owner.as_str()).filter(|o| !o.is_empty()))?;
         }
         if let Some(patch) = changes.metadata {
             let mut metadata = row.metadata.clone();
@@ -224,10 +212,10 @@ impl TaskListStore {
                     value => metadata.insert(key, value),
                 };
             }
-            set("metadata", "metadata", Some(Value::Object(metadata).to_string()))?;
+            set(tx, Column::Metadata, "metadata", Some(&Value::Object(metadata).to_string()))?;
         }
         if let Some(status) = changes.status {
-            set("status", "status", Some(status.as_str().to_string()))?;
+            set(tx, Column::Status, "status", Some(status.as_str()))?;
         }
         if !changes.add_blocks.is_empty() {
             fields.push("blocks".to_string());
@@ -238,15 +226,15 @@ impl TaskListStore {
         let mut added = Vec::new();
         let links = changes.add_blocks.iter().map(|&b| (id, b)).chain(changes.add_blocked_by.iter().map(|&b| (b, id)));
         for (blocker, blocked) in links {
-            let n = tx
-                .execute("INSERT OR IGNORE INTO blocks (blocker, blocked) VALUES (?1, ?2)", params![blocker, blocked])
-                .map_err(e)?;
-            if n > 0 {
+            if tx.link(blocker, blocked)? {
                 added.push((blocker, blocked));
             }
         }
         if !added.is_empty() {
-            let edges = self.edges(&tx)?;
+            let mut edges: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+            for (blocker, blocked) in tx.edges()? {
+                edges.entry(blocker).or_default().push(blocked);
+            }
             if let Some(cycle) = added.iter().find_map(|&(from, to)| cycle_through(&edges, from, to)) {
                 return Err(TaskListError::Cycle(cycle));
             }
@@ -258,17 +246,17 @@ impl TaskListStore {
             }
             if status == TaskStatus::Deleted {
                 // A deleted task blocks nothing and waits for nothing.
-                tx.execute("DELETE FROM blocks WHERE blocker = ?1 OR blocked = ?1", params![id]).map_err(e)?;
+                tx.unlink_all(id)?;
             }
         }
-        tx.execute("UPDATE tasks SET updated_ms = ?1 WHERE id = ?2", params![now_ms(), id]).map_err(e)?;
-        let row = self.row(&tx, id)?.ok_or_else(|| self.corrupt(format!("task #{id} vanished while updated")))?;
-        let task = self.detail(&tx, row)?;
+        tx.touch(id, now_ms())?;
+        let row = self.row(tx, id)?.ok_or_else(|| self.corrupt(format!("task #{id} vanished while updated")))?;
+        let task = self.detail(tx, row)?;
         let mut notes = Vec::new();
         let working = matches!(task.status, TaskStatus::InProgress | TaskStatus::Completed);
         if working && changes.status.is_some() && !task.open_blockers.is_empty() {
             let blockers: Vec<String> = self
-                .blocker_statuses(&tx, id)?
+                .blocker_statuses(tx, id)?
                 .into_iter()
                 .filter(|(_, s)| s.is_open())
                 .map(|(b, s)| with_status(b, s))
@@ -278,41 +266,18 @@ impl TaskListStore {
                 blockers.join(", ")
             ));
         }
-        tx.commit().map_err(e)?;
+        tx.commit()?;
         Ok(Updated { task, fields, status_change, notes })
     }
 
-    /// Sets one column of task `id`.
-    fn set(&self, conn: &Connection, id: i64, column: &str, value: Option<String>) -> Result<(), TaskListError> {
-        let sql = format!("UPDATE tasks SET {column} = ?1 WHERE id = ?2");
-        conn.execute(&sql, params![value, id]).map(drop).map_err(|e| self.sql(e))
-    }
-
-    /// A connection that may write, the database created when it is missing.
-    fn writable(&self) -> Result<Connection, TaskListError> {
-        self.open(true)?.ok_or_else(|| TaskListError::Io {
-            path: self.path.clone(),
-            source: std::io::Error::other("the database could not be created"),
-        })
-    }
-
-    /// A stored status, or the error saying the database is damaged.
+    /// A stored status, or the error saying the list is damaged.
     fn status(&self, text: &str) -> Result<TaskStatus, TaskListError> {
         TaskStatus::parse(text).ok_or_else(|| self.corrupt(format!("a task has the unknown status `{text}`")))
     }
 
     /// The row of task `id`, deleted or not.
-    fn row(&self, conn: &Connection, id: i64) -> Result<Option<Row>, TaskListError> {
-        type Raw = (String, String, Option<String>, String, Option<String>, String);
-        let raw: Option<Raw> = conn
-            .query_row(
-                "SELECT subject, description, active_form, status, owner, metadata FROM tasks WHERE id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
-            )
-            .optional()
-            .map_err(|e| self.sql(e))?;
-        let Some((subject, description, active_form, status, owner, metadata)) = raw else { return Ok(None) };
+    fn row(&self, tx: &mut dyn ListTx, id: i64) -> Result<Option<Row>, TaskListError> {
+        let Some((subject, description, active_form, status, owner, metadata)) = tx.row(id)? else { return Ok(None) };
         let status = self.status(&status)?;
         let metadata = match serde_json::from_str::<Value>(&metadata) {
             Ok(Value::Object(map)) => map,
@@ -322,14 +287,14 @@ impl TaskListStore {
     }
 
     /// The row of task `id`, or the error naming the tasks that exist.
-    fn live(&self, conn: &Connection, id: i64) -> Result<Row, TaskListError> {
-        match self.row(conn, id)? {
+    fn live(&self, tx: &mut dyn ListTx, id: i64) -> Result<Row, TaskListError> {
+        match self.row(tx, id)? {
             Some(row) if row.status != TaskStatus::Deleted => Ok(row),
             found => Err(TaskListError::Unknown {
                 id,
                 deleted: found.is_some(),
                 list: self.label(),
-                existing: self.existing(conn)?,
+                existing: tx.existing()?,
             }),
         }
     }
@@ -339,52 +304,15 @@ impl TaskListStore {
         TaskListError::Unknown { id, deleted: false, list: self.label(), existing: Vec::new() }
     }
 
-    /// The ids of the tasks that are not deleted, in order.
-    fn existing(&self, conn: &Connection) -> Result<Vec<i64>, TaskListError> {
-        let mut stmt =
-            conn.prepare("SELECT id FROM tasks WHERE status <> 'deleted' ORDER BY id").map_err(|e| self.sql(e))?;
-        let ids = stmt.query_map([], |r| r.get::<_, i64>(0)).map_err(|e| self.sql(e))?;
-        ids.collect::<Result<Vec<_>, _>>().map_err(|e| self.sql(e))
-    }
-
-    /// Every blocker → the tasks it blocks.
-    fn edges(&self, conn: &Connection) -> Result<BTreeMap<i64, Vec<i64>>, TaskListError> {
-        let mut stmt = conn.prepare("SELECT blocker, blocked FROM blocks").map_err(|e| self.sql(e))?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).map_err(|e| self.sql(e))?;
-        let mut edges: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-        for row in rows {
-            let (blocker, blocked) = row.map_err(|e| self.sql(e))?;
-            edges.entry(blocker).or_default().push(blocked);
-        }
-        Ok(edges)
-    }
-
     /// The tasks blocking `id`, in order, with their statuses.
-    fn blocker_statuses(&self, conn: &Connection, id: i64) -> Result<Vec<(i64, TaskStatus)>, TaskListError> {
-        let mut stmt = conn
-            .prepare(
-                "SELECT b.blocker, t.status FROM blocks b JOIN tasks t ON t.id = b.blocker \
-                 WHERE b.blocked = ?1 ORDER BY b.blocker",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map(params![id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-            .map_err(|e| self.sql(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (blocker, status) = row.map_err(|e| self.sql(e))?;
-            out.push((blocker, self.status(&status)?));
-        }
-        Ok(out)
+    fn blocker_statuses(&self, tx: &mut dyn ListTx, id: i64) -> Result<Vec<(i64, TaskStatus)>, TaskListError> {
+        tx.blocker_statuses(id)?.into_iter().map(|(blocker, status)| Ok((blocker, self.status(&status)?))).collect()
     }
 
     /// A row in full: with the tasks it blocks and those blocking it.
-    fn detail(&self, conn: &Connection, row: Row) -> Result<TaskDetail, TaskListError> {
-        let mut stmt =
-            conn.prepare("SELECT blocked FROM blocks WHERE blocker = ?1 ORDER BY blocked").map_err(|e| self.sql(e))?;
-        let blocks = stmt.query_map(params![row.id], |r| r.get::<_, i64>(0)).map_err(|e| self.sql(e))?;
-        let blocks: Vec<String> = blocks.map(|b| b.map(id_text)).collect::<Result<_, _>>().map_err(|e| self.sql(e))?;
-        let blockers = self.blocker_statuses(conn, row.id)?;
+    fn detail(&self, tx: &mut dyn ListTx, row: Row) -> Result<TaskDetail, TaskListError> {
+        let blocks: Vec<String> = tx.blocks(row.id)?.into_iter().map(id_text).collect();
+        let blockers = self.blocker_statuses(tx, row.id)?;
         Ok(TaskDetail {
             id: id_text(row.id),
             subject: row.subject,

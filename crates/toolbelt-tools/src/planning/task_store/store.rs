@@ -15,12 +15,16 @@
 //! nothing here panics on what a file holds.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 use toolbelt_core::{ToolContext, ToolError};
 
-use crate::sqlite::{self, FileError, SqlKind};
+use super::postgres::PgTx;
+use super::tx::{ListTx, SqliteTx};
+use crate::sqlite::{self, FileError};
+use crate::storage::{SharedStorage, StorageError};
 
 /// How long a call waits for another process's transaction on the same list to end.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -63,13 +67,16 @@ CREATE INDEX blocks_by_blocked ON blocks (blocked, blocker);
 ";
 
 /// Which task list the tools work on: its database file, and its name when it is a named
-/// list (a service the front end sets up; see the module docs for the default).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// list (a service the front end sets up; see the module docs for the default); kept in a
+/// PostgreSQL database several machines share instead of the file when `shared` is set.
+#[derive(Debug, Clone)]
 pub struct TaskListStore {
-    /// The database file.
+    /// The database file (when shared, its name still tells a project's list from another's).
     pub path: PathBuf,
     /// The list's name when it was chosen by name; `None` for a project's own list.
     pub name: Option<String>,
+    /// The shared storage keeping the list instead of the file, if any.
+    pub shared: Option<Arc<SharedStorage>>,
 }
 
 /// Why the task list could not be read or changed. Every message says what to do next.
@@ -154,6 +161,20 @@ pub enum TaskListError {
         cycle_text(.0)
     )]
     Cycle(Vec<i64>),
+    /// A claim of a task someone else owns.
+    #[error(
+        "task #{id} is taken: its owner is `{owner}`; pick another task (TaskList shows who owns what), or clear \
+         its owner first (owner \"\") if it should change hands; nothing was changed"
+    )]
+    Claimed {
+        /// The task.
+        id: i64,
+        /// Who owns it.
+        owner: String,
+    },
+    /// The shared storage failed (unreachable, or a server error).
+    #[error("{0}")]
+    Shared(#[from] StorageError),
     /// An update that changes nothing.
     #[error(
         "nothing to update: give TaskUpdate a field to change besides taskId (status, subject, description, \
@@ -224,7 +245,7 @@ pub fn valid_name(name: &str) -> bool {
 impl TaskListStore {
     /// A project's own list, kept in `path`.
     pub fn project(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into(), name: None }
+        Self { path: path.into(), name: None, shared: None }
     }
 
     /// The list named `name`, kept in `dir` (`dir/NAME.db`).
@@ -232,7 +253,7 @@ impl TaskListStore {
         if !valid_name(name) {
             return Err(TaskListError::InvalidName(name.to_string()));
         }
-        Ok(Self { path: dir.join(format!("{name}.db")), name: Some(name.to_string()) })
+        Ok(Self { path: dir.join(format!("{name}.db")), name: Some(name.to_string()), shared: None })
     }
 
     /// The directory named lists are kept in, under toolbelt's state directory
@@ -266,17 +287,56 @@ impl TaskListStore {
 
     /// An error of this list's database, classified: busy, damaged, or other.
     pub(crate) fn sql(&self, e: rusqlite::Error) -> TaskListError {
-        let path = self.path.clone();
-        match sqlite::kind_of(&e) {
-            SqlKind::Busy => TaskListError::Busy { path },
-            SqlKind::Corrupt => TaskListError::Corrupt { path, detail: e.to_string() },
-            SqlKind::Other => TaskListError::Sql { path, source: e },
+        super::tx::sqlite_error(&self.path, e)
+    }
+
+    /// A damaged-list error naming `detail`.
+    pub(crate) fn corrupt(&self, detail: impl Into<String>) -> TaskListError {
+        match &self.shared {
+            Some(shared) => shared.damaged(format!("{} is damaged: {}", self.label(), detail.into())).into(),
+            None => TaskListError::Corrupt { path: self.path.clone(), detail: detail.into() },
         }
     }
 
-    /// A damaged-database error naming `detail`.
-    pub(crate) fn corrupt(&self, detail: impl Into<String>) -> TaskListError {
-        TaskListError::Corrupt { path: self.path.clone(), detail: detail.into() }
+    /// Keeps the list in `shared` instead of its file.
+    pub fn shared(mut self, shared: Arc<SharedStorage>) -> Self {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// What names the list in shared storage: `named:NAME`, or `project:<project>-<hash>`
+    /// (the name of the project's state directory, the same on every machine serving the
+    /// project from the same path).
+    fn key(&self) -> String {
+        match &self.name {
+            Some(name) => format!("named:{name}"),
+            None => {
+                let dir = self.path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+                format!("project:{}", dir.unwrap_or_default())
+            }
+        }
+    }
+
+    /// A transaction that reads: `None` for a list nobody wrote to yet (its file missing).
+    pub(crate) fn read(&self) -> Result<Option<Box<dyn ListTx + '_>>, TaskListError> {
+        if let Some(shared) = &self.shared {
+            return Ok(Some(Box::new(PgTx::begin(shared, self.key(), false)?)));
+        }
+        let Some(conn) = self.open(false)? else { return Ok(None) };
+        Ok(Some(Box::new(SqliteTx::begin(conn, self.path.clone(), false)?)))
+    }
+
+    /// A transaction that writes, holding the list's write lock; the list is made when
+    /// missing.
+    pub(crate) fn write(&self) -> Result<Box<dyn ListTx + '_>, TaskListError> {
+        if let Some(shared) = &self.shared {
+            return Ok(Box::new(PgTx::begin(shared, self.key(), true)?));
+        }
+        let conn = self.open(true)?.ok_or_else(|| TaskListError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other("the database could not be created"),
+        })?;
+        Ok(Box::new(SqliteTx::begin(conn, self.path.clone(), true)?))
     }
 
     /// Opens the database, ready for use: `None` when it does not exist and `create` is

@@ -162,6 +162,21 @@ keys! {
             "where the snippet tools keep snippets: user (shared by every project, $XDG_DATA_HOME/toolbelt/snippets.db) \
              or project (this project's own, in its state directory beside its task list)",
         ),
+        STORAGE_URL = "storage.url" => key(
+            Kind::Text,
+            "\"\"",
+            "a PostgreSQL database every replica shares (postgres://USER@HOST:PORT/DATABASE) keeping the task lists instead of the SQLite files; empty: the files (user settings only)",
+        ),
+        STORAGE_PASSWORD_ENV = "storage.password_env" => key(
+            Kind::Text,
+            "\"\"",
+            "the environment variable holding the database password for storage.url (user settings only)",
+        ),
+        STORAGE_MAX_CONNECTIONS = "storage.max_connections" => key(
+            Kind::Int { min: 1, max: 1_000 },
+            "8",
+            "connections each toolbelt process keeps to storage.url at most (user settings only)",
+        ),
         AUDIT_ENABLED = "audit.enabled" => key(Kind::Bool, "false", "write one hash-chained JSON line per call"),
         AUDIT_PATH = "audit.path" => key(
             Kind::Text,

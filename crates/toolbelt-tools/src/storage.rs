@@ -1,0 +1,276 @@
+//! Storage several machines share: a PostgreSQL database named by `storage.url`, for what a
+//! team's replicas must all see (the task list first). The embedded default stays the SQLite
+//! files of [`crate::sqlite`]; a store that is given a [`SharedStorage`] keeps its data here
+//! instead, with the same behaviour.
+//!
+//! * **The driver.** `postgres` (the blocking face of `tokio-postgres`, by the same authors)
+//!   with an `r2d2` pool. The stores run their statements on blocking threads (as they do
+//!   with SQLite), where a blocking client fits: each connection drives itself, whatever
+//!   runtime (current-thread or not) the front end runs.
+//! * **The pool** connects lazily: a command that never touches shared data never reaches the
+//!   server, and a server that is down is an error of the calls that need it (naming the
+//!   server, never the password), not of start-up. `/readyz` asks [`SharedStorage::check`].
+//! * **Migrations.** Each store names its component and schema version; the first use in a
+//!   process creates its tables (`IF NOT EXISTS`) under a transaction-scoped advisory lock, so
+//!   replicas starting together do not race, and a database a newer toolbelt migrated is
+//!   refused with what to do.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use postgres::NoTls;
+use postgres::error::SqlState;
+use r2d2_postgres::PostgresConnectionManager;
+
+/// A pooled connection.
+pub type PooledClient = r2d2::PooledConnection<PostgresConnectionManager<NoTls>>;
+
+/// How long a call waits for a connection (the server's answer, or a free one in the pool).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The advisory lock key under which migrations run ("toolbelt" in ASCII).
+const MIGRATION_LOCK: i64 = 0x746f_6f6c_6265_6c74;
+
+/// Why shared storage could not be used. Messages name the server as `user@host:port/db`,
+/// never the password.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// `storage.url` is not a PostgreSQL URL this can use.
+    #[error("storage.url is not a PostgreSQL URL toolbelt can use ({0}); write postgres://USER@HOST:PORT/DATABASE")]
+    Url(String),
+    /// The server could not be reached, or refused the login.
+    #[error(
+        "cannot reach the PostgreSQL server {server} ({detail}); check storage.url, the password in the variable \
+         storage.password_env names, and that the server runs"
+    )]
+    Unreachable {
+        /// Where.
+        server: String,
+        /// What the driver said.
+        detail: String,
+    },
+    /// Another writer held the data for longer than the wait allows.
+    #[error("the PostgreSQL server {server} is busy: another replica is changing the same data; try again")]
+    Busy {
+        /// Where.
+        server: String,
+    },
+    /// The server refused a statement.
+    #[error("the PostgreSQL server {server} failed: {detail}")]
+    Server {
+        /// Where.
+        server: String,
+        /// What it said.
+        detail: String,
+    },
+    /// Stored data that no toolbelt writes.
+    #[error("in the PostgreSQL database {server}: {detail}")]
+    Damaged {
+        /// Where.
+        server: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A newer toolbelt migrated the database.
+    #[error(
+        "the PostgreSQL database {server} holds {component} at schema version {found}, newer than this toolbelt \
+         knows ({known}); use a newer toolbelt on every replica"
+    )]
+    Newer {
+        /// Where.
+        server: String,
+        /// Whose schema.
+        component: String,
+        /// The version found.
+        found: i32,
+        /// The version this one writes.
+        known: i32,
+    },
+}
+
+/// A PostgreSQL database and a pool of connections to it.
+pub struct SharedStorage {
+    /// `None` only while it is dropped (see the `Drop` impl).
+    pool: Option<r2d2::Pool<PostgresConnectionManager<NoTls>>>,
+    server: String,
+    migrated: Mutex<HashSet<&'static str>>,
+}
+
+impl std::fmt::Debug for SharedStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedStorage").field("server", &self.server).finish_non_exhaustive()
+    }
+}
+
+impl SharedStorage {
+    /// The database at `url` (`postgres://USER@HOST:PORT/DATABASE`, or the key=value form),
+    /// logging in with `password` when given (it wins over one in the URL), with at most
+    /// `max_connections` connections. Nothing is connected yet.
+    pub fn new(url: &str, password: Option<&str>, max_connections: u32) -> Result<Self, StorageError> {
+        let mut config: postgres::Config =
+            url.parse().map_err(|e: postgres::Error| StorageError::Url(e.to_string()))?;
+        if let Some(password) = password {
+            config.password(password);
+        }
+        config.connect_timeout(CONNECT_TIMEOUT);
+        config.application_name("toolbelt");
+        let server = describe(&config);
+        let manager = PostgresConnectionManager::new(config, NoTls);
+        let pool = r2d2::Pool::builder()
+            .max_size(max_connections.max(1))
+            .min_idle(Some(0))
+            .connection_timeout(CONNECT_TIMEOUT)
+            .error_handler(Box::new(r2d2::NopErrorHandler))
+            .build_unchecked(manager);
+        Ok(Self { pool: Some(pool), server, migrated: Mutex::new(HashSet::new()) })
+    }
+
+    /// The server, as messages name it: `user@host:port/database`.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// A connection, with `component`'s schema made (`schema`, at `version`) if this process
+    /// has not yet done so.
+    pub fn client(&self, component: &'static str, version: i32, schema: &str) -> Result<PooledClient, StorageError> {
+        let mut client = self.connection()?;
+        let done = self.migrated.lock().unwrap_or_else(PoisonError::into_inner).contains(component);
+        if !done {
+            self.migrate(&mut client, component, version, schema)?;
+            self.migrated.lock().unwrap_or_else(PoisonError::into_inner).insert(component);
+        }
+        Ok(client)
+    }
+
+    /// Whether the server answers (`/readyz`).
+    pub fn check(&self) -> Result<(), StorageError> {
+        let mut client = self.connection()?;
+        client.simple_query("SELECT 1").map(drop).map_err(|e| self.error(&e))
+    }
+
+    /// A driver error, classified: unreachable, busy, or the server's refusal.
+    pub fn error(&self, e: &postgres::Error) -> StorageError {
+        let server = self.server.clone();
+        match e.code() {
+            Some(code) if is_busy(code) => StorageError::Busy { server },
+            Some(_) => StorageError::Server { server, detail: db_message(e) },
+            None if e.is_closed() => StorageError::Unreachable { server, detail: e.to_string() },
+            None => StorageError::Server { server, detail: e.to_string() },
+        }
+    }
+
+    /// Stored data that no toolbelt writes.
+    pub fn damaged(&self, detail: String) -> StorageError {
+        StorageError::Damaged { server: self.server.clone(), detail }
+    }
+
+    fn connection(&self) -> Result<PooledClient, StorageError> {
+        let pool = self.pool.as_ref().ok_or_else(|| self.unreachable("the storage is closing"))?;
+        pool.get().map_err(|e| self.unreachable(&e.to_string()))
+    }
+
+    fn unreachable(&self, detail: &str) -> StorageError {
+        StorageError::Unreachable { server: self.server.clone(), detail: detail.to_string() }
+    }
+
+    /// Makes `component`'s tables, under the migration lock, and records its version; refuses
+    /// a newer one.
+    fn migrate(
+        &self,
+        client: &mut PooledClient,
+        component: &str,
+        version: i32,
+        schema: &str,
+    ) -> Result<(), StorageError> {
+        let err = |e: postgres::Error| self.error(&e);
+        let mut tx = client.transaction().map_err(err)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(err)?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS toolbelt_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+        )
+        .map_err(err)?;
+        let found: Option<i32> = tx
+            .query_opt("SELECT version FROM toolbelt_schema WHERE component = $1", &[&component])
+            .map_err(err)?
+            .map(|row| row.get(0));
+        match found {
+            Some(found) if found > version => {
+                return Err(StorageError::Newer {
+                    server: self.server.clone(),
+                    component: component.to_string(),
+                    found,
+                    known: version,
+                });
+            }
+            Some(found) if found == version => {}
+            _ => {
+                tx.batch_execute(schema).map_err(err)?;
+                tx.execute(
+                    "INSERT INTO toolbelt_schema (component, version) VALUES ($1, $2) \
+                     ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version",
+                    &[&component, &version],
+                )
+                .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+}
+
+impl Drop for SharedStorage {
+    /// Closes the idle connections on a thread of their own: closing one blocks on the
+    /// driver's own runtime, which a thread driving another runtime (a front end's, where the
+    /// storage may be dropped) must not do.
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            let _ = std::thread::spawn(move || drop(pool)).join();
+        }
+    }
+}
+
+/// `user@host:port/database`, from what the configuration names.
+fn describe(config: &postgres::Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(host)) => host.clone(),
+        Some(postgres::config::Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().unwrap_or("?");
+    let db = config.get_dbname().unwrap_or(user);
+    format!("{user}@{host}:{port}/{db}")
+}
+
+/// A lock or serialization failure: waiting more (or again) resolves it.
+fn is_busy(code: &SqlState) -> bool {
+    [SqlState::LOCK_NOT_AVAILABLE, SqlState::T_R_SERIALIZATION_FAILURE, SqlState::T_R_DEADLOCK_DETECTED].contains(code)
+}
+
+/// The server's message, without the driver's prefix.
+fn db_message(e: &postgres::Error) -> String {
+    e.as_db_error().map_or_else(|| e.to_string(), |db| db.message().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_is_named_without_its_password() {
+        let shared = SharedStorage::new("postgres://team:hunter2@db.internal:6543/tools", None, 4).unwrap();
+        assert_eq!(shared.server(), "team@db.internal:6543/tools");
+        assert!(!format!("{shared:?}").contains("hunter2"));
+        assert!(matches!(SharedStorage::new("mysql://x", None, 1), Err(StorageError::Url(_))));
+    }
+
+    #[test]
+    fn an_unreachable_server_is_named_in_the_error() {
+        // A closed loopback port: refused at once.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let shared = SharedStorage::new(&format!("postgres://team@127.0.0.1:{port}/tools"), Some("pw"), 2).unwrap();
+        let e = shared.check().unwrap_err().to_string();
+        assert!(e.starts_with(&format!("cannot reach the PostgreSQL server team@127.0.0.1:{port}/tools")), "{e}");
+        assert!(!e.contains("pw"), "{e}");
+    }
+}

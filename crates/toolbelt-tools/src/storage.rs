@@ -16,6 +16,7 @@
 //!   refused with what to do.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -95,6 +96,8 @@ pub struct SharedStorage {
     pool: Option<r2d2::Pool<PostgresConnectionManager<NoTls>>>,
     server: String,
     migrated: Mutex<HashSet<&'static str>>,
+    /// Failures seen (unreachable, refused statements), for `/metrics`.
+    errors: AtomicU64,
 }
 
 impl std::fmt::Debug for SharedStorage {
@@ -123,7 +126,7 @@ impl SharedStorage {
             .connection_timeout(CONNECT_TIMEOUT)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager);
-        Ok(Self { pool: Some(pool), server, migrated: Mutex::new(HashSet::new()) })
+        Ok(Self { pool: Some(pool), server, migrated: Mutex::new(HashSet::new()), errors: AtomicU64::new(0) })
     }
 
     /// The server, as messages name it: `user@host:port/database`.
@@ -149,8 +152,14 @@ impl SharedStorage {
         client.simple_query("SELECT 1").map(drop).map_err(|e| self.error(&e))
     }
 
+    /// How many failures were seen since the storage was set up.
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+
     /// A driver error, classified: unreachable, busy, or the server's refusal.
     pub fn error(&self, e: &postgres::Error) -> StorageError {
+        self.errors.fetch_add(1, Ordering::Relaxed);
         let server = self.server.clone();
         match e.code() {
             Some(code) if is_busy(code) => StorageError::Busy { server },
@@ -171,6 +180,7 @@ impl SharedStorage {
     }
 
     fn unreachable(&self, detail: &str) -> StorageError {
+        self.errors.fetch_add(1, Ordering::Relaxed);
         StorageError::Unreachable { server: self.server.clone(), detail: detail.to_string() }
     }
 

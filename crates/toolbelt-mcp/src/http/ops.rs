@@ -30,7 +30,8 @@ pub trait Ops: Send + Sync + std::fmt::Debug {
     /// `# TYPE`).
     fn write_metrics(&self, out: &mut String);
 
-    /// Why the server cannot take new work now, if it cannot.
+    /// Why the server cannot take new work now, if it cannot. It may block (asking a
+    /// database): it runs on a blocking thread.
     fn unready(&self) -> Option<String>;
 }
 
@@ -57,8 +58,11 @@ pub(super) fn router(state: Arc<OpsState>) -> axum::Router {
 async fn ready(State(state): State<Arc<OpsState>>) -> Response {
     let reason = if state.drain.as_ref().is_some_and(|d| d.is_draining()) {
         Some("draining: the server is shutting down and takes no new sessions".to_string())
+    } else if let Some(ops) = state.ops.clone() {
+        // Asking storage may block (a connection to a database).
+        tokio::task::spawn_blocking(move || ops.unready()).await.unwrap_or_else(|e| Some(e.to_string()))
     } else {
-        state.ops.as_ref().and_then(|ops| ops.unready())
+        None
     };
     match reason {
         None => "ready\n".into_response(),

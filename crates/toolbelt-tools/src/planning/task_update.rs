@@ -104,7 +104,7 @@ pub struct TaskUpdate;
 const DESCRIPTION: &str = "Change a task of the task list. `status`: set `in_progress` before you start a task \
 and `completed` as soon as it is done (not in batches later); `deleted` removes it from the list for good. \
 `owner` says who works on it (set yourself when you take a task another agent could take; an empty string \
-clears it). `metadata` is merged into the task's: a key set to null is removed. `addBlocks` names tasks that \
+clears it); a task someone else owns is taken, and claiming it is refused until its owner is cleared. `metadata` is merged into the task's: a key set to null is removed. `addBlocks` names tasks that \
 cannot start until this one is completed, `addBlockedBy` tasks that must be completed first. Also `subject`, \
 `description` and `activeForm`. All changes of a call apply together or not at all: an unknown id, or blockers \
 that would wait for each other in a circle, refuse the whole call and say why.";

@@ -125,7 +125,8 @@ async fn serve(
                 .filter(|t| !t.is_empty()),
                 None => None,
             };
-            let ops = super::serve_ops::ServeOps::new(Arc::clone(&runtime), setup.asm.loc.project_state_dir());
+            let shared = setup.asm.shared_storage().map_err(|e| Usage(e.to_string()))?;
+            let ops = super::serve_ops::ServeOps::new(Arc::clone(&runtime), setup.asm.loc.project_state_dir(), shared);
             let drain = options.drain.clone();
             let new_server = move || McpServer::new(Arc::clone(&runtime), Arc::clone(&options));
             let mut options = http_options(args, setup, token);

@@ -13,6 +13,7 @@ use toolbelt_mcp::drain::Drain;
 use toolbelt_mcp::http::ops::Ops;
 use toolbelt_runtime::metrics::family;
 use toolbelt_runtime::{AuditLog, Runtime};
+use toolbelt_tools::storage::SharedStorage;
 
 /// How long cut calls get to end and answer before the server stops anyway.
 const CUT_WAIT: Duration = Duration::from_secs(5);
@@ -30,12 +31,14 @@ pub struct ServeOps {
     runtime: Arc<Runtime>,
     /// The project's state directory, where the durable stores and the audit log live.
     state_dir: PathBuf,
+    /// The database the replicas share (`storage.url`), if any.
+    shared: Option<Arc<SharedStorage>>,
     started: SystemTime,
 }
 
 impl ServeOps {
-    pub fn new(runtime: Arc<Runtime>, state_dir: PathBuf) -> Self {
-        Self { runtime, state_dir, started: SystemTime::now() }
+    pub fn new(runtime: Arc<Runtime>, state_dir: PathBuf, shared: Option<Arc<SharedStorage>>) -> Self {
+        Self { runtime, state_dir, shared, started: SystemTime::now() }
     }
 }
 
@@ -52,6 +55,9 @@ impl Ops for ServeOps {
         family(out, "toolbelt_storage_errors_total", "counter", "Records that could not be written, by store.");
         let audit = self.runtime.audit_log().map_or(0, |log| log.failures());
         let _ = writeln!(out, "toolbelt_storage_errors_total{{store=\"audit\"}} {audit}");
+        if let Some(shared) = &self.shared {
+            let _ = writeln!(out, "toolbelt_storage_errors_total{{store=\"postgres\"}} {}", shared.errors());
+        }
         if let Some(bytes) = resident_bytes() {
             family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
             let _ = writeln!(out, "process_resident_memory_bytes {bytes}");
@@ -62,9 +68,10 @@ impl Ops for ServeOps {
     }
 
     fn unready(&self) -> Option<String> {
-        writable(&self.state_dir)
-            .err()
-            .map(|e| format!("the state directory {} cannot be written: {e}", self.state_dir.display()))
+        if let Err(e) = writable(&self.state_dir) {
+            return Some(format!("the state directory {} cannot be written: {e}", self.state_dir.display()));
+        }
+        self.shared.as_ref().and_then(|shared| shared.check().err()).map(|e| e.to_string())
     }
 }
 

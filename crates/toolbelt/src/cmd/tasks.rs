@@ -15,12 +15,17 @@ use crate::output::line;
 pub fn run(global: &Global, args: &TasksArgs) -> anyhow::Result<ExitCode> {
     let setup = Setup::load(global)?;
     let store = setup.task_store().map_err(|e| Usage(e.to_string()))?;
-    let listing = store.list()?;
+    // Off the runtime's thread: a list in shared storage is read with a blocking client.
+    let listing = std::thread::scope(|scope| scope.spawn(|| store.list()).join())
+        .map_err(|_| anyhow::anyhow!("reading the task list failed"))??;
     if args.json {
-        let value = json!({"list": listing.list, "file": store.path, "tasks": listing.tasks});
+        let value = match &store.shared {
+            Some(shared) => json!({"list": listing.list, "storage": shared.server(), "tasks": listing.tasks}),
+            None => json!({"list": listing.list, "file": store.path, "tasks": listing.tasks}),
+        };
         line(&value.to_string())?;
     } else {
-        line(&format!("{} ({})", capitalized(&store.label()), store.path.display()))?;
+        line(&format!("{} ({})", capitalized(&store.label()), store.place()))?;
         line(&table(&listing))?;
     }
     Ok(ExitCode::SUCCESS)

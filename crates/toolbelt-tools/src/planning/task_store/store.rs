@@ -298,6 +298,14 @@ impl TaskListStore {
         }
     }
 
+    /// Where the list is kept, for a person: its file, or `PostgreSQL user@host:port/db`.
+    pub fn place(&self) -> String {
+        match &self.shared {
+            Some(shared) => format!("PostgreSQL {}", shared.server()),
+            None => self.path.display().to_string(),
+        }
+    }
+
     /// Keeps the list in `shared` instead of its file.
     pub fn shared(mut self, shared: Arc<SharedStorage>) -> Self {
         self.shared = Some(shared);

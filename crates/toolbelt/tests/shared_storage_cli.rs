@@ -1,0 +1,200 @@
+//! Shared storage through the real `toolbelt` binary: replicas (processes with homes of
+//! their own, as machines have) keep one project's task list in one PostgreSQL database, see
+//! each other's tasks, and never both claim a task; the password comes from a variable no
+//! command sees; a project cannot point the list at a database; an unreachable server is
+//! named in the error and in `/readyz`.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/hermetic.rs"]
+mod hermetic;
+#[path = "common/http_server.rs"]
+mod http_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+/// The variable the replicas read the database password from.
+const PASSWORD_VAR: &str = "TEAM_DB_PASSWORD";
+
+/// The test database (`TOOLBELT_TEST_POSTGRES_URL`, set by `.ci/run`), split into the URL
+/// without its password and the password; `None` (skipped) outside CI without it.
+fn database() -> Option<(String, String)> {
+    let Some(url) = std::env::var("TOOLBELT_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+        assert!(!ci, "TOOLBELT_TEST_POSTGRES_URL is not set: .ci/run starts PostgreSQL and sets it");
+        eprintln!("skipped: no PostgreSQL (start one with .ci/postgres.sh DIR and set TOOLBELT_TEST_POSTGRES_URL)");
+        return None;
+    };
+    let parsed = url::Url::parse(&url).unwrap();
+    let password = parsed.password().unwrap_or_default().to_string();
+    let mut bare = parsed.clone();
+    bare.set_password(None).unwrap();
+    Some((bare.to_string(), password))
+}
+
+/// A project in a temp directory, and a home per replica, each with `[storage]` in the
+/// user's settings.
+fn replicas(url: &str, n: usize) -> (tempfile::TempDir, PathBuf, Vec<PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("app");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let homes: Vec<PathBuf> = (0..n)
+        .map(|i| {
+            let home = dir.path().canonicalize().unwrap().join(format!("replica-{i}"));
+            std::fs::create_dir_all(home.join(".config/toolbelt")).unwrap();
+            std::fs::write(
+                home.join(".config/toolbelt/config.toml"),
+                format!("[storage]\nurl = {url:?}\npassword_env = {PASSWORD_VAR:?}\n"),
+            )
+            .unwrap();
+            home
+        })
+        .collect();
+    (dir, root, homes)
+}
+
+fn toolbelt(home: &Path, root: &Path, password: &str) -> std::process::Command {
+    let mut cmd = hermetic::toolbelt_with_home(root, home);
+    cmd.env(PASSWORD_VAR, password);
+    cmd
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `toolbelt call --json TOOL INPUT` on the replica whose home is `home`.
+fn call(home: &Path, root: &Path, password: &str, tool: &str, input: Value) -> Value {
+    let out = toolbelt(home, root, password).args(["call", "--json", tool, &input.to_string()]).output().unwrap();
+    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        panic!("{tool}: {e}\nstdout: {}\nstderr: {}", stdout(&out), String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+#[test]
+fn replicas_share_one_task_list_and_never_both_claim_a_task() {
+    let Some((url, password)) = database() else { return };
+    let (_dir, root, homes) = replicas(&url, 2);
+    let created = call(&homes[0], &root, &password, "TaskCreate", json!({"subject": "Ship", "description": "ship it"}));
+    assert_eq!(created["is_error"], false, "{created}");
+    // The other replica sees it: one list, not a file per machine.
+    let listed = call(&homes[1], &root, &password, "TaskList", json!({}));
+    assert_eq!(listed["structured"]["tasks"][0]["subject"], "Ship", "{listed}");
+    assert!(!homes[1].join(".local/state/toolbelt/projects").exists() || no_tasks_db(&homes[1]), "no local file");
+
+    // Six agents, three on each replica, claim it at once: one gets it.
+    let outcomes: Vec<Value> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..6)
+            .map(|i| {
+                let (home, root, password) = (&homes[i % 2], &root, &password);
+                scope.spawn(move || {
+                    let claim = json!({"taskId": "1", "owner": format!("agent-{i}"), "status": "in_progress"});
+                    call(home, root, password, "TaskUpdate", claim)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let won: Vec<usize> = (0..6).filter(|&i| outcomes[i]["is_error"] == false).collect();
+    assert_eq!(won.len(), 1, "{outcomes:#?}");
+    for (i, lost) in outcomes.iter().enumerate().filter(|(i, _)| *i != won[0]) {
+        let text = lost["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("task #1 is taken: its owner is `agent-"), "{i}: {text}");
+    }
+    let tasks = toolbelt(&homes[1], &root, &password).arg("tasks").output().unwrap();
+    let table = stdout(&tasks);
+    assert!(table.starts_with("This project's task list (PostgreSQL toolbelt@127.0.0.1:"), "{table}");
+    let row = table.lines().find(|l| l.starts_with("#1")).unwrap();
+    assert!(row.contains("in_progress") && row.contains(&format!(" agent-{} ", won[0])), "{table}");
+
+    // The password reaches toolbelt, never a command it runs.
+    let input = json!({"command": format!("echo ${{{PASSWORD_VAR}:-unset}}")}).to_string();
+    let echoed =
+        toolbelt(&homes[0], &root, &password).args(["--allow", "Bash", "call", "Bash", &input]).output().unwrap();
+    assert_eq!(stdout(&echoed).trim(), "unset", "{}", String::from_utf8_lossy(&echoed.stderr));
+}
+
+/// Whether the replica's state directory holds no task list file.
+fn no_tasks_db(home: &Path) -> bool {
+    walk(&home.join(".local/state/toolbelt")).iter().all(|p| p.file_name().is_none_or(|n| n != "tasks.db"))
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_project_cannot_point_its_task_list_at_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(root.join(".toolbelt/config.toml"), "[storage]\nurl = \"postgres://collector@203.0.113.9/loot\"\n")
+        .unwrap();
+    let home = root.join("home");
+    let out = hermetic::toolbelt_with_home(&root, &home)
+        .args(["call", "--json", "TaskCreate", r#"{"subject": "Secret plan", "description": "x"}"#])
+        .output()
+        .unwrap();
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(result["is_error"], false, "kept in the local file: {result}");
+    assert!(!no_tasks_db(&home), "the project's list is the local file");
+    let check = hermetic::toolbelt_with_home(&root, &home).args(["config", "check"]).output().unwrap();
+    let said = format!("{}{}", stdout(&check), String::from_utf8_lossy(&check.stderr));
+    assert!(
+        said.contains("storage.url in") && said.contains("is ignored: shared storage is set up by the user"),
+        "{said}"
+    );
+}
+
+#[test]
+fn an_unreachable_database_is_named_in_calls_and_in_readyz() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://team@127.0.0.1:{port}/tools");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let home = root.join("home");
+    let out = hermetic::toolbelt_with_home(&root, &home)
+        .env("TOOLBELT_STORAGE__URL", &url)
+        .args(["call", "--json", "TaskList", "{}"])
+        .output()
+        .unwrap();
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(&format!("cannot reach the PostgreSQL server team@127.0.0.1:{port}/tools")), "{text}");
+
+    // A password variable that is not set is said at once.
+    let out = hermetic::toolbelt_with_home(&root, &home)
+        .env("TOOLBELT_STORAGE__URL", &url)
+        .env("TOOLBELT_STORAGE__PASSWORD_ENV", "NOT_SET_ANYWHERE")
+        .args(["call", "--json", "TaskList", "{}"])
+        .output()
+        .unwrap();
+    let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("storage.password_env names NOT_SET_ANYWHERE, which is not set"), "{said}");
+
+    // A server whose storage is out of reach is not ready, and says why.
+    let server = http_server::HttpServer::start_env(&root, &[], &[("TOOLBELT_STORAGE__URL", &url)]);
+    let base = server.url.trim_end_matches("/mcp").to_string();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (status, body) = runtime.block_on(async {
+        let response = reqwest::get(format!("{base}/readyz")).await.unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    });
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains(&format!("cannot reach the PostgreSQL server team@127.0.0.1:{port}/tools")), "{body}");
+}

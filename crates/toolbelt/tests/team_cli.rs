@@ -1,0 +1,74 @@
+//! A team's deployment through the real binary: three `toolbelt mcp --http` replicas behind
+//! HAProxy (Debian's package) with affinity on `Mcp-Session-Id`, sharing a PostgreSQL
+//! database, driven by the official Python SDK (`tests/peers/team_client.py`): sessions stay on
+//! their replica, agents on different replicas share one task list and never both claim a
+//! task, a replica killed with SIGKILL mid-call loses only its own calls, a new session goes
+//! on elsewhere, and every audit chain verifies.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/hermetic.rs"]
+mod hermetic;
+#[path = "common/peers.rs"]
+mod peers;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+/// The test database, when HAProxy is here too; `None` (skipped) outside CI without them.
+fn haproxy_and_postgres() -> Option<String> {
+    let haproxy = Command::new("haproxy").arg("-v").output().is_ok_and(|o| o.status.success());
+    let url = std::env::var("TOOLBELT_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty());
+    if haproxy && let Some(url) = url {
+        return Some(url);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+    assert!(!ci, "HAProxy and TOOLBELT_TEST_POSTGRES_URL are needed: .ci/run installs one and starts the other");
+    eprintln!("skipped: needs haproxy and PostgreSQL (.ci/postgres.sh, TOOLBELT_TEST_POSTGRES_URL)");
+    None
+}
+
+#[test]
+fn three_replicas_behind_haproxy_share_a_task_list_and_survive_a_killed_replica() {
+    let Some(peers) = peers::Peers::find() else { return };
+    let Some(url) = haproxy_and_postgres() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(peers::script("team_client.py")).arg(peers::toolbelt()).arg(&url).arg(dir.path());
+    let seen = peers::run(cmd, dir.path(), "");
+
+    // Spread over the replicas, and each session stays where it opened.
+    let placed = &seen["placed"];
+    assert_eq!(placed, &seen["placed_again"], "{seen}");
+    let replicas: BTreeSet<&str> = ["a", "b", "c"].iter().map(|k| placed[k].as_str().unwrap()).collect();
+    assert_eq!(replicas.len(), 3, "round robin over three replicas: {placed}");
+
+    // One list, one claim.
+    assert_eq!(seen["listed_on_b"]["tasks"][0]["subject"], "Ship the release", "{seen}");
+    let claims = &seen["claims"];
+    let won: Vec<&str> = ["agent-a", "agent-b"].into_iter().filter(|a| claims[a]["is_error"] == false).collect();
+    assert_eq!(won.len(), 1, "{claims}");
+    let lost = if won[0] == "agent-a" { "agent-b" } else { "agent-a" };
+    assert!(claims[lost]["text"].as_str().unwrap().contains("task #1 is taken"), "{claims}");
+    assert_eq!(seen["owner_seen_by_c"], won[0], "{seen}");
+
+    // The killed replica's call fails, in words; the others go on.
+    let killed = &seen["killed"];
+    let exception = killed["call"]["exception"].as_str().unwrap_or_default();
+    assert!(!exception.is_empty(), "the client got an error, not a result: {killed}");
+    assert!(killed["call"]["after_kill"].as_f64().unwrap() < 25.0, "not left hanging: {killed}");
+    let survivors = seen["survivors"].as_object().unwrap();
+    assert_eq!(survivors.len(), 2, "{seen}");
+    for (name, r) in survivors {
+        assert_eq!(r["is_error"], false, "{name}: {r}");
+    }
+    let victim = killed["replica"].as_str().unwrap();
+    let fresh = seen["new_session_on"].as_str().unwrap();
+    assert_ne!(fresh, victim, "a new session opens on a live replica");
+    assert_eq!(seen["listed_on_new"]["tasks"][0]["owner"], won[0], "{seen}");
+
+    // Every replica's audit chain holds, the killed one's up to where it died.
+    for (name, verdict) in seen["verify"].as_object().unwrap() {
+        assert_eq!(verdict["ok"], true, "{name}: {verdict}");
+        assert!(verdict["records"].as_u64().unwrap() >= 2, "{name}: {verdict}");
+    }
+}

@@ -17,11 +17,14 @@ use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use tokio::sync::Semaphore;
+use serde_json::json;
+
+#[path = "common/load.rs"]
+mod load;
+use load::Load;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -42,83 +45,6 @@ fn memory_mb(pid: u32) -> (f64, f64) {
             .map_or(f64::NAN, |kb| kb / 1024.0)
     };
     (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// The HTTP side of the benchmark: one client, a cap on requests in flight, error counts.
-struct Load {
-    http: reqwest::Client,
-    url: String,
-    gate: Semaphore,
-    errors: AtomicUsize,
-    first_error: std::sync::Mutex<Option<String>>,
-}
-
-impl Load {
-    fn error(&self, what: String) {
-        self.errors.fetch_add(1, Ordering::Relaxed);
-        self.first_error.lock().unwrap().get_or_insert(what);
-    }
-
-    /// One POST; (status, session id, the JSON-RPC answer if any).
-    async fn post(&self, session: Option<&str>, body: &Value) -> Option<(u16, Option<String>, Value)> {
-        let _permit = self.gate.acquire().await.unwrap();
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        if let Some(id) = session {
-            request = request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-11-25");
-        }
-        let response = match request.send().await {
-            Ok(r) => r,
-            Err(e) => {
-                self.error(format!("request failed: {e}"));
-                return None;
-            }
-        };
-        let status = response.status().as_u16();
-        let id = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from);
-        let text = response.text().await.unwrap_or_default();
-        let answer = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:").map(str::trim).or_else(|| l.starts_with('{').then_some(l)))
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|v| v.get("result").is_some() || v.get("error").is_some())
-            .unwrap_or(Value::Null);
-        Some((status, id, answer))
-    }
-
-    async fn open(&self) -> Option<String> {
-        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "http_load", "version": "1"}}});
-        let (status, id, answer) = self.post(None, &init).await?;
-        let Some(id) = id.filter(|_| status == 200 && answer["result"].is_object()) else {
-            self.error(format!("initialize: HTTP {status}: {answer}"));
-            return None;
-        };
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        match self.post(Some(&id), &initialized).await {
-            Some((202, _, _)) => Some(id),
-            other => {
-                self.error(format!("notifications/initialized: {:?}", other.map(|o| o.0)));
-                None
-            }
-        }
-    }
-
-    async fn read(&self, session: &str, n: u64, file: &Path) -> bool {
-        let call = json!({"jsonrpc": "2.0", "id": n + 2, "method": "tools/call",
-            "params": {"name": "Read", "arguments": {"file_path": file}}});
-        match self.post(Some(session), &call).await {
-            Some((200, _, answer)) if answer["result"]["isError"] == false => true,
-            other => {
-                self.error(format!("tools/call: {other:?}"));
-                false
-            }
-        }
-    }
 }
 
 fn main() {
@@ -180,13 +106,7 @@ fn main() {
 
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let load = Arc::new(Load {
-        http: reqwest::Client::builder().pool_max_idle_per_host(concurrency).build().unwrap(),
-        url: format!("http://127.0.0.1:{port}/mcp"),
-        gate: Semaphore::new(concurrency),
-        errors: AtomicUsize::new(0),
-        first_error: std::sync::Mutex::new(None),
-    });
+    let load = Arc::new(Load::new(format!("http://127.0.0.1:{port}/mcp"), concurrency));
 
     println!(
         "MCP over Streamable HTTP: {rounds} rounds of {sessions} sessions open at once, {calls} Read calls each, \
@@ -276,7 +196,7 @@ fn round(
                 tokio::spawn(async move {
                     let mut ok = 0;
                     for n in 0..calls as u64 {
-                        ok += usize::from(load.read(&id, n, &small).await);
+                        ok += usize::from(load.call(&id, n, "Read", json!({"file_path": small})).await.is_some());
                     }
                     ok
                 })

@@ -42,7 +42,7 @@ pub struct Running<'a>(&'a Drain);
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.0.running.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle.notify_waiters();
         }
     }
@@ -51,17 +51,17 @@ impl Drop for Running<'_> {
 impl Drain {
     /// Begins the drain; false when it had begun already.
     pub fn start(&self) -> bool {
-        !self.draining.swap(true, Ordering::AcqRel)
+        !self.draining.swap(true, Ordering::SeqCst)
     }
 
     /// Whether the drain began.
     pub fn is_draining(&self) -> bool {
-        self.draining.load(Ordering::Acquire)
+        self.draining.load(Ordering::SeqCst)
     }
 
     /// How many calls are running.
     pub fn running(&self) -> usize {
-        self.running.load(Ordering::Acquire)
+        self.running.load(Ordering::SeqCst)
     }
 
     /// Resolves when no call is running.
@@ -99,7 +99,7 @@ impl Drain {
 
     /// Counts a call as running until the guard is dropped.
     pub(crate) fn enter(&self) -> Running<'_> {
-        self.running.fetch_add(1, Ordering::AcqRel);
+        self.running.fetch_add(1, Ordering::SeqCst);
         Running(self)
     }
 

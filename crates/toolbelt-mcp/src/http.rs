@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request};
 use axum::middleware::Next;
+use axum::response::IntoResponse as _;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -125,7 +126,21 @@ pub async fn serve_on(
     // tokens: their routes are outside the MCP gate.
     let router = router.merge(ops::router(ops));
     let router = match options.triggers.clone() {
-        Some(triggers) => router.merge(triggers::router(triggers)),
+        Some(triggers) => {
+            let drain = options.drain.clone();
+            // A draining server starts no job: a trigger gets 503, to be sent again elsewhere.
+            let refusing = axum::middleware::from_fn(move |request: Request, next: Next| {
+                let draining = drain.as_ref().is_some_and(|d| d.is_draining());
+                async move {
+                    if draining {
+                        let message = "this server is shutting down; send the trigger again\n";
+                        return (axum::http::StatusCode::SERVICE_UNAVAILABLE, message).into_response();
+                    }
+                    next.run(request).await
+                }
+            });
+            router.merge(triggers::router(triggers).layer(refusing))
+        }
         None => router,
     };
     announce(local, &options);

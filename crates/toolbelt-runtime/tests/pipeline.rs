@@ -340,6 +340,32 @@ async fn deny_and_ask_verdicts() {
     }
 }
 
+/// An approver nobody answers.
+struct Never;
+impl Approver for Never {
+    fn approve<'a>(&'a self, _: &'a CallInfo<'a>, _: &'a Verdict) -> BoxFuture<'a, Approval> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_it_waits_for_an_approval_ends_cancelled() {
+    let h = harness_with(3, RuntimeConfig::default(), |b| {
+        b.authorizer(Arc::new(Fixed(Decision::Ask))).approver(Arc::new(Never))
+    });
+    let cancel = CancellationToken::new();
+    let later = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        later.cancel();
+    });
+    let events = EventSink::none();
+    let waiting = h.runtime.call(&h.session, call("Probe", json!({"text": "x"})), &events, &cancel);
+    let r = tokio::time::timeout(std::time::Duration::from_secs(5), waiting).await.expect("it stopped waiting");
+    assert_eq!(r.outcome, "cancelled", "{r:?}");
+    assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0, "the tool never ran");
+}
+
 #[tokio::test]
 async fn a_call_that_asks_for_approval_goes_to_the_approver() {
     // Allowed by the rules, but the call itself asks: nobody to approve means denied.

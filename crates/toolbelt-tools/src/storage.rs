@@ -94,6 +94,8 @@ pub enum StorageError {
 pub struct SharedStorage {
     /// `None` only while it is dropped (see the `Drop` impl).
     pool: Option<r2d2::Pool<PostgresConnectionManager<NoTls>>>,
+    /// How to connect, for [`SharedStorage::check`]'s own connection.
+    config: postgres::Config,
     server: String,
     migrated: Mutex<HashSet<&'static str>>,
     /// Failures seen (unreachable, refused statements), for `/metrics`.
@@ -118,15 +120,17 @@ impl SharedStorage {
         }
         config.connect_timeout(CONNECT_TIMEOUT);
         config.application_name("toolbelt");
+        // A server that vanished is noticed in a minute, not in TCP's two hours.
+        config.keepalives(true).keepalives_idle(Duration::from_secs(30));
         let server = describe(&config);
-        let manager = PostgresConnectionManager::new(config, NoTls);
+        let manager = PostgresConnectionManager::new(config.clone(), NoTls);
         let pool = r2d2::Pool::builder()
             .max_size(max_connections.max(1))
             .min_idle(Some(0))
             .connection_timeout(CONNECT_TIMEOUT)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager);
-        Ok(Self { pool: Some(pool), server, migrated: Mutex::new(HashSet::new()), errors: AtomicU64::new(0) })
+        Ok(Self { pool: Some(pool), config, server, migrated: Mutex::new(HashSet::new()), errors: AtomicU64::new(0) })
     }
 
     /// The server, as messages name it: `user@host:port/database`.
@@ -146,10 +150,16 @@ impl SharedStorage {
         Ok(client)
     }
 
-    /// Whether the server answers (`/readyz`).
+    /// Whether the server answers (`/readyz`), on a connection of its own: a pool whose
+    /// connections are all busy (writers waiting on a list) is not an unreachable server, and a
+    /// probe counts no storage error.
     pub fn check(&self) -> Result<(), StorageError> {
-        let mut client = self.connection()?;
-        client.simple_query("SELECT 1").map(drop).map_err(|e| self.error(&e))
+        let mut config = self.config.clone();
+        config.connect_timeout(Duration::from_secs(2));
+        let detail =
+            |e: postgres::Error| StorageError::Unreachable { server: self.server.clone(), detail: e.to_string() };
+        let mut client = config.connect(NoTls).map_err(detail)?;
+        client.simple_query("SELECT 1").map(drop).map_err(detail)
     }
 
     /// How many failures were seen since the storage was set up.
@@ -194,16 +204,26 @@ impl SharedStorage {
         schema: &str,
     ) -> Result<(), StorageError> {
         let err = |e: postgres::Error| self.error(&e);
+        // Up to date already: nothing to create (a role without CREATE rights works on tables
+        // made for it).
+        if self.version(client, component)? == Some(version) {
+            return Ok(());
+        }
         let mut tx = client.transaction().map_err(err)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(err)?;
         tx.batch_execute(
             "CREATE TABLE IF NOT EXISTS toolbelt_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
         )
         .map_err(err)?;
-        let found: Option<i32> = tx
+        let found: Option<i32> = match tx
             .query_opt("SELECT version FROM toolbelt_schema WHERE component = $1", &[&component])
             .map_err(err)?
-            .map(|row| row.get(0));
+        {
+            Some(row) => {
+                Some(row.try_get(0).map_err(|e| self.damaged(format!("toolbelt_schema is not toolbelt's ({e})")))?)
+            }
+            None => None,
+        };
         match found {
             Some(found) if found > version => {
                 return Err(StorageError::Newer {
@@ -236,6 +256,25 @@ impl Drop for SharedStorage {
         if let Some(pool) = self.pool.take() {
             let _ = std::thread::spawn(move || drop(pool)).join();
         }
+    }
+}
+
+impl SharedStorage {
+    /// `component`'s schema version, without creating anything: `None` when it has none yet.
+    fn version(&self, client: &mut PooledClient, component: &str) -> Result<Option<i32>, StorageError> {
+        let err = |e: postgres::Error| self.error(&e);
+        let exists: bool = client
+            .query_one("SELECT to_regclass('toolbelt_schema') IS NOT NULL", &[])
+            .map_err(err)?
+            .try_get(0)
+            .map_err(err)?;
+        if !exists {
+            return Ok(None);
+        }
+        let row =
+            client.query_opt("SELECT version FROM toolbelt_schema WHERE component = $1", &[&component]).map_err(err)?;
+        row.map(|row| row.try_get(0).map_err(|e| self.damaged(format!("toolbelt_schema is not toolbelt's ({e})"))))
+            .transpose()
     }
 }
 

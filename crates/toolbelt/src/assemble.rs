@@ -192,8 +192,9 @@ impl Assembly {
             .chain(settings.web.search.key_vars())
             // The secrets of Message's channels and RemoteTrigger's triggers.
             .chain(settings.web.endpoint_vars())
-            // The shared database's password.
+            // The shared database's password, and its URL (which may hold one).
             .chain(settings.storage.iter().filter_map(|s| s.password_env.clone()))
+            .chain(settings.storage.iter().map(|_| "TOOLBELT_STORAGE__URL".to_string()))
             .collect();
         let home = home.map(Path::to_path_buf);
         let reread = Reread { flags, env, claude, home };

@@ -237,7 +237,7 @@ pub struct McpArgs {
     pub sse_poll_after: Option<u64>,
 
     /// After SIGTERM, let running calls finish for this many seconds, then cut them (0: at
-    /// once) [default: 25, or mcp.drain_timeout].
+    /// once) [default: 20, or mcp.drain_timeout].
     #[arg(long, value_name = "SECS", requires = "http", value_parser = clap::value_parser!(u64).range(0..=3_600))]
     pub drain_timeout: Option<u64>,
 

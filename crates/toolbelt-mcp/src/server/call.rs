@@ -22,7 +22,11 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if let Some(refusal) = self.inner.options.drain.as_ref().and_then(|d| d.refusal()) {
+        // Counted before the drain is checked: a drain that begins now either sees this call
+        // running and waits for it, or this call sees the drain and is refused.
+        let drain = self.inner.options.drain.as_deref();
+        let _running = drain.map(crate::drain::Drain::enter);
+        if let Some(refusal) = drain.and_then(crate::drain::Drain::refusal) {
             return Err(refusal);
         }
         let inline = inline::is_inline(&context);
@@ -76,7 +80,6 @@ impl McpServer {
         let result = match self.inner.options.drain.as_deref() {
             // A draining server cuts the calls still running when its grace period ends.
             Some(drain) => {
-                let _running = drain.enter();
                 let token = drain.token();
                 let run = self.runtime().run(session, plan, &events, &token);
                 let mut result = crate::drain::follow(run, &context.ct, &token).await;

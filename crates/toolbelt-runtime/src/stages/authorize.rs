@@ -57,7 +57,14 @@ pub(super) async fn run(cx: &CallCx<'_>, input: &Value, hook: Option<Verdict>) -
                 toolbelt_policy::Approver::approve(&toolbelt_policy::NoApprover, info, &verdict).await
             } else {
                 let asked = std::time::Instant::now();
-                let approval = cx.pipeline.approver.approve(info, &verdict).await;
+                // A call cancelled while it waits (its client gave up, the server drains) stops
+                // waiting: nobody is left to act on the answer.
+                let approval = tokio::select! {
+                    approval = cx.pipeline.approver.approve(info, &verdict) => approval,
+                    () = cx.cancel.cancelled() => {
+                        return Authorization { verdict, approval: None, outcome: Err(ToolError::Cancelled) };
+                    }
+                };
                 cx.pipeline.metrics.answered(&approval, asked.elapsed());
                 approval
             };

@@ -136,6 +136,7 @@ fn show_json(setup: &Setup) -> anyhow::Result<ExitCode> {
 }
 
 /// A value on one line.
+/// A value as one line, its secret-shaped parts (a password in a URL) redacted.
 fn compact(value: &Value) -> String {
-    serde_json::to_string(value).unwrap_or_default()
+    toolbelt_runtime::audit::redact_text(&serde_json::to_string(value).unwrap_or_default()).into_owned()
 }

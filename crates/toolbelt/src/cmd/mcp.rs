@@ -69,9 +69,13 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     // first (`serve_ops::drain_on_stop`).
     let audit = runtime.audit_log().cloned();
     let stopping = CancellationToken::new();
+    // Scheduled jobs fire while the server runs: its sessions' own, and the project's
+    // durable ones (shared with any other process serving them: each firing runs once).
+    let jobs = runtime.services().get::<JobHost>();
     if let Some(drain) = &drain {
         let grace = args.drain_timeout.map_or(setup.settings.mcp_http.drain_timeout, std::time::Duration::from_secs);
-        tokio::spawn(super::serve_ops::drain_on_stop(Arc::clone(drain), grace, audit, stopping.clone()));
+        let draining = super::serve_ops::drain_on_stop(Arc::clone(drain), grace, audit, jobs.clone(), stopping.clone());
+        tokio::spawn(draining);
     } else {
         tokio::spawn(async move {
             let signal = super::stop_signal().await;
@@ -85,9 +89,6 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let servers = runtime.services().get::<toolbelt_tools::language_servers::LanguageServers>();
-    // Scheduled jobs fire while the server runs: its sessions' own, and the project's
-    // durable ones (shared with any other process serving them: each firing runs once).
-    let jobs = runtime.services().get::<JobHost>();
     if let Some(jobs) = &jobs {
         let _ = jobs.start(true);
     }
@@ -101,6 +102,11 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     stop_watching.cancel();
     let _ = watching.await;
     live.shutdown().await;
+    // What started after the drain killed the running commands (a background agent's) goes
+    // with the server.
+    if drain.is_some() {
+        toolbelt_tools::shell::kill_all();
+    }
     served?;
     Ok(ExitCode::SUCCESS)
 }

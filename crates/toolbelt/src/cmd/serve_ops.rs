@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::json;
@@ -34,11 +34,17 @@ pub struct ServeOps {
     /// The database the replicas share (`storage.url`), if any.
     shared: Option<Arc<SharedStorage>>,
     started: SystemTime,
+    /// The last readiness verdict and when it was made: probes within [`READY_FOR`] of it get
+    /// it again, and one probe at a time checks (the lock is held while it does).
+    ready: Mutex<Option<(Instant, Option<String>)>>,
 }
+
+/// How long a readiness verdict stands.
+const READY_FOR: Duration = Duration::from_secs(2);
 
 impl ServeOps {
     pub fn new(runtime: Arc<Runtime>, state_dir: PathBuf, shared: Option<Arc<SharedStorage>>) -> Self {
-        Self { runtime, state_dir, shared, started: SystemTime::now() }
+        Self { runtime, state_dir, shared, started: SystemTime::now(), ready: Mutex::new(None) }
     }
 }
 
@@ -67,11 +73,32 @@ impl Ops for ServeOps {
         let _ = writeln!(out, "process_start_time_seconds {}", start.as_secs());
     }
 
+    /// Says what kind of trouble only (the probe needs no token); the details go to the log
+    /// when the verdict changes.
     fn unready(&self) -> Option<String> {
-        if let Err(e) = writable(&self.state_dir) {
-            return Some(format!("the state directory {} cannot be written: {e}", self.state_dir.display()));
+        let mut last = self.ready.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, verdict)) = last.as_ref()
+            && at.elapsed() < READY_FOR
+        {
+            return verdict.clone();
         }
-        self.shared.as_ref().and_then(|shared| shared.check().err()).map(|e| e.to_string())
+        let (verdict, detail) = if let Err(e) = writable(&self.state_dir) {
+            let detail = format!("the state directory {} cannot be written: {e}", self.state_dir.display());
+            (Some("the state directory cannot be written".to_string()), Some(detail))
+        } else if let Some(Err(e)) = self.shared.as_ref().map(|shared| shared.check()) {
+            (Some("shared storage (storage.url) cannot be reached".to_string()), Some(e.to_string()))
+        } else {
+            (None, None)
+        };
+        let before = last.as_ref().and_then(|(_, v)| v.clone());
+        if before != verdict {
+            match &detail {
+                Some(detail) => tracing::warn!("not ready: {detail}"),
+                None => tracing::info!("ready again"),
+            }
+        }
+        *last = Some((Instant::now(), verdict.clone()));
+        verdict
     }
 }
 
@@ -97,10 +124,15 @@ pub async fn drain_on_stop(
     drain: Arc<Drain>,
     grace: Duration,
     audit: Option<Arc<AuditLog>>,
+    jobs: Option<Arc<toolbelt::jobs::JobHost>>,
     shutdown: CancellationToken,
 ) {
     let signal = super::stop_signal().await;
     drain.start();
+    // Scheduled jobs start no new run while the server drains.
+    if let Some(jobs) = &jobs {
+        jobs.shutdown();
+    }
     let began = Instant::now();
     let running = drain.running();
     tracing::warn!(
@@ -143,5 +175,6 @@ pub async fn drain_on_stop(
     // process past this.
     tokio::time::sleep(CLOSE_WAIT).await;
     tracing::warn!("connections still open {} s after the drain: exiting", CLOSE_WAIT.as_secs());
+    toolbelt_tools::shell::kill_all();
     std::process::exit(0);
 }

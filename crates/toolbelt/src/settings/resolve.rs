@@ -130,9 +130,10 @@ impl Default for McpHttpSettings {
     }
 }
 
-/// `mcp.drain_timeout`'s default: under Kubernetes' default grace period (30 s), so the
-/// server cuts what is left and records it before it is killed.
-const DRAIN_TIMEOUT_SECS: u64 = 25;
+/// `mcp.drain_timeout`'s default: with the 5 s a cut call gets to end, under Kubernetes'
+/// default grace period (30 s), so the server cuts what is left and records it before it is
+/// killed.
+const DRAIN_TIMEOUT_SECS: u64 = 20;
 
 impl Settings {
     /// Resolves every key; values that fail their checks are skipped and reported.

@@ -63,7 +63,7 @@ backend replicas
 class Team:
     """Replicas, the proxy in front of them, and where each keeps its files."""
 
-    def __init__(self, toolbelt, postgres_url, replicas=3, extra_args=(), workdir=None):
+    def __init__(self, toolbelt, postgres_url, replicas=3, mcp_args=(), workdir=None):
         self.toolbelt = toolbelt
         self.dir = workdir or tempfile.mkdtemp(prefix="toolbelt-team-")
         self.project = os.path.join(self.dir, "app")
@@ -97,7 +97,7 @@ class Team:
             })
             log = open(os.path.join(home, "server.log"), "w")  # noqa: SIM115 - closed in stop()
             process = subprocess.Popen(
-                [toolbelt, "--allow", "Bash", "--audit", audit, *extra_args, "mcp", "--http", f"127.0.0.1:{port}"],
+                [toolbelt, "--allow", "Bash", "--audit", audit, "mcp", "--http", f"127.0.0.1:{port}", *mcp_args],
                 cwd=self.project, env=env, stdout=subprocess.DEVNULL, stderr=log,
             )
             self.replicas.append({"name": f"replica-{i}", "port": port, "process": process, "audit": audit,

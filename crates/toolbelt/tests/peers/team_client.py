@@ -22,7 +22,7 @@ import anyio
 from mcp import Client
 
 sys.path.insert(0, os.path.dirname(__file__))
-from team import Team  # noqa: E402
+from team import Team
 
 
 def text(result):

@@ -66,8 +66,12 @@ impl<'s> PgTx<'s> {
         let client = shared.client(COMPONENT, VERSION, SCHEMA)?;
         let mut tx = Self { shared, client, list, open: false };
         if write {
-            tx.batch(&format!("BEGIN; SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))?;
+            tx.batch("BEGIN")?;
             tx.open = true;
+            // A replica that dies mid-change lets go of the list soon, not when TCP notices.
+            tx.batch(&format!(
+                "SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'; SET LOCAL idle_in_transaction_session_timeout = '{LOCK_TIMEOUT}'"
+            ))?;
             tx.exec("INSERT INTO task_lists (list) VALUES ($1) ON CONFLICT (list) DO NOTHING", &[])?;
             tx.exec("SELECT next_id FROM task_lists WHERE list = $1 FOR UPDATE", &[])?;
         } else {

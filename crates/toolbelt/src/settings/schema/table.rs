@@ -216,8 +216,8 @@ keys! {
         ),
         MCP_DRAIN_TIMEOUT = "mcp.drain_timeout" => key(
             Kind::Int { min: 0, max: 3_600 },
-            "25",
-            "seconds `toolbelt mcp --http` lets running calls finish after SIGTERM before it cuts them (keep it under the orchestrator's grace period)",
+            "20",
+            "seconds `toolbelt mcp --http` lets running calls finish after SIGTERM before it cuts them (keep it 5 s or more under the orchestrator's grace period)",
         ),
         MCP_ALLOWED_ORIGINS = "mcp.allowed_origins" => key(
             Kind::List,

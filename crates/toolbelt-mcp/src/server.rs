@@ -453,11 +453,21 @@ where
     Ok(())
 }
 
-/// Stdin and stdout as non-blocking pipes, when both are pipes.
+/// Stdin and stdout as non-blocking pipes, when both are pipes. Both are checked before
+/// either is converted: converting makes the pipe non-blocking for every holder of it, and a
+/// stdin left non-blocking beside a stdout that is a file would fail tokio's blocking reads
+/// (`toolbelt mcp > log` died of EAGAIN when its client was slow to write).
 fn pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
     use std::os::fd::AsFd as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let is_pipe = |fd: &std::os::fd::OwnedFd| {
+        fd.try_clone().map(std::fs::File::from).and_then(|f| f.metadata()).is_ok_and(|m| m.file_type().is_fifo())
+    };
     let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
     let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    if !is_pipe(&stdin) || !is_pipe(&stdout) {
+        return None;
+    }
     let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(stdin).ok()?;
     let sender = tokio::net::unix::pipe::Sender::from_owned_fd(stdout).ok()?;
     Some((receiver, sender))

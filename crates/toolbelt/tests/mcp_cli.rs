@@ -384,3 +384,28 @@ fn what_the_host_hears(root: &Path, warnings: usize) -> (String, Vec<String>) {
     assert!(child.wait().unwrap().success());
     (instructions, told)
 }
+
+#[test]
+fn a_server_whose_stdout_is_a_file_waits_for_a_slow_client() {
+    // stdin a pipe, stdout a file (`toolbelt mcp > answers.jsonl`): the client writes only
+    // after a while, and the server is still there to answer it.
+    let (_dir, root) = project();
+    let answers = root.join("answers.jsonl");
+    let mut child = toolbelt(&root)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&answers).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    assert!(child.try_wait().unwrap().is_none(), "the server gave up on a quiet client");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", initialize(1, "2025-06-18")).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = std::fs::read_to_string(&answers).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(first["result"]["serverInfo"]["name"], "toolbelt", "{first}");
+}

@@ -171,19 +171,7 @@ fn round(
 ) -> Round {
     let errors_before = load.errors.load(Ordering::Relaxed);
     let started = Instant::now();
-    let ids: Vec<String> = runtime.block_on(async {
-        let tasks: Vec<_> = (0..sessions)
-            .map(|_| {
-                let load = Arc::clone(load);
-                tokio::spawn(async move { load.open().await })
-            })
-            .collect();
-        let mut ids = Vec::new();
-        for task in tasks {
-            ids.extend(task.await.unwrap());
-        }
-        ids
-    });
+    let ids: Vec<String> = runtime.block_on(load.open_all(sessions));
     let open_time = started.elapsed();
 
     let started = Instant::now();

@@ -46,19 +46,7 @@ fn main() {
     let load = Arc::new(Load::new(url.clone(), sessions));
 
     let (latencies, opened, wall) = runtime.block_on(async {
-        let ids: Vec<String> = {
-            let tasks: Vec<_> = (0..sessions)
-                .map(|_| {
-                    let load = Arc::clone(&load);
-                    tokio::spawn(async move { load.open().await })
-                })
-                .collect();
-            let mut ids = Vec::new();
-            for task in tasks {
-                ids.extend(task.await.unwrap());
-            }
-            ids
-        };
+        let ids = load.open_all(sessions).await;
         let started = Instant::now();
         let deadline = started + Duration::from_secs(seconds);
         let tasks: Vec<_> = ids

@@ -86,6 +86,21 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome, in declaration order.
+    pub const ALL: [Outcome; 11] = [
+        Outcome::Ok,
+        Outcome::ToolError,
+        Outcome::UnknownTool,
+        Outcome::Disabled,
+        Outcome::InvalidInput,
+        Outcome::Denied,
+        Outcome::Failed,
+        Outcome::Cancelled,
+        Outcome::TimedOut,
+        Outcome::Internal,
+        Outcome::InvalidLine,
+    ];
+
     /// The name it is serialized as.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -152,20 +167,7 @@ mod tests {
 
     #[test]
     fn outcomes_serialize_as_their_names_and_errors_as_their_kinds() {
-        let all = [
-            Outcome::Ok,
-            Outcome::ToolError,
-            Outcome::UnknownTool,
-            Outcome::Disabled,
-            Outcome::InvalidInput,
-            Outcome::Denied,
-            Outcome::Failed,
-            Outcome::Cancelled,
-            Outcome::TimedOut,
-            Outcome::Internal,
-            Outcome::InvalidLine,
-        ];
-        for outcome in all {
+        for outcome in Outcome::ALL {
             assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.as_str());
             assert_eq!(outcome.to_string(), outcome.as_str());
             assert_eq!(outcome.is_error(), outcome != Outcome::Ok);

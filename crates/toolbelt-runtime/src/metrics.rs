@@ -24,19 +24,7 @@ const BOUNDS: [f64; 16] =
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0, 120.0, 600.0];
 
 /// Every outcome, in the order counted.
-const OUTCOMES: [Outcome; 11] = [
-    Outcome::Ok,
-    Outcome::ToolError,
-    Outcome::UnknownTool,
-    Outcome::Disabled,
-    Outcome::InvalidInput,
-    Outcome::Denied,
-    Outcome::Failed,
-    Outcome::Cancelled,
-    Outcome::TimedOut,
-    Outcome::Internal,
-    Outcome::InvalidLine,
-];
+const OUTCOMES: [Outcome; 11] = Outcome::ALL;
 
 /// Who made a decision, as a label: the kinds of [`VerdictSource`].
 const SOURCES: [&str; 8] = ["rule", "mode", "protected_path", "hook", "tool_spec", "tool", "allow_all", "other"];

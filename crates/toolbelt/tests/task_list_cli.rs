@@ -96,13 +96,16 @@ fn create_get_update_list_and_tasks_round_trip() {
     assert_eq!(got["task"]["blocks"], json!(["2"]));
 
     // A cycle is refused, saying which, and changes nothing.
-    let e = refused(home, &root, "TaskUpdate", json!({"taskId": "1", "owner": "carol", "addBlockedBy": ["3"]}));
+    let e = refused(home, &root, "TaskUpdate", json!({"taskId": "1", "owner": "", "addBlockedBy": ["3"]}));
     assert_eq!(
         e,
         "refused: that makes a cycle of blockers, #3 blocks #1 blocks #2 blocks #3 (none of them could ever start); \
          nothing was changed"
     );
     assert_eq!(ok(home, &root, &[], "TaskGet", json!({"taskId": "1"}))["task"]["owner"], "alice");
+    // A task with an owner is taken.
+    let e = refused(home, &root, "TaskUpdate", json!({"taskId": "1", "owner": "carol"}));
+    assert!(e.starts_with("task #1 is taken: its owner is `alice`"), "{e}");
     // Bad ids say what to do.
     let e = refused(home, &root, "TaskGet", json!({"taskId": "7"}));
     assert_eq!(e, "there is no task #7 in this project's task list; its tasks are #1–#3");

@@ -97,4 +97,19 @@ impl Load {
             }
         }
     }
+
+    /// Opens `n` sessions at once: the ids of those that opened.
+    pub async fn open_all(self: &std::sync::Arc<Self>, n: usize) -> Vec<String> {
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let load = std::sync::Arc::clone(self);
+                tokio::spawn(async move { load.open().await })
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for task in tasks {
+            ids.extend(task.await.unwrap());
+        }
+        ids
+    }
 }

@@ -151,3 +151,29 @@ fn metrics_take_the_token_and_a_loopback_host_while_probes_take_neither() {
     assert_eq!(get(&base, "/metrics", &[("origin", "http://evil.example")]).0, 403);
     assert_eq!(get(&base, "/healthz", &[("host", "evil.example")]).0, 200, "a probe tells nothing");
 }
+
+#[test]
+fn a_session_this_server_does_not_hold_is_answered_404_in_words() {
+    let (_dir, root) = peers::project();
+    let server = http_server::HttpServer::start(&root);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (status, body) = runtime.block_on(async {
+        let ping = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let response = reqwest::Client::new()
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", "opened-on-another-replica")
+            .json(&ping)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    });
+    assert_eq!(status, 404, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("the session opened-on-another-replica is not open on this server"), "{message}");
+    assert!(message.contains("start a new session with initialize"), "{message}");
+}

@@ -55,6 +55,15 @@ impl Gate {
         if let Some(refusal) = self.refuse(request) {
             return Admission::Refused(refusal);
         }
+        // A session this server does not hold: it ended, or it was opened on another replica
+        // (one that is down, when a load balancer sends its requests here). Said in words,
+        // with the 404 that tells clients to start a new session.
+        if let Some(id) = headers_session(request.headers())
+            && !self.sessions.is_open(id)
+        {
+            let gone = SessionError::NotHere(id.to_string());
+            return Admission::Refused(jsonrpc_refusal(StatusCode::NOT_FOUND, &gone));
+        }
         if request.method() != Method::POST {
             return Admission::Pass(None);
         }

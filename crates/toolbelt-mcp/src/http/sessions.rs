@@ -107,6 +107,13 @@ pub enum SessionError {
         /// The limit.
         max: usize,
     },
+    /// A request names a session this server does not hold.
+    #[error(
+        "the session {0} is not open on this server: it ended (closed, idle, or the server restarted), or it was \
+         opened on another replica, now out of reach, and what ran in it is gone; start a new session with \
+         initialize"
+    )]
+    NotHere(String),
     /// The server drains after SIGTERM: it opens no new session.
     #[error(
         "this server is shutting down (draining after SIGTERM) and opens no new session; connect again (behind a \
@@ -178,6 +185,11 @@ impl Sessions {
     /// How many sessions are open.
     pub fn len(&self) -> usize {
         lock(&self.table).open.len()
+    }
+
+    /// Whether the session `id` is open here.
+    pub fn is_open(&self, id: &str) -> bool {
+        lock(&self.table).open.contains_key(id)
     }
 
     /// Whether no session is open.

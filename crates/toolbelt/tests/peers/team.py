@@ -49,6 +49,8 @@ frontend mcp
     default_backend replicas
 backend replicas
     balance roundrobin
+    # A dead replica's sessions are sent to a live one, which says they are gone.
+    option redispatch
     option httpchk GET /readyz
     default-server inter 300ms fall 2 rise 2
     # An MCP session stays on the replica that opened it: the id it answered `initialize`

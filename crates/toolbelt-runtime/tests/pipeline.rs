@@ -418,6 +418,36 @@ impl Hooks for TestHooks {
     }
 }
 
+/// PreToolUse hooks that never answer.
+struct StuckHooks;
+impl Hooks for StuckHooks {
+    fn is_empty(&self) -> bool {
+        false
+    }
+    fn pre_tool_use<'a>(&'a self, _: &'a CallInfo<'a>) -> BoxFuture<'a, PreToolOutcome> {
+        Box::pin(std::future::pending())
+    }
+    fn post_tool_use<'a>(&'a self, _: &'a Finished<'a>) -> BoxFuture<'a, PostToolReport> {
+        Box::pin(std::future::ready(PostToolReport { outcome: keep(), runs: Vec::new() }))
+    }
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_its_hooks_run_ends_cancelled() {
+    let h = harness_with(3, RuntimeConfig::default(), |b| b.hooks(Arc::new(StuckHooks)));
+    let cancel = CancellationToken::new();
+    let later = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        later.cancel();
+    });
+    let events = EventSink::none();
+    let waiting = h.runtime.call(&h.session, call("Probe", json!({"text": "x"})), &events, &cancel);
+    let r = tokio::time::timeout(std::time::Duration::from_secs(5), waiting).await.expect("it stopped waiting");
+    assert_eq!(r.outcome, "cancelled", "{r:?}");
+    assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0, "the tool never ran");
+}
+
 fn with_hooks(pre: PreToolOutcome, post: PostToolOutcome) -> (Harness, Arc<std::sync::Mutex<Vec<String>>>) {
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let hooks = Arc::new(TestHooks { pre, post, seen_post: seen.clone() });

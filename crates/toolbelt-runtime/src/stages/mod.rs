@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::Value;
-use toolbelt_core::{Access, CancellationToken, EventSink, Prepared, ToolEntry};
+use toolbelt_core::{Access, CancellationToken, EventSink, Prepared, ToolEntry, ToolError};
 use toolbelt_policy::{Approval, CallInfo, HookRun, Verdict};
 use tracing::Instrument as _;
 
@@ -159,7 +159,13 @@ async fn run_stages(mut cx: CallCx<'_>, mut input: Prepared) -> ToolResult {
 
     let outcome = async {
         let mut hook_verdict = None;
-        if let Some(pre) = pre_hooks::run(&cx, &input).await {
+        // A call cancelled while its hooks run (its client gave up, the server drains) stops
+        // waiting for them; their processes are killed as their futures drop.
+        let pre = tokio::select! {
+            pre = pre_hooks::run(&cx, &input) => pre,
+            () = cx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
+        if let Some(pre) = pre {
             trail.hooks.extend(pre.runs);
             trail.context.extend(pre.additional_context);
             hook_verdict = pre.verdict;

@@ -16,6 +16,7 @@ Needs haproxy (Debian's package).
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "crates/toolbelt/tests/peers"))
-from team import Team, free_port  # noqa: E402 - the harness lives beside the tests
+from team import Team, free_port  # the harness lives beside the tests
 
 SESSIONS = int(os.environ.get("SESSIONS", "200"))
 SECONDS = int(os.environ.get("SECONDS", "60"))
@@ -41,11 +42,12 @@ def postgres():
                          capture_output=True, text=True).stdout.strip()
 
     def stop():
-        pg_ctl = sorted(d for d in os.listdir("/usr/lib/postgresql"))[-1]
-        cmd = [f"/usr/lib/postgresql/{pg_ctl}/bin/pg_ctl", "-D", f"{pg_dir}/data", "-m", "fast", "stop"]
+        version = max((d for d in os.listdir("/usr/lib/postgresql") if d.isdigit()), key=int)
+        cmd = [f"/usr/lib/postgresql/{version}/bin/pg_ctl", "-D", f"{pg_dir}/data", "-m", "fast", "stop"]
         if os.geteuid() == 0:
             cmd = ["runuser", "-u", "postgres", "--", *cmd]
         subprocess.run(cmd, check=False, capture_output=True)
+        shutil.rmtree(pg_dir, ignore_errors=True)
     return url, stop
 
 

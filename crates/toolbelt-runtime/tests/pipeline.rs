@@ -348,11 +348,9 @@ impl Approver for Never {
     }
 }
 
-#[tokio::test]
-async fn a_call_cancelled_while_it_waits_for_an_approval_ends_cancelled() {
-    let h = harness_with(3, RuntimeConfig::default(), |b| {
-        b.authorizer(Arc::new(Fixed(Decision::Ask))).approver(Arc::new(Never))
-    });
+/// Runs a call that waits forever (for an approval, for its hooks), cancels it after 50 ms,
+/// and checks it ended cancelled at once without the tool running.
+async fn ends_cancelled_when_cancelled_while_waiting(h: &Harness) {
     let cancel = CancellationToken::new();
     let later = cancel.clone();
     tokio::spawn(async move {
@@ -364,6 +362,14 @@ async fn a_call_cancelled_while_it_waits_for_an_approval_ends_cancelled() {
     let r = tokio::time::timeout(std::time::Duration::from_secs(5), waiting).await.expect("it stopped waiting");
     assert_eq!(r.outcome, "cancelled", "{r:?}");
     assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0, "the tool never ran");
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_it_waits_for_an_approval_ends_cancelled() {
+    let h = harness_with(3, RuntimeConfig::default(), |b| {
+        b.authorizer(Arc::new(Fixed(Decision::Ask))).approver(Arc::new(Never))
+    });
+    ends_cancelled_when_cancelled_while_waiting(&h).await;
 }
 
 #[tokio::test]
@@ -435,17 +441,7 @@ impl Hooks for StuckHooks {
 #[tokio::test]
 async fn a_call_cancelled_while_its_hooks_run_ends_cancelled() {
     let h = harness_with(3, RuntimeConfig::default(), |b| b.hooks(Arc::new(StuckHooks)));
-    let cancel = CancellationToken::new();
-    let later = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        later.cancel();
-    });
-    let events = EventSink::none();
-    let waiting = h.runtime.call(&h.session, call("Probe", json!({"text": "x"})), &events, &cancel);
-    let r = tokio::time::timeout(std::time::Duration::from_secs(5), waiting).await.expect("it stopped waiting");
-    assert_eq!(r.outcome, "cancelled", "{r:?}");
-    assert_eq!(h.observed.finished.load(Ordering::SeqCst), 0, "the tool never ran");
+    ends_cancelled_when_cancelled_while_waiting(&h).await;
 }
 
 fn with_hooks(pre: PreToolOutcome, post: PostToolOutcome) -> (Harness, Arc<std::sync::Mutex<Vec<String>>>) {

@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,15 +24,12 @@ import anyio
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 
+sys.path.insert(0, os.path.dirname(__file__))
+from team import free_port, wait_port
+
 
 def text(result):
     return "".join(getattr(c, "text", "") for c in result.content)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(base, path):
@@ -94,15 +90,8 @@ def start(target, root, grace):
          "mcp", "--http", f"127.0.0.1:{port}", "--drain-timeout", grace],
         cwd=root, stdout=subprocess.DEVNULL, stderr=log,
     )
-    deadline = time.time() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server, f"http://127.0.0.1:{port}", audit, log
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.05)
+    wait_port(port)
+    return server, f"http://127.0.0.1:{port}", audit, log
 
 
 def finish(target, root, server, audit, log):

@@ -21,6 +21,7 @@ use toolbelt_agent::SearchDirs;
 mod runtime;
 mod sandbox;
 mod servers;
+mod shared_audit;
 mod stores;
 
 use crate::agents::AgentSetup;

@@ -46,6 +46,7 @@ mod embed;
 pub mod jobs;
 pub mod live;
 pub mod project_sandbox;
+pub mod replica;
 pub mod sessions;
 pub mod settings;
 pub mod upstream_names;

@@ -47,7 +47,8 @@ use crate::client::ClientInfo;
 
 pub use chain::{GENESIS, head_path};
 pub use redact::{REDACTED, redact, redact_strings, redact_text};
-pub use verify::{Broken, Summary, verify};
+pub use verify::{Anchor, Broken, ChainCheck, Summary, verify};
+pub use writer::chain_line;
 pub use written::{Declared, digest_written, may_write};
 
 /// Where the audit log goes and how it is rotated.
@@ -125,10 +126,34 @@ pub struct AuditRecord<'a> {
     pub output_chars: usize,
 }
 
-/// An append-only, hash-chained, size-rotated JSON Lines file of [`AuditRecord`]s.
+/// Where a log's records go when not to a file: a store several processes (a team's
+/// replicas) append to as one chain, such as a database table. The store forms each line
+/// with [`chain_line`], continuing its chain, and keeps its own count of failures.
+pub trait ChainStore: Send + Sync {
+    /// Appends the record whose JSON (without `seq` and `prev`) is `body`. Never fails the
+    /// call: a store that writes later (in batches, on a thread of its own) counts and reports
+    /// what it could not write.
+    fn append(&self, body: Vec<u8>);
+    /// Writes what is still waiting, as far as it can within a few seconds; called when the
+    /// front end stops.
+    fn close(&self);
+    /// How many records could not be written.
+    fn failures(&self) -> u64;
+}
+
+/// Where an [`AuditLog`] writes.
+enum Backend {
+    /// The file of [`AuditConfig::path`], rotated beside itself.
+    File(Mutex<writer::Writer>),
+    /// A store of its own.
+    Store(Box<dyn ChainStore>),
+}
+
+/// An append-only, hash-chained, size-rotated JSON Lines file of [`AuditRecord`]s (or a
+/// [`ChainStore`] holding the same chain).
 pub struct AuditLog {
     config: AuditConfig,
-    writer: Mutex<writer::Writer>,
+    backend: Backend,
     warned: AtomicBool,
     failures: AtomicU64,
 }
@@ -144,10 +169,16 @@ impl AuditLog {
     pub fn new(config: AuditConfig) -> Self {
         Self {
             config,
-            writer: Mutex::new(writer::Writer::default()),
+            backend: Backend::File(Mutex::new(writer::Writer::default())),
             warned: AtomicBool::new(false),
             failures: AtomicU64::new(0),
         }
+    }
+
+    /// A log whose records go to `store` (`config` still names the file a front end
+    /// protects and prints, unused for writing).
+    pub fn with_store(config: AuditConfig, store: Box<dyn ChainStore>) -> Self {
+        Self { config, backend: Backend::Store(store), warned: AtomicBool::new(false), failures: AtomicU64::new(0) }
     }
 
     /// The configuration.
@@ -199,11 +230,19 @@ impl AuditLog {
 
     /// How many records could not be written since the log was opened.
     pub fn failures(&self) -> u64 {
-        self.failures.load(Ordering::Relaxed)
+        let store = match &self.backend {
+            Backend::File(_) => 0,
+            Backend::Store(store) => store.failures(),
+        };
+        self.failures.load(Ordering::Relaxed) + store
     }
 
     fn append(&self, body: &[u8]) {
-        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let writer = match &self.backend {
+            Backend::File(writer) => writer,
+            Backend::Store(store) => return store.append(body.to_vec()),
+        };
+        let mut writer = writer.lock().unwrap_or_else(PoisonError::into_inner);
         if let Err(e) = writer.append(&self.config, body) {
             drop(writer);
             self.warn(&e.to_string());
@@ -215,7 +254,10 @@ impl AuditLog {
     /// ends its process without dropping it (on a signal) calls this first. Records written
     /// later still go in.
     pub fn close(&self) {
-        self.writer.lock().unwrap_or_else(PoisonError::into_inner).close();
+        match &self.backend {
+            Backend::File(writer) => writer.lock().unwrap_or_else(PoisonError::into_inner).close(),
+            Backend::Store(store) => store.close(),
+        }
     }
 
     fn warn(&self, problem: &str) {

@@ -7,6 +7,7 @@
 //! where it starts (`first`), so records removed from the start show too. A record with
 //! `seq` 1 must chain to 64 zeros.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,10 @@ pub struct Summary {
     pub first_time: String,
     /// When the last record's call arrived.
     pub last_time: String,
+    /// How many records each replica wrote, when records name theirs (a chain several
+    /// replicas share).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub replicas: BTreeMap<String, u64>,
 }
 
 impl fmt::Display for Summary {
@@ -42,7 +47,12 @@ impl fmt::Display for Summary {
             self.last_seq,
             self.first_time,
             self.last_time
-        )
+        )?;
+        if !self.replicas.is_empty() {
+            let each: Vec<String> = self.replicas.iter().map(|(name, n)| format!("{name}: {n}")).collect();
+            write!(f, " (by replica: {})", each.join(", "))?;
+        }
+        Ok(())
     }
 }
 
@@ -216,6 +226,8 @@ struct Chained {
     prev: String,
     #[serde(default)]
     time: String,
+    #[serde(default)]
+    replica: Option<String>,
 }
 
 /// The record before the one being checked.
@@ -239,10 +251,7 @@ pub fn verify(path: &Path) -> Result<Summary, Broken> {
         return Err(Broken::NoLog { path: path.display().to_string() });
     }
     let head = chain::read_head(path);
-    let head_file = name(&chain::head_path(path));
-    let mut previous: Option<Previous> = None;
-    let mut summary =
-        Summary { records: 0, first_seq: 0, last_seq: 0, first_time: String::new(), last_time: String::new() };
+    let mut check = Checker::new(head.as_ref().ok().and_then(Option::as_ref), name(&chain::head_path(path)));
     for file in &files {
         let bytes = std::fs::read(file).map_err(|e| unreadable(file, e))?;
         let file = name(file);
@@ -251,38 +260,124 @@ pub fn verify(path: &Path) -> Result<Summary, Broken> {
         let terminated = lines.len();
         lines.extend(unterminated);
         for (index, line) in lines.into_iter().enumerate() {
-            let at = index + 1;
-            let record: Chained = serde_json::from_slice(line).map_err(|e| {
-                if e.is_eof() || (index >= terminated && !e.is_data()) {
-                    Broken::Truncated { file: file.clone(), line: at }
-                } else {
-                    Broken::NotARecord { file: file.clone(), line: at, problem: e.to_string() }
-                }
-            })?;
-            check_link(previous.as_ref(), &record, &file, at)?;
-            if summary.records == 0
-                && let Ok(Some(head)) = &head
-            {
-                check_start(head, &head_file, record.seq, &file, at)?;
-            }
-            if summary.records == 0 {
-                summary.first_seq = record.seq;
-                summary.first_time = record.time.clone();
-            }
-            summary.records += 1;
-            summary.last_seq = record.seq;
-            summary.last_time = record.time;
-            previous = Some(Previous { link: Link::of_line(line), file: file.clone(), line: at });
+            check.line(line, &file, index + 1, index < terminated)?;
         }
     }
-    if summary.records == 0 {
-        return match head {
-            Ok(Some(head)) => Err(Broken::MissingLast { count: head.seq, head: head.seq }),
-            _ => Err(Broken::Empty { path: path.display().to_string() }),
-        };
+    check.finish(head, &path.display().to_string())
+}
+
+/// A head anchor kept somewhere other than a file beside the log (a database row): the last
+/// record's `seq` and digest, and the `seq` the chain starts at (0 when unknown).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    /// The last record's `seq` (0 before the first).
+    pub seq: u64,
+    /// The SHA-256 (hex) of the last record's line.
+    pub sha256: String,
+    /// The `seq` of the oldest record kept.
+    pub first: u64,
+}
+
+/// Checks a chain kept elsewhere than in files (a database table) the way [`verify`] checks a
+/// file, fed as it is read: [`ChainCheck::anchor`] first, then each line oldest first, then
+/// [`ChainCheck::finish`].
+pub struct ChainCheck {
+    checker: Checker,
+    head: Option<Head>,
+    source: String,
+}
+
+impl ChainCheck {
+    /// A check of the chain `source` names (`table audit_log`), whose anchor `anchor_name`
+    /// names.
+    pub fn new(source: &str, anchor_name: &str) -> Self {
+        Self { checker: Checker::new(None, anchor_name.to_string()), head: None, source: source.to_string() }
     }
-    check_head(head, head_file, previous.as_ref())?;
-    Ok(summary)
+
+    /// Where the anchor says the chain stands; before the first line.
+    pub fn anchor(&mut self, anchor: Anchor) {
+        let head = Head { seq: anchor.seq, sha256: anchor.sha256, first: anchor.first };
+        self.checker.start = Some(head.clone());
+        self.head = Some(head);
+    }
+
+    /// The next line; `at` is where it is kept (its row, counted from 1).
+    pub fn line(&mut self, line: &[u8], at: usize) -> Result<(), Broken> {
+        self.checker.line(line, &self.source, at, true)
+    }
+
+    /// After the last line: the summary, or what is wrong at the end.
+    pub fn finish(self) -> Result<Summary, Broken> {
+        self.checker.finish(Ok(self.head), &self.source)
+    }
+}
+
+/// The chain so far, fed a line at a time.
+struct Checker {
+    /// Where the anchor says the log starts, checked at the first record.
+    start: Option<Head>,
+    head_file: String,
+    previous: Option<Previous>,
+    summary: Summary,
+}
+
+impl Checker {
+    fn new(head: Option<&Head>, head_file: String) -> Self {
+        Self {
+            start: head.cloned(),
+            head_file,
+            previous: None,
+            summary: Summary {
+                records: 0,
+                first_seq: 0,
+                last_seq: 0,
+                first_time: String::new(),
+                last_time: String::new(),
+                replicas: BTreeMap::new(),
+            },
+        }
+    }
+
+    /// One line (without its newline), at line `at` of `file`; `terminated` when a newline
+    /// followed it.
+    fn line(&mut self, line: &[u8], file: &str, at: usize, terminated: bool) -> Result<(), Broken> {
+        let record: Chained = serde_json::from_slice(line).map_err(|e| {
+            if e.is_eof() || (!terminated && !e.is_data()) {
+                Broken::Truncated { file: file.to_string(), line: at }
+            } else {
+                Broken::NotARecord { file: file.to_string(), line: at, problem: e.to_string() }
+            }
+        })?;
+        check_link(self.previous.as_ref(), &record, file, at)?;
+        let summary = &mut self.summary;
+        if summary.records == 0 {
+            if let Some(head) = &self.start {
+                check_start(head, &self.head_file, record.seq, file, at)?;
+            }
+            summary.first_seq = record.seq;
+            summary.first_time = record.time.clone();
+        }
+        summary.records += 1;
+        summary.last_seq = record.seq;
+        summary.last_time = record.time;
+        if let Some(replica) = record.replica {
+            *summary.replicas.entry(replica).or_default() += 1;
+        }
+        self.previous = Some(Previous { link: Link::of_line(line), file: file.to_string(), line: at });
+        Ok(())
+    }
+
+    /// After the last line: the anchor must name it. `path` names the log when it is empty.
+    fn finish(self, head: std::io::Result<Option<Head>>, path: &str) -> Result<Summary, Broken> {
+        if self.summary.records == 0 {
+            return match head {
+                Ok(Some(head)) if head.seq > 0 => Err(Broken::MissingLast { count: head.seq, head: head.seq }),
+                _ => Err(Broken::Empty { path: path.to_string() }),
+            };
+        }
+        check_head(head, self.head_file, self.previous.as_ref())?;
+        Ok(self.summary)
+    }
 }
 
 /// Whether the oldest record is where the head anchor says the log starts.

@@ -92,7 +92,7 @@ impl Writer {
                 Some(k) if (k.dev, k.ino, k.end) == (meta.dev(), meta.ino(), size) => (k.link.clone(), false, k.first),
                 _ => recover(config, &locked, size)?,
             };
-            let line = chained(&link, body);
+            let line = chain_line(link.seq, &link.sha256, body);
             let len = (line.len() + 1 + usize::from(newline)) as u64;
             if size > 0 && size + len > config.max_bytes {
                 rotate(config)?;
@@ -175,9 +175,10 @@ fn newest_rotated(config: &AuditConfig) -> std::io::Result<Option<Link>> {
     Ok(chain::read_tail(&file, size)?.last.map(|line| Link::of_line(&line)))
 }
 
-/// The record's line: `seq` and `prev` first, then the body's fields.
-fn chained(link: &Link, body: &[u8]) -> Vec<u8> {
-    let mut line = format!("{{\"seq\":{},\"prev\":\"{}\"", link.seq + 1, link.sha256).into_bytes();
+/// The line of the record after `seq` (whose line's SHA-256 is `prev`): `seq` and `prev`
+/// first, then the fields of `body` (a JSON object).
+pub fn chain_line(seq: u64, prev: &str, body: &[u8]) -> Vec<u8> {
+    let mut line = format!("{{\"seq\":{},\"prev\":\"{prev}\"", seq + 1).into_bytes();
     match body.strip_prefix(b"{").filter(|rest| rest.len() > 1) {
         Some(rest) => {
             line.push(b',');

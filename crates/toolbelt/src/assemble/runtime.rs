@@ -14,8 +14,10 @@ use toolbelt_tools::knowledge::skills::SkillPrompts;
 use toolbelt_tools::language_servers::LanguageServers;
 use toolbelt_tools::planning::WorktreeDir;
 use toolbelt_tools::shell::BashConfig;
+use toolbelt_tools::storage::AuditChain;
 use toolbelt_tools::web::Web;
 
+use super::shared_audit::SharedAuditLog;
 use super::{AssembleError, Assembly, skill_dirs};
 use crate::live::LiveHooks;
 
@@ -97,7 +99,7 @@ impl Assembly {
             .approver(approver)
             .hooks(hooks);
         if self.settings.audit_enabled {
-            builder = builder.audit(AuditLog::new(self.settings.audit.clone()));
+            builder = builder.audit(self.audit_log()?);
         }
         let runtime = Arc::new(builder.build());
         jobs.attach(&runtime);
@@ -105,6 +107,16 @@ impl Assembly {
             host.attach(&runtime);
         }
         Ok(runtime)
+    }
+
+    /// The audit log of the settings: its file, or with `storage.url` the chain in that
+    /// database, which every replica appends to.
+    pub fn audit_log(&self) -> Result<AuditLog, AssembleError> {
+        let config = self.settings.audit.clone();
+        let Some(shared) = self.shared_storage()? else { return Ok(AuditLog::new(config)) };
+        let store = SharedAuditLog::start(AuditChain::new(shared), &crate::replica::name())
+            .map_err(|e| AssembleError::Storage(format!("cannot start the audit log's writer: {e}")))?;
+        Ok(AuditLog::with_store(config, Box::new(store)))
     }
 
     /// The hooks of these settings, the project's confined as `engine` says.

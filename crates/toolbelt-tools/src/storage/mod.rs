@@ -1,5 +1,5 @@
 //! Storage several machines share: a PostgreSQL database named by `storage.url`, for what a
-//! team's replicas must all see (the task list first). The embedded default stays the SQLite
+//! team's replicas must all see: the task lists and the audit log's chain ([`AuditChain`]). The embedded default stays the SQLite
 //! files of [`crate::sqlite`]; a store that is given a [`SharedStorage`] keeps its data here
 //! instead, with the same behaviour.
 //!
@@ -14,6 +14,10 @@
 //!   process creates its tables (`IF NOT EXISTS`) under a transaction-scoped advisory lock, so
 //!   replicas starting together do not race, and a database a newer toolbelt migrated is
 //!   refused with what to do.
+
+mod audit;
+
+pub use audit::{AUDIT_TABLE, AuditChain, ChainHead, ChainLine};
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,0 +1,38 @@
+//! Which replica this process is, when several serve a team: `TOOLBELT_REPLICA`, else the
+//! host's name (a Kubernetes pod's name). Audit records in the shared database and the ids
+//! of sessions say it, so a request or a record can be traced to the process that served it.
+
+/// The longest name kept (a DNS label's limit).
+const MAX_LEN: usize = 63;
+
+/// This process's replica name: letters, digits, `.`, `_` and `-` only (anything else
+/// becomes `-`), at most 63 of them; `toolbelt` when nothing usable is known.
+pub fn name() -> String {
+    let raw = std::env::var("TOOLBELT_REPLICA")
+        .ok()
+        .filter(|n| !n.trim().is_empty())
+        .or_else(|| nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()))
+        .unwrap_or_default();
+    clean(&raw)
+}
+
+fn clean(raw: &str) -> String {
+    let name: String = raw
+        .trim()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+        .take(MAX_LEN)
+        .collect();
+    if name.is_empty() { "toolbelt".to_string() } else { name }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_are_cleaned() {
+        assert_eq!(super::clean(" toolbelt-7d9f-x2 "), "toolbelt-7d9f-x2");
+        assert_eq!(super::clean("a b/c\"d"), "a-b-c-d");
+        assert_eq!(super::clean(""), "toolbelt");
+        assert_eq!(super::clean(&"x".repeat(100)).len(), 63);
+    }
+}

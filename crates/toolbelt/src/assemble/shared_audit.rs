@@ -128,9 +128,9 @@ impl Writer {
             while let Ok(msg) = self.rx.try_recv() {
                 self.take(msg);
             }
-            // A flush or the end tries at once, even while the database is down.
-            let now = Instant::now();
-            if !self.waiting.is_empty() && (!self.down || now >= next_try || !self.flushes.is_empty() || !open) {
+            // While the database is down, the next attempt waits its turn; the end tries once
+            // more.
+            if !self.waiting.is_empty() && (!self.down || Instant::now() >= next_try || !open) {
                 self.write(prefix);
                 next_try = Instant::now() + RETRY;
             }
@@ -138,6 +138,15 @@ impl Writer {
                 // Nobody will send again and the database does not answer: what waits is lost.
                 self.failures.fetch_add(self.waiting.len() as u64, Ordering::Relaxed);
                 self.waiting.clear();
+            }
+            if self.down && !self.waiting.is_empty() && !self.flushes.is_empty() {
+                // Closing: the front end is about to stop, and these go with it.
+                tracing::warn!(
+                    "{} audit record(s) could not be written to {}, which does not answer; they are lost when \
+                     toolbelt stops",
+                    self.waiting.len(),
+                    self.chain.server()
+                );
             }
             if self.waiting.is_empty() || self.down {
                 for flush in self.flushes.drain(..) {

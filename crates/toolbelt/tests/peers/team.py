@@ -1,5 +1,6 @@
 """A team's deployment on loopback: several `toolbelt mcp --http` replicas (each a machine of
-its own: its own home, state and audit log, one project path) sharing a PostgreSQL database,
+its own: its own home and state, one project path) sharing a PostgreSQL database (task lists
+and the audit chain),
 behind HAProxy with session affinity on `Mcp-Session-Id` and health from `/readyz`.
 
 Used by team_client.py (the replica test) and bench/team.py (the load test).
@@ -83,7 +84,6 @@ class Team:
             home = os.path.join(self.dir, f"replica-{i}")
             os.makedirs(home, exist_ok=True)
             port = free_port()
-            audit = os.path.join(home, "audit.jsonl")
             env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLBELT_")}
             env.update({
                 "HOME": home,
@@ -96,13 +96,15 @@ class Team:
                 "TOOLBELT_STORAGE__PASSWORD_ENV": PASSWORD_VAR,
                 PASSWORD_VAR: self.password,
                 "REPLICA_NAME": f"replica-{i}",
+                "TOOLBELT_REPLICA": f"replica-{i}",
+                "TOOLBELT_AUDIT__ENABLED": "true",
             })
             log = open(os.path.join(home, "server.log"), "w")  # noqa: SIM115 - closed in stop()
             process = subprocess.Popen(
-                [toolbelt, "--allow", "Bash", "--audit", audit, "mcp", "--http", f"127.0.0.1:{port}", *mcp_args],
+                [toolbelt, "--allow", "Bash", "mcp", "--http", f"127.0.0.1:{port}", *mcp_args],
                 cwd=self.project, env=env, stdout=subprocess.DEVNULL, stderr=log,
             )
-            self.replicas.append({"name": f"replica-{i}", "port": port, "process": process, "audit": audit,
+            self.replicas.append({"name": f"replica-{i}", "port": port, "process": process,
                                   "home": home, "log": log, "env": env})
         for r in self.replicas:
             wait_port(r["port"])
@@ -125,9 +127,10 @@ class Team:
         self.replica(name)["process"].send_signal(signal.SIGKILL)
         self.replica(name)["process"].wait()
 
-    def verify(self, name):
-        r = self.replica(name)
-        out = subprocess.run([self.toolbelt, "audit", "verify", "--json", r["audit"]], check=False,
+    def verify(self):
+        """`toolbelt audit verify --json` of the one chain every replica appends to."""
+        r = self.replicas[0]
+        out = subprocess.run([self.toolbelt, "audit", "verify", "--json"], check=False,
                              capture_output=True, text=True, env=r["env"], cwd=self.project)
         return out.stdout.strip()
 

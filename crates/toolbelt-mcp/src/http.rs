@@ -51,6 +51,10 @@ pub struct HttpOptions {
     pub drain: Option<Arc<crate::drain::Drain>>,
     /// What the front end adds to `/readyz` and `/metrics` ([`ops`]).
     pub ops: Option<Arc<dyn ops::Ops>>,
+    /// The replica this server is, when several serve a team: session ids name it
+    /// (`replica.<uuid>`), so a request that reaches another replica is told whose session it
+    /// is.
+    pub replica: Option<String>,
 }
 
 /// Serves MCP at `http://<bind>/mcp` until `shutdown` fires. `new_server` makes the handler
@@ -88,7 +92,7 @@ pub async fn serve_on(
         config.allowed_hosts.push(local.ip().to_string());
         config.allowed_hosts.push(local.to_string());
     }
-    let sessions = Arc::new(Sessions::new(options.limits));
+    let sessions = Arc::new(Sessions::named(options.limits, options.replica.as_deref()));
     tokio::spawn(sessions::reap(Arc::clone(&sessions), shutdown.clone()));
     let service: StreamableHttpService<McpServer, Sessions> =
         StreamableHttpService::new(move || Ok(new_server()), Arc::clone(&sessions), config);

@@ -16,6 +16,14 @@ pub fn name() -> String {
     clean(&raw)
 }
 
+/// This process's name when it is one of a team's replicas: when it keeps its data in shared
+/// storage (`shared`), or `TOOLBELT_REPLICA` names it. A lone server's ids stay plain
+/// (`bash_3`, a bare session id).
+pub fn on_team(shared: bool) -> Option<String> {
+    let named = std::env::var("TOOLBELT_REPLICA").is_ok_and(|n| !n.trim().is_empty());
+    (shared || named).then(name)
+}
+
 fn clean(raw: &str) -> String {
     let name: String = raw
         .trim()

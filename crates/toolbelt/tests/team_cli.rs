@@ -54,6 +54,20 @@ fn three_replicas_behind_haproxy_share_a_task_list_and_survive_a_killed_replica(
     assert!(claims[lost]["text"].as_str().unwrap().contains("task #1 is taken"), "{claims}");
     assert_eq!(seen["owner_seen_by_c"], won[0], "{seen}");
 
+    // Ids name their replica. A background task asked for on another replica is said to run
+    // where it started.
+    let task_id = seen["background_id"].as_str().unwrap();
+    assert_eq!(task_id, format!("bash_1@{}", placed["a"].as_str().unwrap()), "{seen}");
+    let elsewhere = &seen["background_elsewhere"];
+    assert_eq!(elsewhere["is_error"], true, "{elsewhere}");
+    let said = elsewhere["text"].as_str().unwrap();
+    let expected = format!(
+        "background task `{task_id}` runs on replica {}, and this is replica {}",
+        placed["a"].as_str().unwrap(),
+        elsewhere["asked_on"].as_str().unwrap()
+    );
+    assert!(said.contains(&expected), "{said}");
+
     // The killed replica's call fails, in words; the others go on.
     let killed = &seen["killed"];
     let exception = killed["call"]["exception"].as_str().unwrap_or_default();
@@ -68,6 +82,17 @@ fn three_replicas_behind_haproxy_share_a_task_list_and_survive_a_killed_replica(
     let fresh = seen["new_session_on"].as_str().unwrap();
     assert_ne!(fresh, victim, "a new session opens on a live replica");
     assert_eq!(seen["listed_on_new"]["tasks"][0]["owner"], won[0], "{seen}");
+    // A session the dead replica opened is named as its, and said to be gone with it.
+    let session = seen["victim_session"].as_str().unwrap();
+    assert!(session.starts_with(&format!("{victim}.")), "{session}");
+    let (status, message) = (&seen["victim_session_after"][0], seen["victim_session_after"][1].as_str().unwrap());
+    assert_eq!(status, 404, "{seen}");
+    assert!(
+        message
+            .contains(&format!("the session {session} was opened on replica {victim}, and this is replica replica-"))
+            && message.contains("is out of reach"),
+        "{message}"
+    );
 
     // The one audit chain the replicas share holds, with each replica's records (the killed
     // one's up to where it died).

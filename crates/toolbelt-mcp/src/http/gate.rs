@@ -61,7 +61,7 @@ impl Gate {
         if let Some(id) = headers_session(request.headers())
             && !self.sessions.is_open(id)
         {
-            let gone = SessionError::NotHere(id.to_string());
+            let gone = self.sessions.not_here(id);
             return Admission::Refused(jsonrpc_refusal(StatusCode::NOT_FOUND, &gone));
         }
         if request.method() != Method::POST {

@@ -107,6 +107,19 @@ pub enum SessionError {
         /// The limit.
         max: usize,
     },
+    /// A request names a session another replica opened (its id says which).
+    #[error(
+        "the session {id} was opened on replica {owner}, and this is replica {here}: {owner} is out of reach \
+         (stopped, or restarted) and what ran in the session is gone with it; start a new session with initialize"
+    )]
+    Elsewhere {
+        /// The session.
+        id: String,
+        /// The replica its id names.
+        owner: String,
+        /// This replica.
+        here: String,
+    },
     /// A request names a session this server does not hold.
     #[error(
         "the session {0} is not open on this server: it ended (closed, idle, or the server restarted), or it was \
@@ -135,6 +148,8 @@ pub enum SessionError {
 #[derive(Debug)]
 pub struct Sessions {
     local: LocalSessionManager,
+    /// `replica.` when ids name this replica: the id a client sees is the prefix and rmcp's.
+    prefix: Option<String>,
     replay: Arc<Replay>,
     limits: SessionLimits,
     table: Arc<Mutex<Table>>,
@@ -170,11 +185,46 @@ fn lock(table: &Mutex<Table>) -> MutexGuard<'_, Table> {
 impl Sessions {
     /// No session yet.
     pub fn new(limits: SessionLimits) -> Self {
+        Self::named(limits, None)
+    }
+
+    /// No session yet; with `replica`, every session id names it (`replica.<uuid>`), so a
+    /// request that reaches another replica is told whose session it is.
+    pub fn named(limits: SessionLimits, replica: Option<&str>) -> Self {
         let replay = Arc::new(Replay::new());
         let mut local = LocalSessionManager::default().with_event_store(Arc::clone(&replay) as Arc<dyn EventStore>);
         // Idleness is judged here (rmcp's timer would end a session during a long call).
         local.session_config.keep_alive = None;
-        Self { local, replay, limits, table: Arc::default() }
+        let prefix = replica.map(|r| format!("{r}."));
+        Self { local, prefix, replay, limits, table: Arc::default() }
+    }
+
+    /// The id a client sees for rmcp's `inner`.
+    fn outer(&self, inner: SessionId) -> SessionId {
+        match &self.prefix {
+            Some(prefix) => SessionId::from(format!("{prefix}{inner}")),
+            None => inner,
+        }
+    }
+
+    /// rmcp's id for the id `outer` a client sent, or why there is none here.
+    fn inner(&self, outer: &SessionId) -> Result<SessionId, SessionError> {
+        let Some(prefix) = &self.prefix else { return Ok(outer.clone()) };
+        match outer.strip_prefix(prefix.as_str()) {
+            Some(inner) => Ok(SessionId::from(inner.to_string())),
+            None => Err(self.not_here(outer)),
+        }
+    }
+
+    /// Why a session `id` names is not here: it ended, or another replica holds it.
+    pub fn not_here(&self, id: &str) -> SessionError {
+        let here = self.prefix.as_deref().map(|p| p.trim_end_matches('.'));
+        match (here, id.rsplit_once('.')) {
+            (Some(here), Some((owner, _))) if owner != here => {
+                SessionError::Elsewhere { id: id.to_string(), owner: owner.to_string(), here: here.to_string() }
+            }
+            _ => SessionError::NotHere(id.to_string()),
+        }
     }
 
     /// The limits.
@@ -329,6 +379,8 @@ impl Drop for InFlight {
 struct Tracked<S> {
     inner: S,
     in_flight: InFlight,
+    /// rmcp's id of the session, which the [`Replay`] store knows it by.
+    session: SessionId,
     replay: Arc<Replay>,
     claimed: bool,
     close_at: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -343,7 +395,7 @@ impl<S: Stream<Item = ServerSseMessage> + Unpin> Stream for Tracked<S> {
             if !self.claimed
                 && let Some(id) = &event.event_id
             {
-                self.replay.claim(id, &self.in_flight.id);
+                self.replay.claim(id, &self.session);
                 self.claimed = true;
             }
             return next;
@@ -372,7 +424,8 @@ impl SessionManager for Sessions {
             table.opening += 1;
             Opening(&self.table)
         };
-        let (id, transport) = self.local.create_session().await?;
+        let (inner, transport) = self.local.create_session().await?;
+        let id = self.outer(inner);
         lock(&self.table).open.insert(id.clone(), Activity::now());
         drop(opening);
         Ok((id, transport))
@@ -384,17 +437,19 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
         let _in_flight = self.start_request(id)?;
-        Ok(self.local.initialize_session(id, message).await?)
+        Ok(self.local.initialize_session(&self.inner(id)?, message).await?)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        Ok(lock(&self.table).open.contains_key(id) && self.local.has_session(id).await?)
+        let Ok(inner) = self.inner(id) else { return Ok(false) };
+        Ok(lock(&self.table).open.contains_key(id) && self.local.has_session(&inner).await?)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        let inner = self.inner(id)?;
         lock(&self.table).open.remove(id);
-        self.replay.forget(id);
-        Ok(self.local.close_session(id).await?)
+        self.replay.forget(&inner);
+        Ok(self.local.close_session(&inner).await?)
     }
 
     async fn create_stream(
@@ -403,14 +458,17 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let in_flight = self.start_request(id)?;
-        let inner = self.local.create_stream(id, message).await?;
+        let session = self.inner(id)?;
+        // Boxed as a 'static stream: rmcp's stream type names the id it was asked with, a
+        // local here.
+        let inner: SseStream = Box::pin(self.local.create_stream(&session, message).await?);
         let close_at = self.limits.poll_after.map(|after| Box::pin(tokio::time::sleep(after)));
-        Ok(Tracked { inner, in_flight, replay: Arc::clone(&self.replay), claimed: false, close_at })
+        Ok(Tracked { inner, in_flight, session, replay: Arc::clone(&self.replay), claimed: false, close_at })
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
         self.touch(id)?;
-        Ok(self.local.accept_message(id, message).await?)
+        Ok(self.local.accept_message(&self.inner(id)?, message).await?)
     }
 
     async fn create_standalone_stream(
@@ -418,7 +476,9 @@ impl SessionManager for Sessions {
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id)?;
-        Ok(self.local.create_standalone_stream(id).await?)
+        let session = self.inner(id)?;
+        let stream: SseStream = Box::pin(self.local.create_standalone_stream(&session).await?);
+        Ok(stream)
     }
 
     async fn resume(
@@ -429,9 +489,12 @@ impl SessionManager for Sessions {
         self.touch(id)?;
         // The store, asked for this session's streams: rmcp's resume through an event store
         // does not look at the session.
-        Ok(self.replay.replay(id, &last_event_id)?.into_stream())
+        Ok(self.replay.replay(&self.inner(id)?, &last_event_id)?.into_stream())
     }
 }
+
+/// A response stream of rmcp's, boxed.
+type SseStream = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync + 'static>>;
 
 /// Closes idle sessions until `shutdown`, looking every quarter of the idle timeout (between
 /// 0.1 s and 30 s).
@@ -460,6 +523,21 @@ pub fn words(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_name_their_replica() {
+        let named = Sessions::named(SessionLimits::default(), Some("toolbelt-1.pods"));
+        let outer = named.outer(SessionId::from("5d1c".to_string()));
+        assert_eq!(&*outer, "toolbelt-1.pods.5d1c");
+        assert_eq!(&*named.inner(&outer).unwrap(), "5d1c");
+        let theirs = SessionId::from("toolbelt-2.pods.77ab".to_string());
+        let e = named.inner(&theirs).unwrap_err().to_string();
+        assert!(e.starts_with("the session toolbelt-2.pods.77ab was opened on replica toolbelt-2.pods, and this is replica toolbelt-1.pods"), "{e}");
+        assert!(matches!(named.not_here("toolbelt-1.pods.0000"), SessionError::NotHere(_)), "ours, ended");
+        let plain = Sessions::new(SessionLimits::default());
+        assert_eq!(&*plain.outer(SessionId::from("5d1c".to_string())), "5d1c");
+        assert!(matches!(plain.not_here("x.y"), SessionError::NotHere(_)));
+    }
 
     #[test]
     fn durations_in_words() {

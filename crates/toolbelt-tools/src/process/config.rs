@@ -50,6 +50,10 @@ pub struct BashConfig {
     /// How long an interactive session may sit unused before it is ended
     /// (`shell.session_idle_timeout`).
     pub session_idle_timeout: std::time::Duration,
+    /// The replica this process is, when several serve a team: background task ids end
+    /// `@replica` (`bash_3@toolbelt-1`), so an id that reaches another replica is told where
+    /// its task runs. `None`: plain ids (`bash_3`).
+    pub replica: Option<String>,
 }
 
 impl Default for BashConfig {
@@ -64,6 +68,7 @@ impl Default for BashConfig {
             persistent: false,
             max_sessions: 8,
             session_idle_timeout: std::time::Duration::from_secs(30 * 60),
+            replica: None,
         }
     }
 }

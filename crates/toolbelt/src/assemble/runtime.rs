@@ -60,6 +60,7 @@ impl Assembly {
         bash.session_idle_timeout = self.settings.shell.session_idle_timeout;
         bash.secret_vars.clone_from(&self.secret_vars);
         bash.trusted_project = self.person_trusted().then(|| self.loc.project.clone());
+        bash.replica = crate::replica::on_team(self.settings.storage.is_some());
         bash.validate().map_err(|e| AssembleError::Shell(e.to_string()))?;
         let mut services = Extensions::default();
         services.insert(self.sandbox());

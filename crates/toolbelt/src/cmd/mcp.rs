@@ -168,7 +168,8 @@ fn http_options(args: &McpArgs, setup: &Setup, token: Option<String>) -> HttpOpt
     }
     let mut allowed_origins = settings.allowed_origins.clone();
     allowed_origins.extend(args.allow_origin.iter().cloned());
-    HttpOptions { token, allowed_origins, limits, ..Default::default() }
+    let replica = toolbelt::replica::on_team(setup.settings.storage.is_some());
+    HttpOptions { token, allowed_origins, limits, replica, ..Default::default() }
 }
 
 const INSTRUCTIONS: &str = "toolbelt's tools work on the files of the workspace roots. Paths may be \

@@ -345,7 +345,8 @@ impl Tasks {
         self.tasks.iter().filter(|t| t.session.is_some() && t.status().0 == TaskStatus::Running).count()
     }
 
-    /// Checks the limit on running tasks and numbers the next one of this kind (`bash_3`).
+    /// Checks the limit on running tasks and numbers the next one of this kind (`bash_3`, or
+    /// `bash_3@replica` on a team).
     pub(crate) fn next_id(&mut self, prefix: &'static str, config: &BashConfig) -> Result<String, ToolError> {
         let running = self.running();
         if running >= config.max_background_tasks {
@@ -357,7 +358,10 @@ impl Tasks {
         }
         let number = self.next.entry(prefix).or_default();
         *number += 1;
-        Ok(format!("{prefix}_{number}"))
+        Ok(match &config.replica {
+            Some(replica) => format!("{prefix}_{number}@{replica}"),
+            None => format!("{prefix}_{number}"),
+        })
     }
 
     /// Adds a started task.
@@ -383,6 +387,16 @@ impl Tasks {
 
 /// The error for an id the session does not know, listing the ones it does.
 pub fn unknown_task(cx: &ToolContext, id: &str) -> ToolError {
+    // An id of another replica's: its task runs there, in a session of that replica's.
+    let here = cx.service::<BashConfig>().and_then(|c| c.replica.clone());
+    if let (Some(here), Some((_, owner))) = (&here, id.rsplit_once('@'))
+        && owner != here
+    {
+        return ToolError::failed(format!(
+            "background task `{id}` runs on replica {owner}, and this is replica {here}: read or stop it in the \
+             session that started it, on {owner} (if {owner} has stopped, the task ended with it)"
+        ));
+    }
     let mut ids: Vec<String> = cx.with_slot::<Tasks, _>(|t| t.all().iter().map(|t| t.id.clone()).collect());
     if let Some(agents) = cx.agents() {
         ids.extend(agents.list(cx).into_iter().map(|r| r.agent_id));

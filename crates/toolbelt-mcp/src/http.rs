@@ -42,6 +42,10 @@ pub struct HttpOptions {
     pub token: Option<String>,
     /// Browser origins allowed besides the server's own (`scheme://host[:port]`, or `null`).
     pub allowed_origins: Vec<String>,
+    /// `Host` names answered besides the server's address (and localhost on loopback): the
+    /// name clients reach it by through a load balancer (`toolbelt.example.com`; `host:port`
+    /// pins a port). Any other `Host` is refused (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
     /// How many sessions, for how long idle, with how many requests in flight.
     pub limits: SessionLimits,
     /// The incoming triggers served at `POST /triggers/NAME`, if any.
@@ -92,6 +96,7 @@ pub async fn serve_on(
         config.allowed_hosts.push(local.ip().to_string());
         config.allowed_hosts.push(local.to_string());
     }
+    config.allowed_hosts.extend(options.allowed_hosts.iter().filter(|h| !h.trim().is_empty()).cloned());
     let sessions = Arc::new(Sessions::named(options.limits, options.replica.as_deref()));
     tokio::spawn(sessions::reap(Arc::clone(&sessions), shutdown.clone()));
     let service: StreamableHttpService<McpServer, Sessions> =
@@ -194,6 +199,9 @@ fn announce(local: SocketAddr, options: &HttpOptions) {
         limits.max_sessions,
         sessions::words(limits.idle_timeout)
     );
+    if !options.allowed_hosts.is_empty() {
+        eprintln!("toolbelt: answering requests for Host {} too", options.allowed_hosts.join(", "));
+    }
     if let Some(triggers) = &options.triggers {
         for name in triggers.names() {
             eprintln!(

@@ -245,6 +245,12 @@ pub struct McpArgs {
     /// default only the server's own origin, besides clients that send none).
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub allow_origin: Vec<String>,
+
+    /// Also answer requests whose Host is this name, as clients behind a load balancer or an
+    /// Ingress send it, e.g. toolbelt.example.com (repeatable; by default only the server's
+    /// address, and localhost on loopback).
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub allow_host: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -168,8 +168,10 @@ fn http_options(args: &McpArgs, setup: &Setup, token: Option<String>) -> HttpOpt
     }
     let mut allowed_origins = settings.allowed_origins.clone();
     allowed_origins.extend(args.allow_origin.iter().cloned());
+    let mut allowed_hosts = settings.allowed_hosts.clone();
+    allowed_hosts.extend(args.allow_host.iter().cloned());
     let replica = toolbelt::replica::on_team(setup.settings.storage.is_some());
-    HttpOptions { token, allowed_origins, limits, replica, ..Default::default() }
+    HttpOptions { token, allowed_origins, allowed_hosts, limits, replica, ..Default::default() }
 }
 
 const INSTRUCTIONS: &str = "toolbelt's tools work on the files of the workspace roots. Paths may be \

@@ -40,6 +40,7 @@ pub fn reason(entry: &Entry) -> Option<&'static str> {
         Key::SANDBOX_GIT_WRITES => on.then_some("sandboxed commands write git's data"),
         Key::SHELL_ENV_KEEP => Some("shell commands see this variable although it looks like a secret"),
         Key::MCP_ALLOWED_ORIGINS => Some("web pages from this origin may call `toolbelt mcp --http`"),
+        Key::MCP_ALLOWED_HOSTS => Some("`toolbelt mcp --http` answers requests naming this host"),
         _ => None,
     }
 }

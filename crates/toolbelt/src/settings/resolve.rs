@@ -116,6 +116,8 @@ pub struct McpHttpSettings {
     pub limits: toolbelt_mcp::http::SessionLimits,
     /// Browser origins allowed besides the server's own.
     pub allowed_origins: Vec<String>,
+    /// `Host` names answered besides the server's address.
+    pub allowed_hosts: Vec<String>,
     /// How long running calls may go on after SIGTERM before they are cut.
     pub drain_timeout: Duration,
 }
@@ -125,6 +127,7 @@ impl Default for McpHttpSettings {
         Self {
             limits: Default::default(),
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             drain_timeout: Duration::from_secs(DRAIN_TIMEOUT_SECS),
         }
     }
@@ -251,6 +254,7 @@ impl Settings {
         let mcp_http = McpHttpSettings {
             limits,
             allowed_origins: r.texts(Key::MCP_ALLOWED_ORIGINS),
+            allowed_hosts: r.texts(Key::MCP_ALLOWED_HOSTS),
             drain_timeout: secs(&r, Key::MCP_DRAIN_TIMEOUT).unwrap_or(Duration::from_secs(DRAIN_TIMEOUT_SECS)),
         };
         let mode = r.text(Key::MCP_TOOL_SEARCH).as_deref().and_then(ToolSearch::parse).unwrap_or_default();

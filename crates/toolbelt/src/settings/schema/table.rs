@@ -224,6 +224,11 @@ keys! {
             "[]",
             "browser origins `toolbelt mcp --http` answers besides its own (scheme://host:port, or null)",
         ),
+        MCP_ALLOWED_HOSTS = "mcp.allowed_hosts" => key(
+            Kind::List,
+            "[]",
+            "Host names `toolbelt mcp --http` answers under besides its address (the name clients and a load balancer use, e.g. toolbelt.example.com; host:port pins a port)",
+        ),
         MCP_TOOL_SEARCH = "mcp.tool_search" => key(
             Kind::Choice(&crate::settings::tool_search::ToolSearch::NAMES),
             "\"auto\"",

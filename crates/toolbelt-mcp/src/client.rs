@@ -14,7 +14,7 @@
 mod config;
 mod convert;
 mod handler;
-mod http_client;
+pub(crate) mod http_client;
 mod join;
 pub mod lineage;
 mod list_resources;

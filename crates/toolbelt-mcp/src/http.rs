@@ -7,6 +7,7 @@
 //! token it presented) in its extensions, so the session can name its client in the audit
 //! log.
 
+pub mod forward;
 mod gate;
 pub mod ops;
 pub mod replay;
@@ -59,6 +60,9 @@ pub struct HttpOptions {
     /// (`replica.<uuid>`), so a request that reaches another replica is told whose session it
     /// is.
     pub replica: Option<String>,
+    /// Where the team's replicas are, to pass a request of another replica's session on to
+    /// it ([`forward`]); `None`: such a request is told the session is not here.
+    pub replicas: Option<Arc<dyn forward::Replicas>>,
 }
 
 /// Serves MCP at `http://<bind>/mcp` until `shutdown` fires. `new_server` makes the handler
@@ -102,8 +106,18 @@ pub async fn serve_on(
     let service: StreamableHttpService<McpServer, Sessions> =
         StreamableHttpService::new(move || Ok(new_server()), Arc::clone(&sessions), config);
     let token_id = options.token.as_deref().map(toolbelt_runtime::token_id);
-    let gate =
-        Arc::new(gate::Gate::new(options.token.as_deref(), origins, Arc::clone(&sessions), options.drain.clone()));
+    let forwarder = match (&options.replicas, &options.replica) {
+        (Some(replicas), Some(_)) => Some(Arc::new(forward::Forwarder::new(Arc::clone(replicas))?)),
+        _ => None,
+    };
+    let here = options.replica.clone().unwrap_or_default();
+    let gate = Arc::new(gate::Gate::new(
+        options.token.as_deref(),
+        origins,
+        Arc::clone(&sessions),
+        options.drain.clone(),
+        forwarder.is_some(),
+    ));
     let ops = Arc::new(ops::OpsState {
         ops: options.ops.clone(),
         drain: options.drain.clone(),
@@ -120,8 +134,13 @@ pub async fn serve_on(
             request.extensions_mut().insert(client);
             let admitted = gate.admit(&request);
             let delete = request.method() == axum::http::Method::DELETE;
+            let (forwarder, here) = (forwarder.clone(), here.clone());
             async move {
                 match admitted {
+                    gate::Admission::Forward { owner, gone } => match forwarder {
+                        Some(forwarder) => forwarder.forward(request, owner, &here, gone).await,
+                        None => gate::jsonrpc_refusal(axum::http::StatusCode::NOT_FOUND, &gone),
+                    },
                     // A session place, if held, is kept until the response is made.
                     gate::Admission::Pass(_place) if delete => session_ended(next.run(request).await),
                     gate::Admission::Pass(_place) => next.run(request).await,

@@ -23,6 +23,10 @@ fn the_manifests_validate_fit_together_and_run_as_a_pod_runs_them() {
         eprintln!("skipped: no PostgreSQL (start one with .ci/postgres.sh DIR and set TOOLBELT_TEST_POSTGRES_URL)");
         return;
     };
+    // A schema of the test's own, made fresh: the audit chain and the replicas table are this test's.
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute("DROP SCHEMA IF EXISTS deploy_cli CASCADE; CREATE SCHEMA deploy_cli").unwrap();
+    let url = format!("{url}?options=-csearch_path%3Ddeploy_cli");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(peers.python());
@@ -71,5 +75,15 @@ fn the_manifests_validate_fit_together_and_run_as_a_pod_runs_them() {
     assert_eq!(seen["other_host"][0], 403, "a Host it was not given: {seen}");
     assert_eq!(seen["read"]["is_error"], false, "{seen}\n{log}");
     assert!(seen["read"]["text"].as_str().unwrap().contains("deployed"), "{seen}");
+    assert!(seen["advertised"].as_str().unwrap().starts_with("http://127.0.0.1:"), "{seen}");
     assert_eq!(seen["exit"], 0, "drained and exited 0: {seen}\n{log}");
+    // It recorded its calls in the shared audit chain, under its pod's name, and said where it
+    // was while it served (and that it left when it stopped).
+    let audit = client
+        .query_one("SELECT count(*) FROM audit_log WHERE line::json->>'replica' = 'toolbelt-7d9f8c6b5-x2k4q'", &[])
+        .unwrap()
+        .get::<_, i64>(0);
+    assert!(audit >= 3, "a call, the drain and the stop: {audit}");
+    let left: i64 = client.query_one("SELECT count(*) FROM replicas", &[]).unwrap().get(0);
+    assert_eq!(left, 0, "the stopped replica left the table");
 }

@@ -14,15 +14,16 @@ mod peers;
 use std::collections::BTreeSet;
 use std::process::Command;
 
-/// The test database, when HAProxy is here too; `None` (skipped) outside CI without them.
-fn haproxy_and_postgres() -> Option<String> {
+/// The test database (in a fresh schema named `schema`), when HAProxy is here too; `None`
+/// (skipped) outside CI without them.
+fn haproxy_and_postgres(schema: &str) -> Option<String> {
     let haproxy = Command::new("haproxy").arg("-v").output().is_ok_and(|o| o.status.success());
     let url = std::env::var("TOOLBELT_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty());
     if haproxy && let Some(url) = url {
         // A schema of the test's own, made fresh: the audit chain holds only this test's records.
         let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        client.batch_execute("DROP SCHEMA IF EXISTS team_cli CASCADE; CREATE SCHEMA team_cli").unwrap();
-        return Some(format!("{url}?options=-csearch_path%3Dteam_cli"));
+        client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")).unwrap();
+        return Some(format!("{url}?options=-csearch_path%3D{schema}"));
     }
     let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
     assert!(!ci, "HAProxy and TOOLBELT_TEST_POSTGRES_URL are needed: .ci/run installs one and starts the other");
@@ -33,7 +34,7 @@ fn haproxy_and_postgres() -> Option<String> {
 #[test]
 fn three_replicas_behind_haproxy_share_a_task_list_and_survive_a_killed_replica() {
     let Some(peers) = peers::Peers::find() else { return };
-    let Some(url) = haproxy_and_postgres() else { return };
+    let Some(url) = haproxy_and_postgres("team_cli") else { return };
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(peers.python());
     cmd.arg(peers::script("team_client.py")).arg(peers::toolbelt()).arg(&url).arg(dir.path());
@@ -101,4 +102,50 @@ fn three_replicas_behind_haproxy_share_a_task_list_and_survive_a_killed_replica(
     let by_replica = verdict["replicas"].as_object().unwrap();
     assert_eq!(by_replica.len(), 3, "{verdict}");
     assert!(by_replica.values().all(|n| n.as_u64().unwrap() >= 2), "{verdict}");
+}
+
+#[test]
+fn without_affinity_a_session_s_requests_are_passed_on_to_the_replica_that_holds_it() {
+    let Some(peers) = peers::Peers::find() else { return };
+    let Some(url) = haproxy_and_postgres("team_forward") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(peers::script("team_forward_client.py")).arg(peers::toolbelt()).arg(&url).arg(dir.path());
+    let seen = peers::run(cmd, dir.path(), "");
+
+    // Round robin sends the session's requests to every replica; all reach the one that holds
+    // it, so its shell always answers from there.
+    let answers = seen["shell_answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 9, "{seen}");
+    assert!(answers.iter().all(|a| a["is_error"] == false), "{seen}");
+    let owners: BTreeSet<&str> = answers.iter().map(|a| a["text"].as_str().unwrap()).collect();
+    assert_eq!(owners.len(), 1, "one replica holds the session: {seen}");
+    // A background task is read back, and its read position kept, across the replicas.
+    let background = &seen["background"];
+    let outputs = background["outputs"].as_array().unwrap();
+    assert!(outputs.iter().all(|o| o["is_error"] == false), "{background}");
+    assert!(outputs[0]["text"].as_str().unwrap().contains("done-in-background"), "{background}");
+    assert!(
+        outputs[1..].iter().all(|o| o["text"].as_str().unwrap().contains("No new output since the last read")),
+        "{background}"
+    );
+
+    // Asked of another replica, a session's request is passed on, once.
+    let session = seen["session"].as_str().unwrap();
+    assert!(session.starts_with("replica-0."), "{session}");
+    assert_eq!(seen["passed_on"][0], 200, "{seen}");
+    assert!(seen["passed_on"][1].as_str().unwrap().contains("\"result\""), "{seen}");
+    assert_eq!(seen["passed_on_twice"][0], 404, "{seen}");
+
+    // Its owner killed, the session is gone, in words.
+    assert_eq!(seen["after_kill"][0], 404, "{seen}");
+    let message = seen["after_kill"][1].as_str().unwrap();
+    assert!(
+        message
+            .contains(&format!("the session {session} was opened on replica replica-0, and this is replica replica-1")),
+        "{message}"
+    );
+    // A replica that stopped is not asked.
+    assert_eq!(seen["after_stop"][0], 404, "{seen}");
+    assert!(seen["after_stop"][1].as_str().unwrap().contains("was opened on replica replica-2"), "{seen}");
 }

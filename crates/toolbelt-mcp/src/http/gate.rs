@@ -38,6 +38,8 @@ pub(super) struct Gate {
     sessions: Arc<Sessions>,
     /// The server's drain, if it drains: no new session once it began.
     drain: Option<Arc<Drain>>,
+    /// Whether requests of another replica's session are passed on to it.
+    forwards: bool,
 }
 
 impl Gate {
@@ -46,8 +48,9 @@ impl Gate {
         origins: Origins,
         sessions: Arc<Sessions>,
         drain: Option<Arc<Drain>>,
+        forwards: bool,
     ) -> Self {
-        Self { token_digest: token.map(toolbelt_core::sha256_hex), origins, sessions, drain }
+        Self { token_digest: token.map(toolbelt_core::sha256_hex), origins, sessions, drain, forwards }
     }
 
     /// Whether `request` goes on to rmcp.
@@ -62,6 +65,13 @@ impl Gate {
             && !self.sessions.is_open(id)
         {
             let gone = self.sessions.not_here(id);
+            // Another replica's: passed on to it, once.
+            if let SessionError::Elsewhere { owner, .. } = &gone
+                && self.forwards
+                && !request.headers().contains_key(super::forward::FORWARDED_HEADER)
+            {
+                return Admission::Forward { owner: owner.clone(), gone };
+            }
             return Admission::Refused(jsonrpc_refusal(StatusCode::NOT_FOUND, &gone));
         }
         if request.method() != Method::POST {
@@ -127,6 +137,13 @@ pub(super) enum Admission {
     Inline(InlineInFlight),
     /// Answered with this refusal.
     Refused(Response),
+    /// Passed on to the replica `owner`, which holds its session; `gone` when it cannot be.
+    Forward {
+        /// The replica the session's id names.
+        owner: String,
+        /// The refusal, should the owner be out of reach.
+        gone: SessionError,
+    },
 }
 
 /// The session a request names, if it names one.
@@ -156,7 +173,7 @@ fn digest_matches(expected: &str, given: &str) -> bool {
 
 /// An HTTP error whose body is a JSON-RPC error without an id, as the Streamable HTTP
 /// transport allows for a message the server does not accept.
-fn jsonrpc_refusal(status: StatusCode, error: &SessionError) -> Response {
+pub(super) fn jsonrpc_refusal(status: StatusCode, error: &SessionError) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": error.to_string()}});
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }

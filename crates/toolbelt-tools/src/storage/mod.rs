@@ -1,7 +1,8 @@
 //! Storage several machines share: a PostgreSQL database named by `storage.url`, for what a
-//! team's replicas must all see: the task lists and the audit log's chain ([`AuditChain`]). The embedded default stays the SQLite
-//! files of [`crate::sqlite`]; a store that is given a [`SharedStorage`] keeps its data here
-//! instead, with the same behaviour.
+//! team's replicas must all see: the task lists, the audit log's chain ([`AuditChain`]) and
+//! where each replica can be reached ([`ReplicaTable`]). The embedded default stays the
+//! SQLite files of [`crate::sqlite`]; a store that is given a [`SharedStorage`] keeps its data
+//! here instead, with the same behaviour.
 //!
 //! * **The driver.** `postgres` (the blocking face of `tokio-postgres`, by the same authors)
 //!   with an `r2d2` pool. The stores run their statements on blocking threads (as they do
@@ -16,8 +17,10 @@
 //!   refused with what to do.
 
 mod audit;
+mod replicas;
 
 pub use audit::{AUDIT_TABLE, AuditChain, ChainHead, ChainLine};
+pub use replicas::ReplicaTable;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};

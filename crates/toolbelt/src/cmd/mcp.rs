@@ -11,6 +11,7 @@ use toolbelt_mcp::approve::SessionApprovers;
 use toolbelt_mcp::http::{self, HttpOptions};
 use toolbelt_mcp::{McpServer, ServerOptions, serve_stdio};
 
+use super::serve_replicas::{SharedReplicas, advertised, announce};
 use crate::Usage;
 use crate::cli::{Global, McpArgs};
 use crate::cmd::Setup;
@@ -132,12 +133,34 @@ async fn serve(
                 None => None,
             };
             let shared = setup.asm.shared_storage().map_err(|e| Usage(e.to_string()))?;
-            let ops = super::serve_ops::ServeOps::new(Arc::clone(&runtime), setup.asm.loc.project_state_dir(), shared);
+            let ops = super::serve_ops::ServeOps::new(
+                Arc::clone(&runtime),
+                setup.asm.loc.project_state_dir(),
+                shared.clone(),
+            );
             let drain = options.drain.clone();
             let new_server = move || McpServer::new(Arc::clone(&runtime), Arc::clone(&options));
             let mut options = http_options(args, setup, token);
             options.drain = drain;
             options.ops = Some(Arc::new(ops));
+            // On a team: other replicas find this one, and it finds theirs.
+            let _announcing = match (&shared, &options.replica) {
+                (Some(shared), Some(replica)) => {
+                    options.replicas = Some(Arc::new(SharedReplicas(Arc::clone(shared))));
+                    let advertised = advertised(setup.settings.mcp_http.advertise_url.as_deref(), bind);
+                    match advertised {
+                        Some(url) => Some(announce(Arc::clone(shared), replica.clone(), url)?),
+                        None => {
+                            tracing::warn!(
+                                "this replica serves {bind}, which other replicas cannot reach it at: set \
+                                 mcp.advertise_url (http://POD_IP:PORT) so they can pass it requests of its sessions"
+                            );
+                            None
+                        }
+                    }
+                }
+                _ => None,
+            };
             if let Some(jobs) = jobs
                 && !setup.settings.incoming_triggers.is_empty()
             {

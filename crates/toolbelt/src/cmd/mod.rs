@@ -16,6 +16,7 @@ pub mod permissions;
 pub mod plugin;
 pub mod sandbox;
 pub mod serve_ops;
+pub mod serve_replicas;
 pub mod skills;
 pub mod tasks;
 pub mod tools;

@@ -172,18 +172,22 @@ fn keep_user_audit(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
     });
 }
 
-/// Drops `storage.*` from a project's files, saying so: where the team's shared data lives
-/// (and with which password) is the user's to say; a repository naming a database would
-/// read and write its task lists there.
+/// Drops `storage.*` and `mcp.advertise_url` from a project's files, saying so: where the
+/// team's shared data lives (and with which password) and where other replicas send this
+/// one's sessions (with their clients' tokens) are the user's to say; a repository naming a
+/// database would read and write its task lists there.
 fn keep_user_storage(entries: &mut Vec<Entry>, notices: &mut Vec<String>) {
     entries.retain(|e| {
-        let project_storage = trust::is_project_layer(e.origin.layer) && Key::STORAGE_URL.shares_section(&e.key);
+        let team = Key::STORAGE_URL.shares_section(&e.key) || e.key == Key::MCP_ADVERTISE_URL;
+        let project_storage = trust::is_project_layer(e.origin.layer) && team;
         if project_storage {
-            notices.push(format!(
-                "{} in {} is ignored: shared storage is set up by the user (user or managed settings, \
-                 TOOLBELT_STORAGE__* variables), never by a project",
-                e.key, e.origin
-            ));
+            let what = if e.key == Key::MCP_ADVERTISE_URL {
+                "where other replicas reach this one is set up by the user (user or managed settings, \
+                 TOOLBELT_MCP__ADVERTISE_URL)"
+            } else {
+                "shared storage is set up by the user (user or managed settings, TOOLBELT_STORAGE__* variables)"
+            };
+            notices.push(format!("{} in {} is ignored: {what}, never by a project", e.key, e.origin));
         }
         !project_storage
     });

@@ -118,6 +118,8 @@ pub struct McpHttpSettings {
     pub allowed_origins: Vec<String>,
     /// `Host` names answered besides the server's address.
     pub allowed_hosts: Vec<String>,
+    /// Where the other replicas reach this one (`mcp.advertise_url`).
+    pub advertise_url: Option<String>,
     /// How long running calls may go on after SIGTERM before they are cut.
     pub drain_timeout: Duration,
 }
@@ -128,6 +130,7 @@ impl Default for McpHttpSettings {
             limits: Default::default(),
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
+            advertise_url: None,
             drain_timeout: Duration::from_secs(DRAIN_TIMEOUT_SECS),
         }
     }
@@ -255,6 +258,7 @@ impl Settings {
             limits,
             allowed_origins: r.texts(Key::MCP_ALLOWED_ORIGINS),
             allowed_hosts: r.texts(Key::MCP_ALLOWED_HOSTS),
+            advertise_url: r.text(Key::MCP_ADVERTISE_URL).filter(|u| !u.trim().is_empty()),
             drain_timeout: secs(&r, Key::MCP_DRAIN_TIMEOUT).unwrap_or(Duration::from_secs(DRAIN_TIMEOUT_SECS)),
         };
         let mode = r.text(Key::MCP_TOOL_SEARCH).as_deref().and_then(ToolSearch::parse).unwrap_or_default();

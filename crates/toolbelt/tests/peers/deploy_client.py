@@ -148,16 +148,24 @@ async def main(toolbelt, repo, postgres_url, workdir):
                            check=False)
     seen["config_check"] = {"code": check.returncode, "said": check.stdout + check.stderr}
     secret = docs["Secret"]["stringData"]
+    port = free_port()
+    fields = {"metadata.name": POD, "status.podIP": "127.0.0.1"}
     for e in container["env"]:
         source = e.get("valueFrom", {})
         if "fieldRef" in source:
-            env[e["name"]] = POD
+            env[e["name"]] = fields[source["fieldRef"]["fieldPath"]]
         elif "secretKeyRef" in source:
             env[e["name"]] = secret[source["secretKeyRef"]["key"]]
+        else:
+            # $(VAR) of an earlier variable, as the kubelet expands it; this pod's port is not 8080.
+            value = e["value"]
+            for name, known in env.items():
+                value = value.replace(f"$({name})", known)
+            env[e["name"]] = value.replace(":8080", f":{port}")
+    seen["advertised"] = env.get("TOOLBELT_MCP__ADVERTISE_URL")
     # This machine's database stands in for the cluster's.
     env["TOOLBELT_STORAGE__URL"] = urllib.parse.urlunsplit((db.scheme, netloc, db.path, db.query, ""))
     env[settings["storage"]["password_env"]] = db.password or ""
-    port = free_port()
     args = [a.replace("0.0.0.0:8080", f"127.0.0.1:{port}") for a in container["args"]]
     log = open(os.path.join(workdir, "server.log"), "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen([toolbelt, *args], cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=log)

@@ -54,19 +54,21 @@ backend replicas
     option redispatch
     option httpchk GET /readyz
     default-server inter 300ms fall 2 rise 2
-    # An MCP session stays on the replica that opened it: the id it answered `initialize`
+{affinity}{servers}
+"""
+
+AFFINITY = """    # An MCP session stays on the replica that opened it: the id it answered `initialize`
     # with is learnt from the response and matched on every request after.
     stick-table type string len 128 size 100k expire 30m
     stick on req.hdr(mcp-session-id)
     stick store-response res.hdr(mcp-session-id)
-{servers}
 """
 
 
 class Team:
     """Replicas, the proxy in front of them, and where each keeps its files."""
 
-    def __init__(self, toolbelt, postgres_url, replicas=3, mcp_args=(), workdir=None):
+    def __init__(self, toolbelt, postgres_url, replicas=3, mcp_args=(), workdir=None, affinity=True):
         self.toolbelt = toolbelt
         self.dir = workdir or tempfile.mkdtemp(prefix="toolbelt-team-")
         self.project = os.path.join(self.dir, "app")
@@ -112,7 +114,7 @@ class Team:
         servers = "\n".join(f"    server {r['name']} 127.0.0.1:{r['port']} check" for r in self.replicas)
         cfg = os.path.join(self.dir, "haproxy.cfg")
         with open(cfg, "w") as f:
-            f.write(HAPROXY_CFG.format(port=self.port, servers=servers))
+            f.write(HAPROXY_CFG.format(port=self.port, servers=servers, affinity=AFFINITY if affinity else ""))
         self.haproxy_log = open(os.path.join(self.dir, "haproxy.log"), "w")  # noqa: SIM115 - closed in stop()
         self.haproxy = subprocess.Popen(["haproxy", "-db", "-f", cfg], stdout=self.haproxy_log,
                                         stderr=subprocess.STDOUT)

@@ -63,11 +63,11 @@ async def open_raw(url):
     return {k.lower(): v for k, v in headers.items()}.get("mcp-session-id")
 
 
-async def send_raw(url, session):
+async def send_raw(url, session, headers=None):
     """A ping in `session`: the status and the JSON-RPC error's message, if any."""
     status, _, body = await anyio.to_thread.run_sync(
         post, url, {"jsonrpc": "2.0", "id": 2, "method": "ping"},
-        {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18"})
+        {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18", **(headers or {})})
     try:
         return status, json.loads(body).get("error", {}).get("message", "")
     except ValueError:
@@ -157,5 +157,6 @@ async def main(toolbelt, postgres_url, workdir):
 
 
 seen = {}
-anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3])
-print(json.dumps(seen))
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3])
+    print(json.dumps(seen))

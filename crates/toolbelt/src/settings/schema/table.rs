@@ -229,6 +229,11 @@ keys! {
             "[]",
             "Host names `toolbelt mcp --http` answers under besides its address (the name clients and a load balancer use, e.g. toolbelt.example.com; host:port pins a port)",
         ),
+        MCP_ADVERTISE_URL = "mcp.advertise_url" => key(
+            Kind::Text,
+            "\"\"",
+            "where the other replicas of a team reach this `toolbelt mcp --http` (http://POD_IP:8080), to pass it requests of its sessions; empty: its address unless it serves 0.0.0.0 (user settings only)",
+        ),
         MCP_TOOL_SEARCH = "mcp.tool_search" => key(
             Kind::Choice(&crate::settings::tool_search::ToolSearch::NAMES),
             "\"auto\"",

@@ -208,3 +208,35 @@ fn an_unreachable_database_is_named_in_calls_and_in_readyz() {
     // The kind of trouble only: the probe needs no token, so it names no server.
     assert_eq!(body, "not ready: shared storage (storage.url) cannot be reached\n");
 }
+
+#[test]
+fn tls_to_the_database_is_verified_against_the_ca_file() {
+    let Some((url, password)) = database() else { return };
+    let Some(ca) = std::env::var("TOOLBELT_TEST_POSTGRES_CA").ok().filter(|c| !c.is_empty()) else {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+        assert!(!ci, "TOOLBELT_TEST_POSTGRES_CA is not set: .ci/run sets it beside the URL");
+        return;
+    };
+    let (_dir, root, homes) = replicas(&url, 1);
+    let url_tls = format!("{url}?sslmode=require");
+    let with = |ca: Option<&str>| {
+        let mut cmd = toolbelt(&homes[0], &root, &password);
+        cmd.env("TOOLBELT_STORAGE__URL", &url_tls).env("TOOLBELT_STORAGE__PASSWORD_ENV", PASSWORD_VAR);
+        if let Some(ca) = ca {
+            cmd.env("TOOLBELT_STORAGE__CA_FILE", ca);
+        }
+        let out = cmd.args(["call", "--json", "TaskList", "{}"]).output().unwrap();
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
+    };
+    let trusted = with(Some(&ca));
+    assert_eq!(trusted["is_error"], false, "{trusted}");
+    // The server's certificate is signed by a CA nobody here trusts without the file.
+    let untrusted = with(None);
+    assert_eq!(untrusted["is_error"], true, "{untrusted}");
+    let text = untrusted["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("cannot reach the PostgreSQL server toolbelt@127.0.0.1:") && text.contains("certificate"),
+        "{text}"
+    );
+    assert!(!text.contains(&password), "{text}");
+}

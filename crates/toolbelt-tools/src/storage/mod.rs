@@ -23,16 +23,21 @@ pub use audit::{AUDIT_TABLE, AuditChain, ChainHead, ChainLine};
 pub use replicas::ReplicaTable;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use postgres::NoTls;
+use postgres::config::SslMode;
 use postgres::error::SqlState;
 use r2d2_postgres::PostgresConnectionManager;
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// How connections are made: TLS (rustls) with `sslmode=require`, plain otherwise.
+type Tls = MakeRustlsConnect;
 
 /// A pooled connection.
-pub type PooledClient = r2d2::PooledConnection<PostgresConnectionManager<NoTls>>;
+pub type PooledClient = r2d2::PooledConnection<PostgresConnectionManager<Tls>>;
 
 /// How long a call waits for a connection (the server's answer, or a free one in the pool).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,6 +52,9 @@ pub enum StorageError {
     /// `storage.url` is not a PostgreSQL URL this can use.
     #[error("storage.url is not a PostgreSQL URL toolbelt can use ({0}); write postgres://USER@HOST:PORT/DATABASE")]
     Url(String),
+    /// TLS could not be set up (`storage.ca_file` unreadable or holding no certificate).
+    #[error("cannot set up TLS to the PostgreSQL server: {0}")]
+    Tls(String),
     /// The server could not be reached, or refused the login.
     #[error(
         "cannot reach the PostgreSQL server {server} ({detail}); check storage.url, the password in the variable \
@@ -100,9 +108,13 @@ pub enum StorageError {
 /// A PostgreSQL database and a pool of connections to it.
 pub struct SharedStorage {
     /// `None` only while it is dropped (see the `Drop` impl).
-    pool: Option<r2d2::Pool<PostgresConnectionManager<NoTls>>>,
+    pool: Option<r2d2::Pool<PostgresConnectionManager<Tls>>>,
     /// How to connect, for [`SharedStorage::check`]'s own connection.
     config: postgres::Config,
+    tls: Tls,
+    /// Why the pool's last attempt to connect failed, with the causes (a TLS handshake's
+    /// reason), which the pool's own error leaves out.
+    last_error: Arc<Mutex<Option<String>>>,
     server: String,
     migrated: Mutex<HashSet<&'static str>>,
     /// Failures seen (unreachable, refused statements), for `/metrics`.
@@ -120,24 +132,55 @@ impl SharedStorage {
     /// logging in with `password` when given (it wins over one in the URL), with at most
     /// `max_connections` connections. Nothing is connected yet.
     pub fn new(url: &str, password: Option<&str>, max_connections: u32) -> Result<Self, StorageError> {
+        Self::connect_with(url, password, max_connections, None)
+    }
+
+    /// [`SharedStorage::new`], trusting the CA certificates (PEM) in `ca_file` besides the
+    /// system's when the URL says `sslmode=require`.
+    ///
+    /// With `sslmode=require` every connection is TLS, and the server's certificate must chain
+    /// to a trusted root and name the host (rustls verifies both; there is no unverified
+    /// mode). Without it, connections are plain: libpq's default `prefer` would try TLS
+    /// without checking anything, which protects nothing a listener cannot strip.
+    pub fn connect_with(
+        url: &str,
+        password: Option<&str>,
+        max_connections: u32,
+        ca_file: Option<&std::path::Path>,
+    ) -> Result<Self, StorageError> {
         let mut config: postgres::Config =
             url.parse().map_err(|e: postgres::Error| StorageError::Url(e.to_string()))?;
+        if config.get_ssl_mode() != SslMode::Require {
+            config.ssl_mode(SslMode::Disable);
+        }
+        let tls = tls(ca_file)?;
         if let Some(password) = password {
             config.password(password);
         }
         config.connect_timeout(CONNECT_TIMEOUT);
-        config.application_name("toolbelt");
+        if config.get_application_name().is_none() {
+            config.application_name("toolbelt");
+        }
         // A server that vanished is noticed in a minute, not in TCP's two hours.
         config.keepalives(true).keepalives_idle(Duration::from_secs(30));
         let server = describe(&config);
-        let manager = PostgresConnectionManager::new(config.clone(), NoTls);
+        let manager = PostgresConnectionManager::new(config.clone(), tls.clone());
+        let last_error = Arc::new(Mutex::new(None));
         let pool = r2d2::Pool::builder()
             .max_size(max_connections.max(1))
             .min_idle(Some(0))
             .connection_timeout(CONNECT_TIMEOUT)
-            .error_handler(Box::new(r2d2::NopErrorHandler))
+            .error_handler(Box::new(LastError(Arc::clone(&last_error))))
             .build_unchecked(manager);
-        Ok(Self { pool: Some(pool), config, server, migrated: Mutex::new(HashSet::new()), errors: AtomicU64::new(0) })
+        Ok(Self {
+            pool: Some(pool),
+            config,
+            tls,
+            last_error,
+            server,
+            migrated: Mutex::new(HashSet::new()),
+            errors: AtomicU64::new(0),
+        })
     }
 
     /// The server, as messages name it: `user@host:port/database`.
@@ -164,8 +207,8 @@ impl SharedStorage {
         let mut config = self.config.clone();
         config.connect_timeout(Duration::from_secs(2));
         let detail =
-            |e: postgres::Error| StorageError::Unreachable { server: self.server.clone(), detail: e.to_string() };
-        let mut client = config.connect(NoTls).map_err(detail)?;
+            |e: postgres::Error| StorageError::Unreachable { server: self.server.clone(), detail: with_causes(&e) };
+        let mut client = config.connect(self.tls.clone()).map_err(detail)?;
         client.simple_query("SELECT 1").map(drop).map_err(detail)
     }
 
@@ -193,7 +236,10 @@ impl SharedStorage {
 
     fn connection(&self) -> Result<PooledClient, StorageError> {
         let pool = self.pool.as_ref().ok_or_else(|| self.unreachable("the storage is closing"))?;
-        pool.get().map_err(|e| self.unreachable(&e.to_string()))
+        pool.get().map_err(|e| {
+            let last = self.last_error.lock().unwrap_or_else(PoisonError::into_inner).take();
+            self.unreachable(&last.unwrap_or_else(|| e.to_string()))
+        })
     }
 
     fn unreachable(&self, detail: &str) -> StorageError {
@@ -283,6 +329,60 @@ impl SharedStorage {
         row.map(|row| row.try_get(0).map_err(|e| self.damaged(format!("toolbelt_schema is not toolbelt's ({e})"))))
             .transpose()
     }
+}
+
+/// Keeps the pool's last connection error, causes included.
+#[derive(Debug)]
+struct LastError(Arc<Mutex<Option<String>>>);
+
+impl r2d2::HandleError<postgres::Error> for LastError {
+    fn handle_error(&self, error: postgres::Error) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(with_causes(&error));
+    }
+}
+
+/// An error and what caused it (`error performing TLS handshake: invalid peer certificate:
+/// UnknownIssuer`), each cause once.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+/// The TLS connector: the system's roots and those of `ca_file`, verified by rustls.
+fn tls(ca_file: Option<&std::path::Path>) -> Result<Tls, StorageError> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
+    let mut extra: Vec<CertificateDer<'static>> = Vec::new();
+    if let Some(path) = ca_file {
+        let shown = path.display();
+        let certs = CertificateDer::pem_file_iter(path)
+            .map_err(|e| StorageError::Tls(format!("cannot read storage.ca_file {shown}: {e}")))?;
+        for cert in certs {
+            extra.push(cert.map_err(|e| StorageError::Tls(format!("storage.ca_file {shown}: {e}")))?);
+        }
+        if extra.is_empty() {
+            return Err(StorageError::Tls(format!("storage.ca_file {shown} holds no PEM certificate")));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(extra, Arc::clone(&provider))
+        .map_err(|e| StorageError::Tls(e.to_string()))?;
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| StorageError::Tls(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
 }
 
 /// `user@host:port/database`, from what the configuration names.

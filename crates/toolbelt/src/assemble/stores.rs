@@ -44,8 +44,13 @@ impl Assembly {
             })?),
             None => None,
         };
-        let shared = SharedStorage::new(&storage.url, password.as_deref(), storage.max_connections)
-            .map_err(|e| AssembleError::Storage(e.to_string()))?;
+        let shared = SharedStorage::connect_with(
+            &storage.url,
+            password.as_deref(),
+            storage.max_connections,
+            storage.ca_file.as_deref(),
+        )
+        .map_err(|e| AssembleError::Storage(e.to_string()))?;
         Ok(Some(Arc::clone(self.shared.get_or_init(|| Arc::new(shared)))))
     }
 

@@ -107,6 +107,8 @@ pub struct StorageSettings {
     pub password_env: Option<String>,
     /// `storage.max_connections`.
     pub max_connections: u32,
+    /// `storage.ca_file`: CA certificates trusted besides the system's.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// The settings of `toolbelt mcp --http`.
@@ -281,10 +283,12 @@ impl Settings {
             jitter: r.bool(Key::CRON_JITTER).unwrap_or(true),
         };
         let incoming_triggers = super::remote::incoming_triggers(loaded.entries.as_slice(), &mut r.problems);
+        let ca_file = r.file_path(Key::STORAGE_CA_FILE);
         let storage = r.text(Key::STORAGE_URL).filter(|u| !u.trim().is_empty()).map(|url| StorageSettings {
             url,
             password_env: r.text(Key::STORAGE_PASSWORD_ENV).filter(|v| !v.is_empty()),
             max_connections: r.usize(Key::STORAGE_MAX_CONNECTIONS).and_then(|n| u32::try_from(n).ok()).unwrap_or(8),
+            ca_file,
         });
         let tool_filter = super::ToolFilter::from_entries(&r.items(Key::TOOLS_ENABLED), &r.items(Key::TOOLS_DISABLED));
         let (custom_tools, tool_problems) = super::custom_tools::resolve(loaded.entries.as_slice());
@@ -392,6 +396,14 @@ impl<'a> Resolver<'a> {
             }
         }
         rules
+    }
+
+    /// A file the winning entry of `key` names (`~/` the home, else relative to where it was
+    /// set); `None` when empty.
+    fn file_path(&self, key: Key) -> Option<PathBuf> {
+        let entry = winner(self.entries, key)?;
+        let raw = entry.value.as_str().filter(|s| !s.trim().is_empty())?;
+        Some(expand_home(raw, &self.loc.home).unwrap_or_else(|| self.loc.base_of(entry.origin.layer).join(raw)))
     }
 
     fn dirs(&mut self, key: Key) -> Vec<PathBuf> {

@@ -177,6 +177,11 @@ keys! {
             "8",
             "connections each toolbelt process keeps to storage.url at most (user settings only)",
         ),
+        STORAGE_CA_FILE = "storage.ca_file" => key(
+            Kind::Text,
+            "\"\"",
+            "CA certificates (PEM) trusted besides the system's for storage.url with sslmode=require, e.g. a cloud provider's bundle (user settings only)",
+        ),
         AUDIT_ENABLED = "audit.enabled" => key(Kind::Bool, "false", "write one hash-chained JSON line per call"),
         AUDIT_PATH = "audit.path" => key(
             Kind::Text,

@@ -27,6 +27,17 @@ pub enum ClientKind {
     Mcp,
 }
 
+impl ClientKind {
+    /// The kind as the audit log writes it (`embedded`, `cli`, `mcp`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientKind::Embedded => "embedded",
+            ClientKind::Cli => "cli",
+            ClientKind::Mcp => "mcp",
+        }
+    }
+}
+
 /// How an MCP client is connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

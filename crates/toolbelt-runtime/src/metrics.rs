@@ -222,6 +222,21 @@ fn outcome_index(outcome: Outcome) -> usize {
     OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(OUTCOMES.len() - 1)
 }
 
+/// The kind of what made a decision, as metrics and telemetry label it (`rule`, `mode`,
+/// `protected_path`, `hook`, …).
+pub fn source_kind(source: &VerdictSource) -> &'static str {
+    SOURCES[source_index(source)]
+}
+
+/// A decision, as metrics and telemetry label it (`allow`, `ask`, `deny`).
+pub fn decision_name(verdict: &Verdict) -> &'static str {
+    match verdict.decision {
+        Decision::Allow => DECISIONS[0],
+        Decision::Ask => DECISIONS[1],
+        Decision::Deny => DECISIONS[2],
+    }
+}
+
 fn source_index(source: &VerdictSource) -> usize {
     match source {
         VerdictSource::Rule(_) | VerdictSource::LinkAndTarget { .. } => 0,

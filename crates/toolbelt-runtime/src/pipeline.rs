@@ -31,4 +31,6 @@ pub(crate) struct Pipeline {
     pub(crate) hidden: Option<Arc<dyn HiddenPaths>>,
     /// What the calls did, counted.
     pub(crate) metrics: Arc<CallMetrics>,
+    /// Who else is told of each finished call (telemetry), if anyone.
+    pub(crate) observer: Option<Arc<dyn crate::observe::CallObserver>>,
 }

@@ -70,6 +70,12 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Tells `observer` of every finished call (telemetry).
+    pub fn observer(mut self, observer: Arc<dyn crate::observe::CallObserver>) -> Self {
+        self.runtime.pipeline.observer = Some(observer);
+        self
+    }
+
     /// Sets the configuration.
     pub fn config(mut self, config: RuntimeConfig) -> Self {
         self.runtime.pipeline.config = config;
@@ -106,6 +112,7 @@ impl Runtime {
                     audit: None,
                     hidden: None,
                     metrics: Arc::default(),
+                    observer: None,
                 },
             },
         }

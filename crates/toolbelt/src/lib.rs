@@ -49,6 +49,7 @@ pub mod project_sandbox;
 pub mod replica;
 pub mod sessions;
 pub mod settings;
+pub mod telemetry;
 pub mod upstream_names;
 
 pub use assemble::AssembleError;

@@ -54,6 +54,14 @@ fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     // Descriptors this process inherited never reach the commands it runs.
     toolbelt_tools::shell::seal_inherited();
+    // OpenTelemetry, when the OTEL_* variables ask for it: set up before the async runtime
+    // (its exporters' blocking client must not be made inside one), flushed after it.
+    let front_end = match &cli.command {
+        Command::Mcp(_) => "mcp",
+        Command::Agent(_) => "agent",
+        _ => "cli",
+    };
+    let telemetry = toolbelt::telemetry::Telemetry::from_env(front_end);
 
     // An MCP server on stdio answers one client, and `call` makes one call: one event-loop
     // thread (plus the blocking pool for file work, and the threads a search starts itself)
@@ -97,6 +105,9 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     // The empty cgroups kept for the next commands go with this process.
     toolbelt_tools::shell::release_idle();
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
     match outcome {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,

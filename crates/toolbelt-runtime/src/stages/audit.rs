@@ -62,7 +62,7 @@ pub(super) fn record(log: &AuditLog, session: &Session, result: &ToolResult, cal
     });
 }
 
-fn approval_name(approval: &Approval) -> &'static str {
+pub(super) fn approval_name(approval: &Approval) -> &'static str {
     match approval {
         Approval::AllowOnce => "allow_once",
         Approval::AllowSession => "allow_session",

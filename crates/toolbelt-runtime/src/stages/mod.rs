@@ -104,6 +104,30 @@ pub(crate) async fn run(scope: Scope<'_>, plan: Plan) -> ToolResult {
     result
 }
 
+/// Tells the pipeline's observer, if any, that the call ended.
+fn observe(
+    pipeline: &crate::pipeline::Pipeline,
+    session: &crate::session::Session,
+    result: &ToolResult,
+    tool: &str,
+    trail: &Trail,
+) {
+    let Some(observer) = &pipeline.observer else { return };
+    let client = session.client();
+    observer.call_finished(&crate::observe::CallReport {
+        tool,
+        known_tool: result.tool.is_some(),
+        call_id: &result.id,
+        session: session.id(),
+        client: &client,
+        outcome: result.outcome,
+        is_error: result.is_error,
+        duration: result.duration,
+        decision: trail.verdict.as_ref(),
+        approval: trail.approval.as_ref().map(audit::approval_name),
+    });
+}
+
 /// Emits the finished event for a call that ended early, records it, and returns its result.
 fn finish_early(scope: Scope<'_>, early: Early) -> ToolResult {
     let Early { result, name, raw, writes, verdict } = early;
@@ -111,12 +135,13 @@ fn finish_early(scope: Scope<'_>, early: Early) -> ToolResult {
     if let Some(verdict) = &verdict {
         scope.pipeline.metrics.decided(verdict);
     }
+    let trail = Trail { verdict: verdict.map(|v| *v), ..Trail::default() };
+    let tool = result.tool.as_deref().unwrap_or(&name);
     if let Some(log) = &scope.pipeline.audit {
-        let trail = Trail { verdict: verdict.map(|v| *v), ..Trail::default() };
-        let tool = result.tool.as_deref().unwrap_or(&name);
         let call = audit::Recorded { tool, input: raw.unwrap_or(Value::Null), writes, trail: &trail };
         audit::record(log, scope.session, &result, call);
     }
+    observe(scope.pipeline, scope.session, &result, tool, &trail);
     *result
 }
 
@@ -199,5 +224,6 @@ async fn run_stages(mut cx: CallCx<'_>, mut input: Prepared) -> ToolResult {
         let call = audit::Recorded { tool: &cx.entry.spec().name, input, writes, trail: &trail };
         audit::record(log, cx.session, &result, call);
     }
+    observe(pipeline, cx.session, &result, &cx.entry.spec().name, &trail);
     result
 }

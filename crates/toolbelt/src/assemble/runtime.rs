@@ -102,6 +102,9 @@ impl Assembly {
         if self.settings.audit_enabled {
             builder = builder.audit(self.audit_log()?);
         }
+        if let Some(observer) = crate::telemetry::observer() {
+            builder = builder.observer(observer);
+        }
         let runtime = Arc::new(builder.build());
         jobs.attach(&runtime);
         if let Some(host) = host {

@@ -21,8 +21,8 @@ pub fn toolbelt_with_home(root: &Path, home: &Path) -> Command {
 /// Sets `cmd` (toolbelt, or a program that starts it: an MCP client, an example) to run with
 /// its home, settings, state, data and cache directories beneath `home`, as in CI (nobody at a
 /// terminal to ask), with nothing of the machine's leaking in: no `TOOLBELT_*` variable (log
-/// filter, managed settings, `TOOLBELT_SECTION__KEY` settings), no model provider, proxy or
-/// search key. The one place the binary tests say what "hermetic" means.
+/// filter, managed settings, `TOOLBELT_SECTION__KEY` settings) or `OTEL_*`, no model provider,
+/// proxy or search key. The one place the binary tests say what "hermetic" means.
 pub fn isolate<'c>(cmd: &'c mut Command, home: &Path) -> &'c mut Command {
     cmd.env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
@@ -31,7 +31,8 @@ pub fn isolate<'c>(cmd: &'c mut Command, home: &Path) -> &'c mut Command {
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("CI", "true");
     for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("TOOLBELT_") {
+        // Nor the machine's OpenTelemetry export: a test that wants one sets OTEL_* itself.
+        if name.to_string_lossy().starts_with("TOOLBELT_") || name.to_string_lossy().starts_with("OTEL_") {
             cmd.env_remove(name);
         }
     }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 /// A running server and an initialized session with it; killed when dropped.
 pub struct StdioMcp {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
     next: u64,
 }
@@ -34,13 +34,17 @@ impl StdioMcp {
                 }
             }
         });
-        let mut mcp = StdioMcp { child, stdin, lines, next: 1 };
+        let mut mcp = StdioMcp { child, stdin: Some(stdin), lines, next: 1 };
         mcp.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
         );
-        writeln!(mcp.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+        writeln!(mcp.input(), "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
         mcp
+    }
+
+    fn input(&mut self) -> &mut ChildStdin {
+        self.stdin.as_mut().expect("the session is open")
     }
 
     /// Sends a request and waits (at most 30 s) for its answer.
@@ -53,8 +57,8 @@ impl StdioMcp {
     pub fn request_seeing(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
         let id = self.next;
         self.next += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
-        self.stdin.flush().unwrap();
+        writeln!(self.input(), "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
+        self.input().flush().unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         let mut seen = Vec::new();
         loop {
@@ -65,6 +69,20 @@ impl StdioMcp {
             }
             seen.push(message);
         }
+    }
+
+    /// Ends the session as a client that goes away does (its stdin closed) and waits (at
+    /// most 20 s) for the server to exit; whether it exited 0.
+    pub fn finish(mut self) -> bool {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
     }
 
     /// The server's process id.

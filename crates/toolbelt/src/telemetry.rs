@@ -39,6 +39,9 @@ use toolbelt_runtime::{CallObserver, CallReport};
 /// The observer the process's runtimes report to, once telemetry is set up.
 static OBSERVER: OnceLock<Arc<dyn CallObserver>> = OnceLock::new();
 
+/// The meter gauges are registered with, when metrics are exported.
+static METER: OnceLock<Meter> = OnceLock::new();
+
 /// The label of calls to a tool that does not exist (as `/metrics` has it).
 const UNKNOWN: &str = "(unknown)";
 
@@ -109,13 +112,14 @@ impl Telemetry {
         if tracer.is_none() && meter.is_none() {
             return None;
         }
-        let observer = OtelObserver::new(
-            tracer.as_ref().map(|t| t.tracer("toolbelt")),
-            meter.as_ref().map(|m| {
-                use opentelemetry::metrics::MeterProvider as _;
-                m.meter("toolbelt")
-            }),
-        );
+        let toolbelt_meter = meter.as_ref().map(|m| {
+            use opentelemetry::metrics::MeterProvider as _;
+            m.meter("toolbelt")
+        });
+        if let Some(m) = &toolbelt_meter {
+            let _ = METER.set(m.clone());
+        }
+        let observer = OtelObserver::new(tracer.as_ref().map(|t| t.tracer("toolbelt")), toolbelt_meter);
         let _ = OBSERVER.set(Arc::new(observer));
         Some(Telemetry { tracer, meter })
     }
@@ -135,6 +139,26 @@ impl Telemetry {
             tracing::warn!("OpenTelemetry: the last metrics could not be sent: {e}");
         }
     }
+}
+
+/// Exports a gauge read when metrics are sent (`value` gives its points: labels and value),
+/// when metrics are exported; nothing otherwise. For what a server holds (running calls and
+/// commands, storage errors).
+pub fn gauge(
+    name: &'static str,
+    description: &'static str,
+    value: impl Fn() -> Vec<(Vec<KeyValue>, u64)> + Send + Sync + 'static,
+) {
+    let Some(meter) = METER.get() else { return };
+    let _gauge = meter
+        .u64_observable_gauge(name)
+        .with_description(description)
+        .with_callback(move |observer| {
+            for (labels, v) in value() {
+                observer.observe(v, &labels);
+            }
+        })
+        .build();
 }
 
 /// The observer runtimes built in this process report to, when telemetry is on.

@@ -254,3 +254,30 @@ fn nothing_is_exported_unless_asked() {
     assert!(out.status.success());
     assert!(receiver.received().is_empty(), "{:?}", receiver.received());
 }
+
+#[test]
+fn a_server_exports_what_it_holds_as_gauges() {
+    let Some(peers) = peers::Peers::find() else { return };
+    let (dir, root) = workspace();
+    let receiver = Receiver::start(&peers, dir.path());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = hermetic::toolbelt(&root);
+    exporting(&mut server, &receiver);
+    let mut child = server
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "200")
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()), nix::sys::signal::SIGTERM)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    for gauge in ["toolbelt.calls.running", "toolbelt.processes.running", "toolbelt.storage.errors"] {
+        assert_eq!(receiver.metric(gauge, &[]), 0.0, "{gauge}");
+        let named =
+            receiver.received().iter().any(|(_, body)| body.to_string().contains(&format!("\"name\":\"{gauge}\"")));
+        assert!(named, "{gauge} exported");
+    }
+}

@@ -138,6 +138,7 @@ async fn serve(
                 setup.asm.loc.project_state_dir(),
                 shared.clone(),
             );
+            export_gauges(&runtime, shared.clone());
             let drain = options.drain.clone();
             let new_server = move || McpServer::new(Arc::clone(&runtime), Arc::clone(&options));
             let mut options = http_options(args, setup, token);
@@ -174,6 +175,28 @@ async fn serve(
         }
     }
     Ok(())
+}
+
+/// The server's gauges over OpenTelemetry, when metrics are exported (as `/metrics` has them).
+fn export_gauges(
+    runtime: &Arc<toolbelt_runtime::Runtime>,
+    shared: Option<Arc<toolbelt_tools::storage::SharedStorage>>,
+) {
+    use opentelemetry::KeyValue;
+    use toolbelt::telemetry::gauge;
+    let running = Arc::clone(runtime);
+    gauge("toolbelt.calls.running", "Calls running", move || vec![(vec![], running.metrics().running() as u64)]);
+    gauge("toolbelt.processes.running", "Commands running, each a process tree", || {
+        vec![(vec![], toolbelt_tools::shell::live_count() as u64)]
+    });
+    let audit = Arc::clone(runtime);
+    gauge("toolbelt.storage.errors", "Records that could not be written, by store", move || {
+        let mut points = vec![(vec![KeyValue::new("store", "audit")], audit.audit_log().map_or(0, |l| l.failures()))];
+        if let Some(shared) = &shared {
+            points.push((vec![KeyValue::new("store", "postgres")], shared.errors()));
+        }
+        points
+    });
 }
 
 /// The HTTP endpoint's options: the settings, then the flags.

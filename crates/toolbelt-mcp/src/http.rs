@@ -11,6 +11,8 @@ pub mod forward;
 mod gate;
 pub mod ops;
 pub mod replay;
+mod session_ids;
+mod session_limits;
 pub mod sessions;
 pub mod triggers;
 
@@ -34,6 +36,8 @@ pub struct HttpClient {
     /// The id of the bearer token it presented ([`toolbelt_runtime::token_id`]), when one is
     /// required.
     pub token_id: Option<String>,
+    /// For a request another replica passed on: the client's address as it said it.
+    pub forwarded_for: Option<String>,
 }
 
 /// How the HTTP endpoint is served.
@@ -127,9 +131,15 @@ pub async fn serve_on(
     });
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(
         move |mut request: Request, next: Next| {
+            let headers = request.headers();
+            let forwarded_for = headers
+                .contains_key(forward::FORWARDED_HEADER)
+                .then(|| headers.get(forward::FORWARDED_FOR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string))
+                .flatten();
             let client = HttpClient {
                 peer: request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0),
                 token_id: token_id.clone(),
+                forwarded_for,
             };
             request.extensions_mut().insert(client);
             let admitted = gate.admit(&request);

@@ -65,6 +65,10 @@ pub struct ClientInfo {
     /// Over HTTP: the peer's address and port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<String>,
+    /// Over HTTP, for a request another replica passed on (then `peer` is that replica): the
+    /// client's address as that replica said it (not checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forwarded_for: Option<String>,
     /// Over HTTP with a bearer token: which token (see [`token_id`]), never the token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_id: Option<String>,

@@ -38,8 +38,9 @@ fn verify(chain: &AuditChain) -> Result<Summary, Broken> {
     }
 }
 
-fn body(replica: usize, n: usize) -> Vec<u8> {
-    format!(r#"{{"replica":"r{replica}","time":"2026-11-30T00:00:00.000Z","call_id":"{n}"}}"#).into_bytes()
+fn body(replica: usize, n: usize) -> (String, Vec<u8>) {
+    let body = format!(r#"{{"replica":"r{replica}","time":"2026-11-30T00:00:00.000Z","call_id":"{n}"}}"#);
+    (format!("r{replica}:{n}"), body.into_bytes())
 }
 
 #[test]
@@ -54,7 +55,7 @@ fn replicas_appending_at_once_make_one_chain_without_gaps_or_forks() {
                 let chain = chain(&url);
                 let mut written = 0;
                 for b in 0..BATCHES {
-                    let bodies: Vec<Vec<u8>> = (0..=b % 4).map(|i| body(r, b * 10 + i)).collect();
+                    let bodies: Vec<(String, Vec<u8>)> = (0..=b % 4).map(|i| body(r, b * 10 + i)).collect();
                     chain.append(&bodies, chain_line).unwrap();
                     written += bodies.len();
                 }
@@ -99,16 +100,18 @@ fn an_edited_removed_or_reordered_row_is_named() {
     assert!(verify(&log).is_ok());
 
     // A record removed from the middle, then the last one.
-    let third: String = db.query_one("SELECT line FROM audit_log WHERE seq = 3", &[]).unwrap().get(0);
+    let row = db.query_one("SELECT line, rid FROM audit_log WHERE seq = 3", &[]).unwrap();
+    let (third, third_id): (String, String) = (row.get(0), row.get(1));
     db.execute("DELETE FROM audit_log WHERE seq = 3", &[]).unwrap();
     assert!(matches!(verify(&log), Err(Broken::Missing { first: 3, last: 3, .. })), "{:?}", verify(&log));
-    db.execute("INSERT INTO audit_log (seq, line) VALUES (3, $1)", &[&third]).unwrap();
-    let last: String = db.query_one("SELECT line FROM audit_log WHERE seq = 5", &[]).unwrap().get(0);
+    db.execute("INSERT INTO audit_log (seq, line, rid) VALUES (3, $1, $2)", &[&third, &third_id]).unwrap();
+    let row = db.query_one("SELECT line, rid FROM audit_log WHERE seq = 5", &[]).unwrap();
+    let (last, last_id): (String, String) = (row.get(0), row.get(1));
     db.execute("DELETE FROM audit_log WHERE seq = 5", &[]).unwrap();
     assert_eq!(verify(&log).unwrap_err().to_string(), "the last record is missing: the head anchor says seq 5");
 
     // Two rows swapped (their seq columns), so they are read out of order.
-    db.execute("INSERT INTO audit_log (seq, line) VALUES (5, $1)", &[&last]).unwrap();
+    db.execute("INSERT INTO audit_log (seq, line, rid) VALUES (5, $1, $2)", &[&last, &last_id]).unwrap();
     db.batch_execute("UPDATE audit_log SET seq = -1 WHERE seq = 2; UPDATE audit_log SET seq = 2 WHERE seq = 4; UPDATE audit_log SET seq = 4 WHERE seq = -1")
         .unwrap();
     assert!(matches!(verify(&log), Err(Broken::OutOfOrder { .. } | Broken::Missing { .. })), "{:?}", verify(&log));
@@ -116,6 +119,12 @@ fn an_edited_removed_or_reordered_row_is_named() {
     // Appends go on after the anchor whatever rows say: the chain is the anchor's.
     db.batch_execute("UPDATE audit_log SET seq = -1 WHERE seq = 2; UPDATE audit_log SET seq = 2 WHERE seq = 4; UPDATE audit_log SET seq = 4 WHERE seq = -1")
         .unwrap();
-    assert_eq!(log.append(&[body(0, 9)], chain_line).unwrap(), 6);
+    assert_eq!(log.append(&[body(0, 9)], chain_line).unwrap(), 1);
     assert_eq!(verify(&log).unwrap().last_seq, 6);
+
+    // A batch sent again (its commit's answer lost) is not written twice: what landed is
+    // skipped, what did not is appended.
+    assert_eq!(log.append(&[body(0, 9), body(0, 10)], chain_line).unwrap(), 1);
+    let summary = verify(&log).unwrap();
+    assert_eq!((summary.records, summary.last_seq), (7, 7));
 }

@@ -43,7 +43,9 @@ fn sslmode_require_encrypts_and_verifies_the_server() {
     let shared = Arc::new(SharedStorage::connect_with(&url_tls, None, 2, Some(&ca)).unwrap());
     shared.check().unwrap();
     let chain = AuditChain::new(Arc::clone(&shared));
-    chain.append(&[br#"{"event":"over tls"}"#.to_vec()], toolbelt_runtime::audit::chain_line).unwrap();
+    chain
+        .append(&[("tls:1".into(), br#"{"event":"over tls"}"#.to_vec())], toolbelt_runtime::audit::chain_line)
+        .unwrap();
     assert!(encrypted(&url, "toolbelt-tls-test") >= 1, "the pool's connection is encrypted");
     drop(chain);
     drop(shared);
@@ -75,7 +77,7 @@ fn without_sslmode_require_connections_are_plain() {
     let shared =
         Arc::new(SharedStorage::new(&format!("{chain_url}&application_name=toolbelt-plain-test"), None, 1).unwrap());
     AuditChain::new(Arc::clone(&shared))
-        .append(&[br#"{"event":"plain"}"#.to_vec()], toolbelt_runtime::audit::chain_line)
+        .append(&[("plain:1".into(), br#"{"event":"plain"}"#.to_vec())], toolbelt_runtime::audit::chain_line)
         .unwrap();
     assert_eq!(encrypted(&url, "toolbelt-plain-test"), 0);
 }

@@ -196,6 +196,8 @@ impl Assembly {
             // The shared database's password, and its URL (which may hold one).
             .chain(settings.storage.iter().filter_map(|s| s.password_env.clone()))
             .chain(settings.storage.iter().map(|_| "TOOLBELT_STORAGE__URL".to_string()))
+            // An OpenTelemetry collector's key travels in these.
+            .chain(crate::telemetry::SECRET_VARS.iter().map(|v| (*v).to_string()))
             .collect();
         let home = home.map(Path::to_path_buf);
         let reread = Reread { flags, env, claude, home };

@@ -29,9 +29,17 @@ fn clean(raw: &str) -> String {
         .trim()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
-        .take(MAX_LEN)
         .collect();
-    if name.is_empty() { "toolbelt".to_string() } else { name }
+    if name.is_empty() {
+        return "toolbelt".to_string();
+    }
+    if name.len() <= MAX_LEN {
+        return name;
+    }
+    // A long pod name's unique part is at its end: keep a digest of the whole, so two long
+    // names that start alike stay two names.
+    let digest = toolbelt_core::sha256_hex(name.as_bytes());
+    format!("{}-{}", &name[..MAX_LEN - 9], &digest[..8])
 }
 
 #[cfg(test)]
@@ -42,5 +50,9 @@ mod tests {
         assert_eq!(super::clean("a b/c\"d"), "a-b-c-d");
         assert_eq!(super::clean(""), "toolbelt");
         assert_eq!(super::clean(&"x".repeat(100)).len(), 63);
+        let long = "toolbelt-deployment-with-a-very-long-name-for-the-team-platform";
+        let (a, b) =
+            (super::clean(&format!("{long}-7d9f8c6b5-x2k4q")), super::clean(&format!("{long}-7d9f8c6b5-zz9pq")));
+        assert!(a.len() <= 63 && b.len() <= 63 && a != b, "{a} {b}");
     }
 }

@@ -45,6 +45,7 @@ pub mod plugins;
 mod remote;
 mod resolve;
 pub mod schema;
+mod serving;
 mod store;
 mod toml_file;
 mod tool_filter;

@@ -42,8 +42,23 @@ static OBSERVER: OnceLock<Arc<dyn CallObserver>> = OnceLock::new();
 /// The meter gauges are registered with, when metrics are exported.
 static METER: OnceLock<Meter> = OnceLock::new();
 
+/// The exporters, for [`flush`] before a process ends on its own.
+static PROVIDERS: OnceLock<(Option<SdkTracerProvider>, Option<SdkMeterProvider>)> = OnceLock::new();
+
 /// The label of calls to a tool that does not exist (as `/metrics` has it).
 const UNKNOWN: &str = "(unknown)";
+
+/// The longest tool name exported as asked for (an unknown one is the model's text).
+const MAX_NAME: usize = 64;
+
+/// The variables that carry a collector's key (`authorization=Bearer%20…`): kept from every
+/// command, hook and server toolbelt starts, whether telemetry is on or not.
+pub const SECRET_VARS: [&str; 4] = [
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+];
 
 /// The exporters this process runs; [`Telemetry::shutdown`] flushes them.
 pub struct Telemetry {
@@ -121,6 +136,7 @@ impl Telemetry {
         }
         let observer = OtelObserver::new(tracer.as_ref().map(|t| t.tracer("toolbelt")), toolbelt_meter);
         let _ = OBSERVER.set(Arc::new(observer));
+        let _ = PROVIDERS.set((tracer.clone(), meter.clone()));
         Some(Telemetry { tracer, meter })
     }
 
@@ -138,6 +154,18 @@ impl Telemetry {
         {
             tracing::warn!("OpenTelemetry: the last metrics could not be sent: {e}");
         }
+    }
+}
+
+/// Sends what waits (spans, and the metrics as they stand) before the process ends without
+/// returning through `main` (on a signal); blocking: call it off the async runtime's threads.
+pub fn flush() {
+    let Some((tracer, meter)) = PROVIDERS.get() else { return };
+    if let Some(tracer) = tracer {
+        let _ = tracer.force_flush();
+    }
+    if let Some(meter) = meter {
+        let _ = meter.force_flush();
     }
 }
 
@@ -216,13 +244,15 @@ impl OtelObserver {
 
 impl CallObserver for OtelObserver {
     fn call_finished(&self, report: &CallReport<'_>) {
+        // A name no tool has is the model's text: neither a span name nor exported as it came.
         let label = if report.known_tool { report.tool.to_string() } else { UNKNOWN.to_string() };
+        let asked: String = toolbelt_runtime::audit::redact_text(report.tool).chars().take(MAX_NAME).collect();
         let decision = report.decision.map(|v| (decision_name(v), source_kind(&v.source)));
         if let Some(tracer) = &self.tracer {
             let now = SystemTime::now();
             let mut attributes = vec![
                 KeyValue::new("gen_ai.operation.name", "execute_tool"),
-                KeyValue::new("gen_ai.tool.name", report.tool.to_string()),
+                KeyValue::new("gen_ai.tool.name", asked),
                 KeyValue::new("gen_ai.tool.call.id", report.call_id.to_string()),
                 KeyValue::new("toolbelt.outcome", report.outcome.as_str()),
                 KeyValue::new("toolbelt.is_error", report.is_error),
@@ -245,7 +275,7 @@ impl CallObserver for OtelObserver {
                 }
             }
             let mut span = tracer
-                .span_builder(format!("execute_tool {}", report.tool))
+                .span_builder(format!("execute_tool {label}"))
                 .with_kind(SpanKind::Internal)
                 .with_start_time(now.checked_sub(report.duration).unwrap_or(now))
                 .with_attributes(attributes)

@@ -80,10 +80,13 @@ fn the_manifests_validate_fit_together_and_run_as_a_pod_runs_them() {
     // It recorded its calls in the shared audit chain, under its pod's name, and said where it
     // was while it served (and that it left when it stopped).
     let audit = client
-        .query_one("SELECT count(*) FROM audit_log WHERE line::json->>'replica' = 'toolbelt-7d9f8c6b5-x2k4q'", &[])
+        .query_one(
+            "SELECT count(*) FROM deploy_cli.audit_log WHERE line::json->>'replica' = 'toolbelt-7d9f8c6b5-x2k4q'",
+            &[],
+        )
         .unwrap()
         .get::<_, i64>(0);
     assert!(audit >= 3, "a call, the drain and the stop: {audit}");
-    let left: i64 = client.query_one("SELECT count(*) FROM replicas", &[]).unwrap().get(0);
+    let left: i64 = client.query_one("SELECT count(*) FROM deploy_cli.replicas", &[]).unwrap().get(0);
     assert_eq!(left, 0, "the stopped replica left the table");
 }

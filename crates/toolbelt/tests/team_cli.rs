@@ -148,4 +148,19 @@ fn without_affinity_a_session_s_requests_are_passed_on_to_the_replica_that_holds
     // A replica that stopped is not asked.
     assert_eq!(seen["after_stop"][0], 404, "{seen}");
     assert!(seen["after_stop"][1].as_str().unwrap().contains("was opened on replica replica-2"), "{seen}");
+
+    // In the database: the stopped replica left the table, the killed one could not; the calls
+    // passed on are recorded in the owner's audit records with the client's own address.
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let names: Vec<String> =
+        db.query("SELECT name FROM team_forward.replicas", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert!(names.contains(&"replica-0".to_string()) && !names.contains(&"replica-2".to_string()), "{names:?}");
+    let forwarded: i64 = db
+        .query_one(
+            "SELECT count(*) FROM team_forward.audit_log WHERE line::json->'client'->>'forwarded_for' LIKE '127.0.0.1:%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(forwarded >= 1, "calls passed on name their client: {forwarded}");
 }

@@ -24,6 +24,10 @@ use super::sessions::SessionError;
 /// The header a forwarded request carries: the replica that forwarded it.
 pub const FORWARDED_HEADER: &str = "toolbelt-forwarded-by";
 
+/// The header that says, on a forwarded request, the client's address (for the owner's audit
+/// log, where the connection's own peer is the forwarding replica).
+pub const FORWARDED_FOR_HEADER: &str = "toolbelt-forwarded-for";
+
 /// The largest request body passed on (rmcp's own limit).
 const MAX_BODY: usize = 4 * 1024 * 1024;
 
@@ -90,6 +94,12 @@ impl Forwarder {
         let mut headers = passed_on(&parts.headers);
         if let Ok(value) = here.parse() {
             headers.insert(FORWARDED_HEADER, value);
+        }
+        // The client's own address, never one the client wrote itself.
+        headers.remove(FORWARDED_FOR_HEADER);
+        let peer = parts.extensions.get::<super::HttpClient>().and_then(|c| c.peer);
+        if let Some(value) = peer.and_then(|p| p.to_string().parse().ok()) {
+            headers.insert(FORWARDED_FOR_HEADER, value);
         }
         let sent = self.client.request(parts.method, &target).headers(headers).body(body).send().await;
         let answer = match sent {

@@ -45,43 +45,8 @@ use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use tokio_util::sync::CancellationToken;
 
 use super::replay::{Replay, ReplayError};
-
-/// How many sessions may be open, how long one may idle, how many requests it may have in
-/// flight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionLimits {
-    /// Sessions open at once; a new one past this is refused until one ends.
-    pub max_sessions: usize,
-    /// A session with no request in flight and no message from its client for this long is
-    /// closed.
-    pub idle_timeout: Duration,
-    /// Requests of one session in flight at once; one more is refused until one finishes.
-    pub max_in_flight: usize,
-    /// A request's SSE stream still open this long is closed while its call goes on; the
-    /// client comes back for the rest with `Last-Event-ID` (MCP's "polling", SEP-1699).
-    /// `None`: a stream stays open until its answer.
-    pub poll_after: Option<Duration>,
-}
-
-impl SessionLimits {
-    /// The default number of sessions.
-    pub const DEFAULT_MAX_SESSIONS: usize = 64;
-    /// The default idle timeout: 30 minutes.
-    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-    /// The default number of requests in flight per session.
-    pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
-}
-
-impl Default for SessionLimits {
-    fn default() -> Self {
-        Self {
-            max_sessions: Self::DEFAULT_MAX_SESSIONS,
-            idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
-            max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
-            poll_after: None,
-        }
-    }
-}
+use super::session_ids::SessionIds;
+pub use super::session_limits::SessionLimits;
 
 /// Why the endpoint refused to open a session or to take a request.
 #[derive(Debug, thiserror::Error)]
@@ -148,8 +113,8 @@ pub enum SessionError {
 #[derive(Debug)]
 pub struct Sessions {
     local: LocalSessionManager,
-    /// `replica.` when ids name this replica: the id a client sees is the prefix and rmcp's.
-    prefix: Option<String>,
+    /// The ids clients see: rmcp's, or on a team `replica.<rmcp's>`.
+    ids: SessionIds,
     replay: Arc<Replay>,
     limits: SessionLimits,
     table: Arc<Mutex<Table>>,
@@ -195,36 +160,12 @@ impl Sessions {
         let mut local = LocalSessionManager::default().with_event_store(Arc::clone(&replay) as Arc<dyn EventStore>);
         // Idleness is judged here (rmcp's timer would end a session during a long call).
         local.session_config.keep_alive = None;
-        let prefix = replica.map(|r| format!("{r}."));
-        Self { local, prefix, replay, limits, table: Arc::default() }
-    }
-
-    /// The id a client sees for rmcp's `inner`.
-    fn outer(&self, inner: SessionId) -> SessionId {
-        match &self.prefix {
-            Some(prefix) => SessionId::from(format!("{prefix}{inner}")),
-            None => inner,
-        }
-    }
-
-    /// rmcp's id for the id `outer` a client sent, or why there is none here.
-    fn inner(&self, outer: &SessionId) -> Result<SessionId, SessionError> {
-        let Some(prefix) = &self.prefix else { return Ok(outer.clone()) };
-        match outer.strip_prefix(prefix.as_str()) {
-            Some(inner) => Ok(SessionId::from(inner.to_string())),
-            None => Err(self.not_here(outer)),
-        }
+        Self { local, ids: SessionIds::new(replica), replay, limits, table: Arc::default() }
     }
 
     /// Why a session `id` names is not here: it ended, or another replica holds it.
     pub fn not_here(&self, id: &str) -> SessionError {
-        let here = self.prefix.as_deref().map(|p| p.trim_end_matches('.'));
-        match (here, id.rsplit_once('.')) {
-            (Some(here), Some((owner, _))) if owner != here => {
-                SessionError::Elsewhere { id: id.to_string(), owner: owner.to_string(), here: here.to_string() }
-            }
-            _ => SessionError::NotHere(id.to_string()),
-        }
+        self.ids.not_here(id)
     }
 
     /// The limits.
@@ -425,7 +366,7 @@ impl SessionManager for Sessions {
             Opening(&self.table)
         };
         let (inner, transport) = self.local.create_session().await?;
-        let id = self.outer(inner);
+        let id = self.ids.outer(inner);
         lock(&self.table).open.insert(id.clone(), Activity::now());
         drop(opening);
         Ok((id, transport))
@@ -437,16 +378,16 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
         let _in_flight = self.start_request(id)?;
-        Ok(self.local.initialize_session(&self.inner(id)?, message).await?)
+        Ok(self.local.initialize_session(&self.ids.inner(id)?, message).await?)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        let Ok(inner) = self.inner(id) else { return Ok(false) };
+        let Ok(inner) = self.ids.inner(id) else { return Ok(false) };
         Ok(lock(&self.table).open.contains_key(id) && self.local.has_session(&inner).await?)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        let inner = self.inner(id)?;
+        let inner = self.ids.inner(id)?;
         lock(&self.table).open.remove(id);
         self.replay.forget(&inner);
         Ok(self.local.close_session(&inner).await?)
@@ -458,7 +399,7 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let in_flight = self.start_request(id)?;
-        let session = self.inner(id)?;
+        let session = self.ids.inner(id)?;
         // Boxed as a 'static stream: rmcp's stream type names the id it was asked with, a
         // local here.
         let inner: SseStream = Box::pin(self.local.create_stream(&session, message).await?);
@@ -468,7 +409,7 @@ impl SessionManager for Sessions {
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
         self.touch(id)?;
-        Ok(self.local.accept_message(&self.inner(id)?, message).await?)
+        Ok(self.local.accept_message(&self.ids.inner(id)?, message).await?)
     }
 
     async fn create_standalone_stream(
@@ -476,7 +417,7 @@ impl SessionManager for Sessions {
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id)?;
-        let session = self.inner(id)?;
+        let session = self.ids.inner(id)?;
         let stream: SseStream = Box::pin(self.local.create_standalone_stream(&session).await?);
         Ok(stream)
     }
@@ -489,7 +430,7 @@ impl SessionManager for Sessions {
         self.touch(id)?;
         // The store, asked for this session's streams: rmcp's resume through an event store
         // does not look at the session.
-        Ok(self.replay.replay(&self.inner(id)?, &last_event_id)?.into_stream())
+        Ok(self.replay.replay(&self.ids.inner(id)?, &last_event_id)?.into_stream())
     }
 }
 
@@ -523,21 +464,6 @@ pub fn words(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_name_their_replica() {
-        let named = Sessions::named(SessionLimits::default(), Some("toolbelt-1.pods"));
-        let outer = named.outer(SessionId::from("5d1c".to_string()));
-        assert_eq!(&*outer, "toolbelt-1.pods.5d1c");
-        assert_eq!(&*named.inner(&outer).unwrap(), "5d1c");
-        let theirs = SessionId::from("toolbelt-2.pods.77ab".to_string());
-        let e = named.inner(&theirs).unwrap_err().to_string();
-        assert!(e.starts_with("the session toolbelt-2.pods.77ab was opened on replica toolbelt-2.pods, and this is replica toolbelt-1.pods"), "{e}");
-        assert!(matches!(named.not_here("toolbelt-1.pods.0000"), SessionError::NotHere(_)), "ours, ended");
-        let plain = Sessions::new(SessionLimits::default());
-        assert_eq!(&*plain.outer(SessionId::from("5d1c".to_string())), "5d1c");
-        assert!(matches!(plain.not_here("x.y"), SessionError::NotHere(_)));
-    }
 
     #[test]
     fn durations_in_words() {

@@ -63,9 +63,11 @@ impl McpServer {
         // Over HTTP a session's requests may come from a new address (a reconnection).
         if let Some(http) = http_client(&context.extensions) {
             let client = session.client();
-            if client.peer != http.peer.map(|p| p.to_string()) {
+            let peer = http.peer.map(|p| p.to_string());
+            if client.peer != peer || client.forwarded_for != http.forwarded_for {
                 let mut moved = (*client).clone();
-                moved.peer = http.peer.map(|p| p.to_string());
+                moved.peer = peer;
+                moved.forwarded_for.clone_from(&http.forwarded_for);
                 session.set_client(moved);
             }
         }

@@ -6,6 +6,8 @@
 //! row `FOR UPDATE`, chains its records after it, inserts them and moves the anchor, in one
 //! transaction: appends from any number of replicas go one after the other, and a replica
 //! that dies mid-append leaves nothing behind (no gap, no fork; `seq` is the primary key).
+//! Each record carries an id of its writer's (`rid`, unique): a batch sent again after a
+//! commit whose outcome was lost (the connection dropped as it committed) skips what landed.
 
 use std::sync::Arc;
 
@@ -18,7 +20,8 @@ const VERSION: i32 = 1;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS audit_log (
     seq  BIGINT PRIMARY KEY,
-    line TEXT NOT NULL
+    line TEXT NOT NULL,
+    rid  TEXT NOT NULL UNIQUE
 );
 CREATE TABLE IF NOT EXISTS audit_head (
     id     SMALLINT PRIMARY KEY CHECK (id = 1),
@@ -69,10 +72,11 @@ impl AuditChain {
         self.shared.server()
     }
 
-    /// Appends the records whose bodies are `bodies`, in order, after whatever any replica
-    /// appended last; `line` forms each line. Returns the last `seq` written. Blocking: run
-    /// it on a thread of its own.
-    pub fn append(&self, bodies: &[Vec<u8>], line: ChainLine) -> Result<u64, StorageError> {
+    /// Appends the records `(id, body)`, in order, after whatever any replica appended last;
+    /// `line` forms each line. A record whose id is already in the chain (sent before, its
+    /// commit's answer lost) is not appended again. Returns how many were appended. Blocking:
+    /// run it on a thread of its own.
+    pub fn append(&self, records: &[(String, Vec<u8>)], line: ChainLine) -> Result<usize, StorageError> {
         let shared = &*self.shared;
         let err = |e: postgres::Error| shared.error(&e);
         let mut client = shared.client(COMPONENT, VERSION, SCHEMA)?;
@@ -84,20 +88,32 @@ impl AuditChain {
         let row =
             tx.query_one("SELECT seq, sha256, first FROM audit_head WHERE id = 1 FOR UPDATE", &[]).map_err(err)?;
         let head = head_of(shared, &row)?;
+        let ids: Vec<&str> = records.iter().map(|(id, _)| id.as_str()).collect();
+        let landed: std::collections::HashSet<String> = tx
+            .query("SELECT rid FROM audit_log WHERE rid = ANY($1)", &[&ids])
+            .map_err(err)?
+            .iter()
+            .filter_map(|row| row.try_get(0).ok())
+            .collect();
         let (mut seq, mut sha) = (head.seq, head.sha256);
-        let mut seqs: Vec<i64> = Vec::with_capacity(bodies.len());
-        let mut lines: Vec<String> = Vec::with_capacity(bodies.len());
-        for body in bodies {
+        let mut seqs: Vec<i64> = Vec::with_capacity(records.len());
+        let mut lines: Vec<String> = Vec::with_capacity(records.len());
+        let mut rids: Vec<&str> = Vec::with_capacity(records.len());
+        for (id, body) in records.iter().filter(|(id, _)| !landed.contains(id)) {
             let text = String::from_utf8(line(seq, &sha, body))
                 .map_err(|_| shared.damaged("an audit record is not UTF-8".to_string()))?;
             sha = toolbelt_core::sha256_hex(text.as_bytes());
             seq += 1;
             seqs.push(i64::try_from(seq).unwrap_or(i64::MAX));
             lines.push(text);
+            rids.push(id);
+        }
+        if lines.is_empty() {
+            return Ok(0);
         }
         tx.execute(
-            "INSERT INTO audit_log (seq, line) SELECT * FROM unnest($1::BIGINT[], $2::TEXT[])",
-            &[&seqs, &lines],
+            "INSERT INTO audit_log (seq, line, rid) SELECT * FROM unnest($1::BIGINT[], $2::TEXT[], $3::TEXT[])",
+            &[&seqs, &lines, &rids],
         )
         .map_err(err)?;
         let first = if head.first == 0 { head.seq + 1 } else { head.first };
@@ -105,7 +121,7 @@ impl AuditChain {
         tx.execute("UPDATE audit_head SET seq = $1, sha256 = $2, first = $3 WHERE id = 1", &[&last, &sha, &first])
             .map_err(err)?;
         tx.commit().map_err(err)?;
-        Ok(seq)
+        Ok(lines.len())
     }
 
     /// Reads the chain in one snapshot: the anchor, handed to `head`, then every line oldest

@@ -33,9 +33,21 @@ impl<'s> ReplicaTable<'s> {
         Self { shared }
     }
 
-    /// Says that replica `name` is alive at `url` now. Blocking.
-    pub fn announce(&self, name: &str, url: &str) -> Result<(), StorageError> {
+    /// Says that replica `name` is alive at `url` now. Returns the other URL a fresh row of
+    /// the same name had, when another process announces itself under this name (two
+    /// replicas sharing a name see each other's sessions as ended ones). Blocking.
+    pub fn announce(&self, name: &str, url: &str, fresh: Duration) -> Result<Option<String>, StorageError> {
         let mut client = self.shared.client(COMPONENT, VERSION, SCHEMA)?;
+        let fresh_ms = i64::try_from(fresh.as_millis()).unwrap_or(i64::MAX);
+        let other: Option<String> = client
+            .query_opt(
+                &format!("SELECT url FROM replicas WHERE name = $1 AND url <> $2 AND seen_ms > {NOW_MS} - $3"),
+                &[&name, &url, &fresh_ms],
+            )
+            .map_err(|e| self.shared.error(&e))?
+            .map(|row| row.try_get(0))
+            .transpose()
+            .map_err(|e| self.shared.error(&e))?;
         client
             .execute(
                 &format!(
@@ -44,14 +56,18 @@ impl<'s> ReplicaTable<'s> {
                 ),
                 &[&name, &url],
             )
-            .map(drop)
-            .map_err(|e| self.shared.error(&e))
+            .map_err(|e| self.shared.error(&e))?;
+        Ok(other)
     }
 
-    /// Says that replica `name` has stopped. Blocking.
-    pub fn leave(&self, name: &str) -> Result<(), StorageError> {
+    /// Says that replica `name`, announced at `url`, has stopped (another process's row of
+    /// the same name stays). Blocking.
+    pub fn leave(&self, name: &str, url: &str) -> Result<(), StorageError> {
         let mut client = self.shared.client(COMPONENT, VERSION, SCHEMA)?;
-        client.execute("DELETE FROM replicas WHERE name = $1", &[&name]).map(drop).map_err(|e| self.shared.error(&e))
+        client
+            .execute("DELETE FROM replicas WHERE name = $1 AND url = $2", &[&name, &url])
+            .map(drop)
+            .map_err(|e| self.shared.error(&e))
     }
 
     /// Where replica `name` is, if it was seen within `fresh`. Blocking.

@@ -5,11 +5,15 @@
 //! log's own writes what waits in one transaction at a time (many records per transaction
 //! under load). While the database cannot be reached, records wait in memory (up to
 //! [`MAX_WAITING`]; beyond that the oldest are dropped and counted) and the thread tries
-//! again every second. A front end that stops closes the log, which writes what waits (for a
-//! few seconds at most) before the process ends.
+//! again every second. Each record has an id of this process's, so a batch sent again after a
+//! commit whose answer was lost is not written twice.
+//!
+//! A front end that stops closes the log: the thread tries at once (and again every quarter
+//! second) until what waits is written or [`CLOSE_WAIT`] has passed; what is still waiting
+//! then is said on stderr and counted as not written.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -20,43 +24,60 @@ use toolbelt_tools::storage::AuditChain;
 /// How many records may wait for the database.
 pub const MAX_WAITING: usize = 50_000;
 
+/// How long closing waits for what waits to be written.
+pub const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
 /// How many records one transaction writes at most.
 const BATCH: usize = 500;
-
-/// How long closing waits for what waits to be written.
-const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 /// How long the thread waits before trying an unreachable database again.
 const RETRY: Duration = Duration::from_secs(1);
 
+/// How often it tries while the log is being closed.
+const CLOSING_RETRY: Duration = Duration::from_millis(250);
+
 enum Msg {
     Record(Vec<u8>),
-    /// Answer once nothing waits (or writing failed).
-    Flush(Sender<()>),
+    /// Answer once nothing waits, or at the deadline.
+    Flush(Sender<()>, Instant),
 }
 
 /// A [`ChainStore`] over the shared database's [`AuditChain`].
 pub struct SharedAuditLog {
     queue: Mutex<Option<Sender<Msg>>>,
     failures: Arc<AtomicU64>,
+    /// Records queued and not yet written.
+    waiting: Arc<AtomicUsize>,
+    /// Answers when the thread has ended.
+    ended: Mutex<Option<Receiver<()>>>,
 }
 
 impl SharedAuditLog {
     /// Starts the writing thread; records name `replica`.
     pub fn start(chain: AuditChain, replica: &str) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel();
+        let (ended_tx, ended) = mpsc::channel();
         let failures = Arc::new(AtomicU64::new(0));
+        let waiting = Arc::new(AtomicUsize::new(0));
+        // Record ids: this process (replica, pid, start) and a counter.
+        let instance = format!("{replica}:{}:{}", std::process::id(), unique_now());
         let writer = Writer {
             chain,
             rx,
             failures: Arc::clone(&failures),
-            waiting: VecDeque::new(),
+            waiting: Arc::clone(&waiting),
+            queue: VecDeque::new(),
             flushes: Vec::new(),
             down: false,
+            instance,
+            next_id: 0,
         };
         let prefix = format!("{{\"replica\":{},", serde_json::Value::String(replica.to_string()));
-        std::thread::Builder::new().name("audit-writer".into()).spawn(move || writer.run(&prefix))?;
-        Ok(Self { queue: Mutex::new(Some(tx)), failures })
+        std::thread::Builder::new().name("audit-writer".into()).spawn(move || {
+            writer.run(&prefix);
+            let _ = ended_tx.send(());
+        })?;
+        Ok(Self { queue: Mutex::new(Some(tx)), failures, waiting, ended: Mutex::new(Some(ended)) })
     }
 
     fn send(&self, msg: Msg) -> bool {
@@ -67,15 +88,29 @@ impl SharedAuditLog {
 
 impl ChainStore for SharedAuditLog {
     fn append(&self, body: Vec<u8>) {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
         if !self.send(Msg::Record(body)) {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
             self.failures.fetch_add(1, Ordering::Relaxed);
         }
     }
 
+    /// Blocking, at most a little over [`CLOSE_WAIT`]: call it off the async runtime's threads.
     fn close(&self) {
         let (tx, rx) = mpsc::channel();
-        if self.send(Msg::Flush(tx)) {
-            let _ = rx.recv_timeout(CLOSE_WAIT);
+        if !self.send(Msg::Flush(tx, Instant::now() + CLOSE_WAIT)) {
+            return;
+        }
+        if rx.recv_timeout(CLOSE_WAIT + Duration::from_secs(1)).is_err() {
+            // The thread is inside a transaction that does not end (a lock held elsewhere).
+            let left = self.waiting.load(Ordering::Relaxed);
+            if left > 0 {
+                tracing::warn!(
+                    "{left} audit record(s) could not be written to the shared database within {} s of closing; \
+                     they are lost when toolbelt stops",
+                    CLOSE_WAIT.as_secs()
+                );
+            }
         }
     }
 
@@ -85,11 +120,13 @@ impl ChainStore for SharedAuditLog {
 }
 
 impl Drop for SharedAuditLog {
-    /// Writes what waits, then lets the thread end (it makes one last attempt at what is
-    /// still left and counts what it cannot write).
+    /// Writes what waits, then ends the thread and waits (briefly) for it to end.
     fn drop(&mut self) {
         self.close();
         self.queue.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(ended) = self.ended.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = ended.recv_timeout(Duration::from_secs(1));
+        }
     }
 }
 
@@ -98,10 +135,15 @@ struct Writer {
     chain: AuditChain,
     rx: Receiver<Msg>,
     failures: Arc<AtomicU64>,
-    waiting: VecDeque<Vec<u8>>,
-    flushes: Vec<Sender<()>>,
+    waiting: Arc<AtomicUsize>,
+    /// Records to write, each with its id.
+    queue: VecDeque<(String, Vec<u8>)>,
+    /// Closes waiting for their answer, with their deadlines.
+    flushes: Vec<(Sender<()>, Instant)>,
     /// Whether the last attempt failed (warned about once per outage).
     down: bool,
+    instance: String,
+    next_id: u64,
 }
 
 impl Writer {
@@ -111,14 +153,12 @@ impl Writer {
         loop {
             // Wait for work: for as long as it takes when nothing waits, until the next attempt
             // while the database is down, not at all otherwise.
-            let got = if self.waiting.is_empty() {
+            let got = if self.queue.is_empty() && self.flushes.is_empty() {
                 self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            } else if self.down {
+                self.rx.recv_timeout(next_try.saturating_duration_since(Instant::now()))
             } else {
-                self.rx.recv_timeout(if self.down {
-                    next_try.saturating_duration_since(Instant::now())
-                } else {
-                    Duration::ZERO
-                })
+                self.rx.recv_timeout(Duration::ZERO)
             };
             match got {
                 Ok(msg) => self.take(msg),
@@ -128,32 +168,16 @@ impl Writer {
             while let Ok(msg) = self.rx.try_recv() {
                 self.take(msg);
             }
-            // While the database is down, the next attempt waits its turn; the end tries once
-            // more.
-            if !self.waiting.is_empty() && (!self.down || Instant::now() >= next_try || !open) {
+            let closing = !open || !self.flushes.is_empty();
+            if !self.queue.is_empty() && (!self.down || Instant::now() >= next_try) {
                 self.write(prefix);
-                next_try = Instant::now() + RETRY;
+                next_try = Instant::now() + if closing { CLOSING_RETRY } else { RETRY };
             }
-            if !open && self.down {
-                // Nobody will send again and the database does not answer: what waits is lost.
-                self.failures.fetch_add(self.waiting.len() as u64, Ordering::Relaxed);
-                self.waiting.clear();
-            }
-            if self.down && !self.waiting.is_empty() && !self.flushes.is_empty() {
-                // Closing: the front end is about to stop, and these go with it.
-                tracing::warn!(
-                    "{} audit record(s) could not be written to {}, which does not answer; they are lost when \
-                     toolbelt stops",
-                    self.waiting.len(),
-                    self.chain.server()
-                );
-            }
-            if self.waiting.is_empty() || self.down {
-                for flush in self.flushes.drain(..) {
-                    let _ = flush.send(());
+            self.answer_flushes();
+            if !open {
+                if !self.queue.is_empty() {
+                    self.give_up();
                 }
-            }
-            if !open && self.waiting.is_empty() {
                 return;
             }
         }
@@ -162,24 +186,63 @@ impl Writer {
     fn take(&mut self, msg: Msg) {
         match msg {
             Msg::Record(body) => {
-                if self.waiting.len() >= MAX_WAITING {
-                    self.waiting.pop_front();
+                if self.queue.len() >= MAX_WAITING {
+                    self.queue.pop_front();
+                    self.waiting.fetch_sub(1, Ordering::Relaxed);
                     self.failures.fetch_add(1, Ordering::Relaxed);
                 }
-                self.waiting.push_back(body);
+                self.next_id += 1;
+                self.queue.push_back((format!("{}:{}", self.instance, self.next_id), body));
             }
-            Msg::Flush(done) => self.flushes.push(done),
+            Msg::Flush(done, deadline) => self.flushes.push((done, deadline)),
         }
+    }
+
+    /// Answers the closes whose wait is over: nothing waits, or their deadline passed (what
+    /// still waits is then said and counted).
+    fn answer_flushes(&mut self) {
+        if self.flushes.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let empty = self.queue.is_empty();
+        let (due, pending): (Vec<_>, Vec<_>) =
+            self.flushes.drain(..).partition(|(_, deadline)| empty || *deadline <= now);
+        self.flushes = pending;
+        if due.is_empty() {
+            return;
+        }
+        if !empty {
+            self.give_up();
+        }
+        for (done, _) in due {
+            let _ = done.send(());
+        }
+    }
+
+    /// What still waits when the log closes is lost with the process: said and counted.
+    fn give_up(&mut self) {
+        let left = self.queue.len();
+        tracing::warn!(
+            "{left} audit record(s) could not be written to {}, which does not answer; they are lost when toolbelt \
+             stops",
+            self.chain.server()
+        );
+        self.failures.fetch_add(left as u64, Ordering::Relaxed);
+        self.waiting.fetch_sub(left, Ordering::Relaxed);
+        self.queue.clear();
     }
 
     /// Writes what waits, a batch per transaction, until it is all written or one fails.
     fn write(&mut self, prefix: &str) {
-        while !self.waiting.is_empty() {
-            let n = self.waiting.len().min(BATCH);
-            let bodies: Vec<Vec<u8>> = self.waiting.iter().take(n).map(|body| with_replica(prefix, body)).collect();
-            match self.chain.append(&bodies, chain_line) {
+        while !self.queue.is_empty() {
+            let n = self.queue.len().min(BATCH);
+            let batch: Vec<(String, Vec<u8>)> =
+                self.queue.iter().take(n).map(|(id, body)| (id.clone(), with_replica(prefix, body))).collect();
+            match self.chain.append(&batch, chain_line) {
                 Ok(_) => {
-                    self.waiting.drain(..n);
+                    self.queue.drain(..n);
+                    self.waiting.fetch_sub(n, Ordering::Relaxed);
                     if std::mem::take(&mut self.down) {
                         tracing::info!("the audit log is written to {} again", self.chain.server());
                     }
@@ -209,4 +272,10 @@ fn with_replica(prefix: &str, body: &[u8]) -> Vec<u8> {
         }
         None => body.to_vec(),
     }
+}
+
+/// Nanoseconds since the epoch, hashed short: with the pid, this process's part of the ids.
+fn unique_now() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    toolbelt_core::sha256_hex(nanos.to_string().as_bytes())[..12].to_string()
 }

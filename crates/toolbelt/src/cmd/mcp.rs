@@ -82,10 +82,14 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
             let signal = super::stop_signal().await;
             let trees = toolbelt_tools::shell::kill_all();
             tracing::warn!("{signal}: stopped the {trees} command(s) still running");
-            // The process ends without dropping the runtime.
-            if let Some(audit) = audit {
-                audit.close();
-            }
+            // The process ends without dropping the runtime: what waits is written first.
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Some(audit) = audit {
+                    audit.close();
+                }
+                toolbelt::telemetry::flush();
+            })
+            .await;
             std::process::exit(if signal == "terminated" { 143 } else { 130 });
         });
     }
@@ -145,30 +149,26 @@ async fn serve(
             options.drain = drain;
             options.ops = Some(Arc::new(ops));
             // On a team: other replicas find this one, and it finds theirs.
-            let _announcing = match (&shared, &options.replica) {
-                (Some(shared), Some(replica)) => {
-                    options.replicas = Some(Arc::new(SharedReplicas(Arc::clone(shared))));
-                    let advertised = advertised(setup.settings.mcp_http.advertise_url.as_deref(), bind);
-                    match advertised {
-                        Some(url) => Some(announce(Arc::clone(shared), replica.clone(), url)?),
-                        None => {
-                            tracing::warn!(
-                                "this replica serves {bind}, which other replicas cannot reach it at: set \
-                                 mcp.advertise_url (http://POD_IP:PORT) so they can pass it requests of its sessions"
-                            );
-                            None
-                        }
-                    }
+            if let (Some(shared), Some(replica)) = (&shared, &options.replica) {
+                options.replicas = Some(Arc::new(SharedReplicas(Arc::clone(shared))));
+                match advertised(setup.settings.mcp_http.advertise_url.as_deref(), bind) {
+                    Some(url) => announce(Arc::clone(shared), replica.clone(), url)?,
+                    None => tracing::warn!(
+                        "this replica serves {bind}, where other machines cannot reach it: set mcp.advertise_url \
+                         (http://POD_IP:PORT) so other replicas can pass it requests of its sessions"
+                    ),
                 }
-                _ => None,
-            };
+            }
             if let Some(jobs) = jobs
                 && !setup.settings.incoming_triggers.is_empty()
             {
                 let door = TriggerDoor::new(jobs, &setup.settings.incoming_triggers, |v| std::env::var(v).ok());
                 options.triggers = Some(Arc::new(door));
             }
-            http::serve(bind, new_server, options, shutdown).await.map_err(|e| match e.kind() {
+            let served = http::serve(bind, new_server, options, shutdown).await;
+            // The replica says it left (its row goes), off the runtime's threads.
+            let _ = tokio::task::spawn_blocking(super::serve_replicas::leave).await;
+            served.map_err(|e| match e.kind() {
                 std::io::ErrorKind::InvalidInput => Usage(format!("--allow-origin / mcp.allowed_origins: {e}")).into(),
                 _ => anyhow::Error::new(e).context("MCP over HTTP"),
             })?;

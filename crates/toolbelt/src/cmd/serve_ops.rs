@@ -167,7 +167,9 @@ pub async fn drain_on_stop(
             "drained_ms": u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         audit.record_event("stopped", fields);
-        audit.close();
+        // Writing what waits may take a round trip to the database: off the runtime's threads.
+        let audit = Arc::clone(audit);
+        let _ = tokio::task::spawn_blocking(move || audit.close()).await;
     }
     tokio::time::sleep(ANSWER_WAIT).await;
     shutdown.cancel();
@@ -176,5 +178,11 @@ pub async fn drain_on_stop(
     tokio::time::sleep(CLOSE_WAIT).await;
     tracing::warn!("connections still open {} s after the drain: exiting", CLOSE_WAIT.as_secs());
     toolbelt_tools::shell::kill_all();
+    // The process ends here, not through main: the replica leaves and telemetry is sent first.
+    let _ = tokio::task::spawn_blocking(|| {
+        super::serve_replicas::leave();
+        toolbelt::telemetry::flush();
+    })
+    .await;
     std::process::exit(0);
 }

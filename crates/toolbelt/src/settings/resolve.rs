@@ -1,6 +1,7 @@
 //! From entries to typed settings: the winning value of each scalar, every item of each list,
 //! each one checked (rules parsed, directories found, patterns compiled).
 
+pub use super::serving::{McpHttpSettings, StorageSettings};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,51 +98,6 @@ pub struct Settings {
     /// Shared storage (`[storage]`), when a database is named.
     pub storage: Option<StorageSettings>,
 }
-
-/// `[storage]`: the PostgreSQL database every replica shares.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StorageSettings {
-    /// `storage.url`.
-    pub url: String,
-    /// `storage.password_env`: the variable holding the password, if any.
-    pub password_env: Option<String>,
-    /// `storage.max_connections`.
-    pub max_connections: u32,
-    /// `storage.ca_file`: CA certificates trusted besides the system's.
-    pub ca_file: Option<PathBuf>,
-}
-
-/// The settings of `toolbelt mcp --http`.
-#[derive(Debug, Clone)]
-pub struct McpHttpSettings {
-    /// How many sessions, for how long idle.
-    pub limits: toolbelt_mcp::http::SessionLimits,
-    /// Browser origins allowed besides the server's own.
-    pub allowed_origins: Vec<String>,
-    /// `Host` names answered besides the server's address.
-    pub allowed_hosts: Vec<String>,
-    /// Where the other replicas reach this one (`mcp.advertise_url`).
-    pub advertise_url: Option<String>,
-    /// How long running calls may go on after SIGTERM before they are cut.
-    pub drain_timeout: Duration,
-}
-
-impl Default for McpHttpSettings {
-    fn default() -> Self {
-        Self {
-            limits: Default::default(),
-            allowed_origins: Vec::new(),
-            allowed_hosts: Vec::new(),
-            advertise_url: None,
-            drain_timeout: Duration::from_secs(DRAIN_TIMEOUT_SECS),
-        }
-    }
-}
-
-/// `mcp.drain_timeout`'s default: with the 5 s a cut call gets to end, under Kubernetes'
-/// default grace period (30 s), so the server cuts what is left and records it before it is
-/// killed.
-const DRAIN_TIMEOUT_SECS: u64 = 20;
 
 impl Settings {
     /// Resolves every key; values that fail their checks are skipped and reported.
@@ -261,7 +217,8 @@ impl Settings {
             allowed_origins: r.texts(Key::MCP_ALLOWED_ORIGINS),
             allowed_hosts: r.texts(Key::MCP_ALLOWED_HOSTS),
             advertise_url: r.text(Key::MCP_ADVERTISE_URL).filter(|u| !u.trim().is_empty()),
-            drain_timeout: secs(&r, Key::MCP_DRAIN_TIMEOUT).unwrap_or(Duration::from_secs(DRAIN_TIMEOUT_SECS)),
+            drain_timeout: secs(&r, Key::MCP_DRAIN_TIMEOUT)
+                .unwrap_or(Duration::from_secs(super::serving::DRAIN_TIMEOUT_SECS)),
         };
         let mode = r.text(Key::MCP_TOOL_SEARCH).as_deref().and_then(ToolSearch::parse).unwrap_or_default();
         let mcp_defer_threshold = defer_threshold(mode, r.usize(Key::MCP_TOOL_SEARCH_THRESHOLD));

@@ -99,6 +99,8 @@ class Team:
                 PASSWORD_VAR: self.password,
                 "REPLICA_NAME": f"replica-{i}",
                 "TOOLBELT_REPLICA": f"replica-{i}",
+                # All on this machine: loopback is where the others reach it.
+                "TOOLBELT_MCP__ADVERTISE_URL": f"http://127.0.0.1:{port}",
                 "TOOLBELT_AUDIT__ENABLED": "true",
             })
             log = open(os.path.join(home, "server.log"), "w")  # noqa: SIM115 - closed in stop()

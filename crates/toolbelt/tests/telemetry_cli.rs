@@ -281,3 +281,20 @@ fn a_server_exports_what_it_holds_as_gauges() {
         assert!(named, "{gauge} exported");
     }
 }
+
+#[test]
+fn the_collector_key_never_reaches_a_command() {
+    let (_dir, root) = workspace();
+    let input =
+        json!({"command": "echo ${OTEL_EXPORTER_OTLP_HEADERS:-unset} ${OTEL_EXPORTER_OTLP_TRACES_HEADERS:-unset}"});
+    let out = hermetic::toolbelt(&root)
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20collector-key-1")
+        .env("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-team-key=collector-key-2")
+        .env("OTEL_TRACES_EXPORTER", "none")
+        .env("OTEL_METRICS_EXPORTER", "none")
+        .args(["--allow", "Bash", "call", "Bash", &input.to_string()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(said.trim(), "unset unset", "{said}{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -6,9 +6,11 @@
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/http_server.rs"]
+mod http_server;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -89,26 +91,12 @@ fn replicas_calling_at_once_keep_one_chain_that_verifies() {
         text(&path)
     );
     // No file: the records are in the database only.
-    assert!(!walk(&homes[0]).iter().any(|p| p.to_string_lossy().contains("audit.jsonl")), "{:?}", walk(&homes[0]));
+    let files = hermetic::files_below(&homes[0]);
+    assert!(!files.iter().any(|p| p.to_string_lossy().contains("audit.jsonl")), "{files:?}");
 
     // A server drained on SIGTERM records the drain in the same chain.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut server = toolbelt(&homes[0], &root)
-        .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(i32::try_from(server.id()).unwrap()), nix::sys::signal::SIGTERM)
-        .unwrap();
-    assert!(server.wait().unwrap().success());
+    let server = http_server::HttpServer::spawn(toolbelt(&homes[0], &root), &[]);
+    assert!(server.terminate(), "drained and exited 0");
     let (ok, verdict) = verify(&homes[1], &root);
     assert!(ok, "{verdict}");
     assert_eq!(verdict["replicas"]["east"], 12, "drain_started and stopped: {verdict}");
@@ -145,17 +133,4 @@ fn a_database_out_of_reach_costs_the_call_nothing() {
         "{said}"
     );
     assert!(said.contains("1 audit record(s) could not be written"), "{said}");
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }

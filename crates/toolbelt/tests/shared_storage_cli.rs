@@ -118,20 +118,9 @@ fn replicas_share_one_task_list_and_never_both_claim_a_task() {
 
 /// Whether the replica's state directory holds no task list file.
 fn no_tasks_db(home: &Path) -> bool {
-    walk(&home.join(".local/state/toolbelt")).iter().all(|p| p.file_name().is_none_or(|n| n != "tasks.db"))
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
+    hermetic::files_below(&home.join(".local/state/toolbelt"))
+        .iter()
+        .all(|p| p.file_name().is_none_or(|n| n != "tasks.db"))
 }
 
 #[test]

@@ -73,3 +73,17 @@ pub fn isolate<'c>(cmd: &'c mut Command, home: &Path) -> &'c mut Command {
     }
     cmd
 }
+
+/// Every file below `dir` (none when it does not exist).
+pub fn files_below(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_below(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

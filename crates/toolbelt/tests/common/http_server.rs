@@ -25,11 +25,19 @@ impl HttpServer {
 
     /// [`HttpServer::start_with`], with more variables in its environment.
     pub fn start_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> HttpServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolbelt"));
-        cmd.args(["mcp", "--http", &format!("127.0.0.1:{port}")]).args(args).current_dir(root);
-        let child = super::hermetic::isolate(&mut cmd, &root.join("home"))
-            .envs(env.iter().copied())
+        cmd.current_dir(root);
+        super::hermetic::isolate(&mut cmd, &root.join("home")).envs(env.iter().copied());
+        Self::spawn(cmd, args)
+    }
+
+    /// `cmd` (a `toolbelt` set up as the test wants it) serving `mcp --http` on a free port,
+    /// with `args` after.
+    pub fn spawn(mut cmd: Command, args: &[&str]) -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = cmd
+            .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -42,6 +50,15 @@ impl HttpServer {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         HttpServer { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl HttpServer {
+    /// Sends SIGTERM and waits for the server to drain and exit; whether it exited 0.
+    pub fn terminate(mut self) -> bool {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
+        nix::sys::signal::kill(pid, nix::sys::signal::SIGTERM).unwrap();
+        self.child.wait().unwrap().success()
     }
 }
 

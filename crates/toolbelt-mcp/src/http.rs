@@ -134,7 +134,11 @@ pub async fn serve_on(
             let headers = request.headers();
             let forwarded_for = headers
                 .contains_key(forward::FORWARDED_HEADER)
-                .then(|| headers.get(forward::FORWARDED_FOR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string))
+                .then(|| {
+                    let claimed = headers.get(forward::FORWARDED_FOR_HEADER).and_then(|v| v.to_str().ok());
+                    // An address: bounded, whatever a client writes there.
+                    claimed.map(|v| v.chars().take(64).collect::<String>())
+                })
                 .flatten();
             let client = HttpClient {
                 peer: request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0),

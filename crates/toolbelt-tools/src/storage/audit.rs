@@ -15,7 +15,7 @@ use super::{SharedStorage, StorageError};
 
 /// The component name and schema version recorded in `toolbelt_schema`.
 const COMPONENT: &str = "audit";
-const VERSION: i32 = 1;
+const VERSION: i32 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS audit_log (
@@ -30,6 +30,8 @@ CREATE TABLE IF NOT EXISTS audit_head (
     first  BIGINT NOT NULL
 );
 INSERT INTO audit_head (id, seq, sha256, first) VALUES (1, 0, repeat('0', 64), 0) ON CONFLICT (id) DO NOTHING;
+-- Version 1 had no record ids.
+ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS rid TEXT UNIQUE;
 ";
 
 /// How long an append waits for another replica's append.

@@ -13,7 +13,7 @@
 //! then is said on stderr and counted as not written.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -48,6 +48,9 @@ pub struct SharedAuditLog {
     failures: Arc<AtomicU64>,
     /// Records queued and not yet written.
     waiting: Arc<AtomicUsize>,
+    /// Set when closing gave up waiting and said (and counted) what was lost, so the thread
+    /// does not say it again.
+    abandoned: Arc<AtomicBool>,
     /// Answers when the thread has ended.
     ended: Mutex<Option<Receiver<()>>>,
 }
@@ -59,6 +62,7 @@ impl SharedAuditLog {
         let (ended_tx, ended) = mpsc::channel();
         let failures = Arc::new(AtomicU64::new(0));
         let waiting = Arc::new(AtomicUsize::new(0));
+        let abandoned = Arc::new(AtomicBool::new(false));
         // Record ids: this process (replica, pid, start) and a counter.
         let instance = format!("{replica}:{}:{}", std::process::id(), unique_now());
         let writer = Writer {
@@ -66,9 +70,11 @@ impl SharedAuditLog {
             rx,
             failures: Arc::clone(&failures),
             waiting: Arc::clone(&waiting),
+            abandoned: Arc::clone(&abandoned),
             queue: VecDeque::new(),
             flushes: Vec::new(),
             down: false,
+            next_try: Instant::now(),
             instance,
             next_id: 0,
         };
@@ -77,7 +83,7 @@ impl SharedAuditLog {
             writer.run(&prefix);
             let _ = ended_tx.send(());
         })?;
-        Ok(Self { queue: Mutex::new(Some(tx)), failures, waiting, ended: Mutex::new(Some(ended)) })
+        Ok(Self { queue: Mutex::new(Some(tx)), failures, waiting, abandoned, ended: Mutex::new(Some(ended)) })
     }
 
     fn send(&self, msg: Msg) -> bool {
@@ -102,9 +108,11 @@ impl ChainStore for SharedAuditLog {
             return;
         }
         if rx.recv_timeout(CLOSE_WAIT + Duration::from_secs(1)).is_err() {
-            // The thread is inside a transaction that does not end (a lock held elsewhere).
+            // The thread is inside an attempt that does not end in time (a connection that
+            // does not come, a lock held elsewhere): what waits is said lost here, once.
             let left = self.waiting.load(Ordering::Relaxed);
-            if left > 0 {
+            if left > 0 && !self.abandoned.swap(true, Ordering::Relaxed) {
+                self.failures.fetch_add(left as u64, Ordering::Relaxed);
                 tracing::warn!(
                     "{left} audit record(s) could not be written to the shared database within {} s of closing; \
                      they are lost when toolbelt stops",
@@ -142,6 +150,9 @@ struct Writer {
     flushes: Vec<(Sender<()>, Instant)>,
     /// Whether the last attempt failed (warned about once per outage).
     down: bool,
+    /// When to try again while `down`.
+    next_try: Instant,
+    abandoned: Arc<AtomicBool>,
     instance: String,
     next_id: u64,
 }
@@ -149,14 +160,15 @@ struct Writer {
 impl Writer {
     fn run(mut self, prefix: &str) {
         let mut open = true;
-        let mut next_try = Instant::now();
         loop {
             // Wait for work: for as long as it takes when nothing waits, until the next attempt
             // while the database is down, not at all otherwise.
             let got = if self.queue.is_empty() && self.flushes.is_empty() {
                 self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
             } else if self.down {
-                self.rx.recv_timeout(next_try.saturating_duration_since(Instant::now()))
+                let deadline =
+                    self.flushes.iter().map(|(_, d)| *d).min().map_or(self.next_try, |d| d.min(self.next_try));
+                self.rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
             } else {
                 self.rx.recv_timeout(Duration::ZERO)
             };
@@ -169,9 +181,9 @@ impl Writer {
                 self.take(msg);
             }
             let closing = !open || !self.flushes.is_empty();
-            if !self.queue.is_empty() && (!self.down || Instant::now() >= next_try) {
+            if !self.queue.is_empty() && (!self.down || Instant::now() >= self.next_try) {
                 self.write(prefix);
-                next_try = Instant::now() + if closing { CLOSING_RETRY } else { RETRY };
+                self.next_try = Instant::now() + if closing { CLOSING_RETRY } else { RETRY };
             }
             self.answer_flushes();
             if !open {
@@ -194,7 +206,11 @@ impl Writer {
                 self.next_id += 1;
                 self.queue.push_back((format!("{}:{}", self.instance, self.next_id), body));
             }
-            Msg::Flush(done, deadline) => self.flushes.push((done, deadline)),
+            Msg::Flush(done, deadline) => {
+                // Closing tries at once, whenever the last attempt was.
+                self.next_try = Instant::now();
+                self.flushes.push((done, deadline));
+            }
         }
     }
 
@@ -223,12 +239,15 @@ impl Writer {
     /// What still waits when the log closes is lost with the process: said and counted.
     fn give_up(&mut self) {
         let left = self.queue.len();
-        tracing::warn!(
-            "{left} audit record(s) could not be written to {}, which does not answer; they are lost when toolbelt \
-             stops",
-            self.chain.server()
-        );
-        self.failures.fetch_add(left as u64, Ordering::Relaxed);
+        // Unless closing already said so, having waited no longer.
+        if !self.abandoned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "{left} audit record(s) could not be written to {}, which does not answer; they are lost when \
+                 toolbelt stops",
+                self.chain.server()
+            );
+            self.failures.fetch_add(left as u64, Ordering::Relaxed);
+        }
         self.waiting.fetch_sub(left, Ordering::Relaxed);
         self.queue.clear();
     }

@@ -34,10 +34,13 @@ pub fn announce(shared: Arc<SharedStorage>, name: String, url: String) -> std::i
     let (stop, stopped) = mpsc::channel::<()>();
     let thread = std::thread::Builder::new().name("replica-heartbeat".into()).spawn(move || {
         let table = ReplicaTable::new(&shared);
-        let (mut failing, mut clashed) = (false, false);
+        let (mut failing, mut clashed, mut first) = (false, false, true);
         loop {
-            match table.announce(&name, &url, FRESH) {
-                Ok(Some(other)) if !std::mem::replace(&mut clashed, true) => tracing::error!(
+            // The first time, a fresh row of this name is this replica's previous run's.
+            let announced = table.announce(&name, &url, FRESH);
+            let clash = !std::mem::replace(&mut first, false);
+            match announced {
+                Ok(Some(other)) if clash && !std::mem::replace(&mut clashed, true) => tracing::error!(
                     "another process announces itself as replica {name} (at {other}): replicas sharing a name take \
                      each other's sessions for ended ones; give each its own TOOLBELT_REPLICA"
                 ),
@@ -68,8 +71,10 @@ pub fn announce(shared: Arc<SharedStorage>, name: String, url: String) -> std::i
 /// Says this replica left: its heartbeat stops and its row goes. Blocking (a round trip to the
 /// database): call it off the async runtime's threads. Nothing when it did not announce.
 pub fn leave() {
-    let announcing = ANNOUNCING.lock().unwrap_or_else(PoisonError::into_inner).take();
-    drop(announcing);
+    // Held while the heartbeat ends, so a second caller waits for the row to go (the
+    // heartbeat thread never takes this lock).
+    let mut slot = ANNOUNCING.lock().unwrap_or_else(PoisonError::into_inner);
+    drop(slot.take());
 }
 
 /// A replica announcing itself; dropping it says it left.

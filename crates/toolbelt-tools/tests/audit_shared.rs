@@ -128,3 +128,25 @@ fn an_edited_removed_or_reordered_row_is_named() {
     let summary = verify(&log).unwrap();
     assert_eq!((summary.records, summary.last_seq), (7, 7));
 }
+
+#[test]
+fn a_chain_made_before_record_ids_goes_on() {
+    let Some(url) = common::postgres_url() else { return };
+    let url = common::postgres_schema(&url, "audit_version_1");
+    // The chain as the first version made it: no record ids.
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    db.batch_execute(
+        "CREATE TABLE toolbelt_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL);
+         INSERT INTO toolbelt_schema VALUES ('audit', 1);
+         CREATE TABLE audit_log (seq BIGINT PRIMARY KEY, line TEXT NOT NULL);
+         CREATE TABLE audit_head (id SMALLINT PRIMARY KEY CHECK (id = 1), seq BIGINT NOT NULL, sha256 TEXT NOT NULL, first BIGINT NOT NULL);
+         INSERT INTO audit_head VALUES (1, 0, repeat('0', 64), 0);",
+    )
+    .unwrap();
+    let log = chain(&url);
+    assert_eq!(log.append(&[body(0, 1), body(0, 2)], chain_line).unwrap(), 2);
+    assert_eq!(verify(&log).unwrap().records, 2);
+    let version: i32 =
+        db.query_one("SELECT version FROM toolbelt_schema WHERE component = 'audit'", &[]).unwrap().get(0);
+    assert_eq!(version, 2);
+}

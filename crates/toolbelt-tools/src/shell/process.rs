@@ -21,10 +21,11 @@ use toolbelt_core::{
 
 use crate::blocking::run_blocking;
 use crate::process::procfs::{self, Stat};
-use crate::shell::support::background::one_line;
+use crate::shell::support::background::{Tasks, one_line};
 use crate::shell::support::process_view::{
     MAX_ROWS, Own, ProcessDetails, ProcessResult, ProcessRow, SignalReport, descendants, is_toolbelt, matches_name,
 };
+use crate::tasks::TaskStatus;
 
 /// What `Process` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -242,6 +243,18 @@ impl PlannedTool for Process {
             }
             ProcessPlan::Signal(target, signal) => {
                 let outcome = send(&target, signal).await?;
+                // A background task of the session's whose process ended: its own record says
+                // so before this answers (its waiter reaps it a moment later), so a listing
+                // made next never shows it running.
+                if outcome.starts_with("exited")
+                    && let Some(id) = &target.task_id
+                    && let Some(task) = cx.with_slot::<Tasks, _>(|t| t.get(id))
+                {
+                    let deadline = Instant::now() + TASK_SETTLES;
+                    while task.status().0 == TaskStatus::Running && Instant::now() < deadline {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
                 let report = SignalReport {
                     pid: target.pid,
                     command: one_line(&target.command, 120),
@@ -254,6 +267,9 @@ impl PlannedTool for Process {
         }
     }
 }
+
+/// How long a signal's answer waits for an ended background task's record to say so.
+const TASK_SETTLES: Duration = Duration::from_secs(2);
 
 /// Every process the filter keeps: the session's own first, then by pid, capped.
 fn list(input: &ProcessInput, cx: &ToolContext) -> ProcessResult {

@@ -106,6 +106,10 @@ pub async fn serve_on(
     }
     config.allowed_hosts.extend(options.allowed_hosts.iter().filter(|h| !h.trim().is_empty()).cloned());
     let sessions = Arc::new(Sessions::named(options.limits, options.replica.as_deref()));
+    if let Some(ops) = &options.ops {
+        let counted = Arc::clone(&sessions);
+        ops.sessions_counted(Arc::new(move || counted.len()));
+    }
     tokio::spawn(sessions::reap(Arc::clone(&sessions), shutdown.clone()));
     let service: StreamableHttpService<McpServer, Sessions> =
         StreamableHttpService::new(move || Ok(new_server()), Arc::clone(&sessions), config);

@@ -274,7 +274,12 @@ fn a_server_exports_what_it_holds_as_gauges() {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()), nix::sys::signal::SIGTERM)
         .unwrap();
     assert!(child.wait().unwrap().success());
-    for gauge in ["toolbelt.calls.running", "toolbelt.processes.running", "toolbelt.storage.errors"] {
+    for gauge in [
+        "toolbelt.calls.running",
+        "toolbelt.processes.running",
+        "toolbelt.storage.errors",
+        "toolbelt.mcp.sessions.open",
+    ] {
         assert_eq!(receiver.metric(gauge, &[]), 0.0, "{gauge}");
         let named =
             receiver.received().iter().any(|(_, body)| body.to_string().contains(&format!("\"name\":\"{gauge}\"")));

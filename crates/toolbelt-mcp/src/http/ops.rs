@@ -33,6 +33,12 @@ pub trait Ops: Send + Sync + std::fmt::Debug {
     /// Why the server cannot take new work now, if it cannot. It may block (asking a
     /// database): it runs on a blocking thread.
     fn unready(&self) -> Option<String>;
+
+    /// Called once the server holds sessions: `open` counts them now, for a front end that
+    /// reports them elsewhere too (OpenTelemetry). Nothing by default.
+    fn sessions_counted(&self, open: Arc<dyn Fn() -> usize + Send + Sync>) {
+        let _ = open;
+    }
 }
 
 /// What the endpoints read.

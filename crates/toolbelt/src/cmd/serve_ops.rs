@@ -73,6 +73,12 @@ impl Ops for ServeOps {
         let _ = writeln!(out, "process_start_time_seconds {}", start.as_secs());
     }
 
+    fn sessions_counted(&self, open: Arc<dyn Fn() -> usize + Send + Sync>) {
+        toolbelt::telemetry::gauge("toolbelt.mcp.sessions.open", "MCP sessions open", move || {
+            vec![(vec![], open() as u64)]
+        });
+    }
+
     /// Says what kind of trouble only (the probe needs no token); the details go to the log
     /// when the verdict changes.
     fn unready(&self) -> Option<String> {

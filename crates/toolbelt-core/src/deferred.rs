@@ -24,6 +24,12 @@ pub struct LoadedTools {
 
 impl SessionSlot for LoadedTools {
     const KEY: &'static str = "loaded_tools";
+    const SHARED: bool = true;
+
+    /// Tools loaded on either replica stay loaded.
+    fn merge(&mut self, theirs: Self) {
+        self.names.extend(theirs.names);
+    }
 }
 
 /// What a tool may look at to describe itself to one session's model (its cwd and roots, the

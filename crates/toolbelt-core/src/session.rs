@@ -19,16 +19,49 @@ use serde_json::Value;
 pub trait SessionSlot: Default + Serialize + DeserializeOwned + Send + 'static {
     /// Stable key under which the slot is saved (`todos`, `file_ledger`).
     const KEY: &'static str;
+
+    /// Whether the slot follows its session from one replica of a team to another: state a
+    /// request without a protocol session must find wherever it lands (the files read, the
+    /// grants, the mode), never what holds this machine's resources (its processes).
+    const SHARED: bool = false;
+
+    /// Folds in `theirs`, the value another replica wrote while this one changed the slot
+    /// too: by default this replica's value wins (it is the later change). A slot that gathers
+    /// (the files read, the grants) keeps what both saw.
+    fn merge(&mut self, theirs: Self) {
+        let _ = theirs;
+    }
 }
 
 trait ErasedSlot: Send + Sync {
     fn to_json(&self) -> Option<Value>;
     fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+    fn shared(&self) -> bool;
+    /// Replaces the slot's value in place (those holding the slot see the new one); a value
+    /// that does not decode leaves the default.
+    fn replace(&self, value: Value);
+    /// Folds another replica's value in ([`SessionSlot::merge`]); one that does not decode is
+    /// ignored.
+    fn merge(&self, theirs: Value);
 }
 
 impl<T: SessionSlot> ErasedSlot for Mutex<T> {
     fn to_json(&self) -> Option<Value> {
         serde_json::to_value(&*lock(self)).ok()
+    }
+
+    fn shared(&self) -> bool {
+        T::SHARED
+    }
+
+    fn replace(&self, value: Value) {
+        *lock(self) = serde_json::from_value(value).unwrap_or_default();
+    }
+
+    fn merge(&self, theirs: Value) {
+        if let Ok(theirs) = serde_json::from_value(theirs) {
+            lock(self).merge(theirs);
+        }
     }
 
     fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
@@ -41,8 +74,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 enum Slot {
-    /// Loaded from disk, not yet asked for by type.
-    Raw(Value),
+    /// Loaded from disk (or from another replica: `true`), not yet asked for by type.
+    Raw(Value, bool),
     Live(Arc<dyn ErasedSlot>),
 }
 
@@ -172,7 +205,10 @@ impl SessionState {
             return typed;
         }
         let initial = match slots.remove(T::KEY) {
-            Some(Slot::Raw(v)) => serde_json::from_value(v).unwrap_or_default(),
+            // What another replica sent decodes only into a slot that is shared here too.
+            Some(Slot::Raw(v, from_replica)) if T::SHARED || !from_replica => {
+                serde_json::from_value(v).unwrap_or_default()
+            }
             _ => T::default(),
         };
         let typed = Arc::new(Mutex::new(initial));
@@ -200,7 +236,7 @@ impl SessionState {
         let mut out = BTreeMap::new();
         for (key, slot) in lock(&self.slots).iter() {
             let value = match slot {
-                Slot::Raw(v) => Some(v.clone()),
+                Slot::Raw(v, _) => Some(v.clone()),
                 Slot::Live(live) => live.to_json(),
             };
             if let Some(v) = value {
@@ -218,9 +254,55 @@ impl SessionState {
         // Raw values become typed slots lazily: `slot()` decodes them on first use.
         let mut slots = lock(&self.slots);
         for (key, value) in saved.slots {
-            slots.insert(key, Slot::Raw(value));
+            slots.insert(key, Slot::Raw(value, false));
         }
         Ok(())
+    }
+
+    /// The slots that follow the session to another replica ([`SessionSlot::SHARED`]), as
+    /// JSON, by key.
+    pub fn shared_slots(&self) -> BTreeMap<String, Value> {
+        let mut out = BTreeMap::new();
+        for (key, slot) in lock(&self.slots).iter() {
+            let value = match slot {
+                Slot::Raw(v, true) => Some(v.clone()),
+                Slot::Live(live) if live.shared() => live.to_json(),
+                _ => None,
+            };
+            if let Some(v) = value {
+                out.insert(key.clone(), v);
+            }
+        }
+        out
+    }
+
+    /// Takes slot `key`'s value from another replica: a slot in use is changed in place, so a
+    /// call holding it sees the new value; one not yet in use decodes it when first asked for.
+    /// A key that names a slot that is not shared is ignored: another replica cannot reach
+    /// what holds this one's resources.
+    pub fn adopt_shared(&self, key: &str, value: Value) {
+        let mut slots = lock(&self.slots);
+        match slots.get(key) {
+            Some(Slot::Live(live)) if live.shared() => live.replace(value),
+            Some(Slot::Live(_)) => {}
+            Some(Slot::Raw(..)) | None => {
+                slots.insert(key.to_string(), Slot::Raw(value, true));
+            }
+        }
+    }
+
+    /// Folds slot `key`'s value from another replica into this one's, which changed too
+    /// ([`SessionSlot::merge`]); taken as it is when this replica has none in use.
+    pub fn merge_shared(&self, key: &str, theirs: Value) {
+        let live = match lock(&self.slots).get(key) {
+            Some(Slot::Live(live)) => Some(Arc::clone(live)),
+            _ => None,
+        };
+        match live {
+            Some(live) if live.shared() => live.merge(theirs),
+            Some(_) => {}
+            None => self.adopt_shared(key, theirs),
+        }
     }
 }
 
@@ -258,5 +340,39 @@ mod tests {
         let s = SessionState::new("a", PathBuf::from("/"), vec![]);
         s.load(serde_json::json!({"cwd": "/", "slots": {"counter": "garbage"}})).unwrap();
         assert_eq!(s.with_slot::<Counter, _>(|c| c.n), 0);
+    }
+
+    #[derive(Default, Serialize, serde::Deserialize, Debug, PartialEq)]
+    struct Shared {
+        n: u32,
+    }
+    impl SessionSlot for Shared {
+        const KEY: &'static str = "shared";
+        const SHARED: bool = true;
+    }
+
+    #[test]
+    fn only_shared_slots_travel_and_a_slot_in_use_is_changed_in_place() {
+        let a = SessionState::new("a", PathBuf::from("/"), vec![]);
+        a.with_slot::<Counter, _>(|c| c.n = 1);
+        a.with_slot::<Shared, _>(|c| c.n = 7);
+        let sent = a.shared_slots();
+        assert_eq!(sent.keys().collect::<Vec<_>>(), ["shared"]);
+
+        let b = SessionState::new("a", PathBuf::from("/"), vec![]);
+        let held = b.slot::<Shared>();
+        b.slot::<Counter>();
+        b.adopt_shared("shared", sent["shared"].clone());
+        // A slot that is not shared here is never taken from another replica.
+        b.adopt_shared("counter", serde_json::json!({"n": 99}));
+        assert_eq!(held.lock().unwrap().n, 7);
+        assert_eq!(b.with_slot::<Counter, _>(|c| c.n), 0);
+        // Not yet in use: decoded when first asked for, and sent on as it came.
+        let c = SessionState::new("a", PathBuf::from("/"), vec![]);
+        c.adopt_shared("shared", serde_json::json!({"n": 3}));
+        c.adopt_shared("counter", serde_json::json!({"n": 99}));
+        assert_eq!(c.shared_slots()["shared"]["n"], 3);
+        assert_eq!(c.with_slot::<Shared, _>(|s| s.n), 3);
+        assert_eq!(c.with_slot::<Counter, _>(|s| s.n), 0);
     }
 }

@@ -50,5 +50,6 @@ pub mod drain;
 pub mod http;
 mod round;
 mod server;
+pub mod team;
 
 pub use server::{InlineSessions, McpServer, SamplingProvider, ServerOptions, serve_lines, serve_stdio};

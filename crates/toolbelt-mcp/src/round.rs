@@ -151,7 +151,12 @@ impl Round {
     /// The `input_required` result of this attempt, when it wanted answers: the questions as
     /// elicitations, and the state that carries the answers given so far, sealed for the call
     /// `binding` names ([`state::binding`]).
-    pub(crate) fn input_required(&self, binding: &[u8]) -> Result<Option<InputRequiredResult>, McpError> {
+    /// On a team (`team`) it is sealed with the team's key, so any replica redeems it.
+    pub(crate) async fn input_required(
+        &self,
+        team: Option<&crate::team::Team>,
+        binding: &[u8],
+    ) -> Result<Option<InputRequiredResult>, McpError> {
         let asked = std::mem::take(&mut *self.script.asked());
         if asked.wanted.is_empty() {
             return Ok(None);
@@ -161,7 +166,7 @@ impl Round {
         let digests: Vec<String> = asked.wanted.iter().map(|(d, _)| d.clone()).collect();
         let requests: InputRequests =
             asked.wanted.into_iter().enumerate().map(|(i, (_, request))| (state::key(first + i), request)).collect();
-        let sealed = state::seal(binding, self.script.rounds + 1, kept, digests)?;
+        let sealed = state::seal(team, binding, self.script.rounds + 1, kept, digests).await?;
         Ok(Some(InputRequiredResult::new(Some(requests), Some(sealed))))
     }
 }

@@ -17,7 +17,7 @@ pub use sampling::SamplingProvider;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rmcp::model::{
@@ -64,6 +64,9 @@ pub struct ServerOptions {
     /// How the server stops when told to (HTTP): calls refused once it drains, and cut when
     /// its grace period ends. `None`: the server stops at once (stdio).
     pub drain: Option<Arc<crate::drain::Drain>>,
+    /// On a team: the storage every replica shares, where requests without a protocol session
+    /// keep their session's state and request states ([`crate::team`]). `None`: one server.
+    pub team: Option<Arc<crate::team::Team>>,
 }
 
 /// One MCP connection: an rmcp `ServerHandler` whose calls run in a session of their own.
@@ -101,8 +104,6 @@ impl Drop for Inner {
     }
 }
 
-static SESSIONS: AtomicU64 = AtomicU64::new(0);
-
 impl McpServer {
     /// A connection, whose session is made fresh when first needed.
     pub fn new(runtime: Arc<Runtime>, options: Arc<ServerOptions>) -> Self {
@@ -127,17 +128,6 @@ impl McpServer {
         self.inner.own.get_or_init(|| Arc::new(self.new_seat()))
     }
 
-    /// A fresh session, with the server's cwd and roots.
-    fn new_seat(&self) -> Seat {
-        let options = &self.inner.options;
-        let millis =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-        let id = format!("mcp-{millis}-{}-{}", std::process::id(), SESSIONS.fetch_add(1, Ordering::Relaxed));
-        let session =
-            Session::new(id.clone(), options.cwd.clone(), options.roots.clone(), options.sessions_dir.join(&id));
-        Seat::new(session)
-    }
-
     /// The session a request runs in: the connection's, or, for an HTTP request without a
     /// protocol session (2026-07-28), its token's; started with the first request when no
     /// `initialize` started it ([`inline`]).
@@ -153,7 +143,8 @@ impl McpServer {
         let http = http_client(&context.extensions);
         let seat = match http {
             Some(http) => {
-                self.inner.options.inline.seat(&self.inner.runtime, http.token_id.as_deref(), || self.new_seat())
+                let token = http.token_id.as_deref();
+                self.inner.options.inline.seat(&self.inner.runtime, token, || self.new_inline_seat(token))
             }
             None => Arc::clone(self.own()),
         };
@@ -333,6 +324,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let seat = self.seat_for(&context).await;
+        // On a team: the tools the session loaded on other replicas too.
+        if let (Some(team), Some(shared)) = (self.inner.options.team.as_deref(), seat.shared_seat()) {
+            Box::pin(team.pull(shared, seat.session().state())).await?;
+        }
         // The agent tools only where agents can run (a provider, or the client's sampling).
         let agents = tools::agents_run_in(self.runtime(), seat.session());
         // Deferred tools only once the session loaded them (ToolSearch lists the rest).

@@ -54,6 +54,7 @@ async fn start_with(http_options: http::HttpOptions) -> Server {
         notices: Vec::new(),
         inline: Default::default(),
         drain: None,
+        team: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());

@@ -99,6 +99,7 @@ impl Setup {
             notices: Vec::new(),
             inline: Default::default(),
             drain: None,
+            team: None,
         });
         Setup { _dir: dir, notes, runtime, options }
     }

@@ -64,6 +64,16 @@ pub struct Grants {
 
 impl SessionSlot for Grants {
     const KEY: &'static str = "permission_grants";
+    const SHARED: bool = true;
+
+    /// Grants given on either replica hold.
+    fn merge(&mut self, theirs: Self) {
+        for rule in theirs.rules {
+            if !self.rules.contains(&rule) {
+                self.rules.push(rule);
+            }
+        }
+    }
 }
 
 /// Decides on calls with Claude Code's permission model. See the module docs.

@@ -33,6 +33,7 @@ pub struct SessionMode {
 
 impl SessionSlot for SessionMode {
     const KEY: &'static str = "permission_mode";
+    const SHARED: bool = true;
 }
 
 impl SessionMode {

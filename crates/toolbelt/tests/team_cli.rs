@@ -3,11 +3,15 @@
 //! database, driven by the official Python SDK (`tests/peers/team_client.py`): sessions stay on
 //! their replica, agents on different replicas share one task list and never both claim a
 //! task, a replica killed with SIGKILL mid-call loses only its own calls, a new session goes
-//! on elsewhere, and the audit chain they share verifies.
+//! on elsewhere, and the audit chain they share verifies. Without affinity, a session's
+//! requests reach the replica that holds it, and MCP 2026-07-28 requests (no protocol
+//! session) are served alike by every replica, from the state they share.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
+#[path = "common/modern.rs"]
+mod modern;
 #[path = "common/peers.rs"]
 mod peers;
 
@@ -163,4 +167,57 @@ fn without_affinity_a_session_s_requests_are_passed_on_to_the_replica_that_holds
         .unwrap()
         .get(0);
     assert!(forwarded >= 1, "calls passed on name their client: {forwarded}");
+}
+
+#[test]
+fn requests_without_a_protocol_session_find_their_state_on_every_replica() {
+    let Some(peers) = peers::Peers::find() else { return };
+    let Some(url) = haproxy_and_postgres("team_modern") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(peers.python());
+    cmd.arg(peers::script("team_modern_client.py")).arg(peers::toolbelt()).arg(&url).arg(dir.path());
+    let seen = peers::run(cmd, dir.path(), "");
+    let root = dir.path().join("app");
+
+    // The whole of a 2026-07-28 session, its requests spread round-robin over three replicas:
+    // the Edit after a Read made on another replica, approvals and questions answered in
+    // retries that other replicas redeem, once.
+    modern::check_modern_session(&seen, &root);
+
+    // A `cd` made on one replica holds on the others, which are all asked.
+    assert_eq!(seen["cd"][0], false, "{seen}");
+    let pwd = seen["pwd"].as_array().unwrap();
+    let sub = root.join("sub").canonicalize().unwrap();
+    assert!(pwd.iter().all(|p| p[0] == false && p[1][0] == sub.to_str().unwrap()), "{seen}");
+    let replicas: BTreeSet<&str> = pwd.iter().map(|p| p[1][1].as_str().unwrap()).collect();
+    assert_eq!(replicas.len(), 3, "{seen}");
+
+    // A grant for the session, given through one replica, holds on every one.
+    assert_eq!(seen["granted"][0], false, "{seen}");
+    let after = &seen["after_grant"];
+    assert_eq!(after["asked"], serde_json::json!([]), "{seen}");
+    assert!(after["answers"].as_array().unwrap().iter().all(|a| a[0] == false), "{seen}");
+    assert!(root.join("sub/granted.txt").exists());
+
+    // Files read at once on three replicas all count as read: every Edit after works.
+    let parallel = &seen["parallel"];
+    assert!(parallel["reads"].as_object().unwrap().values().all(|e| e == false), "{parallel}");
+    assert!(parallel["edits"].as_array().unwrap().iter().all(|e| e[0] == false), "{parallel}");
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        assert_eq!(std::fs::read_to_string(root.join("sub").join(name)).unwrap(), format!("new {name}\n"));
+    }
+
+    // The state is in the database, under what the requests proved (no token here).
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let slots: Vec<String> = db
+        .query("SELECT slot FROM team_modern.shared_session_slots WHERE owner = 'token-none' ORDER BY slot", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for slot in ["cwd", "file_ledger", "permission_grants"] {
+        assert!(slots.iter().any(|s| s == slot), "{slots:?}");
+    }
+    let outstanding: i64 = db.query_one("SELECT count(*) FROM team_modern.request_states", &[]).unwrap().get(0);
+    assert_eq!(outstanding, 0, "every state issued was redeemed, once");
 }

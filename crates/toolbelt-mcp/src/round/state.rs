@@ -5,7 +5,8 @@
 //!
 //! * **Sealed** with HMAC-SHA256 (rmcp's [`RequestStateCodec`]) under a key drawn at random
 //!   when the process starts, never written anywhere: a state made or altered by anyone else
-//!   fails the check, and none survives a restart.
+//!   fails the check, and none survives a restart. On a team the key is the team's, kept in
+//!   its shared storage, so the retry may reach any replica ([`crate::team`]).
 //! * **Bound to the call**: the tag covers the session the call runs in, the method, the tool
 //!   and its arguments (with their keys sorted), without storing them. A state sent with other
 //!   arguments, to another tool or from another session is refused: an answer that allowed
@@ -14,7 +15,8 @@
 //! * **Single use**: each state has a random nonce, noted as outstanding when the state is
 //!   issued and struck off when it is redeemed; a state whose nonce is not outstanding (sent
 //!   twice, or past its deadline by this process's monotonic clock) is refused. At most
-//!   [`MAX_OUTSTANDING`] are outstanding; past that the oldest lapse.
+//!   [`MAX_OUTSTANDING`] are outstanding; past that the oldest lapse. On a team the nonces
+//!   are kept in shared storage, by the database's clock.
 //! * **Bounded**: a call is retried at most [`MAX_ROUNDS`] times (a question whose text
 //!   changes at every attempt would otherwise be asked forever).
 //!
@@ -25,13 +27,15 @@
 //! client saw every answer; it gave them).
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolRequestParams, RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::team::Team;
 
 /// How long an `input_required` result's state may be redeemed.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
@@ -79,13 +83,13 @@ pub(crate) fn key(n: usize) -> String {
 }
 
 /// The process's sealing key.
-static CODEC: LazyLock<Option<RequestStateCodec>> = LazyLock::new(|| {
+static CODEC: LazyLock<Option<Arc<RequestStateCodec>>> = LazyLock::new(|| {
     let mut key = [0u8; 32];
     let made = getrandom::fill(&mut key)
         .map_err(|e| e.to_string())
         .and_then(|()| RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string()));
     match made {
-        Ok(codec) => Some(codec),
+        Ok(codec) => Some(Arc::new(codec)),
         Err(e) => {
             tracing::error!("no key for sealing request states ({e}): calls that need an answer are refused");
             None
@@ -142,26 +146,46 @@ fn sorted(value: &Value) -> Value {
 }
 
 /// Seals the answers `given` and the digests of the questions `wanted` for the call `binding`,
-/// the state of its `round`th `input_required` result; refused past [`MAX_ROUNDS`].
-pub(crate) fn seal(binding: &[u8], round: u32, given: Vec<Given>, wanted: Vec<String>) -> Result<String, McpError> {
+/// the state of its `round`th `input_required` result; refused past [`MAX_ROUNDS`]. On a team
+/// (`team`), with the team's key, its nonce noted in shared storage.
+pub(crate) async fn seal(
+    team: Option<&Team>,
+    binding: &[u8],
+    round: u32,
+    given: Vec<Given>,
+    wanted: Vec<String>,
+) -> Result<String, McpError> {
     if round > MAX_ROUNDS {
         return Err(refusal(&format!(
             "this call asked for input {MAX_ROUNDS} times without settling (its question changes at every attempt); \
              it is not retried again"
         )));
     }
-    let codec = CODEC.as_ref().ok_or_else(no_key)?;
+    let codec = codec(team).await?;
     let mut nonce = [0u8; 16];
     getrandom::fill(&mut nonce).map_err(|e| McpError::internal_error(format!("no random nonce: {e}"), None))?;
     let n: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
     let sealed = Sealed { n: n.clone(), r: round, g: given, w: wanted };
     let options = SealOptions::new().associated_data(binding).ttl(STATE_TTL);
     let state = codec.seal_json_with(&sealed, &options).map_err(|e| McpError::internal_error(e.to_string(), None))?;
-    let mut outstanding = outstanding();
-    outstanding.prune();
-    outstanding.open.insert(n.clone());
-    outstanding.order.push_back((Instant::now() + STATE_TTL, n));
+    match team {
+        Some(team) => team.issue(n, STATE_TTL).await?,
+        None => {
+            let mut outstanding = outstanding();
+            outstanding.prune();
+            outstanding.open.insert(n.clone());
+            outstanding.order.push_back((Instant::now() + STATE_TTL, n));
+        }
+    }
     Ok(state)
+}
+
+/// The codec that seals states: the team's, or this process's.
+async fn codec(team: Option<&Team>) -> Result<Arc<RequestStateCodec>, McpError> {
+    match team {
+        Some(team) => team.codec().await,
+        None => CODEC.clone().ok_or_else(no_key),
+    }
 }
 
 fn no_key() -> McpError {
@@ -173,7 +197,11 @@ fn no_key() -> McpError {
 /// (a first attempt; `inputResponses` without a state answer nothing and are ignored); a
 /// refusal when the state is not one this server issued for this call, has expired, or was
 /// used already. A question left unanswered is asked again by the retried call.
-pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<Redeemed, McpError> {
+pub(crate) async fn redeem(
+    team: Option<&Team>,
+    binding: &[u8],
+    request: &CallToolRequestParams,
+) -> Result<Redeemed, McpError> {
     let Some(state) = &request.request_state else {
         // Answers nothing asked for, as far as this server can tell: ignored (never believed).
         if request.input_responses.as_ref().is_some_and(|r| !r.is_empty()) {
@@ -181,7 +209,7 @@ pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<
         }
         return Ok(Redeemed::default());
     };
-    let codec = CODEC.as_ref().ok_or_else(no_key)?;
+    let codec = codec(team).await?;
     let sealed: Sealed = codec.open_json_with(state, binding).map_err(|e| match e {
         RequestStateError::Expired => refusal(&format!(
             "the requestState has expired (a state is good for {} minutes): call the tool again without \
@@ -202,21 +230,24 @@ pub(crate) fn redeem(binding: &[u8], request: &CallToolRequestParams) -> Result<
         let Some(response) = responses.and_then(|r| r.get(&key(first + i))) else { break };
         given.push(Given { digest: digest.clone(), response: response.clone() });
     }
-    spend(&sealed.n)?;
-    Ok(Redeemed { given, rounds: sealed.r })
-}
-
-/// Strikes nonce `n` off, or refuses when it is not outstanding.
-fn spend(n: &str) -> Result<(), McpError> {
-    let mut outstanding = outstanding();
-    outstanding.prune();
-    if !outstanding.open.remove(n) {
+    let spent = match team {
+        Some(team) => team.spend(sealed.n).await?,
+        None => spend(&sealed.n),
+    };
+    if !spent {
         return Err(refusal(
             "this requestState was used already or has lapsed (each is good for one retry within its time): send \
              the requestState of the latest result, or call the tool again without requestState and inputResponses",
         ));
     }
-    Ok(())
+    Ok(Redeemed { given, rounds: sealed.r })
+}
+
+/// Strikes nonce `n` off: `false` when it was not outstanding.
+fn spend(n: &str) -> bool {
+    let mut outstanding = outstanding();
+    outstanding.prune();
+    outstanding.open.remove(n)
 }
 
 fn refusal(message: &str) -> McpError {
@@ -238,11 +269,11 @@ mod tests {
         request
     }
 
-    #[test]
-    fn a_state_is_redeemed_once_for_its_call_only() {
+    #[tokio::test]
+    async fn a_state_is_redeemed_once_for_its_call_only() {
         let first = call(json!({"command": "rm -r build", "timeout": 5}));
         let bound = binding("s1", &first);
-        let state = seal(&bound, 1, Vec::new(), vec!["7".into()]).unwrap();
+        let state = seal(None, &bound, 1, Vec::new(), vec!["7".into()]).await.unwrap();
         let yes = json!({"action": "accept", "content": {"decision": "allow_once"}});
 
         // The same arguments in another key order are the same call.
@@ -250,39 +281,45 @@ mod tests {
         assert_eq!(binding("s1", &same), bound);
         // Another command, another session, an altered state: refused, and nothing spent.
         let other = retry(call(json!({"command": "rm -r /", "timeout": 5})), &state, yes.clone());
-        assert!(redeem(&binding("s1", &other), &other).unwrap_err().message.contains("not one this server issued"));
-        assert!(redeem(&binding("s2", &same), &same).is_err());
+        assert!(
+            redeem(None, &binding("s1", &other), &other)
+                .await
+                .unwrap_err()
+                .message
+                .contains("not one this server issued")
+        );
+        assert!(redeem(None, &binding("s2", &same), &same).await.is_err());
         let mut altered = state.clone();
         altered.replace_range(altered.len() - 2.., if altered.ends_with("AA") { "BB" } else { "AA" });
-        assert!(redeem(&bound, &retry(first.clone(), &altered, yes.clone())).is_err());
-        let redeemed = redeem(&bound, &same).unwrap();
+        assert!(redeem(None, &bound, &retry(first.clone(), &altered, yes.clone())).await.is_err());
+        let redeemed = redeem(None, &bound, &same).await.unwrap();
         assert_eq!(redeemed, Redeemed { given: vec![Given { digest: "7".into(), response: yes }], rounds: 1 });
-        assert!(redeem(&bound, &same).unwrap_err().message.contains("used already"));
+        assert!(redeem(None, &bound, &same).await.unwrap_err().message.contains("used already"));
     }
 
-    #[test]
-    fn answers_without_a_state_are_ignored_and_a_missing_answer_is_asked_again() {
+    #[tokio::test]
+    async fn answers_without_a_state_are_ignored_and_a_missing_answer_is_asked_again() {
         let mut request = call(json!({"command": "ls"}));
-        assert_eq!(redeem(&binding("s", &request), &request).unwrap(), Redeemed::default());
+        assert_eq!(redeem(None, &binding("s", &request), &request).await.unwrap(), Redeemed::default());
         request.input_responses = Some([(key(0), json!({"action": "accept"}))].into_iter().collect());
         assert_eq!(
-            redeem(&binding("s", &request), &request).unwrap(),
+            redeem(None, &binding("s", &request), &request).await.unwrap(),
             Redeemed::default(),
             "nothing asked, nothing believed"
         );
         // Two questions asked, the second answered only: only what precedes the gap is kept.
         let bound = binding("s", &request);
-        let state = seal(&bound, 1, Vec::new(), vec!["1".into(), "2".into()]).unwrap();
+        let state = seal(None, &bound, 1, Vec::new(), vec!["1".into(), "2".into()]).await.unwrap();
         request.request_state = Some(state);
         request.input_responses = Some([(key(1), json!({"action": "accept"}))].into_iter().collect());
-        assert_eq!(redeem(&bound, &request).unwrap().given, []);
+        assert_eq!(redeem(None, &bound, &request).await.unwrap().given, []);
     }
 
-    #[test]
-    fn a_call_gets_a_bounded_number_of_rounds() {
+    #[tokio::test]
+    async fn a_call_gets_a_bounded_number_of_rounds() {
         let bound = binding("s", &call(json!({"command": "ls"})));
-        assert!(seal(&bound, MAX_ROUNDS, Vec::new(), vec!["q".into()]).is_ok());
-        let refused = seal(&bound, MAX_ROUNDS + 1, Vec::new(), vec!["q".into()]).unwrap_err();
+        assert!(seal(None, &bound, MAX_ROUNDS, Vec::new(), vec!["q".into()]).await.is_ok());
+        let refused = seal(None, &bound, MAX_ROUNDS + 1, Vec::new(), vec!["q".into()]).await.unwrap_err();
         assert!(refused.message.contains("without settling"), "{refused:?}");
     }
 }

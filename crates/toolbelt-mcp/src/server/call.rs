@@ -31,12 +31,28 @@ impl McpServer {
         }
         let inline = inline::is_inline(&context);
         let seat = self.seat_in(&context, inline).await;
-        if inline {
+        // On a team, a session without a protocol session takes what other replicas changed of
+        // its state first, and writes what this call changed after.
+        let team = self.inner.options.team.as_deref().zip(seat.shared_seat());
+        if let Some((team, shared)) = team {
+            Box::pin(team.pull(shared, seat.session().state())).await?;
+        }
+        let answered = if inline {
             // Boxed: inline, its state (with the call's attempt inside) would double the size of
             // every call's future, which is copied as it is boxed.
-            return Box::pin(self.call_in_rounds(&seat, request, context)).await;
+            Box::pin(self.call_in_rounds(&seat, request, context)).await
+        } else {
+            self.run(&seat, request, context, false).await
+        };
+        if let Some((team, shared)) = team
+            && let Err(e) = Box::pin(team.push(shared, seat.session().state())).await
+        {
+            tracing::warn!(
+                "could not write the session's state to the team's shared storage ({e}); the next request tries \
+                 again, and one served by another replica meanwhile does not see this call's changes"
+            );
         }
-        self.run(&seat, request, context, false).await
+        answered
     }
 
     /// One attempt at a call in `seat`'s session; `inline`: of a 2026-07-28 request.
@@ -121,7 +137,8 @@ impl McpServer {
     ) -> Result<CallToolResponse, McpError> {
         let session = seat.session();
         let binding = round::state::binding(session.id(), &request);
-        let redeemed = round::state::redeem(&binding, &request)?;
+        let team = self.inner.options.team.as_deref();
+        let redeemed = round::state::redeem(team, &binding, &request).await?;
         let capabilities = context.client_capabilities().unwrap_or_default();
         let offers =
             Offers { elicitation: capabilities.elicitation.is_some(), sampling: capabilities.sampling.is_some() };
@@ -137,7 +154,7 @@ impl McpServer {
                 None => {}
             }
             if round.wants_input()
-                && let Some(input) = round.input_required(&binding)?
+                && let Some(input) = round.input_required(team, &binding).await?
             {
                 return Ok(input.into());
             }
@@ -147,7 +164,7 @@ impl McpServer {
             round.pass_roots();
         }
         let response = Arc::clone(&round).scope(self.run(seat, request, context, true)).await?;
-        Ok(match round.input_required(&binding)? {
+        Ok(match round.input_required(team, &binding).await? {
             Some(input) => input.into(),
             None => response,
         })

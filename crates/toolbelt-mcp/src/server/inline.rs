@@ -20,7 +20,7 @@
 //!   `TaskOutput` from any request of the session.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rmcp::model::{ErrorCode, ProtocolVersion};
@@ -29,7 +29,9 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::sync::watch;
 use toolbelt_runtime::{ClientInfo, EndReason, Runtime, Session, StartSource, Transport};
 
+use super::McpServer;
 use crate::http::HttpClient;
+use crate::team::SharedSeat;
 
 /// Whether `context`'s request speaks 2026-07-28 or later (no `initialize`; who the client is
 /// comes with each request; questions go back as `input_required` results).
@@ -78,6 +80,35 @@ pub(super) fn removed(method: &str) -> Option<McpError> {
     })
 }
 
+static SESSIONS: AtomicU64 = AtomicU64::new(0);
+
+impl McpServer {
+    /// A fresh session, with the server's cwd and roots.
+    pub(super) fn new_seat(&self) -> Seat {
+        let options = &self.inner.options;
+        let millis =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+        let id = format!("mcp-{millis}-{}-{}", std::process::id(), SESSIONS.fetch_add(1, Ordering::Relaxed));
+        let session =
+            Session::new(id.clone(), options.cwd.clone(), options.roots.clone(), options.sessions_dir.join(&id));
+        Seat::new(session)
+    }
+
+    /// The session of requests without a protocol session that present token `token` (its
+    /// id). On a team it has the same id on every replica (request states are bound to it),
+    /// and its state is kept in shared storage too.
+    pub(super) fn new_inline_seat(&self, token: Option<&str>) -> Seat {
+        if self.inner.options.team.is_none() {
+            return self.new_seat();
+        }
+        let owner = format!("token-{}", token.unwrap_or("none"));
+        let options = &self.inner.options;
+        let session =
+            Session::new(owner.clone(), options.cwd.clone(), options.roots.clone(), options.sessions_dir.join(&owner));
+        Seat::new(session).shared(crate::team::SharedSeat::new(owner))
+    }
+}
+
 /// A runtime session, and what the MCP side keeps beside it.
 pub(crate) struct Seat {
     session: Arc<Session>,
@@ -88,6 +119,9 @@ pub(crate) struct Seat {
     /// Whether the session has its client's roots (a 2026-07-28 client is asked for them
     /// with its first call).
     roots_known: AtomicBool,
+    /// On a team, for a session without a protocol session: its state as shared storage
+    /// holds it ([`crate::team`]).
+    shared: Option<SharedSeat>,
 }
 
 impl Seat {
@@ -97,7 +131,19 @@ impl Seat {
             loaded: watch::Sender::new(0),
             started: OnceLock::new(),
             roots_known: AtomicBool::new(false),
+            shared: None,
         }
+    }
+
+    /// The seat, its state kept in a team's shared storage too.
+    pub(super) fn shared(mut self, shared: SharedSeat) -> Self {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// Its state in a team's shared storage, if kept there.
+    pub(super) fn shared_seat(&self) -> Option<&SharedSeat> {
+        self.shared.as_ref()
     }
 
     /// The runtime session.

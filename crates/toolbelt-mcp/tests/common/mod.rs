@@ -121,6 +121,7 @@ pub async fn connect(mode: PermissionMode, allow: &[&str], client: Client) -> Ha
         notices: Vec::new(),
         inline: Default::default(),
         drain: None,
+        team: None,
     });
     let server = McpServer::new(runtime, options);
     let (server_io, client_io) = tokio::io::duplex(1 << 20);

@@ -24,6 +24,7 @@ pub struct PlanState {
 
 impl SessionSlot for PlanState {
     const KEY: &'static str = "plan_mode";
+    const SHARED: bool = true;
 }
 
 /// The `EnterPlanMode` tool.

@@ -58,6 +58,7 @@ pub struct TodoList {
 
 impl SessionSlot for TodoList {
     const KEY: &'static str = "todos";
+    const SHARED: bool = true;
 }
 
 /// The structured result of `TodoWrite`.

@@ -1,6 +1,7 @@
 //! Storage several machines share: a PostgreSQL database named by `storage.url`, for what a
-//! team's replicas must all see: the task lists, the audit log's chain ([`AuditChain`]) and
-//! where each replica can be reached ([`ReplicaTable`]). The embedded default stays the
+//! team's replicas must all see: the task lists, the audit log's chain ([`AuditChain`]),
+//! where each replica can be reached ([`ReplicaTable`]), and the state of requests without a
+//! protocol session ([`SessionTable`]). The embedded default stays the
 //! SQLite files of [`crate::sqlite`]; a store that is given a [`SharedStorage`] keeps its data
 //! here instead, with the same behaviour.
 //!
@@ -18,9 +19,11 @@
 
 mod audit;
 mod replicas;
+mod sessions;
 
 pub use audit::{AUDIT_TABLE, AuditChain, ChainHead, ChainLine};
 pub use replicas::ReplicaTable;
+pub use sessions::{SessionTable, SharedSlot};
 
 use std::collections::HashSet;
 use std::sync::Arc;

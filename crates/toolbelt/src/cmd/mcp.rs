@@ -51,6 +51,13 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let drain = args.http.map(|_| Arc::new(toolbelt_mcp::drain::Drain::default()));
     let roots = if args.root.is_empty() { setup.ws.roots.clone() } else { canonical_dirs(&args.root)? };
     let cwd = roots.first().cloned().unwrap_or_else(|| setup.ws.cwd.clone());
+    // On a team (HTTP, shared storage), requests without a protocol session find their
+    // session's state on any replica.
+    let team = match args.http {
+        Some(_) => setup.asm.shared_storage().map_err(|e| Usage(e.to_string()))?,
+        None => None,
+    }
+    .map(|shared| Arc::new(toolbelt_mcp::team::Team::new(Arc::new(super::serve_team::SharedTeam(shared)))));
     let options = Arc::new(ServerOptions {
         cwd,
         roots,
@@ -64,6 +71,7 @@ pub async fn run(global: &Global, args: &McpArgs) -> anyhow::Result<ExitCode> {
         notices,
         inline: Default::default(),
         drain: drain.clone(),
+        team,
     });
     // Stopped by a signal, the server kills every command its sessions still run before it
     // goes (a command that left its session would otherwise outlive it); over HTTP it drains

@@ -17,6 +17,7 @@ pub mod plugin;
 pub mod sandbox;
 pub mod serve_ops;
 pub mod serve_replicas;
+pub mod serve_team;
 pub mod skills;
 pub mod tasks;
 pub mod tools;

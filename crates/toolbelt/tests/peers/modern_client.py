@@ -3,7 +3,7 @@ MCP 2026-07-28 to a server that offers it: no initialize, approvals and question
 `input_required` results, and a few retries a client should never get away with.
 
 Usage: modern_client.py stdio TOOLBELT ROOT | modern_client.py http URL ROOT
-Prints one JSON object with what it saw.
+Prints one JSON object with what it saw. `drive` is also used by team_modern_client.py.
 """
 
 import json
@@ -48,6 +48,11 @@ async def refused(call):
 async def main():
     kind, target = sys.argv[1], sys.argv[2]
     server = StdioServerParameters(command=target, args=["mcp"]) if kind == "stdio" else target
+    await drive(server)
+
+
+async def drive(server):
+    """The session's requests, against `server` (a URL, or how to start one over stdio)."""
     async with Client(server, elicitation_callback=elicit, logging_callback=log, log_level="info") as client:
         session = client.session
         seen["version"] = client.protocol_version
@@ -98,6 +103,6 @@ async def main():
 
 
 seen = {"asked": [], "logs": []}
-root = sys.argv[3]
-anyio.run(main)
-print(json.dumps(seen))
+if __name__ == "__main__":
+    anyio.run(main)
+    print(json.dumps(seen))

@@ -68,7 +68,8 @@ AFFINITY = """    # An MCP session stays on the replica that opened it: the id i
 class Team:
     """Replicas, the proxy in front of them, and where each keeps its files."""
 
-    def __init__(self, toolbelt, postgres_url, replicas=3, mcp_args=(), workdir=None, affinity=True):
+    def __init__(self, toolbelt, postgres_url, replicas=3, mcp_args=(), workdir=None, affinity=True,
+                 allow=("Bash",)):
         self.toolbelt = toolbelt
         self.dir = workdir or tempfile.mkdtemp(prefix="toolbelt-team-")
         self.project = os.path.join(self.dir, "app")
@@ -105,7 +106,8 @@ class Team:
             })
             log = open(os.path.join(home, "server.log"), "w")  # noqa: SIM115 - closed in stop()
             process = subprocess.Popen(
-                [toolbelt, "--allow", "Bash", "mcp", "--http", f"127.0.0.1:{port}", *mcp_args],
+                [toolbelt, *(f"--allow={tool}" for tool in allow), "mcp", "--http", f"127.0.0.1:{port}",
+                 *mcp_args],
                 cwd=self.project, env=env, stdout=subprocess.DEVNULL, stderr=log,
             )
             self.replicas.append({"name": f"replica-{i}", "port": port, "process": process,

@@ -69,6 +69,16 @@ pub struct FileLedger {
 
 impl SessionSlot for FileLedger {
     const KEY: &'static str = "file_ledger";
+    const SHARED: bool = true;
+
+    /// Files read on either replica count as read (what this one recorded of a file wins).
+    fn merge(&mut self, theirs: Self) {
+        for (path, state) in theirs.files {
+            if !self.files.contains_key(&path) {
+                self.insert(&path, state);
+            }
+        }
+    }
 }
 
 impl FileLedger {

@@ -38,7 +38,7 @@ trait ErasedSlot: Send + Sync {
     fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
     fn shared(&self) -> bool;
     /// Replaces the slot's value in place (those holding the slot see the new one); a value
-    /// that does not decode leaves the default.
+    /// that does not decode (another version's) leaves the slot as it is.
     fn replace(&self, value: Value);
     /// Folds another replica's value in ([`SessionSlot::merge`]); one that does not decode is
     /// ignored.
@@ -55,7 +55,9 @@ impl<T: SessionSlot> ErasedSlot for Mutex<T> {
     }
 
     fn replace(&self, value: Value) {
-        *lock(self) = serde_json::from_value(value).unwrap_or_default();
+        if let Ok(value) = serde_json::from_value(value) {
+            *lock(self) = value;
+        }
     }
 
     fn merge(&self, theirs: Value) {

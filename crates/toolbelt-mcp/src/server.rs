@@ -325,9 +325,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, McpError> {
         let seat = self.seat_for(&context).await;
         // On a team: the tools the session loaded on other replicas too.
-        if let (Some(team), Some(shared)) = (self.inner.options.team.as_deref(), seat.shared_seat()) {
-            Box::pin(team.pull(shared, seat.session().state())).await?;
-        }
+        self.pull_shared(&seat).await?;
         // The agent tools only where agents can run (a provider, or the client's sampling).
         let agents = tools::agents_run_in(self.runtime(), seat.session());
         // Deferred tools only once the session loaded them (ToolSearch lists the rest).
@@ -347,6 +345,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
         let seat = self.seat_for(&context).await;
+        // Skills are found from the working directory, which may have moved on another replica.
+        self.pull_shared(&seat).await?;
         self.inner.roots.wait(roots::ROOTS_WAIT).await;
         Ok(prompts::list(self.runtime(), seat.session()))
     }
@@ -357,6 +357,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
         let seat = self.seat_for(&context).await;
+        self.pull_shared(&seat).await?;
         self.inner.roots.wait(roots::ROOTS_WAIT).await;
         Ok(prompts::get(self.runtime(), seat.session(), &request)?.into())
     }

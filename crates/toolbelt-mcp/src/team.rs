@@ -31,6 +31,10 @@ const CWD: &str = "cwd";
 /// How many times a write is merged and tried again when other replicas keep writing.
 const WRITE_TRIES: usize = 5;
 
+/// How long a request waits for the shared state (this replica's other requests of the
+/// session, then the database) before it gives up.
+const WAIT: Duration = Duration::from_secs(10);
+
 /// One slot as storage holds it: its key, the owner's version when written, its JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredSlot {
@@ -47,9 +51,9 @@ pub struct StoredSlot {
 pub trait TeamState: Send + Sync + std::fmt::Debug {
     /// The slots of `owner` written after version `since`.
     fn changed_since(&self, owner: &str, since: i64) -> Result<Vec<StoredSlot>, String>;
-    /// Writes `slots` (key, JSON text) of `owner` at its next version, which it returns; or
-    /// writes nothing and returns `None` when `owner`'s version is no longer `expected`.
-    fn write(&self, owner: &str, expected: i64, slots: &[(String, String)]) -> Result<Option<i64>, String>;
+    /// Writes `slots` (key, JSON text) of `owner` at its next version: `Ok(version)`; or
+    /// writes nothing when `owner`'s version is no longer `expected`: `Err(current version)`.
+    fn write(&self, owner: &str, expected: i64, slots: &[(String, String)]) -> Result<Result<i64, i64>, String>;
     /// The key (at least 32 bytes) that seals request states, the same on every replica.
     fn sealing_key(&self) -> Result<Vec<u8>, String>;
     /// Notes request state `nonce` as outstanding for `ttl`.
@@ -71,15 +75,16 @@ impl Team {
         Self { state, codec: tokio::sync::OnceCell::new() }
     }
 
-    /// Runs `f` on the storage, on a blocking thread.
+    /// Runs `f` on the storage, on a blocking thread, waiting at most [`WAIT`].
     async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn TeamState) -> Result<T, String> + Send + 'static,
     ) -> Result<T, String> {
         let state = Arc::clone(&self.state);
-        tokio::task::spawn_blocking(move || f(state.as_ref()))
-            .await
-            .unwrap_or_else(|e| Err(format!("the storage's task failed: {e}")))
+        match tokio::time::timeout(WAIT, tokio::task::spawn_blocking(move || f(state.as_ref()))).await {
+            Ok(done) => done.unwrap_or_else(|e| Err(format!("the storage's task failed: {e}"))),
+            Err(_) => Err(format!("no answer within {} s", WAIT.as_secs())),
+        }
     }
 
     /// The codec that seals request states with the team's key (read once).
@@ -105,20 +110,22 @@ impl Team {
         self.blocking(move |s| s.spend(&nonce)).await.map_err(unavailable)
     }
 
-    /// Takes into `session` what other replicas changed of `seat`'s state.
-    pub(crate) async fn pull(&self, seat: &SharedSeat, session: &SessionState) -> Result<(), McpError> {
-        let mut synced = seat.synced.lock().await;
+    /// Takes into `session` what other replicas changed of `seat`'s state; returns the keys
+    /// of the slots that changed.
+    pub(crate) async fn pull(&self, seat: &SharedSeat, session: &SessionState) -> Result<Vec<String>, McpError> {
+        let mut synced = seat.lock().await.map_err(unavailable)?;
         synced.begin(session);
         let (owner, since) = (seat.owner.clone(), synced.version);
         let rows = self.blocking(move |s| s.changed_since(&owner, since)).await.map_err(unavailable)?;
+        let keys = rows.iter().map(|r| r.slot.clone()).collect();
         synced.apply(session, rows);
-        Ok(())
+        Ok(keys)
     }
 
     /// Writes what `session` changed of `seat`'s state, merging with what other replicas
     /// wrote meanwhile.
     pub(crate) async fn push(&self, seat: &SharedSeat, session: &SessionState) -> Result<(), String> {
-        let mut synced = seat.synced.lock().await;
+        let mut synced = seat.lock().await?;
         synced.begin(session);
         for _ in 0..WRITE_TRIES {
             let changed: Vec<(String, String)> =
@@ -130,14 +137,19 @@ impl Team {
             let sent = changed.clone();
             let written = self.blocking(move |s| s.write(&owner, expected, &sent)).await?;
             match written {
-                Some(version) => {
+                Ok(version) => {
                     synced.last.extend(changed);
                     synced.version = version;
                     return Ok(());
                 }
-                None => {
+                Err(current) => {
                     let owner = seat.owner.clone();
                     let rows = self.blocking(move |s| s.changed_since(&owner, expected)).await?;
+                    if rows.is_empty() {
+                        // Nothing newer than what this replica saw, yet another version: the
+                        // database went back (restored). Start from the version it holds.
+                        synced.version = current;
+                    }
                     synced.apply(session, rows);
                 }
             }
@@ -171,6 +183,14 @@ impl SharedSeat {
     pub(crate) fn new(owner: String) -> Self {
         Self { owner, synced: tokio::sync::Mutex::new(Synced::default()) }
     }
+
+    /// This replica's view of the state, once its other requests let go of it (at most
+    /// [`WAIT`]).
+    async fn lock(&self) -> Result<tokio::sync::MutexGuard<'_, Synced>, String> {
+        tokio::time::timeout(WAIT, self.synced.lock()).await.map_err(|_| {
+            format!("this replica's other requests of the session held its state for over {} s", WAIT.as_secs())
+        })
+    }
 }
 
 #[derive(Debug, Default)]
@@ -195,6 +215,9 @@ impl Synced {
     /// Takes `rows` into `session`: adopted where this replica changed nothing since, merged
     /// where it did.
     fn apply(&mut self, session: &SessionState, rows: Vec<StoredSlot>) {
+        if rows.is_empty() {
+            return;
+        }
         let now = local(session);
         for row in rows {
             self.version = self.version.max(row.version);

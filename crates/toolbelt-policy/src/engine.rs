@@ -397,17 +397,10 @@ impl Authorizer for PermissionEngine {
         }
     }
 
-    /// Tightening to plan mode is always possible. Otherwise a session only moves between
-    /// the settings' own mode and, when that is `default` or `acceptEdits`, those two: a
-    /// session the settings put in plan or dontAsk mode stays there, and nothing but the
-    /// settings turns permission checks off.
+    /// Within what [`crate::mode::may_switch`] allows.
     fn switch_mode(&self, session: &SessionState, mode: PermissionMode) -> Result<(), String> {
-        use PermissionMode::{AcceptEdits, Default as Normal, Plan};
         let base = self.rules.mode;
-        let allowed = mode == Plan
-            || mode == base
-            || (matches!(base, Normal | AcceptEdits) && matches!(mode, Normal | AcceptEdits));
-        if !allowed {
+        if !crate::mode::may_switch(base, mode) {
             return Err(format!(
                 "the settings put this session in {} mode, and only the user can change that (to {})",
                 base.as_str(),

@@ -37,10 +37,22 @@ impl SessionSlot for SessionMode {
 }
 
 impl SessionMode {
-    /// The mode in force for `session`: its own when it switched, else `configured`.
+    /// The mode in force for `session`: its own when it switched, else `configured`. A mode
+    /// the settings in force do not let a session switch to ([`may_switch`]) is not used: a
+    /// session's state kept elsewhere (a named session's file, a team's database) may have
+    /// been switched under other settings.
     pub fn of(session: &SessionState, configured: PermissionMode) -> PermissionMode {
-        session.with_slot::<SessionMode, _>(|m| m.mode).unwrap_or(configured)
+        session.with_slot::<SessionMode, _>(|m| m.mode).filter(|m| may_switch(configured, *m)).unwrap_or(configured)
     }
+}
+
+/// Whether a session the settings put in mode `base` may switch to `mode`. Tightening to plan
+/// mode is always possible. Otherwise a session only moves between the settings' own mode and,
+/// when that is `default` or `acceptEdits`, those two: a session the settings put in plan or
+/// dontAsk mode stays there, and nothing but the settings turns permission checks off.
+pub fn may_switch(base: PermissionMode, mode: PermissionMode) -> bool {
+    use PermissionMode::{AcceptEdits, Default as Normal, Plan};
+    mode == Plan || mode == base || (matches!(base, Normal | AcceptEdits) && matches!(mode, Normal | AcceptEdits))
 }
 
 /// The kinds of part a mode judges.
@@ -56,4 +68,27 @@ pub(crate) enum PartKind {
     Network,
     /// Session-local state (a todo list), or a read-only tool that declares nothing.
     State,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn a_mode_kept_from_other_settings_counts_only_where_these_allow_it() {
+        use PermissionMode::{AcceptEdits, BypassPermissions, Default as Normal, DontAsk, Plan};
+        let session = SessionState::new("s", PathBuf::from("/"), vec![]);
+        for (kept, configured, in_force) in [
+            (AcceptEdits, Normal, AcceptEdits),
+            (Plan, DontAsk, Plan),
+            (BypassPermissions, Normal, Normal),
+            (AcceptEdits, Plan, Plan),
+            (Normal, DontAsk, DontAsk),
+        ] {
+            session.with_slot::<SessionMode, _>(|m| m.mode = Some(kept));
+            assert_eq!(SessionMode::of(&session, configured), in_force, "{kept:?} under {configured:?}");
+        }
+    }
 }

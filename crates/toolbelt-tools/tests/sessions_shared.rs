@@ -26,15 +26,15 @@ fn a_write_from_a_stale_version_is_refused_and_what_changed_since_is_read_in_ord
     let (a, b) = (replica(&url), replica(&url));
     let (a, b) = (SessionTable::new(&a), SessionTable::new(&b));
 
-    assert_eq!(a.write("token-x", 0, &slots(&[("cwd", "\"/w\""), ("todos", "[]")])).unwrap(), Some(1));
+    assert_eq!(a.write("token-x", 0, &slots(&[("cwd", "\"/w\""), ("todos", "[]")])).unwrap(), Ok(1));
     // B has not seen version 1: its write is refused, whole.
-    assert_eq!(b.write("token-x", 0, &slots(&[("cwd", "\"/elsewhere\"")])).unwrap(), None);
+    assert_eq!(b.write("token-x", 0, &slots(&[("cwd", "\"/elsewhere\"")])).unwrap(), Err(1));
     let seen = b.changed_since("token-x", 0).unwrap();
     assert_eq!(
         seen.iter().map(|s| (s.slot.as_str(), s.version, s.value.as_str())).collect::<Vec<_>>(),
         [("cwd", 1, "\"/w\""), ("todos", 1, "[]")]
     );
-    assert_eq!(b.write("token-x", 1, &slots(&[("cwd", "\"/w/sub\"")])).unwrap(), Some(2));
+    assert_eq!(b.write("token-x", 1, &slots(&[("cwd", "\"/w/sub\"")])).unwrap(), Ok(2));
     // Only what changed after the version a replica saw; another owner's state is apart.
     let after = a.changed_since("token-x", 1).unwrap();
     assert_eq!(after.len(), 1);
@@ -58,11 +58,15 @@ fn replicas_writing_at_once_each_land_once_in_version_order() {
                     loop {
                         let value = format!("\"{r}-{n}\"");
                         match table.write("token-race", seen, &slots(&[(&format!("r{r}"), &value)])).unwrap() {
-                            Some(v) => {
+                            Ok(v) => {
                                 seen = v;
                                 break;
                             }
-                            None => seen = table.changed_since("token-race", seen).unwrap().last().unwrap().version,
+                            Err(current) => {
+                                let newest = table.changed_since("token-race", seen).unwrap().last().unwrap().version;
+                                assert!(newest >= current, "{newest} < {current}");
+                                seen = current;
+                            }
                         }
                     }
                 }

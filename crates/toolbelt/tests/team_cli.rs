@@ -196,15 +196,21 @@ fn requests_without_a_protocol_session_find_their_state_on_every_replica() {
     assert_eq!(seen["granted"][0], false, "{seen}");
     let after = &seen["after_grant"];
     assert_eq!(after["asked"], serde_json::json!([]), "{seen}");
-    assert!(after["answers"].as_array().unwrap().iter().all(|a| a[0] == false), "{seen}");
+    let answers = after["answers"].as_array().unwrap();
+    assert!(answers.iter().all(|a| a[0] == false), "{seen}");
+    let served: BTreeSet<&str> = answers.iter().map(|a| a[1].as_str().unwrap()).collect();
+    assert_eq!(served.len(), 3, "the grant was used on every replica: {seen}");
     assert!(root.join("sub/granted.txt").exists());
 
-    // Files read at once on three replicas all count as read: every Edit after works.
+    // Files read at once on three replicas all count as read: each is then edited on every
+    // replica in turn, each Edit knowing of the reads and edits made on the others.
     let parallel = &seen["parallel"];
     assert!(parallel["reads"].as_object().unwrap().values().all(|e| e == false), "{parallel}");
-    assert!(parallel["edits"].as_array().unwrap().iter().all(|e| e[0] == false), "{parallel}");
+    let edits = parallel["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 9, "{parallel}");
+    assert!(edits.iter().all(|e| e[2] == false), "{parallel}");
     for name in ["a.txt", "b.txt", "c.txt"] {
-        assert_eq!(std::fs::read_to_string(root.join("sub").join(name)).unwrap(), format!("new {name}\n"));
+        assert_eq!(std::fs::read_to_string(root.join("sub").join(name)).unwrap(), format!("v3 {name}\n"));
     }
 
     // The state is in the database, under what the requests proved (no token here).

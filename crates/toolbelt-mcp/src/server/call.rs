@@ -33,24 +33,25 @@ impl McpServer {
         let seat = self.seat_in(&context, inline).await;
         // On a team, a session without a protocol session takes what other replicas changed of
         // its state first, and writes what this call changed after.
-        let team = self.inner.options.team.as_deref().zip(seat.shared_seat());
-        if let Some((team, shared)) = team {
-            Box::pin(team.pull(shared, seat.session().state())).await?;
-        }
-        let answered = if inline {
+        self.pull_shared(&seat).await?;
+        let mut answered = if inline {
             // Boxed: inline, its state (with the call's attempt inside) would double the size of
             // every call's future, which is copied as it is boxed.
             Box::pin(self.call_in_rounds(&seat, request, context)).await
         } else {
             self.run(&seat, request, context, false).await
         };
-        if let Some((team, shared)) = team
-            && let Err(e) = Box::pin(team.push(shared, seat.session().state())).await
-        {
-            tracing::warn!(
-                "could not write the session's state to the team's shared storage ({e}); the next request tries \
-                 again, and one served by another replica meanwhile does not see this call's changes"
-            );
+        if let Err(e) = self.push_shared(&seat).await {
+            tracing::warn!("could not write the session's state to the team's shared storage: {e}");
+            // The model must know: a request another replica serves next does not see what this
+            // call changed (its working directory among them) until a later request writes it.
+            if let Ok(CallToolResponse::Complete(result)) = &mut answered {
+                result.content.push(rmcp::model::ContentBlock::text(format!(
+                    "[toolbelt: what this call changed of the session (its working directory, the files read, \
+                     grants) could not be saved to the team's shared storage ({e}). The next request may be \
+                     served without it: check the working directory (`pwd`) before relying on it.]"
+                )));
+            }
         }
         answered
     }

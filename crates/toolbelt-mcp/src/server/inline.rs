@@ -109,6 +109,30 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// On a team, takes into `seat`'s session what other replicas changed of its state (a
+    /// session without a protocol session; others have nothing to take).
+    pub(super) async fn pull_shared(&self, seat: &Seat) -> Result<(), McpError> {
+        let (Some(team), Some(shared)) = (self.inner.options.team.as_deref(), seat.shared_seat()) else {
+            return Ok(());
+        };
+        let changed = Box::pin(team.pull(shared, seat.session().state())).await?;
+        if changed.iter().any(|k| k == <toolbelt_core::LoadedTools as toolbelt_core::SessionSlot>::KEY) {
+            seat.tools_loaded();
+        }
+        Ok(())
+    }
+
+    /// On a team, writes what a call changed of `seat`'s session's state; `Err` says why it
+    /// could not.
+    pub(super) async fn push_shared(&self, seat: &Seat) -> Result<(), String> {
+        match (self.inner.options.team.as_deref(), seat.shared_seat()) {
+            (Some(team), Some(shared)) => Box::pin(team.push(shared, seat.session().state())).await,
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A runtime session, and what the MCP side keeps beside it.
 pub(crate) struct Seat {
     session: Arc<Session>,

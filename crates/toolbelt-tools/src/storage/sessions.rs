@@ -51,6 +51,9 @@ CREATE INDEX IF NOT EXISTS request_states_by_deadline ON request_states (deadlin
 /// The database's clock, in milliseconds since the epoch.
 const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
 
+/// How long a write waits for another replica's write of the same session.
+const LOCK_TIMEOUT: &str = "5s";
+
 /// The name of the key that seals request states.
 const SEALING_KEY: &str = "request_state_key";
 
@@ -100,12 +103,22 @@ impl<'s> SessionTable<'s> {
             .map_err(self.err())
     }
 
-    /// Writes `slots` (key, JSON text) of `owner` at its next version, which it returns; or
-    /// writes nothing and returns `None` when `owner`'s version is no longer `expected` (another
-    /// replica wrote since). Blocking.
-    pub fn write(&self, owner: &str, expected: i64, slots: &[(String, String)]) -> Result<Option<i64>, StorageError> {
+    /// Writes `slots` (key, JSON text) of `owner` at its next version: `Ok(version)`; or
+    /// writes nothing when `owner`'s version is no longer `expected` (another replica wrote
+    /// since): `Err(current version)`. Blocking.
+    pub fn write(
+        &self,
+        owner: &str,
+        expected: i64,
+        slots: &[(String, String)],
+    ) -> Result<Result<i64, i64>, StorageError> {
         let mut client = self.shared.client(COMPONENT, VERSION, SCHEMA)?;
         let mut tx = client.transaction().map_err(self.err())?;
+        // A replica that dies mid-write lets go of the owner's row soon, not when TCP notices.
+        tx.batch_execute(&format!(
+            "SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'; SET LOCAL idle_in_transaction_session_timeout = '{LOCK_TIMEOUT}'"
+        ))
+        .map_err(self.err())?;
         tx.execute("INSERT INTO shared_sessions (owner) VALUES ($1) ON CONFLICT (owner) DO NOTHING", &[&owner])
             .map_err(self.err())?;
         let current: i64 = tx
@@ -114,7 +127,7 @@ impl<'s> SessionTable<'s> {
             .try_get(0)
             .map_err(self.err())?;
         if current != expected {
-            return Ok(None);
+            return Ok(Err(current));
         }
         let version = current + 1;
         tx.execute("UPDATE shared_sessions SET version = $2 WHERE owner = $1", &[&owner, &version])
@@ -130,7 +143,7 @@ impl<'s> SessionTable<'s> {
             tx.execute(&upsert, &params).map_err(self.err())?;
         }
         tx.commit().map_err(self.err())?;
-        Ok(Some(version))
+        Ok(Ok(version))
     }
 
     /// The key that seals request states, the same for every replica: drawn by the first that

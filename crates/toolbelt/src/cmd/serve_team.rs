@@ -17,7 +17,7 @@ impl TeamState for SharedTeam {
         Ok(rows.into_iter().map(|r| StoredSlot { slot: r.slot, version: r.version, value: r.value }).collect())
     }
 
-    fn write(&self, owner: &str, expected: i64, slots: &[(String, String)]) -> Result<Option<i64>, String> {
+    fn write(&self, owner: &str, expected: i64, slots: &[(String, String)]) -> Result<Result<i64, i64>, String> {
         SessionTable::new(&self.0).write(owner, expected, slots).map_err(|e| e.to_string())
     }
 

@@ -8,7 +8,8 @@ database):
   once (a replayed or altered state is refused wherever it lands);
 * the working directory: a `cd` on one replica holds on the others;
 * a grant for the session given on one replica holds on the others;
-* files read at once on three replicas all count as read: each can be edited after.
+* files read at once on three replicas all count as read: each is then edited on every
+  replica in turn.
 
 Usage: team_modern_client.py TOOLBELT POSTGRES_URL WORKDIR
 Prints one JSON object with what it saw.
@@ -61,11 +62,12 @@ async def main(toolbelt, postgres_url, workdir):
                 again.append([r.is_error, text(r).strip()])
             seen["after_grant"] = {"asked": asked[before:], "answers": again}
 
-            # Three Reads at once, on three replicas, each writing the files read it saw.
+            # Three Reads at once, through the proxy (so on three replicas), each replica
+            # writing the files read it saw.
             names = ["a.txt", "b.txt", "c.txt"]
             for name in names:
                 with open(os.path.join(team.project, "sub", name), "w") as f:
-                    f.write(f"old {name}\n")
+                    f.write(f"v0 {name}\n")
             reads = {}
 
             async def read(name):
@@ -75,11 +77,18 @@ async def main(toolbelt, postgres_url, workdir):
             async with anyio.create_task_group() as tg:
                 for name in names:
                     tg.start_soon(read, name)
-            edits = []
-            for name in names:
-                r = await client.call_tool("Edit", {"file_path": name, "old_string": "old", "new_string": "new"})
-                edits.append([r.is_error, text(r)])
-            seen["parallel"] = {"reads": reads, "edits": edits}
+
+        # Then each file edited on every replica in turn, asked of each directly: every replica
+        # must know of every read (and of the edits before it on the others).
+        edits = []
+        for name in names:
+            for i, replica in enumerate(team.replicas):
+                url = f"http://127.0.0.1:{replica['port']}/mcp"
+                async with Client(url, elicitation_callback=elicit) as direct:
+                    edit = {"file_path": name, "old_string": f"v{i} ", "new_string": f"v{i + 1} "}
+                    r = await direct.call_tool("Edit", edit)
+                    edits.append([replica["name"], name, r.is_error, text(r)])
+        seen["parallel"] = {"reads": reads, "edits": edits}
     finally:
         team.stop()
 

@@ -312,7 +312,8 @@ impl Assembly {
     }
 
     /// The job scheduler of this project: session jobs in memory, durable ones in the
-    /// project's state directory; nothing fires until a front end starts it.
+    /// project's state directory (or, with `storage.url`, in the database every replica
+    /// shares); nothing fires until a front end starts it.
     pub fn job_host(&self) -> Arc<crate::jobs::JobHost> {
         let state_dir = self.loc.project_state_dir();
         let place = crate::jobs::JobPlace {
@@ -320,6 +321,8 @@ impl Assembly {
             roots: self.roots.clone(),
             data_dir: state_dir.join("sessions"),
             state_dir,
+            shared: self.shared_storage().map_err(|e| e.to_string()),
+            machine: crate::replica::name(),
         };
         crate::jobs::JobHost::new(place, self.settings.cron)
     }

@@ -229,3 +229,53 @@ fn tls_to_the_database_is_verified_against_the_ca_file() {
     );
     assert!(!text.contains(&password), "{text}");
 }
+
+#[test]
+fn replicas_share_durable_jobs_and_each_firing_runs_once() {
+    let Some((url, password)) = database() else { return };
+    let (_dir, root, homes) = replicas(&url, 2);
+    std::fs::write(root.join("notes.md"), "draft\n").unwrap();
+    let add =
+        json!({"action": "add", "name": "scan", "every_seconds": 1, "tool": "Glob", "input": {"pattern": "*.md"}});
+    let out = toolbelt(&homes[0], &root, &password)
+        .args(["--allow", "cron", "call", "--json", "cron", &add.to_string()])
+        .output()
+        .unwrap();
+    let added: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(added["is_error"], false, "{added}");
+    let id = added["structured"]["job"]["id"].as_str().unwrap().to_string();
+    // Kept in the database, not in a file of the replica that scheduled it: the other lists it.
+    let jobs = |home: &Path| -> Vec<Value> {
+        let out = toolbelt(home, &root, &password).args(["cron", "list", "--json"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap().as_array().unwrap().clone()
+    };
+    assert_eq!(jobs(&homes[1])[0]["id"], id.as_str());
+    let files = hermetic::files_below(&homes[0]);
+    assert!(!files.iter().any(|f| f.ends_with("jobs.db")), "{files:?}");
+    let listing = stdout(&toolbelt(&homes[1], &root, &password).args(["cron", "list"]).output().unwrap());
+    assert!(listing.starts_with("Durable jobs of ") && listing.contains("(PostgreSQL toolbelt@"), "{listing}");
+
+    // Due now, and both replicas serve the project at once: the firing runs once.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let served: Vec<String> = std::thread::scope(|s| {
+        let both: Vec<_> = homes
+            .iter()
+            .map(|home| {
+                let (root, password) = (&root, &password);
+                s.spawn(move || {
+                    stdout(&toolbelt(home, root, password).args(["cron", "serve", "--once"]).output().unwrap())
+                })
+            })
+            .collect();
+        both.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let runs: Vec<&str> = served.iter().flat_map(|o| o.lines()).filter(|l| l.contains("completed:")).collect();
+    assert_eq!(runs.len(), 1, "{served:?}");
+    assert!(runs[0].contains(&format!("{id}.1 job `scan` completed: notes.md")), "{served:?}");
+    // Its run is read back on either replica.
+    let job = &jobs(&homes[1])[0];
+    assert_eq!((job["runs"].as_u64(), job["last_run"]["status"].as_str()), (Some(1), Some("completed")), "{job}");
+    let read = call(&homes[1], &root, &password, "TaskOutput", json!({"task_id": format!("{id}.1")}));
+    assert!(read["structured"]["output"].as_str().unwrap().contains("notes.md"), "{read}");
+}

@@ -64,11 +64,7 @@ async fn serve(setup: &Setup, once: bool) -> anyhow::Result<ExitCode> {
         eprintln!("toolbelt cron: {} run(s), {failed} not completed", runs.len());
         return Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
-    eprintln!(
-        "toolbelt cron: serving the durable jobs of {} ({})",
-        setup.loc.project.display(),
-        host.durable_path().display()
-    );
+    eprintln!("toolbelt cron: serving the durable jobs of {} ({})", setup.loc.project.display(), host.durable_place());
     host.start(true).map_err(|e| Usage(e.to_string()))?;
     let signal = super::stop_signal().await;
     host.shutdown();
@@ -106,7 +102,7 @@ fn list(setup: &Setup, json: bool) -> anyhow::Result<ExitCode> {
         line(&serde_json::to_string(&jobs)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    line(&format!("Durable jobs of {} ({})", setup.loc.project.display(), host.durable_path().display()))?;
+    line(&format!("Durable jobs of {} ({})", setup.loc.project.display(), host.durable_place()))?;
     if jobs.is_empty() {
         line("No durable jobs (CronCreate with durable: true, or cron add, schedules one).")?;
     }

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use toolbelt_core::{EventSink, JobAction, JobService, Jobs, ToolContext, ToolError};
 use toolbelt_runtime::Runtime;
 use toolbelt_tools::cron::store::{FILE_NAME, JobRow, JobStore};
+use toolbelt_tools::storage::SharedStorage;
 
 mod clock;
 mod incoming;
@@ -68,6 +69,11 @@ pub struct JobPlace {
     pub data_dir: PathBuf,
     /// The project's state directory, where `jobs.db` is.
     pub state_dir: PathBuf,
+    /// On a team: the database every replica shares, which keeps the durable jobs instead of
+    /// `jobs.db` (or why `storage.url` cannot be used, said by every use of them).
+    pub shared: Result<Option<Arc<SharedStorage>>, String>,
+    /// This machine's name, in the runs it holds (shared storage only).
+    pub machine: String,
 }
 
 /// Keeps, fires and runs jobs (see the module's documentation).
@@ -153,11 +159,17 @@ impl JobHost {
         if let Some(store) = &*slot {
             return Ok(Some(Arc::clone(store)));
         }
-        let path = self.durable_path();
-        if !create && !path.exists() {
-            return Ok(None);
-        }
-        let store = Arc::new(JobStore::open(&path)?);
+        let store = match &self.place.shared {
+            Err(e) => return Err(ToolError::failed(e.clone())),
+            Ok(Some(shared)) => Arc::new(JobStore::shared(Arc::clone(shared), self.project_key(), &self.place.machine)),
+            Ok(None) => {
+                let path = self.durable_path();
+                if !create && !path.exists() {
+                    return Ok(None);
+                }
+                Arc::new(JobStore::open(&path)?)
+            }
+        };
         *slot = Some(Arc::clone(&store));
         Ok(Some(store))
     }
@@ -171,9 +183,23 @@ impl JobHost {
         Ok(Arc::clone(self.session.get_or_init(|| store)))
     }
 
-    /// Where the project's durable jobs are kept.
+    /// Where the project's durable jobs are kept without shared storage.
     pub fn durable_path(&self) -> PathBuf {
         self.place.state_dir.join(FILE_NAME)
+    }
+
+    /// Where the project's durable jobs are kept, for people: the file, or the database.
+    pub fn durable_place(&self) -> String {
+        match &self.place.shared {
+            Ok(Some(shared)) => format!("PostgreSQL {}, project {}", shared.server(), self.project_key()),
+            _ => self.durable_path().display().to_string(),
+        }
+    }
+
+    /// What names the project in shared storage: its state directory's name (the project's
+    /// name and a digest of its path), the same on every machine serving it from one path.
+    fn project_key(&self) -> String {
+        self.place.state_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
     }
 
     fn runtime(&self) -> Option<Arc<Runtime>> {

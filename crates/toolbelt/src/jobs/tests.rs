@@ -16,6 +16,8 @@ fn host(dir: &std::path::Path, settings: JobSettings) -> Arc<JobHost> {
         roots: vec![dir.to_path_buf()],
         data_dir: dir.join("sessions"),
         state_dir: dir.join("state"),
+        shared: Ok(None),
+        machine: "test".into(),
     };
     let host = JobHost::new(place, settings);
     // The clock is driven by hand: no task runs it.

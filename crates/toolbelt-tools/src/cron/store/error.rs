@@ -31,6 +31,9 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// The shared database failed (unreachable, or a server error).
+    #[error(transparent)]
+    Shared(#[from] crate::storage::StorageError),
     /// Any other database failure.
     #[error("the job store {} failed: {source}", .path.display())]
     Sql {

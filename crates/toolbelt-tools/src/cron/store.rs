@@ -19,6 +19,7 @@ use toolbelt_core::{JobAction, RunStatus, Schedule};
 use crate::storage::SharedStorage;
 
 mod error;
+mod heart;
 mod postgres;
 mod sqlite;
 

@@ -5,28 +5,29 @@
 //!   `DELETE` for a one-shot) only one replica can win, with the run recorded in the same
 //!   transaction.
 //! * **Runs left running.** A run names the process running it (its *holder*: the machine,
-//!   the process id, a random part). Each holder says it is alive every [`HEARTBEAT`] while it
-//!   has a run going, by the database's clock. A run whose holder fell silent for
-//!   [`SILENT`] (its machine died, or the process was killed) is marked interrupted by
-//!   whichever replica looks next, and no longer keeps its job from firing.
+//!   the process id, a random part). Each holder says it is alive every
+//!   [`super::heart::HEARTBEAT`] while it has a run going, by the database's clock. A run
+//!   whose holder fell silent for [`SILENT`] (its machine died, or the process was killed) is
+//!   marked interrupted by whichever replica looks next, and no longer keeps its job from
+//!   firing.
 //! * **Blocking.** The driver blocks; called on a thread that drives an async runtime (the
 //!   scheduler's clock), a statement runs on a thread of its own meanwhile, as the SQLite
 //!   store's statements block that thread.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use postgres::types::ToSql;
 use toolbelt_core::RunStatus;
 
+use super::heart::Heart;
 use super::{JobRow, KEPT_RUNS, ORPHAN_RUNS_KEPT_MS, RunRow, StoreError, cap, parse_status};
 use crate::storage::{PooledClient, SharedStorage};
 
-const COMPONENT: &str = "cron_jobs";
-const VERSION: i32 = 1;
+pub(super) const COMPONENT: &str = "cron_jobs";
+pub(super) const VERSION: i32 = 1;
 
-const SCHEMA: &str = "
+pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS cron_jobs (
     project    TEXT NOT NULL,
     id         TEXT NOT NULL,
@@ -64,14 +65,11 @@ CREATE TABLE IF NOT EXISTS cron_holders (
 );
 ";
 
-/// How often a process with runs going says it is alive.
-pub const HEARTBEAT: Duration = Duration::from_secs(10);
-
 /// How long a holder may be silent before its runs count as interrupted: six heartbeats.
 pub const SILENT: Duration = Duration::from_secs(60);
 
 /// The database's clock, in milliseconds since the epoch.
-const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
+pub(super) const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
 
 /// What an interrupted run's output ends with.
 const INTERRUPTED: &str = "[the process running it stopped before it finished]";
@@ -83,23 +81,12 @@ pub(super) struct PgJobs {
     shared: Arc<SharedStorage>,
     project: String,
     holder: String,
-    /// Set while the heartbeat thread runs; cleared to stop it.
-    beating: Arc<AtomicBool>,
-    heart: Mutex<Option<std::thread::JoinHandle<()>>>,
+    heart: Heart,
 }
 
 impl std::fmt::Debug for PgJobs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgJobs").field("server", &self.shared.server()).field("project", &self.project).finish()
-    }
-}
-
-impl Drop for PgJobs {
-    fn drop(&mut self) {
-        self.beating.store(false, Ordering::Release);
-        if let Some(heart) = self.heart.get_mut().unwrap_or_else(PoisonError::into_inner).take() {
-            heart.thread().unpark();
-        }
     }
 }
 
@@ -109,7 +96,7 @@ impl PgJobs {
         let _ = getrandom::fill(&mut random);
         let tag: String = random.iter().map(|b| format!("{b:02x}")).collect();
         let holder = format!("{machine}/{}/{tag}", std::process::id());
-        Self { shared, project, holder, beating: Arc::new(AtomicBool::new(false)), heart: Mutex::new(None) }
+        Self { shared, project, holder, heart: Heart::default() }
     }
 
     /// Where the jobs are, for messages.
@@ -154,34 +141,7 @@ impl PgJobs {
                 &[&self.holder],
             )
             .map_err(self.err())?;
-        if !self.beating.swap(true, Ordering::AcqRel) {
-            let (shared, holder, beating) = (Arc::clone(&self.shared), self.holder.clone(), Arc::clone(&self.beating));
-            let heart = std::thread::Builder::new().name("cron-heartbeat".into()).spawn(move || {
-                while beating.load(Ordering::Acquire) {
-                    std::thread::park_timeout(HEARTBEAT);
-                    if !beating.load(Ordering::Acquire) {
-                        break;
-                    }
-                    let beat = shared.client(COMPONENT, VERSION, SCHEMA).and_then(|mut c| {
-                        c.execute(&format!("UPDATE cron_holders SET seen_ms = {NOW_MS} WHERE holder = $1"), &[&holder])
-                            .map_err(|e| shared.error(&e))
-                    });
-                    if let Err(e) = beat {
-                        tracing::warn!(
-                            "cannot say this process's job runs are alive ({e}); others may take them for interrupted"
-                        );
-                    }
-                }
-                // Gone: its runs are judged by their rows from now on.
-                let _ = shared.client(COMPONENT, VERSION, SCHEMA).map(|mut c| {
-                    let _ = c.execute("DELETE FROM cron_holders WHERE holder = $1", &[&holder]);
-                });
-            });
-            match heart {
-                Ok(heart) => *self.heart.lock().unwrap_or_else(PoisonError::into_inner) = Some(heart),
-                Err(e) => tracing::warn!("no heartbeat for job runs: {e}"),
-            }
-        }
+        self.heart.start(&self.shared, &self.holder);
         Ok(())
     }
 

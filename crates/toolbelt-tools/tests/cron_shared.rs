@@ -115,3 +115,40 @@ fn a_run_whose_process_is_gone_stops_keeping_its_job_from_firing() {
     assert_eq!(first.status, RunStatus::Interrupted);
     assert!(first.output.contains("stopped before it finished"), "{first:?}");
 }
+
+#[test]
+fn a_run_whose_process_fell_silent_is_interrupted_and_one_still_beating_is_not() {
+    let Some(url) = common::postgres_url() else { return };
+    let url = common::postgres_schema(&url, "cron_ghosts");
+    let b = replica(&url, "app-1", "b");
+    for id in ["job_ghost", "job_alive"] {
+        assert!(b.insert(&job(id, Some(1000))).unwrap());
+    }
+    assert!(b.list().unwrap().len() == 2);
+    // Two runs left `running` by other processes, as a killed one leaves them: one whose
+    // process last said it was alive 2 minutes ago, one that said so just now.
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    db.batch_execute(
+        "INSERT INTO cron_holders VALUES ('ghost', (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT - 120000), \
+         ('alive', (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT);
+         INSERT INTO cron_runs (project, job_id, seq, job_name, started_ms, status, reason, holder) VALUES \
+         ('app-1', 'job_ghost', 1, 'g', 1, 'running', 'schedule', 'ghost'), \
+         ('app-1', 'job_alive', 1, 'a', 1, 'running', 'schedule', 'alive');",
+    )
+    .unwrap();
+    assert_eq!(b.mark_interrupted(0).unwrap(), 1);
+    assert_eq!(b.run("job_ghost", None).unwrap().unwrap().status, RunStatus::Interrupted);
+    assert_eq!(b.run("job_alive", None).unwrap().unwrap().status, RunStatus::Running);
+    // The silent one's job fires again; the live one's skips its firing.
+    assert_eq!(b.claim(&job("job_ghost", Some(1000)), Some(2000), Some(("schedule", 1000))).unwrap(), Some(Some(2)));
+    assert_eq!(b.claim(&job("job_alive", Some(1000)), Some(2000), Some(("schedule", 1000))).unwrap(), Some(None));
+
+    // Runs past the last 20 are dropped; the latest is read without a number.
+    for n in 0..25 {
+        b.start_run(&job("job_ghost", Some(2000)), "manual", 3000 + n).unwrap();
+    }
+    let latest = b.run("job_ghost", None).unwrap().unwrap();
+    assert_eq!(latest.seq, 27);
+    assert!(b.run("job_ghost", Some(7)).unwrap().is_none());
+    assert!(b.run("job_ghost", Some(8)).unwrap().is_some());
+}

@@ -18,20 +18,25 @@ use super::JobHost;
 /// The longest the clock sleeps: durable jobs another process adds are seen within this.
 pub const POLL: Duration = Duration::from_secs(15);
 
-/// Runs the clock until the host shuts down.
+/// Runs the clock until the host shuts down. What it asks of the stores runs on a blocking
+/// thread: a shared database out of reach makes a pass slow, never the runtime's other tasks.
 pub(super) async fn run(host: Arc<JobHost>) {
-    if host.serves_durable()
-        && let Ok(Some(store)) = host.durable(false)
-        && let Ok(n) = store.mark_interrupted(Timestamp::now().as_millisecond())
+    let first = Arc::clone(&host);
+    let interrupted = tokio::task::spawn_blocking(move || {
+        let store = first.durable(false).ok().flatten().filter(|_| first.serves_durable())?;
+        store.mark_interrupted(Timestamp::now().as_millisecond()).ok()
+    });
+    if let Ok(Some(n)) = interrupted.await
         && n > 0
     {
         tracing::info!("{n} job run(s) left running by a process that stopped were marked interrupted");
     }
     loop {
         let now = Timestamp::now();
-        let fired = host.fire_due(now).len();
-        let wait = host
-            .next_due()
+        let pass = Arc::clone(&host);
+        let (fired, next) =
+            tokio::task::spawn_blocking(move || (pass.fire_due(now).len(), pass.next_due())).await.unwrap_or((0, None));
+        let wait = next
             .map_or(POLL, |ms| Duration::from_millis(u64::try_from(ms - now.as_millisecond()).unwrap_or(0)))
             .min(POLL);
         // Something due that could not fire (a store that fails, a row this version cannot

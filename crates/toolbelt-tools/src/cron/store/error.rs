@@ -32,7 +32,7 @@ pub enum StoreError {
         path: PathBuf,
     },
     /// The shared database failed (unreachable, or a server error).
-    #[error(transparent)]
+    #[error("the durable jobs cannot be used: {0}")]
     Shared(#[from] crate::storage::StorageError),
     /// Any other database failure.
     #[error("the job store {} failed: {source}", .path.display())]

@@ -35,8 +35,15 @@ impl Heart {
                     break;
                 }
                 let beat = shared.client(COMPONENT, VERSION, SCHEMA).and_then(|mut c| {
-                    c.execute(&format!("UPDATE cron_holders SET seen_ms = {NOW_MS} WHERE holder = $1"), &[&holder])
-                        .map_err(|e| shared.error(&e))
+                    // An upsert: a row swept while the database was out of reach comes back.
+                    c.execute(
+                        &format!(
+                            "INSERT INTO cron_holders (holder, seen_ms) VALUES ($1, {NOW_MS}) \
+                             ON CONFLICT (holder) DO UPDATE SET seen_ms = EXCLUDED.seen_ms"
+                        ),
+                        &[&holder],
+                    )
+                    .map_err(|e| shared.error(&e))
                 });
                 if let Err(e) = beat {
                     tracing::warn!(
@@ -51,7 +58,11 @@ impl Heart {
         });
         match thread {
             Ok(thread) => *self.thread.lock().unwrap_or_else(PoisonError::into_inner) = Some(thread),
-            Err(e) => tracing::warn!("no heartbeat for job runs: {e}"),
+            Err(e) => {
+                // Tried again with the next run.
+                self.beating.store(false, Ordering::Release);
+                tracing::warn!("no heartbeat for job runs: {e}");
+            }
         }
     }
 }

@@ -71,6 +71,9 @@ pub const SILENT: Duration = Duration::from_secs(60);
 /// The database's clock, in milliseconds since the epoch.
 pub(super) const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
 
+/// How long a claim waits for another replica's change of the same job.
+const LOCK_TIMEOUT: &str = "10s";
+
 /// What an interrupted run's output ends with.
 const INTERRUPTED: &str = "[the process running it stopped before it finished]";
 
@@ -101,7 +104,7 @@ impl PgJobs {
 
     /// Where the jobs are, for messages.
     pub(super) fn place(&self) -> String {
-        format!("PostgreSQL {} (project {})", self.shared.server(), self.project)
+        format!("PostgreSQL {}, project {}", self.shared.server(), self.project)
     }
 
     /// Runs `f` with a connection, off any async runtime's thread.
@@ -117,16 +120,28 @@ impl PgJobs {
             return work();
         }
         std::thread::scope(|s| {
-            s.spawn(work).join().unwrap_or_else(|_| Err(self.failed("a statement's thread panicked")))
+            s.spawn(work).join().unwrap_or_else(|_| {
+                Err(StoreError::Shared(crate::storage::StorageError::Server {
+                    server: self.shared.server().to_string(),
+                    detail: "the thread running a statement panicked".into(),
+                }))
+            })
         })
+    }
+
+    /// A transaction that waits at most [`LOCK_TIMEOUT`] for another replica's on the same
+    /// job, and lets go of its locks soon if this process stalls in it.
+    fn begin<'c>(&self, c: &'c mut PooledClient) -> Result<postgres::Transaction<'c>, StoreError> {
+        let mut tx = c.transaction().map_err(self.err())?;
+        tx.batch_execute(&format!(
+            "SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'; SET LOCAL idle_in_transaction_session_timeout = '{LOCK_TIMEOUT}'"
+        ))
+        .map_err(self.err())?;
+        Ok(tx)
     }
 
     fn err(&self) -> impl Fn(postgres::Error) -> StoreError + '_ {
         |e| StoreError::Shared(self.shared.error(&e))
-    }
-
-    fn failed(&self, detail: &str) -> StoreError {
-        StoreError::Shared(self.shared.damaged(detail.to_string()))
     }
 
     /// Says this process is alive now, and from now on every [`HEARTBEAT`] while the store
@@ -169,12 +184,13 @@ impl PgJobs {
     pub(super) fn insert(&self, job: &JobRow) -> Result<bool, StoreError> {
         let schedule = serde_json::to_string(&job.schedule).unwrap_or_default();
         let action = serde_json::to_string(&job.action).unwrap_or_default();
+        let (name, owner) = (no_nul(&job.name), no_nul(&job.owner));
         self.with(|c| {
             let params: [&(dyn ToSql + Sync); 12] = [
                 &self.project,
                 &job.id,
-                &job.name,
-                &job.owner,
+                &name,
+                &owner,
                 &schedule,
                 &action,
                 &job.recurring,
@@ -316,7 +332,7 @@ impl PgJobs {
             if start.is_some() {
                 self.beat(c)?;
             }
-            let mut tx = c.transaction().map_err(self.err())?;
+            let mut tx = self.begin(c)?;
             let claimed = match next_ms {
                 Some(next) => tx.execute(
                     "UPDATE cron_jobs SET next_ms = $4 WHERE project = $1 AND id = $2 AND next_ms = $3 AND enabled",
@@ -352,7 +368,7 @@ impl PgJobs {
     pub(super) fn start_run(&self, job: &JobRow, reason: &str, now_ms: i64) -> Result<i64, StoreError> {
         self.with(|c| {
             self.beat(c)?;
-            let mut tx = c.transaction().map_err(self.err())?;
+            let mut tx = self.begin(c)?;
             let seq = self.insert_run(&mut tx, job, reason, now_ms)?;
             tx.commit().map_err(self.err())?;
             Ok(seq)
@@ -369,7 +385,11 @@ impl PgJobs {
         now_ms: i64,
     ) -> Result<i64, StoreError> {
         let err = self.err();
-        // Runs of one job are numbered one after the other, whichever replica starts them.
+        // Runs of one job are numbered one after the other, whichever replica starts them. The
+        // job's row first (a claim holds it already), then the lock: every path takes them in
+        // this order, so a run started by hand and a firing never wait on each other in a ring.
+        tx.execute("SELECT 1 FROM cron_jobs WHERE project = $1 AND id = $2 FOR UPDATE", &[&self.project, &job.id])
+            .map_err(&err)?;
         tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))", &[&self.project, &job.id])
             .map_err(&err)?;
         let seq: i64 = tx
@@ -381,8 +401,9 @@ impl PgJobs {
             .map_err(&err)?;
         // A one-shot already gone from the jobs keeps numbering from what it had run.
         let seq = seq.max(job.runs + 1);
+        let (name, reason) = (no_nul(&job.name), no_nul(reason));
         let params: [&(dyn ToSql + Sync); 8] =
-            [&self.project, &job.id, &seq, &job.name, &now_ms, &RunStatus::Running.as_str(), &reason, &self.holder];
+            [&self.project, &job.id, &seq, &name, &now_ms, &RunStatus::Running.as_str(), &reason, &self.holder];
         tx.execute(
             "INSERT INTO cron_runs (project, job_id, seq, job_name, started_ms, status, reason, holder) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -407,9 +428,9 @@ impl PgJobs {
         output: &str,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let (kept, truncated) = cap(output);
-        // PostgreSQL's text holds no NUL.
-        let kept = kept.replace('\0', "\u{FFFD}");
+        // PostgreSQL's text holds no NUL; replaced before the cut, so the cut holds.
+        let clean = no_nul(output);
+        let (kept, truncated) = cap(&clean);
         self.with(|c| {
             let params: [&(dyn ToSql + Sync); 7] =
                 [&self.project, &job_id, &seq, &now_ms, &status.as_str(), &kept, &truncated];
@@ -462,4 +483,9 @@ impl PgJobs {
             Ok(n)
         })
     }
+}
+
+/// `text` as PostgreSQL's text can hold it: each NUL replaced (SQLite kept them).
+fn no_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') { text.replace('\0', "\u{FFFD}").into() } else { text.into() }
 }

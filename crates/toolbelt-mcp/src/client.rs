@@ -81,13 +81,14 @@ impl Gateway {
     /// [`Gateway::start`], each stdio server started by what `confiner` gives for its name
     /// (a project's servers start in the sandbox, [`toolbelt_policy::confine`]), and `roots`
     /// (the workspace roots) offered to every server that asks for the client's roots, and the
-    /// OAuth tokens of HTTP servers kept in `tokens` ([`oauth::store`]; none kept when `None`).
+    /// OAuth tokens of HTTP servers kept where `tokens` says ([`oauth::store`]; none kept when
+    /// `None`).
     pub async fn start_confined(
         servers: Vec<(String, UpstreamConfig)>,
         registry: Arc<Registry>,
         confiner: impl Fn(&str) -> Option<Arc<dyn Confiner>>,
         roots: &[std::path::PathBuf],
-        tokens: Option<&std::path::Path>,
+        tokens: Option<&oauth::store::TokenPlace>,
     ) -> Gateway {
         let roots: Arc<[std::path::PathBuf]> = Arc::from(roots);
         let upstreams: Arc<Vec<Arc<Upstream>>> = Arc::new(

@@ -22,6 +22,7 @@ mod runtime;
 mod sandbox;
 mod servers;
 mod shared_audit;
+mod shared_tokens;
 mod stores;
 
 use crate::agents::AgentSetup;
@@ -389,7 +390,7 @@ impl Assembly {
             None => filter.reason(spec, &|w| tool_words.contains(&w.to_ascii_lowercase())),
         });
         let confiner = move |name: &str| projects.iter().any(|p| p == name).then(|| sandbox.clone()).flatten();
-        let tokens = self.oauth_dir();
+        let tokens = self.token_place();
         Some(Gateway::start_confined(servers, Arc::clone(registry), confiner, &self.roots, Some(&tokens)).await)
     }
 
@@ -397,6 +398,19 @@ impl Assembly {
     /// (the user's, outside every project and out of the sandbox's reach).
     pub fn oauth_dir(&self) -> PathBuf {
         self.loc.state_dir.join("oauth")
+    }
+
+    /// Where upstream servers' OAuth tokens are kept: [`Assembly::oauth_dir`], or, with
+    /// `storage.url`, the database every replica shares (one sign-in serves them all). A
+    /// `storage.url` that cannot be used keeps them nowhere rather than on one machine: the
+    /// error says why when a server needs them.
+    pub fn token_place(&self) -> toolbelt_mcp::client::oauth::store::TokenPlace {
+        let shared: Option<Arc<dyn toolbelt_mcp::client::oauth::store::SharedTokens>> = match self.shared_storage() {
+            Ok(Some(shared)) => Some(Arc::new(crate::assemble::shared_tokens::SharedTokenTable::new(shared))),
+            Ok(None) => None,
+            Err(e) => Some(Arc::new(crate::assemble::shared_tokens::Unusable(e.to_string()))),
+        };
+        toolbelt_mcp::client::oauth::store::TokenPlace { dir: self.oauth_dir(), shared }
     }
 
     /// The upstream servers that calls of these tools (name and input) need, by name, judged

@@ -280,3 +280,92 @@ fn tokens_are_refreshed_and_a_refused_refresh_asks_for_a_sign_in() {
     assert!(out.contains("client registered now"), "{out}");
     assert_eq!(toolbelt_in(&["call", "mcp__auth__grants", "{}"]).1.trim(), "authorization_code");
 }
+
+/// A team's replicas (homes of their own, one shared database): a person signs in once, on
+/// one replica, and every replica uses the tokens; a token about to expire is refreshed by
+/// replicas meeting it at once in turn, none losing the sign-in; signing out on one signs
+/// out all. No token is written to a replica's disk.
+#[test]
+fn one_sign_in_serves_every_replica_of_a_team() {
+    let Some(peers) = Peers::find() else { return };
+    let Some(url) = std::env::var("TOOLBELT_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+        assert!(!ci, "TOOLBELT_TEST_POSTGRES_URL is not set: .ci/run starts PostgreSQL and sets it");
+        return;
+    };
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    db.batch_execute("DROP SCHEMA IF EXISTS team_oauth CASCADE; CREATE SCHEMA team_oauth").unwrap();
+    let storage = format!("{url}?options=-csearch_path%3Dteam_oauth");
+    let (_dir, root) = project();
+    let port = free_port();
+    let server = AuthServer::start(&peers, port, &["3600"]);
+    let homes: Vec<_> = (0..2).map(|i| root.join(format!("replica-{i}"))).collect();
+    for home in &homes {
+        let config = home.join(".config/toolbelt");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("config.toml"),
+            format!(
+                "[storage]\nurl = {storage:?}\n\n[permissions]\nallow = [\"mcp__auth\"]\n\n\
+                 [mcp.servers.auth]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+            ),
+        )
+        .unwrap();
+    }
+    let browser = format!("{} {} --browse", peers.python().display(), script("oauth_conformance_client.py").display());
+    let run = |home: &Path, args: &[&str]| {
+        let mut cmd = Command::new(toolbelt());
+        cmd.args(args).current_dir(&root);
+        let out = hermetic::isolate(&mut cmd, home).env("BROWSER", &browser).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&homes[0], &["mcp-servers", "login", "auth"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    // The other replica never signed in, and uses the server.
+    assert_eq!(run(&homes[1], &["call", "mcp__auth__grants", "{}"]).1.trim(), "authorization_code");
+    for home in &homes {
+        let files = hermetic::files_below(home);
+        assert!(!files.iter().any(|f| f.to_string_lossy().contains("/oauth/")), "{files:?}");
+    }
+
+    // 3,590 of its 3,600 seconds gone; four processes on both replicas meet it at once.
+    let age = |db: &mut postgres::Client| {
+        let text: String = db.query_one("SELECT value FROM team_oauth.oauth_tokens", &[]).unwrap().get(0);
+        let mut saved: Value = serde_json::from_str(&text).unwrap();
+        let received = saved["credentials"]["token_received_at"].as_u64().unwrap();
+        saved["credentials"]["token_received_at"] = json!(received - 3590);
+        db.execute("UPDATE team_oauth.oauth_tokens SET value = $1", &[&saved.to_string()]).unwrap();
+        saved["credentials"]["token_response"]["refresh_token"].clone()
+    };
+    let before = age(&mut db);
+    let all: Vec<_> = (0..4)
+        .map(|i| {
+            let mut cmd = Command::new(toolbelt());
+            cmd.args(["call", "mcp__auth__grants", "{}"]).current_dir(&root);
+            let cmd = hermetic::isolate(&mut cmd, &homes[i % 2]);
+            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    for child in all {
+        let out = child.wait_with_output().unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{said}");
+        assert!(said.contains("refresh_token resource="), "each used a refreshed token: {said}");
+    }
+    let text: String = db.query_one("SELECT value FROM team_oauth.oauth_tokens", &[]).unwrap().get(0);
+    let saved: Value = serde_json::from_str(&text).unwrap();
+    assert_ne!(saved["credentials"]["token_response"]["refresh_token"], before, "the rotated token was kept");
+    assert!(!text.is_empty() && saved["url"] == format!("http://127.0.0.1:{}/mcp", server.port), "{saved}");
+
+    // Signed out on one replica: signed out on both.
+    let (code, out, _) = run(&homes[1], &["mcp-servers", "logout", "auth"]);
+    assert_eq!(code, Some(0));
+    assert!(out.starts_with("Signed out of MCP server `auth`"), "{out}");
+    let (_, out, _) = run(&homes[0], &["mcp-servers", "--json"]);
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed[0]["state"], "needs_login", "{listed}");
+}

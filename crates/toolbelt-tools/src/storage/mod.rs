@@ -1,7 +1,8 @@
 //! Storage several machines share: a PostgreSQL database named by `storage.url`, for what a
 //! team's replicas must all see: the task lists, the audit log's chain ([`AuditChain`]),
-//! where each replica can be reached ([`ReplicaTable`]), and the state of requests without a
-//! protocol session ([`SessionTable`]). The embedded default stays the
+//! where each replica can be reached ([`ReplicaTable`]), the state of requests without a
+//! protocol session ([`SessionTable`]), upstream servers' OAuth tokens ([`TokenTable`]), and
+//! the durable cron jobs ([`crate::cron::store`]). The embedded default stays the
 //! SQLite files of [`crate::sqlite`]; a store that is given a [`SharedStorage`] keeps its data
 //! here instead, with the same behaviour.
 //!
@@ -20,10 +21,12 @@
 mod audit;
 mod replicas;
 mod sessions;
+mod tokens;
 
 pub use audit::{AUDIT_TABLE, AuditChain, ChainHead, ChainLine};
 pub use replicas::ReplicaTable;
 pub use sessions::{SessionTable, SharedSlot};
+pub use tokens::{HeldLock, TokenTable};
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -35,6 +38,19 @@ use postgres::config::SslMode;
 use postgres::error::SqlState;
 use r2d2_postgres::PostgresConnectionManager;
 use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// Runs `f`, which blocks on the database, where blocking is allowed: on this thread, or, when
+/// this thread belongs to an async runtime (where the driver's own runtime must not be
+/// started), on a thread of its own meanwhile.
+pub fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(done) => done,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}
 
 /// How connections are made: TLS (rustls) with `sslmode=require`, plain otherwise.
 type Tls = MakeRustlsConnect;

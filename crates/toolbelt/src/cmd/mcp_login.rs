@@ -8,7 +8,6 @@ use std::time::Duration;
 use anyhow::bail;
 use serde_json::json;
 use toolbelt_mcp::client::oauth::login::{self, Browser, Login};
-use toolbelt_mcp::client::oauth::store::TokenFile;
 use toolbelt_mcp::client::{OAuthSettings, UpstreamProtocol, UpstreamState, UpstreamTransport};
 use url::Url;
 
@@ -21,7 +20,7 @@ pub async fn login(global: &Global, args: &McpLoginArgs, json: bool) -> anyhow::
     let setup = Setup::load(global)?;
     setup.require_valid()?;
     let (url, settings, protocol) = signing_in(&setup, &args.name)?;
-    let file = Arc::new(TokenFile::new(&setup.oauth_dir(), &args.name, &url));
+    let file = Arc::new(setup.token_place().file(&args.name, &url));
     let name = &args.name;
     let mut again = false;
     let (signed, state, tools) = loop {
@@ -85,7 +84,7 @@ pub fn logout(global: &Global, name: &str, json: bool) -> anyhow::Result<ExitCod
     let setup = Setup::load(global)?;
     setup.require_valid()?;
     let (url, ..) = signing_in(&setup, name)?;
-    let file = TokenFile::new(&setup.oauth_dir(), name, &url);
+    let file = setup.token_place().file(name, &url);
     let had = file.forget().map_err(anyhow::Error::msg)?;
     if json {
         line(&json!({"name": name, "signed_out": had}).to_string())?;

@@ -1,4 +1,6 @@
-//! Where an upstream server's OAuth tokens are kept: one file per server, owner-only.
+//! Where an upstream server's OAuth tokens are kept: one file per server, owner-only; or, on a
+//! team (`storage.url`), one row per server in the shared database, under the file's name
+//! ([`SharedTokens`]), so one sign-in serves every replica and refreshes take turns across them.
 //!
 //! `<dir>/<name>-<digest of the url>.json` under toolbelt's state directory (outside every
 //! project, and out of the sandbox's reach). The digest binds the tokens to the address they
@@ -17,11 +19,13 @@ use std::fs::{DirBuilder, File, OpenOptions, Permissions};
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use nix::fcntl::{Flock, FlockArg};
 use rmcp::transport::auth::{AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials};
+
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -85,12 +89,56 @@ impl std::fmt::Debug for Saved {
     }
 }
 
-/// One server's token file.
+/// Tokens kept where a team's replicas all read them (the binary's: its shared database), each
+/// server's under its file's name. The methods block; they may be called from a thread that
+/// drives an async runtime, and implementations must cope (run off it).
+pub trait SharedTokens: Send + Sync + std::fmt::Debug {
+    /// Where they are, for people.
+    fn place(&self) -> String;
+    /// What is kept under `key`.
+    fn read(&self, key: &str) -> Result<Option<String>, String>;
+    /// Keeps `value` under `key`, for the server at `url`.
+    fn write(&self, key: &str, url: &str, value: &str) -> Result<(), String>;
+    /// Forgets `key`'s tokens; `false` when there were none.
+    fn delete(&self, key: &str) -> Result<bool, String>;
+    /// Waits for the turn at changing `key`'s tokens, across every replica; held until the
+    /// value returned is dropped (from any thread).
+    fn lock(&self, key: &str) -> Result<Box<dyn Send>, String>;
+}
+
+/// Where upstream servers' tokens are kept: files in a directory, or, on a team, the shared
+/// database ([`SharedTokens`]), where one sign-in serves every replica.
+#[derive(Debug, Clone)]
+pub struct TokenPlace {
+    /// The directory of the files (toolbelt's state directory's `oauth/`).
+    pub dir: PathBuf,
+    /// What keeps them instead, if anything.
+    pub shared: Option<Arc<dyn SharedTokens>>,
+}
+
+impl TokenPlace {
+    /// The tokens of the server `name` at `url`.
+    pub fn file(&self, name: &str, url: &Url) -> TokenFile {
+        let mut file = TokenFile::new(&self.dir, name, url);
+        file.shared.clone_from(&self.shared);
+        file
+    }
+}
+
+/// One server's token file (or, on a team, its row in the shared database).
 pub struct TokenFile {
     path: PathBuf,
     url: String,
     /// The file as last read, with the size and time it had then.
     cache: Mutex<Option<(Stamp, Saved)>>,
+    /// What keeps the tokens instead of the file, under the file's name.
+    shared: Option<Arc<dyn SharedTokens>>,
+}
+
+/// A turn at changing the tokens: a lock on the file's lock file, or in the database.
+enum Turn {
+    File(#[allow(dead_code)] Flock<File>),
+    Shared(#[allow(dead_code)] Box<dyn Send>),
 }
 
 impl TokenFile {
@@ -98,16 +146,44 @@ impl TokenFile {
     pub fn new(dir: &Path, name: &str, url: &Url) -> Self {
         let digest = toolbelt_core::sha256_hex(url.as_str().as_bytes());
         let name: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
-        Self { path: dir.join(format!("{name}-{}.json", &digest[..16])), url: url.to_string(), cache: Mutex::new(None) }
+        Self {
+            path: dir.join(format!("{name}-{}.json", &digest[..16])),
+            url: url.to_string(),
+            cache: Mutex::new(None),
+            shared: None,
+        }
     }
 
-    /// Where it is.
+    /// Where it is (the file's path; on a team its name is the row's key).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Where the tokens are, for people: the file, or the database.
+    pub fn place(&self) -> String {
+        match &self.shared {
+            Some(shared) => shared.place(),
+            None => self.path.display().to_string(),
+        }
+    }
+
+    /// The row's key in the shared database: the file's name without `.json`.
+    fn key(&self) -> String {
+        file_name(&self.path).trim_end_matches(".json").to_string()
+    }
+
     /// What it holds (nothing when there is no file yet).
     pub(crate) fn read(&self) -> Result<Saved, String> {
+        if let Some(table) = &self.shared {
+            let key = self.key();
+            let text = table.read(&key).map_err(|e| format!("cannot read the tokens: {e}"))?;
+            return match text {
+                None => Ok(Saved::default()),
+                Some(text) => serde_json::from_str(&text).map_err(|e| {
+                    format!("the tokens kept for {key} in {} are damaged ({e}); sign in again", self.place())
+                }),
+            };
+        }
         let file = match OpenOptions::new().read(true).custom_flags(libc_o_nofollow()).open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Saved::default()),
@@ -152,6 +228,11 @@ impl TokenFile {
     }
 
     fn write(&self, saved: &Saved) -> Result<(), String> {
+        if let Some(table) = &self.shared {
+            let text = serde_json::to_string(saved).map_err(|e| format!("cannot write the tokens: {e}"))?;
+            let key = self.key();
+            return table.write(&key, &self.url, &text).map_err(|e| format!("cannot save the tokens: {e}"));
+        }
         let failed = |e: std::io::Error| format!("cannot save the tokens in {}: {e}", self.path.display());
         let dir = self.path.parent().unwrap_or(Path::new("."));
         DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(failed)?;
@@ -181,6 +262,11 @@ impl TokenFile {
         let had = self.read().is_ok_and(|s| s.has_tokens());
         // The lock file stays: a process holding it keeps excluding the others.
         let _lock = self.lock()?;
+        if let Some(table) = &self.shared {
+            let key = self.key();
+            table.delete(&key).map_err(|e| format!("cannot forget the tokens: {e}"))?;
+            return Ok(had);
+        }
         match std::fs::remove_file(&self.path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(format!("cannot remove {}: {e}", self.path.display()));
@@ -212,7 +298,18 @@ impl TokenFile {
         })
     }
 
-    fn lock(&self) -> Result<Flock<File>, String> {
+    fn lock(&self) -> Result<Turn, String> {
+        if let Some(table) = &self.shared {
+            let key = self.key();
+            return table
+                .lock(&key)
+                .map(Turn::Shared)
+                .map_err(|e| format!("cannot take the turn at refreshing the tokens: {e}"));
+        }
+        self.lock_file().map(Turn::File)
+    }
+
+    fn lock_file(&self) -> Result<Flock<File>, String> {
         let path = self.path.with_extension("json.lock");
         let dir = self.path.parent().unwrap_or(Path::new("."));
         DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| e.to_string())?;

@@ -86,10 +86,11 @@ impl Upstream {
         Some(refusal.explain(&self.name))
     }
 
-    /// Keeps OAuth tokens in `dir` (toolbelt's state directory), for servers that sign in.
-    pub(in crate::client) fn keeping_tokens(mut self, dir: Option<&std::path::Path>) -> Self {
-        if let (Some(dir), Some(url)) = (dir, self.url()) {
-            self.tokens = Some(Arc::new(oauth::store::TokenFile::new(dir, &self.name, url)));
+    /// Keeps OAuth tokens where `place` says (toolbelt's state directory, or a team's
+    /// database), for servers that sign in.
+    pub(in crate::client) fn keeping_tokens(mut self, place: Option<&oauth::store::TokenPlace>) -> Self {
+        if let (Some(place), Some(url)) = (place, self.url()) {
+            self.tokens = Some(Arc::new(place.file(&self.name, url)));
         }
         self
     }

@@ -112,20 +112,9 @@ impl PgJobs {
         &self,
         f: impl FnOnce(&mut PooledClient) -> Result<T, StoreError> + Send,
     ) -> Result<T, StoreError> {
-        let work = || {
+        crate::storage::off_runtime(|| {
             let mut client = self.shared.client(COMPONENT, VERSION, SCHEMA)?;
             f(&mut client)
-        };
-        if tokio::runtime::Handle::try_current().is_err() {
-            return work();
-        }
-        std::thread::scope(|s| {
-            s.spawn(work).join().unwrap_or_else(|_| {
-                Err(StoreError::Shared(crate::storage::StorageError::Server {
-                    server: self.shared.server().to_string(),
-                    detail: "the thread running a statement panicked".into(),
-                }))
-            })
         })
     }
 

@@ -134,11 +134,13 @@ impl Reread {
     /// project trusted after a write when its settings applied before.
     fn store_keeping_trust(&self, loc: &Locations) -> settings::LocalRuleStore {
         let before = settings::load(loc, self.flags.clone(), self.env.clone(), self.claude);
+        let storage = settings::storage_of(&before.entries, loc);
         let before = settings::trust::BeforeWrite::of(&before);
         let (this, loc) = (self.clone(), loc.clone());
         settings::LocalRuleStore::new(loc.local_file()).after_write(move || {
             let [without, with] = settings::trust_views(&loc, &this.flags, &this.env);
-            settings::trust::refresh_after_write(&TrustStore::at(&loc), &loc.project, before, &[&without, &with]);
+            let store = TrustStore::of(&loc, storage.as_ref());
+            settings::trust::refresh_after_write(&store, &loc.project, before, &[&without, &with]);
         })
     }
 }
@@ -274,7 +276,9 @@ impl Assembly {
     fn person_trusted(&self) -> bool {
         match self.loaded.trust {
             settings::Trust::Trusted { .. } => true,
-            settings::Trust::NotNeeded => TrustStore::at(&self.loc).record(&self.loc.project).is_some(),
+            settings::Trust::NotNeeded => {
+                TrustStore::of(&self.loc, self.settings.storage.as_ref()).record(&self.loc.project).is_some()
+            }
             settings::Trust::Untrusted { .. } => false,
         }
     }

@@ -61,7 +61,7 @@ use serde_json::Value;
 
 pub use load::{load, load_trusted, project_problems, trust_views};
 pub use locations::{Locations, project_root};
-pub use resolve::{McpHttpSettings, Settings, ShellSettings};
+pub use resolve::{McpHttpSettings, Settings, ShellSettings, storage_of};
 pub use schema::Key;
 pub use store::{LocalRuleStore, StoreError, StoreProblem};
 pub use tool_filter::ToolFilter;

@@ -280,3 +280,60 @@ fn replicas_share_durable_jobs_and_each_firing_runs_once() {
     let read = call(&homes[1], &root, &password, "TaskOutput", json!({"task_id": format!("{id}.1")}));
     assert!(read["structured"]["output"].as_str().unwrap().contains("notes.md"), "{read}");
 }
+
+#[test]
+fn a_trust_given_on_one_replica_holds_on_every_replica() {
+    let Some((url, password)) = database() else { return };
+    let (_dir, root, homes) = replicas(&url, 2);
+    // The project's own hook runs only once the project is trusted.
+    let log = root.parent().unwrap().join("hook.log");
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!(
+            "[[hooks.SessionStart]]\nhooks = [{{ type = \"command\", command = \"echo ran >> '{}'\" }}]\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let run = |home: &Path, args: &[&str]| {
+        let out = toolbelt(home, &root, &password).args(args).output().unwrap();
+        (out.status.code(), stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let shown = |home: &Path| run(home, &["trust", "--show"]).1;
+    assert!(shown(&homes[1]).contains("is not trusted"), "{}", shown(&homes[1]));
+
+    // Trusted on replica 0: replica 1 applies the project's settings (its hook runs there).
+    let (code, out, err) = run(&homes[0], &["trust"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(shown(&homes[1]).contains("is trusted"), "{}", shown(&homes[1]));
+    let (code, out, err) = run(&homes[1], &["call", "Glob", "{\"pattern\": \"*.md\"}"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap_or_default().lines().count(), 1, "the hook ran on replica 1");
+    let listed = run(&homes[1], &["trust", "--list"]).1;
+    assert!(listed.starts_with(&format!("{}  (trusted ", root.display())), "{listed}");
+    // Kept in the database, not in a replica's file.
+    for home in &homes {
+        assert!(!hermetic::files_below(home).iter().any(|f| f.ends_with("trust.json")));
+    }
+
+    // A replica that cannot reach the database trusts nothing, rather than decide alone.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let cut_off = root.parent().unwrap().join("cut-off");
+    std::fs::create_dir_all(cut_off.join(".config/toolbelt")).unwrap();
+    std::fs::write(
+        cut_off.join(".config/toolbelt/config.toml"),
+        format!("[storage]\nurl = \"postgres://toolbelt@127.0.0.1:{port}/toolbelt\"\n"),
+    )
+    .unwrap();
+    let (_, out, err) = run(&cut_off, &["trust", "--show"]);
+    assert!(out.contains("is not trusted"), "{out}{err}");
+    assert!(err.contains("cannot be read") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
+
+    // Revoked on replica 1: replica 0 no longer applies them.
+    assert_eq!(run(&homes[1], &["trust", "--revoke"]).0, Some(0));
+    assert!(shown(&homes[0]).contains("is not trusted"), "{}", shown(&homes[0]));
+    let (_, _, err) = run(&homes[0], &["call", "Glob", "{\"pattern\": \"*.md\"}"]);
+    assert!(err.contains("toolbelt trust"), "the project's settings are ignored, saying how to trust: {err}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap_or_default().lines().count(), 1);
+}

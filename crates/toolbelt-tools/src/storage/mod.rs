@@ -1,8 +1,8 @@
 //! Storage several machines share: a PostgreSQL database named by `storage.url`, for what a
 //! team's replicas must all see: the task lists, the audit log's chain ([`AuditChain`]),
 //! where each replica can be reached ([`ReplicaTable`]), the state of requests without a
-//! protocol session ([`SessionTable`]), upstream servers' OAuth tokens ([`TokenTable`]), and
-//! the durable cron jobs ([`crate::cron::store`]). The embedded default stays the
+//! protocol session ([`SessionTable`]), upstream servers' OAuth tokens ([`TokenTable`]),
+//! project trust decisions ([`TrustTable`]), and the durable cron jobs ([`crate::cron::store`]). The embedded default stays the
 //! SQLite files of [`crate::sqlite`]; a store that is given a [`SharedStorage`] keeps its data
 //! here instead, with the same behaviour.
 //!
@@ -22,11 +22,13 @@ mod audit;
 mod replicas;
 mod sessions;
 mod tokens;
+mod trust;
 
 pub use audit::{AUDIT_TABLE, AuditChain, ChainHead, ChainLine};
 pub use replicas::ReplicaTable;
 pub use sessions::{SessionTable, SharedSlot};
 pub use tokens::{HeldLock, TokenTable};
+pub use trust::TrustTable;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -219,6 +221,27 @@ impl SharedStorage {
         Ok(client)
     }
 
+    /// A connection of its own, outside the pool, with `component`'s schema made: for a
+    /// command that asks one thing and exits, where a server that refuses should fail at once
+    /// (the pool keeps trying for [`CONNECT_TIMEOUT`]).
+    pub fn client_once(
+        &self,
+        component: &'static str,
+        version: i32,
+        schema: &str,
+    ) -> Result<postgres::Client, StorageError> {
+        let mut client = self.config.connect(self.tls.clone()).map_err(|e| {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+            StorageError::Unreachable { server: self.server.clone(), detail: with_causes(&e) }
+        })?;
+        let done = self.migrated.lock().unwrap_or_else(PoisonError::into_inner).contains(component);
+        if !done {
+            self.migrate(&mut client, component, version, schema)?;
+            self.migrated.lock().unwrap_or_else(PoisonError::into_inner).insert(component);
+        }
+        Ok(client)
+    }
+
     /// Whether the server answers (`/readyz`), on a connection of its own: a pool whose
     /// connections are all busy (writers waiting on a list) is not an unreachable server, and a
     /// probe counts no storage error.
@@ -270,7 +293,7 @@ impl SharedStorage {
     /// a newer one.
     fn migrate(
         &self,
-        client: &mut PooledClient,
+        client: &mut postgres::Client,
         component: &str,
         version: i32,
         schema: &str,
@@ -333,7 +356,7 @@ impl Drop for SharedStorage {
 
 impl SharedStorage {
     /// `component`'s schema version, without creating anything: `None` when it has none yet.
-    fn version(&self, client: &mut PooledClient, component: &str) -> Result<Option<i32>, StorageError> {
+    fn version(&self, client: &mut postgres::Client, component: &str) -> Result<Option<i32>, StorageError> {
         let err = |e: postgres::Error| self.error(&e);
         let exists: bool = client
             .query_one("SELECT to_regclass('toolbelt_schema') IS NOT NULL", &[])

@@ -24,15 +24,15 @@ pub fn run(global: &Global, args: &TrustArgs) -> anyhow::Result<ExitCode> {
     let dir =
         std::fs::canonicalize(here.join(start)).map_err(|e| Usage(format!("{}: {e}", here.join(start).display())))?;
     let loc = Locations::discover(&dir, &toolbelt::assemble::project_root(&dir));
-    let store = TrustStore::at(&loc);
+    let review = Review::read(global, &loc);
+    // Kept where the user's settings say: the file, or the team's database.
+    let store = TrustStore::of(&loc, settings::storage_of(&review.loaded.entries, &loc).as_ref());
     if args.list {
         return list(&store);
     }
-    let review = Review::read(global, &loc);
     let project = loc.project.display();
     if args.revoke {
-        let was =
-            store.revoke(&loc.project).map_err(|e| anyhow::anyhow!("cannot update {}: {e}", store.file().display()))?;
+        let was = store.revoke(&loc.project).map_err(|e| anyhow::anyhow!("cannot update {}: {e}", store.place()))?;
         line(&if was {
             format!("{project} is no longer trusted: its own settings are ignored until you trust it again")
         } else {
@@ -67,7 +67,7 @@ pub fn run(global: &Global, args: &TrustArgs) -> anyhow::Result<ExitCode> {
     let [without, with] = &review.views;
     store
         .trust(&loc.project, &[without, with], args.allow_loosening)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", store.file().display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", store.place()))?;
     if review.is_empty() {
         line(&format!(
             "trusted {project}: it sets nothing that needs trust now; if its settings change, toolbelt asks again"
@@ -239,12 +239,12 @@ pub fn ask_at_terminal(global: &Global, loc: &Locations, trust: &Trust) -> bool 
         text.push_str("Apply these too? [y/N]: ");
         yes(&mut tty, &text)
     };
-    let store = TrustStore::at(loc);
+    let store = TrustStore::of(loc, settings::storage_of(&review.loaded.entries, loc).as_ref());
     let [without, with] = &review.views;
     match store.trust(&loc.project, &[without, with], loosening) {
         Ok(()) => true,
         Err(e) => {
-            tracing::warn!("cannot record the trust in {}: {e}", store.file().display());
+            tracing::warn!("cannot record the trust in {}: {e}", store.place());
             false
         }
     }

@@ -121,7 +121,12 @@ fn load_as(
 
     loaded.pending = trust::Pending::of(&loaded.entries, &loc.project);
     loaded.trust = match assume {
-        Assume::Store => Trust::decide(&loaded.pending, &loc.project, &TrustStore::at(loc)),
+        // Only once something waits for trust is the store read (on a team, a query).
+        Assume::Store if loaded.pending.is_empty() => Trust::NotNeeded,
+        Assume::Store => {
+            let storage = super::resolve::storage_of(&loaded.entries, loc);
+            Trust::decide(&loaded.pending, &loc.project, &TrustStore::of(loc, storage.as_ref()))
+        }
         Assume::Trusted if loaded.pending.is_empty() => Trust::NotNeeded,
         Assume::Trusted => Trust::Trusted { loosening: true },
     };

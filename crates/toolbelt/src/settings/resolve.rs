@@ -240,13 +240,7 @@ impl Settings {
             jitter: r.bool(Key::CRON_JITTER).unwrap_or(true),
         };
         let incoming_triggers = super::remote::incoming_triggers(loaded.entries.as_slice(), &mut r.problems);
-        let ca_file = r.file_path(Key::STORAGE_CA_FILE);
-        let storage = r.text(Key::STORAGE_URL).filter(|u| !u.trim().is_empty()).map(|url| StorageSettings {
-            url,
-            password_env: r.text(Key::STORAGE_PASSWORD_ENV).filter(|v| !v.is_empty()),
-            max_connections: r.usize(Key::STORAGE_MAX_CONNECTIONS).and_then(|n| u32::try_from(n).ok()).unwrap_or(8),
-            ca_file,
-        });
+        let storage = r.storage();
         let tool_filter = super::ToolFilter::from_entries(&r.items(Key::TOOLS_ENABLED), &r.items(Key::TOOLS_DISABLED));
         let (custom_tools, tool_problems) = super::custom_tools::resolve(loaded.entries.as_slice());
         let settings = Settings {
@@ -306,6 +300,24 @@ struct Resolver<'a> {
     entries: &'a [Entry],
     loc: &'a Locations,
     problems: Vec<Problem>,
+}
+
+/// The shared storage `entries` name (`[storage]`), if any: what the settings' `storage`
+/// will be, known before they are resolved (the trust decisions may be kept there).
+pub fn storage_of(entries: &[Entry], loc: &Locations) -> Option<StorageSettings> {
+    Resolver { entries, loc, problems: Vec::new() }.storage()
+}
+
+impl Resolver<'_> {
+    fn storage(&self) -> Option<StorageSettings> {
+        let ca_file = self.file_path(Key::STORAGE_CA_FILE);
+        self.text(Key::STORAGE_URL).filter(|u| !u.trim().is_empty()).map(|url| StorageSettings {
+            url,
+            password_env: self.text(Key::STORAGE_PASSWORD_ENV).filter(|v| !v.is_empty()),
+            max_connections: self.usize(Key::STORAGE_MAX_CONNECTIONS).and_then(|n| u32::try_from(n).ok()).unwrap_or(8),
+            ca_file,
+        })
+    }
 }
 
 impl<'a> Resolver<'a> {

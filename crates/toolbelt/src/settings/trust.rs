@@ -32,7 +32,10 @@
 //! setting can never loosen what the user level sets ([`keep_user_floor`]).
 //!
 //! The store is `trust.json` in toolbelt's state directory (0600, in a 0700 directory): out
-//! of every project, and a protected path no tool writes without approval.
+//! of every project, and a protected path no tool writes without approval. With `storage.url`
+//! (user or managed settings only) it is the `trusted_projects` table of the team's database
+//! instead: a trust given once holds on every replica serving the project from the same path,
+//! and a database that cannot be read trusts nothing.
 
 mod floor;
 mod pending;
@@ -41,8 +44,10 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use toolbelt_tools::storage::{SharedStorage, TrustTable};
 
 pub use floor::keep_user_floor;
 pub use pending::Pending;
@@ -88,24 +93,81 @@ struct TrustFile {
     projects: BTreeMap<String, TrustRecord>,
 }
 
-/// The trust decisions, in `<state dir>/trust.json`.
+/// The trust decisions, in `<state dir>/trust.json`; or, with `storage.url`, in the database a
+/// team's replicas share (a trust given once holds for every replica serving the project).
 #[derive(Debug, Clone)]
 pub struct TrustStore {
     file: PathBuf,
+    /// The shared database keeping the decisions instead of the file, or why `storage.url`
+    /// cannot be used (then no project counts as trusted, rather than each machine deciding).
+    shared: Option<Result<TrustTable, String>>,
 }
 
 impl TrustStore {
-    /// The store of these locations.
+    /// The store of these locations, in the file.
     pub fn at(loc: &Locations) -> Self {
-        Self { file: loc.state_dir.join("trust.json") }
+        Self { file: loc.state_dir.join("trust.json"), shared: None }
     }
 
-    /// The file.
+    /// The store of these locations: in the database `storage` names, if any, else the file.
+    /// Nothing is connected until a decision is read or written.
+    pub fn of(loc: &Locations, storage: Option<&super::serving::StorageSettings>) -> Self {
+        let mut store = Self::at(loc);
+        store.shared = storage.map(|s| {
+            let password = match &s.password_env {
+                Some(var) => Some(std::env::var(var).map_err(|_| {
+                    format!("storage.password_env names {var}, which is not set; export the password in it")
+                })?),
+                None => None,
+            };
+            SharedStorage::connect_with(&s.url, password.as_deref(), 2, s.ca_file.as_deref())
+                .map(|shared| TrustTable::new(Arc::new(shared)))
+                .map_err(|e| e.to_string())
+        });
+        store
+    }
+
+    /// The file (without shared storage).
     pub fn file(&self) -> &Path {
         &self.file
     }
 
+    /// Where the decisions are, for people: the file, or the database.
+    pub fn place(&self) -> String {
+        match &self.shared {
+            Some(Ok(table)) => format!("the PostgreSQL database {}", table.server()),
+            Some(Err(_)) => "the shared database (storage.url)".into(),
+            None => self.file.display().to_string(),
+        }
+    }
+
     fn read(&self) -> TrustFile {
+        if let Some(shared) = &self.shared {
+            let all = shared.as_ref().map_err(Clone::clone).and_then(|t| t.all().map_err(|e| e.to_string()));
+            return match all {
+                Ok(rows) => TrustFile {
+                    projects: rows
+                        .into_iter()
+                        .filter_map(|(project, record)| match serde_json::from_str(&record) {
+                            Ok(record) => Some((project, record)),
+                            Err(e) => {
+                                tracing::warn!(
+                                    "the trust record of {project} in {} is not valid ({e}); it counts as not trusted",
+                                    self.place()
+                                );
+                                None
+                            }
+                        })
+                        .collect(),
+                },
+                Err(e) => {
+                    tracing::warn!(
+                        "trust decisions are kept in the shared database, which cannot be read ({e}); no project counts as trusted until it can"
+                    );
+                    TrustFile::default()
+                }
+            };
+        }
         match std::fs::read_to_string(&self.file) {
             Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
                 tracing::warn!("{} is not valid ({e}); no project counts as trusted", self.file.display());
@@ -133,7 +195,38 @@ impl TrustStore {
 
     /// The record of a project, if it was trusted.
     pub fn record(&self, project: &Path) -> Option<TrustRecord> {
+        if let Some(shared) = &self.shared {
+            let got =
+                shared.as_ref().map_err(Clone::clone).and_then(|t| t.get(&key(project)).map_err(|e| e.to_string()));
+            return match got {
+                Ok(record) => record.and_then(|r| serde_json::from_str(&r).ok()),
+                Err(e) => {
+                    tracing::warn!(
+                        "trust decisions are kept in the shared database, which cannot be read ({e}); this project counts as not trusted until it can"
+                    );
+                    None
+                }
+            };
+        }
         self.read().projects.remove(&key(project))
+    }
+
+    /// Writes one project's record (`None`: forgets it) to the shared database.
+    fn put_shared(
+        &self,
+        table: &Result<TrustTable, String>,
+        project: &Path,
+        record: Option<&TrustRecord>,
+    ) -> std::io::Result<bool> {
+        let table = table.as_ref().map_err(|e| std::io::Error::other(e.clone()))?;
+        let done = match record {
+            Some(record) => {
+                let text = serde_json::to_string(record).map_err(std::io::Error::other)?;
+                table.put(&key(project), &text).map(|()| true)
+            }
+            None => table.delete(&key(project)),
+        };
+        done.map_err(|e| std::io::Error::other(e.to_string()))
     }
 
     /// Trusts a project as it is now, in each of its `views` (the first is the one the
@@ -158,6 +251,9 @@ impl TrustStore {
             trusted_at: toolbelt_runtime::rfc3339(std::time::SystemTime::now()),
             settings,
         };
+        if let Some(shared) = &self.shared {
+            return self.put_shared(shared, project, Some(&record)).map(drop);
+        }
         let mut file = self.read();
         file.projects.insert(key(project), record);
         self.write(&file)
@@ -165,6 +261,9 @@ impl TrustStore {
 
     /// Forgets a project's trust; whether it was trusted.
     pub fn revoke(&self, project: &Path) -> std::io::Result<bool> {
+        if let Some(shared) = &self.shared {
+            return self.put_shared(shared, project, None);
+        }
         let mut file = self.read();
         let was = file.projects.remove(&key(project)).is_some();
         if was {
@@ -306,7 +405,7 @@ mod tests {
     #[test]
     fn the_store_records_revokes_and_decides() {
         let dir = tempfile::tempdir().unwrap();
-        let store = TrustStore { file: dir.path().join("state/trust.json") };
+        let store = TrustStore { file: dir.path().join("state/trust.json"), shared: None };
         let p = Path::new("/p");
         let pending = |entries: &[Entry]| Pending::of(entries, p);
         let entries = vec![

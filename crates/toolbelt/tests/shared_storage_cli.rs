@@ -337,3 +337,28 @@ fn a_trust_given_on_one_replica_holds_on_every_replica() {
     assert!(err.contains("toolbelt trust"), "the project's settings are ignored, saying how to trust: {err}");
     assert_eq!(std::fs::read_to_string(&log).unwrap_or_default().lines().count(), 1);
 }
+
+#[test]
+fn a_snippet_saved_on_one_replica_is_found_on_the_other() {
+    let Some((url, password)) = database() else { return };
+    let (_dir, root, homes) = replicas(&url, 2);
+    let name = format!("retry-{}", std::process::id());
+    let saved = call(
+        &homes[0],
+        &root,
+        &password,
+        "snippet_save",
+        json!({"name": name, "code": "os.makedirs(path, exist_ok=True)", "language": "python",
+               "description": "Make a directory, créée if missing"}),
+    );
+    assert_eq!(saved["is_error"], false, "{saved}");
+    let found = call(&homes[1], &root, &password, "snippet_list", json!({"query": "makedirs CREEE"}));
+    let names: Vec<&str> =
+        found["structured"]["snippets"].as_array().unwrap().iter().filter_map(|s| s["name"].as_str()).collect();
+    assert!(names.contains(&name.as_str()), "{found}");
+    let loaded = call(&homes[1], &root, &password, "snippet_load", json!({"name": name}));
+    assert_eq!(loaded["structured"]["snippet"]["code"], "os.makedirs(path, exist_ok=True)", "{loaded}");
+    assert!(!hermetic::files_below(&homes[0]).iter().any(|f| f.ends_with("snippets.db")));
+    let deleted = call(&homes[1], &root, &password, "snippet_delete", json!({"name": name}));
+    assert_eq!(deleted["is_error"], false, "{deleted}");
+}

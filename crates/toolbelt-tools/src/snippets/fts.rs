@@ -22,6 +22,20 @@ pub(crate) struct FtsQuery {
     pub exclude: Option<String>,
     /// Every term that must or may match (not the excluded ones), quoted.
     pub terms: Vec<String>,
+    /// The same search as terms, for PostgreSQL's text search ([`super::postgres`]): groups
+    /// of alternatives that must all match, and what must not.
+    pub groups: Vec<Vec<Term>>,
+    /// Terms a match must not have.
+    pub excluded: Vec<Term>,
+}
+
+/// One term as the model wrote it: a word or a phrase, its last word a prefix when `prefix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Term {
+    /// The word or phrase, unquoted.
+    pub text: String,
+    /// Whether its last word is a prefix (`pars*`).
+    pub prefix: bool,
 }
 
 impl FtsQuery {
@@ -44,8 +58,8 @@ impl FtsQuery {
 /// One piece of the search, as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Piece {
-    /// A word or phrase, quoted for FTS5.
-    Term { fts: String, negated: bool },
+    /// A word or phrase, quoted for FTS5, and as written.
+    Term { fts: String, negated: bool, term: Term },
     /// A bare `OR`.
     Or,
 }
@@ -63,19 +77,26 @@ pub(crate) fn parse(query: &str) -> Result<Option<FtsQuery>, SnippetError> {
     // Positive terms in groups of alternatives (`a OR b`), negated terms apart.
     let mut groups: Vec<Vec<String>> = Vec::new();
     let mut excluded: Vec<String> = Vec::new();
+    let mut term_groups: Vec<Vec<Term>> = Vec::new();
+    let mut excluded_terms: Vec<Term> = Vec::new();
     let mut joins = false;
     for (i, piece) in pieces.iter().enumerate() {
         match piece {
-            Piece::Term { fts, negated: true } => {
+            Piece::Term { fts, negated: true, term } => {
                 excluded.push(fts.clone());
+                excluded_terms.push(term.clone());
                 joins = false;
             }
-            Piece::Term { fts, negated: false } => match groups.last_mut() {
-                Some(group) if joins => {
+            Piece::Term { fts, negated: false, term } => match (groups.last_mut(), term_groups.last_mut()) {
+                (Some(group), Some(terms)) if joins => {
                     group.push(fts.clone());
+                    terms.push(term.clone());
                     joins = false;
                 }
-                _ => groups.push(vec![fts.clone()]),
+                _ => {
+                    groups.push(vec![fts.clone()]);
+                    term_groups.push(vec![term.clone()]);
+                }
             },
             Piece::Or => {
                 let after_term = i > 0 && matches!(pieces[i - 1], Piece::Term { negated: false, .. });
@@ -85,6 +106,7 @@ pub(crate) fn parse(query: &str) -> Result<Option<FtsQuery>, SnippetError> {
                 } else {
                     // Not between two terms: the word "or" itself.
                     groups.push(vec![quoted("OR")]);
+                    term_groups.push(vec![Term { text: "OR".into(), prefix: false }]);
                 }
             }
         }
@@ -101,7 +123,7 @@ pub(crate) fn parse(query: &str) -> Result<Option<FtsQuery>, SnippetError> {
         parts.join(" AND ")
     });
     let exclude = (!excluded.is_empty()).then(|| excluded.join(" OR "));
-    Ok(Some(FtsQuery { include, exclude, terms }))
+    Ok(Some(FtsQuery { include, exclude, terms, groups: term_groups, excluded: excluded_terms }))
 }
 
 /// The pieces of `query`: quoted phrases, bare words (trailing `*` making a prefix), `-` in
@@ -151,7 +173,7 @@ fn pieces(query: &str) -> Vec<Piece> {
             continue;
         }
         let fts = if prefix { format!("{} *", quoted(&text)) } else { quoted(&text) };
-        out.push(Piece::Term { fts, negated });
+        out.push(Piece::Term { fts, negated, term: Term { text, prefix } });
     }
     out
 }

@@ -13,7 +13,9 @@
 //! * `fts` turns the model's search into an FTS5 query that cannot fail to parse;
 //! * `ops` saves, loads and deletes snippets (rows and index in one transaction);
 //! * `search` lists them: by name, or best match first, with how many match;
-//! * [`view`] is what the tools return, and its text.
+//! * [`view`] is what the tools return, and its text;
+//! * `postgres` keeps them in a team's shared database instead (`storage.url`), with the
+//!   same tools and messages ([`SnippetStore::kept_in`]).
 
 mod delete;
 mod fields;
@@ -21,6 +23,7 @@ mod fts;
 mod list;
 mod load;
 mod ops;
+mod postgres;
 mod save;
 mod search;
 pub mod store;

@@ -45,7 +45,7 @@ pub(crate) enum Wanted {
 
 impl Wanted {
     /// "named `x`" or "#3", as messages say it.
-    fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             Wanted::Name(name) => format!("named `{name}`"),
             Wanted::Id(id) => format!("#{id}"),
@@ -57,6 +57,9 @@ impl SnippetStore {
     /// Saves `new`: a new snippet, or the one of the same name replaced (its id and creation
     /// time kept). Returns it, and whether it replaced one.
     pub(crate) fn save(&self, new: NewSnippet) -> Result<(Snippet, bool), SnippetError> {
+        if let Some(shared) = &self.shared {
+            return shared.save(new);
+        }
         let mut conn = self.writable()?;
         let e = |err| self.sql(err);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
@@ -109,6 +112,9 @@ impl SnippetStore {
 
     /// The snippet `wanted`, in full.
     pub(crate) fn load(&self, wanted: &Wanted) -> Result<Snippet, SnippetError> {
+        if let Some(shared) = &self.shared {
+            return shared.load(wanted);
+        }
         let Some(mut conn) = self.open(false)? else { return Err(self.missing_in_empty(wanted)) };
         let tx = conn.transaction().map_err(|e| self.sql(e))?;
         let found = match self.read(&tx, wanted)? {
@@ -121,6 +127,9 @@ impl SnippetStore {
 
     /// Deletes the snippet named `name`; returns what it was.
     pub(crate) fn delete(&self, name: &str) -> Result<SnippetLine, SnippetError> {
+        if let Some(shared) = &self.shared {
+            return shared.delete(name);
+        }
         let wanted = Wanted::Name(name.to_string());
         let Some(mut conn) = self.open(false)? else { return Err(self.missing_in_empty(&wanted)) };
         let e = |err| self.sql(err);
@@ -173,7 +182,7 @@ impl SnippetStore {
         let all = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(e)?;
         let all = all.collect::<Result<Vec<_>, _>>().map_err(e)?;
         let similar = match wanted {
-            Wanted::Name(name) => similar(name, &all),
+            Wanted::Name(name) => similar_names(name, &all),
             Wanted::Id(_) => Vec::new(),
         };
         let total = all.len();
@@ -184,7 +193,7 @@ impl SnippetStore {
 
 /// The names in `all` closest to `name` (same letters in another case, one containing the
 /// other, or a close spelling), closest first.
-fn similar(name: &str, all: &[String]) -> Vec<String> {
+pub(crate) fn similar_names(name: &str, all: &[String]) -> Vec<String> {
     let wanted = name.to_lowercase();
     let mut scored: Vec<(f64, &String)> = all
         .iter()
@@ -216,8 +225,8 @@ mod tests {
     #[test]
     fn similar_names_come_closest_first() {
         let all: Vec<String> = ["Retry", "retry-http", "parse-args", "retyr"].iter().map(|s| s.to_string()).collect();
-        assert_eq!(similar("retry", &all), ["Retry", "retry-http", "retyr"]);
-        assert!(similar("zzz", &all).is_empty());
+        assert_eq!(similar_names("retry", &all), ["Retry", "retry-http", "retyr"]);
+        assert!(similar_names("zzz", &all).is_empty());
     }
 
     #[test]

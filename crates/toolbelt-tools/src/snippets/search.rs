@@ -79,6 +79,9 @@ impl SnippetStore {
     /// The snippets `filter` selects, in its order, at most `filter.limit`, and how many it
     /// selects in all. Nothing saved yet is an empty list (and creates nothing).
     pub(crate) fn list(&self, filter: &Filter) -> Result<(Vec<SnippetLine>, usize), SnippetError> {
+        if let Some(shared) = &self.shared {
+            return shared.list(filter);
+        }
         let Some(mut conn) = self.open(false)? else { return Ok((Vec::new(), 0)) };
         let tx = conn.transaction().map_err(|e| self.sql(e))?;
         let mut conditions = Conditions::of(filter);
@@ -103,6 +106,9 @@ impl SnippetStore {
 
     /// How many snippets there are.
     pub(crate) fn count(&self) -> Result<usize, SnippetError> {
+        if let Some(shared) = &self.shared {
+            return shared.count();
+        }
         let Some(conn) = self.open(false)? else { return Ok(0) };
         self.count_where(&conn, "SELECT count(*) FROM snippets", &[])
     }

@@ -13,6 +13,7 @@
 //! is damaged, is an error that names it; nothing here panics on what a file holds.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
@@ -123,6 +124,8 @@ pub struct SnippetStore {
     pub path: PathBuf,
     /// Whose snippets they are.
     pub scope: SnippetScope,
+    /// On a team: the shared database keeping them instead of the file.
+    pub shared: Option<super::postgres::SharedSnippets>,
 }
 
 /// Why a snippet could not be saved, found or read. Every message says what to do next.
@@ -186,6 +189,9 @@ pub enum SnippetError {
         /// The database file.
         path: PathBuf,
     },
+    /// The shared database failed (unreachable, or a server error).
+    #[error("the snippets cannot be used: {0}")]
+    Shared(crate::storage::StorageError),
     /// Any other database failure.
     #[error("the snippets database {} failed: {source}", .path.display())]
     Sql {
@@ -206,13 +212,22 @@ impl SnippetStore {
     /// The user's snippets, kept in `data_dir` (toolbelt's data directory,
     /// `$XDG_DATA_HOME/toolbelt`).
     pub fn user(data_dir: &Path) -> Self {
-        Self { path: data_dir.join(FILE_NAME), scope: SnippetScope::User }
+        Self { path: data_dir.join(FILE_NAME), scope: SnippetScope::User, shared: None }
     }
 
     /// A project's own snippets, kept in `project_state_dir` (the project's directory under
     /// toolbelt's state directory, beside its task list).
     pub fn project(project_state_dir: &Path) -> Self {
-        Self { path: project_state_dir.join(FILE_NAME), scope: SnippetScope::Project }
+        Self { path: project_state_dir.join(FILE_NAME), scope: SnippetScope::Project, shared: None }
+    }
+
+    /// The same snippets kept in `shared` (a team's database) instead of the file: the user's
+    /// become the team's, and a project's stay its own (by its state directory's name, the
+    /// same on every replica serving one path).
+    pub fn kept_in(mut self, shared: Arc<crate::storage::SharedStorage>) -> Self {
+        let project = self.path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+        self.shared = Some(super::postgres::SharedSnippets::new(shared, self.scope, &project.unwrap_or_default()));
+        self
     }
 
     /// The snippets a call works on: the front end's, else the user's.

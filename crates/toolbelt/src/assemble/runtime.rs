@@ -76,7 +76,7 @@ impl Assembly {
         let skills = skill_dirs(&self.loc, &self.loaded.plugins);
         services.insert(Prompts(Arc::new(SkillPrompts(skills.clone()))));
         services.insert(skills);
-        services.insert(self.snippet_store());
+        services.insert(self.snippet_store()?);
         services.insert(CodeIndexDir(self.loc.cache_dir.join("code-index")));
         services.insert(LanguageServers::new(self.settings.lsp.clone()));
         services.insert(self.settings.lint.clone());

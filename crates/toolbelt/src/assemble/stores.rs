@@ -1,5 +1,5 @@
-//! Where the assembly's stores keep their data: the task list (a file, or the PostgreSQL
-//! database every replica shares) and the snippets.
+//! Where the assembly's stores keep their data: the task list and the snippets (files, or the
+//! PostgreSQL database every replica shares).
 
 use std::sync::Arc;
 
@@ -58,11 +58,16 @@ impl Assembly {
     /// (`$XDG_DATA_HOME/toolbelt/snippets.db`, shared by every project), or with
     /// `snippets.scope = "project"` this project's own (`snippets.db` in its state directory,
     /// beside its task list). Either way outside the project; the setting only chooses
-    /// between these two places.
-    pub fn snippet_store(&self) -> SnippetStore {
-        match self.settings.snippets {
+    /// between these two places. With `storage.url` they are kept in that database instead:
+    /// the user's become the team's, a project's stay its own on every replica.
+    pub fn snippet_store(&self) -> Result<SnippetStore, AssembleError> {
+        let store = match self.settings.snippets {
             SnippetScope::User => SnippetStore::user(&self.loc.data_dir),
             SnippetScope::Project => SnippetStore::project(&self.loc.project_state_dir()),
-        }
+        };
+        Ok(match self.shared_storage()? {
+            Some(shared) => store.kept_in(shared),
+            None => store,
+        })
     }
 }

@@ -24,7 +24,7 @@ use super::search::Filter;
 use super::store::{SnippetError, SnippetScope};
 use super::view::{Snippet, SnippetLine, rfc3339_ms};
 use crate::sqlite::now_ms;
-use crate::storage::{PooledClient, SharedStorage, StorageError, off_runtime};
+use crate::storage::{PooledClient, SharedStorage, StorageError, no_nul, off_runtime};
 
 const COMPONENT: &str = "snippets";
 const VERSION: i32 = 1;
@@ -359,11 +359,6 @@ fn fold(text: &str) -> String {
         .map(|c| if c.is_alphanumeric() { c } else { ' ' })
         .flat_map(char::to_lowercase)
         .collect()
-}
-
-/// `text` as PostgreSQL's text can hold it: each NUL replaced.
-fn no_nul(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\0') { text.replace('\0', "\u{FFFD}").into() } else { text.into() }
 }
 
 impl From<StorageError> for SnippetError {

@@ -54,6 +54,11 @@ pub fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     })
 }
 
+/// `text` as PostgreSQL's text can hold it: each NUL replaced (SQLite keeps them).
+pub fn no_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') { text.replace('\0', "\u{FFFD}").into() } else { text.into() }
+}
+
 /// How connections are made: TLS (rustls) with `sslmode=require`, plain otherwise.
 type Tls = MakeRustlsConnect;
 

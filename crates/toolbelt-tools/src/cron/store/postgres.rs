@@ -22,7 +22,7 @@ use toolbelt_core::RunStatus;
 
 use super::heart::Heart;
 use super::{JobRow, KEPT_RUNS, ORPHAN_RUNS_KEPT_MS, RunRow, StoreError, cap, parse_status};
-use crate::storage::{PooledClient, SharedStorage};
+use crate::storage::{PooledClient, SharedStorage, no_nul};
 
 pub(super) const COMPONENT: &str = "cron_jobs";
 pub(super) const VERSION: i32 = 1;
@@ -472,9 +472,4 @@ impl PgJobs {
             Ok(n)
         })
     }
-}
-
-/// `text` as PostgreSQL's text can hold it: each NUL replaced (SQLite kept them).
-fn no_nul(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\0') { text.replace('\0', "\u{FFFD}").into() } else { text.into() }
 }

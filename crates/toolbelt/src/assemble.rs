@@ -276,9 +276,12 @@ impl Assembly {
     fn person_trusted(&self) -> bool {
         match self.loaded.trust {
             settings::Trust::Trusted { .. } => true,
-            settings::Trust::NotNeeded => {
-                TrustStore::of(&self.loc, self.settings.storage.as_ref()).record(&self.loc.project).is_some()
-            }
+            // Asked of the team's database (its pool, set up once) when there is one.
+            settings::Trust::NotNeeded => match self.shared_storage() {
+                Ok(Some(shared)) => TrustStore::in_shared(&self.loc, shared).record(&self.loc.project).is_some(),
+                Ok(None) => TrustStore::at(&self.loc).record(&self.loc.project).is_some(),
+                Err(_) => false,
+            },
             settings::Trust::Untrusted { .. } => false,
         }
     }

@@ -61,6 +61,10 @@ const NAMES_CARRIED: i64 = 20;
 
 const LINE: &str = "id, name, description, language, tags";
 
+/// Names in byte order, as SQLite sorts them (a database's collation may ignore case and
+/// punctuation).
+const BY_NAME: &str = "name COLLATE \"C\"";
+
 /// The snippets of one scope in shared storage.
 #[derive(Debug, Clone)]
 pub struct SharedSnippets {
@@ -106,12 +110,13 @@ impl SharedSnippets {
     pub(crate) fn save(&self, new: NewSnippet) -> Result<(Snippet, bool), SnippetError> {
         let now = now_ms();
         let code = no_nul(&new.code);
+        let (name, description) = (no_nul(&new.name).into_owned(), no_nul(&new.description).into_owned());
         let (name_text, description_text, code_text) = (fold(&new.name), fold(&new.description), fold(&code));
         self.with(|c| {
             let params: [&(dyn ToSql + Sync); 10] = [
                 &self.scope,
-                &new.name,
-                &new.description,
+                &name,
+                &description,
                 &new.language,
                 &new.tags,
                 &code,
@@ -139,8 +144,8 @@ impl SharedSnippets {
             let (id, created, updated, replaced) = read().map_err(self.err())?;
             let snippet = Snippet {
                 id,
-                name: new.name,
-                description: new.description,
+                name,
+                description,
                 language: new.language,
                 tags: new.tags,
                 code: code.into_owned(),
@@ -226,9 +231,9 @@ impl SharedSnippets {
         let order = match &query {
             Some(q) => {
                 conditions.push(format!("doc @@ {q}"));
-                if ranks { format!("ts_rank({WEIGHTS}, doc, {q}) DESC, name") } else { "name".to_string() }
+                if ranks { format!("ts_rank({WEIGHTS}, doc, {q}) DESC, {BY_NAME}") } else { BY_NAME.to_string() }
             }
-            None => "name".to_string(),
+            None => BY_NAME.to_string(),
         };
         let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
         let sql_where = conditions.join(" AND ");
@@ -270,7 +275,10 @@ impl SharedSnippets {
         let similar = match wanted {
             Wanted::Name(name) => {
                 let all: Vec<String> = c
-                    .query("SELECT name FROM shared_snippets WHERE scope = $1 ORDER BY name", &[&self.scope])
+                    .query(
+                        &format!("SELECT name FROM shared_snippets WHERE scope = $1 ORDER BY {BY_NAME}"),
+                        &[&self.scope],
+                    )
                     .map_err(self.err())?
                     .iter()
                     .map(|r| r.try_get(0))
@@ -282,7 +290,7 @@ impl SharedSnippets {
         };
         let names: Vec<String> = c
             .query(
-                "SELECT name FROM shared_snippets WHERE scope = $1 ORDER BY name LIMIT $2",
+                &format!("SELECT name FROM shared_snippets WHERE scope = $1 ORDER BY {BY_NAME} LIMIT $2"),
                 &[&self.scope, &NAMES_CARRIED],
             )
             .map_err(self.err())?

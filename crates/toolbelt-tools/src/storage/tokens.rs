@@ -6,7 +6,7 @@
 //!
 //! Refreshes take turns across replicas as they do across processes on one machine: the
 //! turn is a transaction-scoped advisory lock, held by a thread of its own on a connection of
-//! its own until the holder lets go ([`HeldLock`]), so it can be held across the refresh's
+//! its own (outside the pool) until the holder lets go ([`HeldLock`]), so it can be held across the refresh's
 //! HTTP exchange and released from any thread, async or not.
 
 use std::sync::Arc;
@@ -96,7 +96,9 @@ impl TokenTable {
             .name("oauth-turn".into())
             .spawn(move || {
                 let err = |e: postgres::Error| shared.error(&e);
-                let mut client = match shared.client(COMPONENT, VERSION, SCHEMA) {
+                // A connection of its own, outside the pool: the holder reads and writes the
+                // tokens on pooled ones meanwhile, and a small pool must not run dry.
+                let mut client = match shared.client_once(COMPONENT, VERSION, SCHEMA) {
                     Ok(client) => client,
                     Err(e) => return drop(acquired.send(Err(e))),
                 };

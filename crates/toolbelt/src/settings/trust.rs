@@ -127,6 +127,13 @@ impl TrustStore {
         store
     }
 
+    /// The store of these locations in `shared`, a database already set up (the assembly's).
+    pub fn in_shared(loc: &Locations, shared: Arc<SharedStorage>) -> Self {
+        let mut store = Self::at(loc);
+        store.shared = Some(Ok(TrustTable::new(shared)));
+        store
+    }
+
     /// The file (without shared storage).
     pub fn file(&self) -> &Path {
         &self.file

@@ -133,7 +133,12 @@ pub struct TokenFile {
     cache: Mutex<Option<(Stamp, Saved)>>,
     /// What keeps the tokens instead of the file, under the file's name.
     shared: Option<Arc<dyn SharedTokens>>,
+    /// The shared tokens as last read, and when.
+    shared_cache: Mutex<Option<(std::time::Instant, Saved)>>,
 }
+
+/// How long shared tokens read once are used without reading them again.
+const SHARED_FRESH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A turn at changing the tokens: a lock on the file's lock file, or in the database.
 enum Turn {
@@ -151,6 +156,7 @@ impl TokenFile {
             url: url.to_string(),
             cache: Mutex::new(None),
             shared: None,
+            shared_cache: Mutex::new(None),
         }
     }
 
@@ -175,14 +181,24 @@ impl TokenFile {
     /// What it holds (nothing when there is no file yet).
     pub(crate) fn read(&self) -> Result<Saved, String> {
         if let Some(table) = &self.shared {
+            // Read again after a few seconds, or once a turn is taken (a refresh must see the
+            // tokens another replica's refresh just kept): not on every request.
+            if let Some((read_at, saved)) = self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner).as_ref()
+                && read_at.elapsed() < SHARED_FRESH
+            {
+                return Ok(saved.clone());
+            }
             let key = self.key();
             let text = table.read(&key).map_err(|e| format!("cannot read the tokens: {e}"))?;
-            return match text {
-                None => Ok(Saved::default()),
+            let saved: Saved = match text {
+                None => Saved::default(),
                 Some(text) => serde_json::from_str(&text).map_err(|e| {
                     format!("the tokens kept for {key} in {} are damaged ({e}); sign in again", self.place())
-                }),
+                })?,
             };
+            *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some((std::time::Instant::now(), saved.clone()));
+            return Ok(saved);
         }
         let file = match OpenOptions::new().read(true).custom_flags(libc_o_nofollow()).open(&self.path) {
             Ok(file) => file,
@@ -231,6 +247,7 @@ impl TokenFile {
         if let Some(table) = &self.shared {
             let text = serde_json::to_string(saved).map_err(|e| format!("cannot write the tokens: {e}"))?;
             let key = self.key();
+            *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
             return table.write(&key, &self.url, &text).map_err(|e| format!("cannot save the tokens: {e}"));
         }
         let failed = |e: std::io::Error| format!("cannot save the tokens in {}: {e}", self.path.display());
@@ -264,6 +281,7 @@ impl TokenFile {
         let _lock = self.lock()?;
         if let Some(table) = &self.shared {
             let key = self.key();
+            *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
             table.delete(&key).map_err(|e| format!("cannot forget the tokens: {e}"))?;
             return Ok(had);
         }
@@ -301,10 +319,10 @@ impl TokenFile {
     fn lock(&self) -> Result<Turn, String> {
         if let Some(table) = &self.shared {
             let key = self.key();
-            return table
-                .lock(&key)
-                .map(Turn::Shared)
-                .map_err(|e| format!("cannot take the turn at refreshing the tokens: {e}"));
+            let turn = table.lock(&key);
+            // What is read in the turn is read anew.
+            *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            return turn.map(Turn::Shared).map_err(|e| format!("cannot take the turn at refreshing the tokens: {e}"));
         }
         self.lock_file().map(Turn::File)
     }

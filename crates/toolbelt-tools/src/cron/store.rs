@@ -20,6 +20,7 @@ use crate::storage::SharedStorage;
 
 mod error;
 mod heart;
+mod pg_schema;
 mod postgres;
 mod sqlite;
 

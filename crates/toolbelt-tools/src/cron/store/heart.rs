@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::postgres::{COMPONENT, NOW_MS, SCHEMA, VERSION};
+use super::pg_schema::{COMPONENT, NOW_MS, SCHEMA, VERSION};
 use crate::storage::SharedStorage;
 
 /// How often a process with runs going says it is alive.

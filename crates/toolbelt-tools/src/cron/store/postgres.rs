@@ -21,55 +21,12 @@ use postgres::types::ToSql;
 use toolbelt_core::RunStatus;
 
 use super::heart::Heart;
+use super::pg_schema::{COMPONENT, NOW_MS, SCHEMA, VERSION};
 use super::{JobRow, KEPT_RUNS, ORPHAN_RUNS_KEPT_MS, RunRow, StoreError, cap, parse_status};
 use crate::storage::{PooledClient, SharedStorage, no_nul};
 
-pub(super) const COMPONENT: &str = "cron_jobs";
-pub(super) const VERSION: i32 = 1;
-
-pub(super) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS cron_jobs (
-    project    TEXT NOT NULL,
-    id         TEXT NOT NULL,
-    name       TEXT NOT NULL,
-    owner      TEXT NOT NULL,
-    schedule   TEXT NOT NULL,
-    action     TEXT NOT NULL,
-    recurring  BOOLEAN NOT NULL,
-    enabled    BOOLEAN NOT NULL,
-    created_ms BIGINT NOT NULL,
-    expires_ms BIGINT,
-    next_ms    BIGINT,
-    runs       BIGINT NOT NULL DEFAULT 0,
-    PRIMARY KEY (project, id)
-);
-CREATE INDEX IF NOT EXISTS cron_jobs_by_next ON cron_jobs (project, next_ms) WHERE enabled;
-CREATE TABLE IF NOT EXISTS cron_runs (
-    project    TEXT NOT NULL,
-    job_id     TEXT NOT NULL,
-    seq        BIGINT NOT NULL,
-    job_name   TEXT NOT NULL,
-    started_ms BIGINT NOT NULL,
-    ended_ms   BIGINT,
-    status     TEXT NOT NULL,
-    output     TEXT NOT NULL DEFAULT '',
-    truncated  BOOLEAN NOT NULL DEFAULT FALSE,
-    reason     TEXT NOT NULL,
-    holder     TEXT NOT NULL,
-    PRIMARY KEY (project, job_id, seq)
-);
-CREATE INDEX IF NOT EXISTS cron_runs_running ON cron_runs (project, holder) WHERE status = 'running';
-CREATE TABLE IF NOT EXISTS cron_holders (
-    holder  TEXT PRIMARY KEY,
-    seen_ms BIGINT NOT NULL
-);
-";
-
 /// How long a holder may be silent before its runs count as interrupted: six heartbeats.
 pub const SILENT: Duration = Duration::from_secs(60);
-
-/// The database's clock, in milliseconds since the epoch.
-pub(super) const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
 
 /// How long a claim waits for another replica's change of the same job.
 const LOCK_TIMEOUT: &str = "10s";

@@ -162,7 +162,20 @@ pub async fn serve_on(
                     // A session place, if held, is kept until the response is made.
                     gate::Admission::Pass(_place) if delete => session_ended(next.run(request).await),
                     gate::Admission::Pass(_place) => next.run(request).await,
-                    gate::Admission::Inline(counted) => counted_until_sent(next.run(request).await, counted),
+                    // Without a protocol session, a call of another replica's background task
+                    // goes to that replica (once).
+                    gate::Admission::Inline(counted) => {
+                        let request = match forwarder {
+                            Some(forwarder) if !request.headers().contains_key(forward::FORWARDED_HEADER) => {
+                                match forwarder.forward_task_call(request, &here).await {
+                                    Ok(answer) => return counted_until_sent(answer, counted),
+                                    Err(request) => request,
+                                }
+                            }
+                            _ => request,
+                        };
+                        counted_until_sent(next.run(request).await, counted)
+                    }
                     gate::Admission::Refused(refusal) => refusal,
                 }
             }

@@ -202,6 +202,20 @@ fn requests_without_a_protocol_session_find_their_state_on_every_replica() {
     assert_eq!(served.len(), 3, "the grant was used on every replica: {seen}");
     assert!(root.join("sub/granted.txt").exists());
 
+    // A background command started through the proxy runs on one replica; its output is read
+    // through the proxy three times, so from every replica: the others pass the call on.
+    let background = &seen["background"];
+    let id = background["id"].as_str().unwrap();
+    assert!(id.starts_with("bash_") && id.contains("@replica-"), "{background}");
+    for output in background["outputs"].as_array().unwrap() {
+        assert_eq!(output[0], false, "{background}");
+    }
+    let first = background["outputs"][0][1].as_str().unwrap();
+    assert!(
+        first.contains("bg-done") && first.contains(&format!("started-on-{}", id.split('@').nth(1).unwrap())),
+        "{background}"
+    );
+
     // Files read at once on three replicas all count as read: each is then edited on every
     // replica in turn, each Edit knowing of the reads and edits made on the others.
     let parallel = &seen["parallel"];

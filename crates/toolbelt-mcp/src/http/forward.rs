@@ -9,6 +9,11 @@
 //! (an SSE stream as it is produced) goes back as it comes. A request that was forwarded once
 //! is never forwarded again. When the owner is not known to be alive, or cannot be reached,
 //! the client gets the 404 that says whose session it was and that it is gone.
+//!
+//! Requests without a protocol session (MCP 2026-07-28) are served by any replica, from the
+//! state the replicas share, except what holds a machine's resources: a call naming another
+//! replica's background task (`bash_3@r0`) is passed on to that replica, whose session of the
+//! same token holds the task ([`Forwarder::forward_task_call`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,14 +88,57 @@ impl Forwarder {
             Err(e) => return refuse(&format!("the lookup failed: {e}")),
         };
         let (parts, body) = request.into_parts();
+        let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+            return refuse("its body is larger than 4 MiB or was cut short");
+        };
+        match self.send(&parts, body, &url, here).await {
+            Ok(response) => response,
+            Err(why) => refuse(&why),
+        }
+    }
+
+    /// A `tools/call` without a protocol session (MCP 2026-07-28) naming another replica's
+    /// background task (`bash_3@r0`: reading its output, stopping it), passed on to that
+    /// replica, whose session of the same token holds the task; `Err` gives the request back
+    /// to be answered here when it names no such task, or when the owner cannot take it (this
+    /// replica then says where the task runs).
+    pub(super) async fn forward_task_call(&self, request: Request, here: &str) -> Result<Response, Request> {
+        let (parts, body) = request.into_parts();
+        let body = match axum::body::to_bytes(body, MAX_BODY).await {
+            Ok(body) => body,
+            // Too large for rmcp too, which says so to an empty body as to any other.
+            Err(_) => return Err(Request::from_parts(parts, Body::empty())),
+        };
+        let Some(owner) = task_owner(&body, here) else { return Err(Request::from_parts(parts, Body::from(body))) };
+        let replicas = Arc::clone(&self.replicas);
+        let name = owner.clone();
+        let url = match tokio::task::spawn_blocking(move || replicas.locate(&name)).await {
+            Ok(Ok(Some(url))) => url,
+            _ => return Err(Request::from_parts(parts, Body::from(body))),
+        };
+        match self.send(&parts, body.clone(), &url, here).await {
+            Ok(response) => Ok(response),
+            Err(why) => {
+                tracing::info!(owner, "not passing a call of another replica's task on: {why}");
+                Err(Request::from_parts(parts, Body::from(body)))
+            }
+        }
+    }
+
+    /// Sends the request `parts` with `body` to the replica at `url`; its answer, streamed
+    /// back as it comes.
+    async fn send(
+        &self,
+        parts: &axum::http::request::Parts,
+        body: axum::body::Bytes,
+        url: &str,
+        here: &str,
+    ) -> Result<Response, String> {
         let target = format!(
             "{}{}",
             url.trim_end_matches('/'),
             parts.uri.path_and_query().map_or("/mcp", axum::http::uri::PathAndQuery::as_str)
         );
-        let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
-            return refuse("its body is larger than 4 MiB or was cut short");
-        };
         let mut headers = passed_on(&parts.headers);
         if let Ok(value) = here.parse() {
             headers.insert(FORWARDED_HEADER, value);
@@ -101,12 +149,9 @@ impl Forwarder {
         if let Some(value) = peer.and_then(|p| p.to_string().parse().ok()) {
             headers.insert(FORWARDED_FOR_HEADER, value);
         }
-        let sent = self.client.request(parts.method, &target).headers(headers).body(body).send().await;
-        let answer = match sent {
-            Ok(answer) => answer,
-            Err(e) => return refuse(&format!("{target} cannot be reached ({e})")),
-        };
-        tracing::debug!(owner, status = %answer.status(), "passed a request of its session on");
+        let sent = self.client.request(parts.method.clone(), &target).headers(headers).body(body).send().await;
+        let answer = sent.map_err(|e| format!("{target} cannot be reached ({e})"))?;
+        tracing::debug!(status = %answer.status(), "passed a request on to {target}");
         let mut response = Response::builder().status(answer.status());
         if let Some(out) = response.headers_mut() {
             *out = passed_on(answer.headers());
@@ -119,8 +164,32 @@ impl Forwarder {
                 Err(e) => Some((Err(e), None)),
             }
         });
-        response.body(Body::from_stream(chunks)).unwrap_or_else(|_| refuse("its answer could not be passed back"))
+        response.body(Body::from_stream(chunks)).map_err(|_| "its answer could not be passed back".to_string())
     }
+}
+
+/// The replica whose background task the `tools/call` in `body` names, when it is not `here`:
+/// an argument such as `"task_id": "bash_3@r0"` (a word, `_`, a number, `@`, the replica).
+fn task_owner(body: &[u8], here: &str) -> Option<String> {
+    // Most calls name no task: no `@`, nothing to parse.
+    if !body.contains(&b'@') {
+        return None;
+    }
+    let message: serde_json::Value = serde_json::from_slice(body).ok()?;
+    if message.get("method")?.as_str()? != "tools/call" {
+        return None;
+    }
+    let arguments = message.get("params")?.get("arguments")?.as_object()?;
+    arguments.values().filter_map(serde_json::Value::as_str).find_map(|value| {
+        let (id, owner) = value.rsplit_once('@')?;
+        let (prefix, number) = id.rsplit_once('_')?;
+        let task = !prefix.is_empty()
+            && prefix.bytes().all(|b| b.is_ascii_lowercase())
+            && !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit());
+        let replica = !owner.is_empty() && owner.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        (task && replica && owner != here).then(|| owner.to_string())
+    })
 }
 
 /// `headers` without those of one hop and without a length (the body's own is sent).
@@ -130,4 +199,27 @@ fn passed_on(headers: &HeaderMap) -> HeaderMap {
         out.remove(name);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::task_owner;
+
+    fn call(arguments: &str) -> Vec<u8> {
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"TaskOutput","arguments":{arguments}}}}}"#)
+            .into_bytes()
+    }
+
+    #[test]
+    fn a_call_naming_another_replica_s_task_names_its_owner() {
+        assert_eq!(task_owner(&call(r#"{"task_id":"bash_3@r0"}"#), "r1").as_deref(), Some("r0"));
+        assert_eq!(task_owner(&call(r#"{"shell_id":"bash_12@pod-7.a"}"#), "r1").as_deref(), Some("pod-7.a"));
+        // Its own, none, or what only looks like one.
+        assert_eq!(task_owner(&call(r#"{"task_id":"bash_3@r1"}"#), "r1"), None);
+        assert_eq!(task_owner(&call(r#"{"task_id":"bash_3"}"#), "r1"), None);
+        assert_eq!(task_owner(&call(r#"{"command":"mail me@example.com"}"#), "r1"), None);
+        assert_eq!(task_owner(&call(r#"{"pattern":"x_1@y z"}"#), "r1"), None, "no replica has a space in its name");
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"bash_1@r0"}}"#;
+        assert_eq!(task_owner(list, "r1"), None);
+    }
 }

@@ -9,7 +9,9 @@ database):
 * the working directory: a `cd` on one replica holds on the others;
 * a grant for the session given on one replica holds on the others;
 * files read at once on three replicas all count as read: each is then edited on every
-  replica in turn.
+  replica in turn;
+* a background command stays on the replica that started it: its output is read through the
+  proxy, whichever replica the request reaches (the others pass it on).
 
 Usage: team_modern_client.py TOOLBELT POSTGRES_URL WORKDIR
 Prints one JSON object with what it saw.
@@ -61,6 +63,16 @@ async def main(toolbelt, postgres_url, workdir):
                 r = await client.call_tool("Bash", {"command": "touch granted.txt; echo $REPLICA_NAME"})
                 again.append([r.is_error, text(r).strip()])
             seen["after_grant"] = {"asked": asked[before:], "answers": again}
+
+            started = await client.call_tool(
+                "Bash", {"command": "echo started-on-$REPLICA_NAME; sleep 1; echo bg-done", "run_in_background": True}
+            )
+            task = next((w.strip("`.,:()") for w in text(started).split() if w.strip("`.,:()").startswith("bash_")), "")
+            outputs = []
+            for _ in range(3):
+                out = await client.call_tool("TaskOutput", {"task_id": task, "block": True, "timeout": 5000})
+                outputs.append([out.is_error, text(out)])
+            seen["background"] = {"id": task, "outputs": outputs}
 
             # Three Reads at once, through the proxy (so on three replicas), each replica
             # writing the files read it saw.

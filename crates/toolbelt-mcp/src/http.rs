@@ -119,6 +119,7 @@ pub async fn serve_on(
         _ => None,
     };
     let here = options.replica.clone().unwrap_or_default();
+    let draining = options.drain.clone();
     let gate = Arc::new(gate::Gate::new(
         options.token.as_deref(),
         origins,
@@ -152,7 +153,7 @@ pub async fn serve_on(
             request.extensions_mut().insert(client);
             let admitted = gate.admit(&request);
             let delete = request.method() == axum::http::Method::DELETE;
-            let (forwarder, here) = (forwarder.clone(), here.clone());
+            let (forwarder, here, drain) = (forwarder.clone(), here.clone(), draining.clone());
             async move {
                 match admitted {
                     gate::Admission::Forward { owner, gone } => match forwarder {
@@ -165,13 +166,14 @@ pub async fn serve_on(
                     // Without a protocol session, a call of another replica's background task
                     // goes to that replica (once).
                     gate::Admission::Inline(counted) => {
+                        // A draining replica passes nothing on: it refuses the call itself.
+                        let passes = !request.headers().contains_key(forward::FORWARDED_HEADER)
+                            && !drain.as_ref().is_some_and(|d| d.is_draining());
                         let request = match forwarder {
-                            Some(forwarder) if !request.headers().contains_key(forward::FORWARDED_HEADER) => {
-                                match forwarder.forward_task_call(request, &here).await {
-                                    Ok(answer) => return counted_until_sent(answer, counted),
-                                    Err(request) => request,
-                                }
-                            }
+                            Some(forwarder) if passes => match forwarder.forward_task_call(request, &here).await {
+                                Ok(answer) => return counted_until_sent(answer, counted),
+                                Err(request) => request,
+                            },
                             _ => request,
                         };
                         counted_until_sent(next.run(request).await, counted)

@@ -21,7 +21,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 
 use super::gate::jsonrpc_refusal;
 use super::sessions::SessionError;
@@ -106,8 +106,11 @@ impl Forwarder {
         let (parts, body) = request.into_parts();
         let body = match axum::body::to_bytes(body, MAX_BODY).await {
             Ok(body) => body,
-            // Too large for rmcp too, which says so to an empty body as to any other.
-            Err(_) => return Err(Request::from_parts(parts, Body::empty())),
+            // What rmcp answers a body it would not read either.
+            Err(_) => {
+                let message = "the request body is larger than 4 MiB\n";
+                return Ok((StatusCode::PAYLOAD_TOO_LARGE, message).into_response());
+            }
         };
         let Some(owner) = task_owner(&body, here) else { return Err(Request::from_parts(parts, Body::from(body))) };
         let replicas = Arc::clone(&self.replicas);
@@ -168,6 +171,10 @@ impl Forwarder {
     }
 }
 
+/// The arguments that name a background task or a terminal session (the tools' own names and
+/// their aliases).
+const TASK_ARGUMENTS: [&str; 5] = ["task_id", "shell_id", "bash_id", "session_id", "id"];
+
 /// The replica whose background task the `tools/call` in `body` names, when it is not `here`:
 /// an argument such as `"task_id": "bash_3@r0"` (a word, `_`, a number, `@`, the replica).
 fn task_owner(body: &[u8], here: &str) -> Option<String> {
@@ -180,7 +187,10 @@ fn task_owner(body: &[u8], here: &str) -> Option<String> {
         return None;
     }
     let arguments = message.get("params")?.get("arguments")?.as_object()?;
-    arguments.values().filter_map(serde_json::Value::as_str).find_map(|value| {
+    // Only what names a task or a terminal session: an argument of a command or a file that
+    // happens to read `x_1@r2` runs here.
+    let ids = arguments.iter().filter(|(key, _)| TASK_ARGUMENTS.contains(&key.as_str())).map(|(_, v)| v);
+    ids.filter_map(serde_json::Value::as_str).find_map(|value| {
         let (id, owner) = value.rsplit_once('@')?;
         let (prefix, number) = id.rsplit_once('_')?;
         let task = !prefix.is_empty()
@@ -218,7 +228,8 @@ mod tests {
         assert_eq!(task_owner(&call(r#"{"task_id":"bash_3@r1"}"#), "r1"), None);
         assert_eq!(task_owner(&call(r#"{"task_id":"bash_3"}"#), "r1"), None);
         assert_eq!(task_owner(&call(r#"{"command":"mail me@example.com"}"#), "r1"), None);
-        assert_eq!(task_owner(&call(r#"{"pattern":"x_1@y z"}"#), "r1"), None, "no replica has a space in its name");
+        assert_eq!(task_owner(&call(r#"{"task_id":"x_1@y z"}"#), "r1"), None, "no replica has a space in its name");
+        assert_eq!(task_owner(&call(r#"{"command":"echo bash_1@r0"}"#), "r1"), None, "not an id");
         let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"bash_1@r0"}}"#;
         assert_eq!(task_owner(list, "r1"), None);
     }

@@ -135,6 +135,8 @@ pub struct TokenFile {
     shared: Option<Arc<dyn SharedTokens>>,
     /// The shared tokens as last read, and when.
     shared_cache: Mutex<Option<(std::time::Instant, Saved)>>,
+    /// Bumped by every turn, write and forget: a read begun before one is not cached.
+    shared_generation: AtomicU64,
 }
 
 /// How long shared tokens read once are used without reading them again.
@@ -157,6 +159,7 @@ impl TokenFile {
             cache: Mutex::new(None),
             shared: None,
             shared_cache: Mutex::new(None),
+            shared_generation: AtomicU64::new(0),
         }
     }
 
@@ -171,6 +174,12 @@ impl TokenFile {
             Some(shared) => shared.place(),
             None => self.path.display().to_string(),
         }
+    }
+
+    /// Forgets the shared tokens read, and keeps a read under way from being cached.
+    fn forget_read(&self) {
+        self.shared_generation.fetch_add(1, Ordering::AcqRel);
+        *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 
     /// The row's key in the shared database: the file's name without `.json`.
@@ -188,6 +197,8 @@ impl TokenFile {
             {
                 return Ok(saved.clone());
             }
+            // A read that a turn, a write or a forget overtook is not kept: it may be older.
+            let generation = self.shared_generation.load(Ordering::Acquire);
             let key = self.key();
             let text = table.read(&key).map_err(|e| format!("cannot read the tokens: {e}"))?;
             let saved: Saved = match text {
@@ -196,8 +207,10 @@ impl TokenFile {
                     format!("the tokens kept for {key} in {} are damaged ({e}); sign in again", self.place())
                 })?,
             };
-            *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some((std::time::Instant::now(), saved.clone()));
+            let mut cache = self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner);
+            if self.shared_generation.load(Ordering::Acquire) == generation {
+                *cache = Some((std::time::Instant::now(), saved.clone()));
+            }
             return Ok(saved);
         }
         let file = match OpenOptions::new().read(true).custom_flags(libc_o_nofollow()).open(&self.path) {
@@ -237,6 +250,8 @@ impl TokenFile {
     /// [`TokenFile::update`] for a caller that holds the lock already (rmcp saves a refresh
     /// under it, and a second lock of the same file would wait for ever).
     fn update_held(&self, change: impl FnOnce(&mut Saved)) -> Result<(), String> {
+        // A change starts from what is kept now, never from a read cached before.
+        self.forget_read();
         let mut saved = self.read()?;
         saved.url.clone_from(&self.url);
         change(&mut saved);
@@ -247,8 +262,10 @@ impl TokenFile {
         if let Some(table) = &self.shared {
             let text = serde_json::to_string(saved).map_err(|e| format!("cannot write the tokens: {e}"))?;
             let key = self.key();
-            *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
-            return table.write(&key, &self.url, &text).map_err(|e| format!("cannot save the tokens: {e}"));
+            self.forget_read();
+            let written = table.write(&key, &self.url, &text).map_err(|e| format!("cannot save the tokens: {e}"));
+            self.forget_read();
+            return written;
         }
         let failed = |e: std::io::Error| format!("cannot save the tokens in {}: {e}", self.path.display());
         let dir = self.path.parent().unwrap_or(Path::new("."));
@@ -281,8 +298,9 @@ impl TokenFile {
         let _lock = self.lock()?;
         if let Some(table) = &self.shared {
             let key = self.key();
-            *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            self.forget_read();
             table.delete(&key).map_err(|e| format!("cannot forget the tokens: {e}"))?;
+            self.forget_read();
             return Ok(had);
         }
         match std::fs::remove_file(&self.path) {
@@ -320,8 +338,9 @@ impl TokenFile {
         if let Some(table) = &self.shared {
             let key = self.key();
             let turn = table.lock(&key);
-            // What is read in the turn is read anew.
-            *self.shared_cache.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            // What is read in the turn is read anew (a refresh must see what another
+            // replica's refresh kept).
+            self.forget_read();
             return turn.map(Turn::Shared).map_err(|e| format!("cannot take the turn at refreshing the tokens: {e}"));
         }
         self.lock_file().map(Turn::File)

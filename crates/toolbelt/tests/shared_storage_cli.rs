@@ -311,7 +311,8 @@ fn a_trust_given_on_one_replica_holds_on_every_replica() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(std::fs::read_to_string(&log).unwrap_or_default().lines().count(), 1, "the hook ran on replica 1");
     let listed = run(&homes[1], &["trust", "--list"]).1;
-    assert!(listed.starts_with(&format!("{}  (trusted ", root.display())), "{listed}");
+    // Other tests' projects may share the table: this one is among them.
+    assert!(listed.lines().any(|l| l.starts_with(&format!("{}  (trusted ", root.display()))), "{listed}");
     // Kept in the database, not in a replica's file.
     for home in &homes {
         assert!(!hermetic::files_below(home).iter().any(|f| f.ends_with("trust.json")));
@@ -361,4 +362,38 @@ fn a_snippet_saved_on_one_replica_is_found_on_the_other() {
     assert!(!hermetic::files_below(&homes[0]).iter().any(|f| f.ends_with("snippets.db")));
     let deleted = call(&homes[1], &root, &password, "snippet_delete", json!({"name": name}));
     assert_eq!(deleted["is_error"], false, "{deleted}");
+}
+
+/// Attack: a repository that names a database where it is recorded as trusted (one its author
+/// controls) is not trusted by that record: trust is read only where the user's settings say.
+#[test]
+fn a_project_cannot_read_its_trust_from_a_database_it_names() {
+    let Some((url, password)) = database() else { return };
+    let (_dir, root, homes) = replicas(&url, 1);
+    let log = root.parent().unwrap().join("hook.log");
+    let hook = format!(
+        "[[hooks.SessionStart]]\nhooks = [{{ type = \"command\", command = \"echo ran >> '{}'\" }}]\n",
+        log.display()
+    );
+    std::fs::create_dir_all(root.join(".toolbelt")).unwrap();
+    std::fs::write(root.join(".toolbelt/config.toml"), &hook).unwrap();
+    // The database holds a genuine trust of this project, made by a replica whose user set it up.
+    let out = toolbelt(&homes[0], &root, &password).arg("trust").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The repository now names that database itself, for a user whose settings name none.
+    let mut with_password = url::Url::parse(&url).unwrap();
+    with_password.set_password(Some(&password)).unwrap();
+    std::fs::write(
+        root.join(".toolbelt/config.toml"),
+        format!("{hook}\n[storage]\nurl = {:?}\n", with_password.as_str()),
+    )
+    .unwrap();
+    let stranger = root.parent().unwrap().join("stranger");
+    let out = hermetic::toolbelt_with_home(&root, &stranger).args(["trust", "--show"]).output().unwrap();
+    let shown = stdout(&out);
+    assert!(shown.contains("is not trusted"), "{shown}{}", String::from_utf8_lossy(&out.stderr));
+    let out =
+        hermetic::toolbelt_with_home(&root, &stranger).args(["call", "Glob", r#"{"pattern": "*"}"#]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!log.exists(), "the project's hook never ran");
 }

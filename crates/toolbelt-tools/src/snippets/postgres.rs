@@ -24,7 +24,7 @@ use super::search::Filter;
 use super::store::{SnippetError, SnippetScope};
 use super::view::{Snippet, SnippetLine, rfc3339_ms};
 use crate::sqlite::now_ms;
-use crate::storage::{PooledClient, SharedStorage, StorageError, no_nul, off_runtime};
+use crate::storage::{PooledClient, SharedStorage, StorageError, no_nul};
 
 const COMPONENT: &str = "snippets";
 const VERSION: i32 = 1;
@@ -95,10 +95,7 @@ impl SharedSnippets {
         &self,
         f: impl FnOnce(&mut PooledClient) -> Result<T, SnippetError> + Send,
     ) -> Result<T, SnippetError> {
-        off_runtime(|| {
-            let mut client = self.shared.client(COMPONENT, VERSION, SCHEMA)?;
-            f(&mut client)
-        })
+        self.shared.with_client(COMPONENT, VERSION, SCHEMA, f)
     }
 
     fn err(&self) -> impl Fn(postgres::Error) -> SnippetError + '_ {

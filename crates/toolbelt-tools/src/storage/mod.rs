@@ -133,8 +133,10 @@ pub enum StorageError {
 
 /// A PostgreSQL database and a pool of connections to it.
 pub struct SharedStorage {
-    /// `None` only while it is dropped (see the `Drop` impl).
-    pool: Option<r2d2::Pool<PostgresConnectionManager<Tls>>>,
+    /// Made at the first pooled connection: a command that never asks (or asks once, on a
+    /// connection of its own) starts none of the pool's threads.
+    pool: std::sync::OnceLock<r2d2::Pool<PostgresConnectionManager<Tls>>>,
+    max_connections: u32,
     /// How to connect, for [`SharedStorage::check`]'s own connection.
     config: postgres::Config,
     tls: Tls,
@@ -190,19 +192,12 @@ impl SharedStorage {
         // A server that vanished is noticed in a minute, not in TCP's two hours.
         config.keepalives(true).keepalives_idle(Duration::from_secs(30));
         let server = describe(&config);
-        let manager = PostgresConnectionManager::new(config.clone(), tls.clone());
-        let last_error = Arc::new(Mutex::new(None));
-        let pool = r2d2::Pool::builder()
-            .max_size(max_connections.max(1))
-            .min_idle(Some(0))
-            .connection_timeout(CONNECT_TIMEOUT)
-            .error_handler(Box::new(LastError(Arc::clone(&last_error))))
-            .build_unchecked(manager);
         Ok(Self {
-            pool: Some(pool),
+            pool: std::sync::OnceLock::new(),
+            max_connections: max_connections.max(1),
+            last_error: Arc::new(Mutex::new(None)),
             config,
             tls,
-            last_error,
             server,
             migrated: Mutex::new(HashSet::new()),
             errors: AtomicU64::new(0),
@@ -224,6 +219,21 @@ impl SharedStorage {
             self.migrated.lock().unwrap_or_else(PoisonError::into_inner).insert(component);
         }
         Ok(client)
+    }
+
+    /// Runs `f` on a pooled connection with `component`'s schema made, off any async
+    /// runtime's thread ([`off_runtime`]): what each store's statements run in.
+    pub fn with_client<T: Send, E: From<StorageError> + Send>(
+        &self,
+        component: &'static str,
+        version: i32,
+        schema: &str,
+        f: impl FnOnce(&mut PooledClient) -> Result<T, E> + Send,
+    ) -> Result<T, E> {
+        off_runtime(|| {
+            let mut client = self.client(component, version, schema)?;
+            f(&mut client)
+        })
     }
 
     /// A connection of its own, outside the pool, with `component`'s schema made: for a
@@ -282,7 +292,15 @@ impl SharedStorage {
     }
 
     fn connection(&self) -> Result<PooledClient, StorageError> {
-        let pool = self.pool.as_ref().ok_or_else(|| self.unreachable("the storage is closing"))?;
+        let pool = self.pool.get_or_init(|| {
+            let manager = PostgresConnectionManager::new(self.config.clone(), self.tls.clone());
+            r2d2::Pool::builder()
+                .max_size(self.max_connections)
+                .min_idle(Some(0))
+                .connection_timeout(CONNECT_TIMEOUT)
+                .error_handler(Box::new(LastError(Arc::clone(&self.last_error))))
+                .build_unchecked(manager)
+        });
         pool.get().map_err(|e| {
             let last = self.last_error.lock().unwrap_or_else(PoisonError::into_inner).take();
             self.unreachable(&last.unwrap_or_else(|| e.to_string()))

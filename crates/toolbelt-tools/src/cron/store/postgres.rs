@@ -69,10 +69,7 @@ impl PgJobs {
         &self,
         f: impl FnOnce(&mut PooledClient) -> Result<T, StoreError> + Send,
     ) -> Result<T, StoreError> {
-        crate::storage::off_runtime(|| {
-            let mut client = self.shared.client(COMPONENT, VERSION, SCHEMA)?;
-            f(&mut client)
-        })
+        self.shared.with_client(COMPONENT, VERSION, SCHEMA, f)
     }
 
     /// A transaction that waits at most [`LOCK_TIMEOUT`] for another replica's on the same
